@@ -1,0 +1,9 @@
+DROP TABLE todo_attempts;
+DROP TABLE todos;
+DROP TABLE events;
+DROP TABLE endpoints;
+DROP TABLE operator_tokens;
+DROP TABLE team_members;
+DROP TABLE owner_scopes;
+DROP TABLE teams;
+DROP TABLE humans;

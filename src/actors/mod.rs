@@ -1,0 +1,7 @@
+//! Thin actix actors on timers or mailboxes; each wraps plain store functions that
+//! tests call directly.
+
+pub mod periodic;
+pub mod sweeps;
+
+pub use sweeps::{EndpointExpirer, InterruptReaper, LeaseReaper, RetryScheduler};

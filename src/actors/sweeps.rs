@@ -1,0 +1,54 @@
+//! The sweeps that move todos on their own, each an actor over one store function.
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use super::periodic::{Periodic, Sweep};
+use crate::error::Result;
+use crate::store::Store;
+
+/// Marker for the lease reaper's sweep.
+pub struct LeaseReap;
+/// Marker for the interrupt reaper's sweep.
+pub struct InterruptReap;
+/// Marker for the retry scheduler's sweep.
+pub struct RetryDue;
+/// Marker for the endpoint expiry sweep.
+pub struct EndpointExpiry;
+
+impl Sweep for LeaseReap {
+    const NAME: &'static str = "lease_reaper";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.reap_expired_leases().await.map(|r| r.requeued + r.dead_lettered) }.boxed()
+    }
+}
+
+impl Sweep for InterruptReap {
+    const NAME: &'static str = "interrupt_reaper";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.reap_expired_interrupts().await.map(|r| r.requeued + r.dead_lettered) }.boxed()
+    }
+}
+
+impl Sweep for RetryDue {
+    const NAME: &'static str = "retry_scheduler";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.requeue_due_retries().await.map(|r| r.requeued) }.boxed()
+    }
+}
+
+impl Sweep for EndpointExpiry {
+    const NAME: &'static str = "endpoint_expiry";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.expire_endpoints().await.map(|r| r.len()) }.boxed()
+    }
+}
+
+/// Reaps claimed todos whose lease lapsed (requeue below the cap, dead letter at it).
+pub type LeaseReaper = Periodic<LeaseReap>;
+/// Reaps interrupted todos whose interrupt lease lapsed.
+pub type InterruptReaper = Periodic<InterruptReap>;
+/// Moves failed todos whose retry is due back to pending.
+pub type RetryScheduler = Periodic<RetryDue>;
+/// Revokes endpoints past their expiry (with the silent cascade).
+pub type EndpointExpirer = Periodic<EndpointExpiry>;

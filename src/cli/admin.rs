@@ -1,0 +1,144 @@
+//! `switchboard admin …`: bootstrap humans, teams and endpoints from a shell. These act
+//! as the instance operator, so they are not scoped to a caller.
+
+use std::io::Read;
+
+use argon2::password_hash::{PasswordHasher, SaltString, rand_core::OsRng};
+use clap::Subcommand;
+use serde_json::json;
+
+use super::Output;
+use crate::domain::grants::Verb;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::store::endpoints::VendEndpoint;
+use crate::store::tenancy::OwnerRef;
+
+/// Admin commands.
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a human (prints their first operator token once).
+    CreateHuman {
+        /// Email (unique, case-insensitive).
+        #[arg(long)]
+        email: String,
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// Read a Board password from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Create a team whose first admin is an existing human.
+    CreateTeam {
+        /// Team name (unique, case-insensitive).
+        #[arg(long)]
+        name: String,
+        /// Email of the first admin.
+        #[arg(long)]
+        admin: String,
+    },
+    /// Vend an endpoint (prints its token once).
+    VendEndpoint {
+        /// Owner: a human's email or `team:<name>`.
+        #[arg(long)]
+        owner: String,
+        /// Unique slug.
+        #[arg(long)]
+        slug: String,
+        /// A granted verb; repeat for several (default: the drain family).
+        #[arg(long = "grant", value_parser = parse_verb)]
+        grants: Vec<Verb>,
+        /// Default lease for claims that name none (60–86400 s).
+        #[arg(long)]
+        default_lease_seconds: Option<i32>,
+    },
+    /// Revoke an endpoint; its live todos become dead letters, silently.
+    RevokeEndpoint {
+        /// The endpoint's slug.
+        #[arg(long)]
+        slug: String,
+    },
+}
+
+fn parse_verb(raw: &str) -> std::result::Result<Verb, String> {
+    raw.parse().map_err(|_| {
+        let known: Vec<&str> = Verb::ALL.iter().map(|v| v.as_str()).collect();
+        format!("unknown grant {raw:?}; known: {}", known.join(", "))
+    })
+}
+
+/// Minimum Board password length.
+pub const PASSWORD_MIN_CHARS: usize = 12;
+
+/// Hashes a Board password with argon2id.
+pub fn hash_password(password: &str) -> Result<String> {
+    if password.chars().count() < PASSWORD_MIN_CHARS {
+        return Err(Error::invalid("password", format!("must be at least {PASSWORD_MIN_CHARS} characters")));
+    }
+    let salt = SaltString::generate(&mut OsRng);
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| Error::Internal(format!("password hashing: {e}")))
+}
+
+/// Runs one admin command against `store`.
+pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
+    match cmd {
+        AdminCommand::CreateHuman { email, name, password_stdin } => {
+            let password_hash = if password_stdin {
+                let mut raw = String::new();
+                std::io::stdin().read_to_string(&mut raw).map_err(|_| Error::invalid("password", "could not read standard input"))?;
+                Some(hash_password(raw.trim_end_matches(['\r', '\n']))?)
+            } else {
+                None
+            };
+            let h = store.create_human(&email, &name, password_hash).await?;
+            Ok(Output {
+                json: json!({"id": h.human.id, "email": h.human.email, "token": h.token}),
+                text: format!("created human {} ({})\noperator token (shown once): {}", h.human.email, h.human.id, h.token),
+            })
+        }
+        AdminCommand::CreateTeam { name, admin } => {
+            let (id, name, _) = store.create_team(&name, &admin).await?;
+            Ok(Output { json: json!({"id": id, "name": name}), text: format!("created team {name} ({id})") })
+        }
+        AdminCommand::VendEndpoint { owner, slug, grants, default_lease_seconds } => {
+            let scope = store.resolve_owner(&OwnerRef::parse(&owner)?).await?;
+            let v = store.vend_endpoint(VendEndpoint { scope, slug, grants, default_lease_seconds, expires_at: None }).await?;
+            let grants = v.endpoint.verbs();
+            let names: Vec<&str> = grants.iter().map(|g| g.as_str()).collect();
+            Ok(Output {
+                json: json!({"id": v.endpoint.id, "slug": v.endpoint.slug, "token": v.token, "grants": grants}),
+                text: format!(
+                    "vended endpoint {} ({})\ngrants: {}\nendpoint token (shown once): {}",
+                    v.endpoint.slug,
+                    v.endpoint.id,
+                    names.join(", "),
+                    v.token
+                ),
+            })
+        }
+        AdminCommand::RevokeEndpoint { slug } => {
+            let endpoint = store.endpoint_by_slug(&slug).await?;
+            let r = store.revoke_endpoint(&[endpoint.scope_id], endpoint.id).await?;
+            Ok(Output {
+                json: json!({"id": r.endpoint_id, "revoked": true, "dead_lettered": r.dead_lettered}),
+                text: format!("revoked endpoint {slug}; {} live todos became dead letters", r.dead_lettered),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_hash_with_argon2id_and_short_ones_are_refused() {
+        let h = hash_password("correct horse battery").unwrap();
+        assert!(h.starts_with("$argon2id$"));
+        assert!(hash_password("short").is_err());
+    }
+}

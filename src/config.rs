@@ -1,0 +1,257 @@
+//! Every setting in one place. Each is an environment variable and a `--flag` of the
+//! same name (the flag wins); the table below is the reference, and `switchboard
+//! --help` prints the same.
+//!
+//! | variable | flag | default | meaning |
+//! |---|---|---|---|
+//! | `SWITCHBOARD_DATABASE_URL` | `--database-url` | unset: embedded | PostgreSQL URL or key=value string; unset brings up a private cluster under the data dir |
+//! | `SWITCHBOARD_DATA_DIR` | `--data-dir` | `./.switchboard` | where the embedded database lives |
+//! | `SWITCHBOARD_PG_BIN_DIR` | `--pg-bin-dir` | auto | PostgreSQL server binaries for the embedded database |
+//! | `SWITCHBOARD_ADDR` | `--addr` | `127.0.0.1:8080` | listen address |
+//! | `SWITCHBOARD_BASE_URL` | `--base-url` | `http://<addr>` | public URL used in links |
+//! | `SWITCHBOARD_SECRET_ENCRYPTION_KEY` | `--secret-encryption-key` | unset | 32 bytes, base64 or hex; encrypts secrets at rest |
+//! | `SWITCHBOARD_PUSH_ALLOW_HTTP` | `--push-allow-http` | `false` | allow plain-http outbound targets |
+//! | `SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS` | `--notify-hook-allow-cidrs` | empty | comma-separated private ranges outbound calls may reach |
+//! | `SWITCHBOARD_NOTIFY_HOOKS_ENABLED` | `--notify-hooks-enabled` | `true` | kill switch for notify hooks |
+//! | `SWITCHBOARD_NOTIFY_HOOK_MAX` | `--notify-hook-max` | `5` | hooks per endpoint (0 disables hooks) |
+//! | `SWITCHBOARD_METRICS_TOKEN` | `--metrics-token` | unset | bearer for `/metrics`, at least 32 bytes |
+//! | `SWITCHBOARD_LEASE_REAPER_INTERVAL_MS` | `--lease-reaper-interval-ms` | `30000` | lease reaper period |
+//! | `SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS` | `--interrupt-reaper-interval-ms` | `30000` | interrupt reaper period |
+//! | `SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS` | `--retry-scheduler-interval-ms` | `5000` | retry scheduler period |
+//! | `SWITCHBOARD_ENDPOINT_EXPIRY_INTERVAL_MS` | `--endpoint-expiry-interval-ms` | `30000` | endpoint expiry sweep period |
+//! | `SWITCHBOARD_OUTBOX_POLL_MS` | `--outbox-poll-ms` | `2000` | outbox worker poll period |
+//! | `SWITCHBOARD_DB_POOL_SIZE` | `--db-pool-size` | `16` | database connections per instance |
+//! | `SWITCHBOARD_AUTH_CACHE_MS` | `--auth-cache-ms` | `2000` | how long a verified endpoint token is trusted without a lookup (0: never cached) |
+//! | `SWITCHBOARD_WORKERS` | `--workers` | cores | HTTP worker threads |
+//! | `SWITCHBOARD_LOG` | `--log` | `info` | log filter (tracing `EnvFilter` syntax) |
+//! | `SWITCHBOARD_LOG_FORMAT` | `--log-format` | `text` | `text` or `json` |
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use base64::Engine;
+use clap::builder::BoolishValueParser;
+
+/// All runtime settings.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Settings {
+    /// PostgreSQL connection (URL or key=value); unset brings up the embedded database.
+    #[arg(long, env = "SWITCHBOARD_DATABASE_URL", global = true, value_parser = parse_database_url, hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Where the embedded database lives.
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", global = true, default_value = ".switchboard")]
+    pub data_dir: PathBuf,
+    /// PostgreSQL server binaries for the embedded database (default: found automatically).
+    #[arg(long, env = "SWITCHBOARD_PG_BIN_DIR", global = true)]
+    pub pg_bin_dir: Option<PathBuf>,
+    /// Listen address.
+    #[arg(long, env = "SWITCHBOARD_ADDR", global = true, default_value = "127.0.0.1:8080", value_parser = parse_addr)]
+    pub addr: SocketAddr,
+    /// Public base URL used in links (default: http://<addr>).
+    #[arg(long, env = "SWITCHBOARD_BASE_URL", global = true, value_parser = parse_base_url)]
+    pub base_url: Option<String>,
+    /// 32-byte key (base64 or hex) that encrypts secrets at rest.
+    #[arg(long, env = "SWITCHBOARD_SECRET_ENCRYPTION_KEY", global = true, value_parser = parse_key, hide_env_values = true)]
+    pub secret_encryption_key: Option<SecretKey>,
+    /// Allow plain-http outbound targets.
+    #[arg(long, env = "SWITCHBOARD_PUSH_ALLOW_HTTP", global = true, default_value = "false", value_parser = BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub push_allow_http: bool,
+    /// Comma-separated CIDRs or IPs that outbound calls may reach although private.
+    #[arg(long, env = "SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS", global = true, default_value = "", value_parser = parse_cidrs)]
+    pub notify_hook_allow_cidrs: CidrList,
+    /// Kill switch for notify hooks.
+    #[arg(long, env = "SWITCHBOARD_NOTIFY_HOOKS_ENABLED", global = true, default_value = "true", value_parser = BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub notify_hooks_enabled: bool,
+    /// Notify hooks per endpoint (0 disables hooks).
+    #[arg(long, env = "SWITCHBOARD_NOTIFY_HOOK_MAX", global = true, default_value_t = 5)]
+    pub notify_hook_max: u32,
+    /// Bearer token for /metrics (at least 32 bytes).
+    #[arg(long, env = "SWITCHBOARD_METRICS_TOKEN", global = true, value_parser = parse_metrics_token, hide_env_values = true)]
+    pub metrics_token: Option<String>,
+    /// Lease reaper period in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_LEASE_REAPER_INTERVAL_MS", global = true, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub lease_reaper_interval_ms: u64,
+    /// Interrupt reaper period in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS", global = true, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub interrupt_reaper_interval_ms: u64,
+    /// Retry scheduler period in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS", global = true, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub retry_scheduler_interval_ms: u64,
+    /// Endpoint expiry sweep period in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_ENDPOINT_EXPIRY_INTERVAL_MS", global = true, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub endpoint_expiry_interval_ms: u64,
+    /// Outbox worker poll period in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_OUTBOX_POLL_MS", global = true, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub outbox_poll_ms: u64,
+    /// Database connections per instance.
+    #[arg(long, env = "SWITCHBOARD_DB_POOL_SIZE", global = true, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_pool_size: u32,
+    /// How long a verified endpoint token is trusted without a lookup, in ms (0: never).
+    #[arg(long, env = "SWITCHBOARD_AUTH_CACHE_MS", global = true, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub auth_cache_ms: u64,
+    /// HTTP worker threads (default: one per core).
+    #[arg(long, env = "SWITCHBOARD_WORKERS", global = true, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers: Option<u32>,
+    /// Log filter (tracing EnvFilter syntax).
+    #[arg(long, env = "SWITCHBOARD_LOG", global = true, default_value = "info", value_parser = parse_log_filter)]
+    pub log: String,
+    /// Log format.
+    #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", global = true, default_value = "text", value_enum)]
+    pub log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl Settings {
+    /// Settings from the environment alone (no flags), as tests and tools build them.
+    pub fn from_env() -> Result<Self, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            settings: Settings,
+        }
+        <Only as clap::Parser>::try_parse_from(["switchboard"]).map(|o| o.settings)
+    }
+
+    /// The public base URL, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        self.base_url.clone().unwrap_or_else(|| format!("http://{}", self.addr))
+    }
+
+    /// Period of one of the sweeps.
+    pub fn interval(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+}
+
+/// The secret encryption key (32 bytes). Its Debug form never shows the key.
+#[derive(Clone)]
+pub struct SecretKey(pub [u8; 32]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+/// A parsed allowlist of address ranges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CidrList(pub Vec<(IpAddr, u8)>);
+
+fn parse_database_url(raw: &str) -> Result<String, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Err("SWITCHBOARD_DATABASE_URL is empty".into());
+    }
+    tokio_postgres::Config::from_str(raw)
+        .map(|_| raw.to_owned())
+        // The parser's message never includes the password.
+        .map_err(|e| format!("SWITCHBOARD_DATABASE_URL is not a PostgreSQL URL: {e}"))
+}
+
+fn parse_addr(raw: &str) -> Result<SocketAddr, String> {
+    raw.trim().parse().map_err(|_| format!("SWITCHBOARD_ADDR must be host:port with an IP host, got {raw:?}"))
+}
+
+fn parse_base_url(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let uri: actix_web::http::Uri = trimmed.parse().map_err(|e| format!("SWITCHBOARD_BASE_URL is not a URL: {e}"))?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("http" | "https"), Some(h)) if !h.is_empty() => Ok(trimmed.to_owned()),
+        _ => Err("SWITCHBOARD_BASE_URL must be an absolute http(s) URL".into()),
+    }
+}
+
+fn parse_key(raw: &str) -> Result<SecretKey, String> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let raw = raw.trim();
+    let decoded = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .filter_map(|e| e.decode(raw).ok())
+        .chain(hex::decode(raw).ok())
+        .find(|b| b.len() == 32);
+    decoded
+        .and_then(|b| b.try_into().ok())
+        .map(SecretKey)
+        .ok_or_else(|| "SWITCHBOARD_SECRET_ENCRYPTION_KEY must decode (base64 or hex) to exactly 32 bytes".into())
+}
+
+fn parse_log_filter(raw: &str) -> Result<String, String> {
+    tracing_subscriber::EnvFilter::try_new(raw)
+        .map(|_| raw.to_owned())
+        .map_err(|e| format!("SWITCHBOARD_LOG is not a valid log filter: {e}"))
+}
+
+fn parse_metrics_token(raw: &str) -> Result<String, String> {
+    let t = raw.trim();
+    if t.len() < 32 || !t.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("SWITCHBOARD_METRICS_TOKEN must be at least 32 printable ASCII bytes without spaces".into());
+    }
+    Ok(t.to_owned())
+}
+
+fn parse_cidrs(raw: &str) -> Result<CidrList, String> {
+    let mut out = Vec::new();
+    for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (ip, prefix) = match entry.split_once('/') {
+            Some((ip, p)) => (ip, Some(p)),
+            None => (entry, None),
+        };
+        let ip: IpAddr = ip.parse().map_err(|_| format!("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: {entry:?} is not an IP or CIDR"))?;
+        let max = if ip.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max),
+            None => Some(max),
+        }
+        .ok_or_else(|| format!("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: {entry:?} has a bad prefix length"))?;
+        out.push((ip, prefix));
+    }
+    Ok(CidrList(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_must_decode_to_32_bytes() {
+        assert!(parse_key(&"ab".repeat(32)).is_ok());
+        assert!(parse_key(&base64::engine::general_purpose::STANDARD.encode([7u8; 32])).is_ok());
+        let err = parse_key("c2hvcnQ=").unwrap_err();
+        assert!(err.contains("SWITCHBOARD_SECRET_ENCRYPTION_KEY"));
+    }
+
+    #[test]
+    fn database_urls_are_checked_and_errors_name_the_setting() {
+        assert!(parse_database_url("postgres://u:p@127.0.0.1:5432/db").is_ok());
+        assert!(parse_database_url("host=/tmp user=x dbname=y").is_ok());
+        let err = parse_database_url("postgres://u:p@h:notaport/db").unwrap_err();
+        assert!(err.starts_with("SWITCHBOARD_DATABASE_URL"));
+    }
+
+    #[test]
+    fn allowlists_parse_ips_and_ranges() {
+        let l = parse_cidrs("10.0.0.0/8, 127.0.0.1 ,fd00::/8").unwrap();
+        assert_eq!(l.0.len(), 3);
+        assert_eq!(l.0[1].1, 32);
+        assert!(parse_cidrs("10.0.0.0/33").is_err());
+        assert!(parse_cidrs("nope").is_err());
+        assert_eq!(parse_cidrs("").unwrap(), CidrList::default());
+    }
+
+    #[test]
+    fn base_urls_must_be_absolute_http() {
+        assert_eq!(parse_base_url("https://sb.example.com/").unwrap(), "https://sb.example.com");
+        assert!(parse_base_url("sb.example.com").is_err());
+        assert!(parse_base_url("ftp://x").is_err());
+    }
+}

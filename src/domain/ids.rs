@@ -1,0 +1,160 @@
+//! Typed, prefixed identifiers (`td_…`, `ep_…`): the compiler refuses a mix-up and a
+//! reader of a log line or URL knows what kind of thing an id names.
+
+use std::fmt;
+use std::str::FromStr;
+
+use uuid::Uuid;
+
+/// An id string that does not parse as the expected kind. Routes answer it exactly
+/// like an unknown id (404), so a malformed id reveals nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid {kind} id")]
+pub struct BadId {
+    /// The kind of id that was expected, e.g. `todo`.
+    pub kind: &'static str,
+}
+
+macro_rules! typed_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal, $kind:literal) => {
+        $(#[$doc])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
+            diesel::expression::AsExpression, diesel::deserialize::FromSqlRow,
+        )]
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        pub struct $name(pub Uuid);
+
+        impl $name {
+            /// The textual prefix of this kind of id.
+            pub const PREFIX: &'static str = $prefix;
+
+            /// A fresh random id.
+            pub fn new() -> Self {
+                Self(Uuid::new_v4())
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}_{}", $prefix, self.0.simple())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = BadId;
+            fn from_str(s: &str) -> Result<Self, BadId> {
+                let rest = s
+                    .strip_prefix($prefix)
+                    .and_then(|r| r.strip_prefix('_'))
+                    .ok_or(BadId { kind: $kind })?;
+                if rest.len() != 32 || !rest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(BadId { kind: $kind });
+                }
+                Uuid::try_parse(rest).map(Self).map_err(|_| BadId { kind: $kind })
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl diesel::serialize::ToSql<diesel::sql_types::Uuid, diesel::pg::Pg> for $name {
+            fn to_sql<'b>(
+                &'b self,
+                out: &mut diesel::serialize::Output<'b, '_, diesel::pg::Pg>,
+            ) -> diesel::serialize::Result {
+                <Uuid as diesel::serialize::ToSql<diesel::sql_types::Uuid, diesel::pg::Pg>>::to_sql(&self.0, out)
+            }
+        }
+
+        impl diesel::deserialize::FromSql<diesel::sql_types::Uuid, diesel::pg::Pg> for $name {
+            fn from_sql(bytes: diesel::pg::PgValue<'_>) -> diesel::deserialize::Result<Self> {
+                <Uuid as diesel::deserialize::FromSql<diesel::sql_types::Uuid, diesel::pg::Pg>>::from_sql(bytes).map(Self)
+            }
+        }
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .pattern(Some(concat!("^", $prefix, "_[0-9a-f]{32}$")))
+                    .examples([serde_json::json!(concat!($prefix, "_0190b7c4e1a87d2f9c3b5a6e4d2c1b0a"))])
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    };
+}
+
+typed_id!(
+    /// A todo: one unit of work on an endpoint's queue.
+    TodoId, "td", "todo"
+);
+typed_id!(
+    /// An agent endpoint: a credential and the queues it drains.
+    EndpointId, "ep", "endpoint"
+);
+typed_id!(
+    /// A human who signs in to the Board and holds operator tokens.
+    HumanId, "hu", "human"
+);
+typed_id!(
+    /// A team of humans.
+    TeamId, "tm", "team"
+);
+typed_id!(
+    /// An owner scope: a human's own or a team's. Every tenant resource has one.
+    ScopeId, "sc", "scope"
+);
+typed_id!(
+    /// An inbound delivery recorded in the event log.
+    EventId, "ev", "event"
+);
+typed_id!(
+    /// An operator API token row.
+    OperatorTokenId, "ot", "operator token"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_round_trips_through_its_text_form() {
+        let id = TodoId::new();
+        let text = id.to_string();
+        assert!(text.starts_with("td_"));
+        assert_eq!(text.len(), 35);
+        assert_eq!(text.parse::<TodoId>().unwrap(), id);
+    }
+
+    #[test]
+    fn an_id_of_another_kind_does_not_parse() {
+        let ep = EndpointId::new().to_string();
+        assert_eq!(ep.parse::<TodoId>(), Err(BadId { kind: "todo" }));
+    }
+
+    #[test]
+    fn malformed_ids_do_not_parse() {
+        for bad in ["", "td_", "td", "td_xyz", "td-0190b7c4e1a87d2f9c3b5a6e4d2c1b0a", "td_0190b7c4-e1a8-7d2f-9c3b-5a6e4d2c1b0a", "td_0190b7c4e1a87d2f9c3b5a6e4d2c1b0aa"] {
+            assert!(bad.parse::<TodoId>().is_err(), "{bad} parsed");
+        }
+    }
+}

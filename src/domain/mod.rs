@@ -1,0 +1,10 @@
+//! Pure domain logic: ids, states, transitions, limits, tokens and grants. Nothing here
+//! touches the database or the network, so all of it is unit-tested directly.
+
+pub mod grants;
+pub mod ids;
+pub(crate) mod text_enum;
+pub mod text;
+pub mod todo_state;
+pub mod tokens;
+pub mod transitions;

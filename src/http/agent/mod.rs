@@ -1,0 +1,4 @@
+//! Routes agents call with their `sbk_…` endpoint token.
+
+pub mod presence;
+pub mod todos;

@@ -1,0 +1,29 @@
+//! Presence: an agent says it is (or is no longer) working its queues. Any valid
+//! endpoint token may set its own presence.
+
+use actix_web::{HttpResponse, web};
+
+use super::super::AppState;
+use super::super::auth::Agent;
+use super::super::dto::PresenceView;
+use crate::domain::todo_state::Presence;
+use crate::error::{ErrorEnvelope, Result};
+
+async fn set(state: web::Data<AppState>, agent: Agent, presence: Presence) -> Result<HttpResponse> {
+    let row = state.store.set_presence(agent.0.endpoint_id, presence).await?;
+    Ok(HttpResponse::Ok().json(PresenceView { endpoint: row.slug, presence: row.presence, changed_at: row.presence_changed_at }))
+}
+
+/// Clocks the agent in.
+#[utoipa::path(post, path = "/api/v1/agent/presence/clock-in", tag = "agent", security(("endpoint_token" = [])),
+    responses((status = 200, body = PresenceView), (status = 401, body = ErrorEnvelope)))]
+pub async fn clock_in(state: web::Data<AppState>, agent: Agent) -> Result<HttpResponse> {
+    set(state, agent, Presence::In).await
+}
+
+/// Clocks the agent out.
+#[utoipa::path(post, path = "/api/v1/agent/presence/clock-out", tag = "agent", security(("endpoint_token" = [])),
+    responses((status = 200, body = PresenceView), (status = 401, body = ErrorEnvelope)))]
+pub async fn clock_out(state: web::Data<AppState>, agent: Agent) -> Result<HttpResponse> {
+    set(state, agent, Presence::Out).await
+}

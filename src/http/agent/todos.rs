@@ -1,0 +1,202 @@
+//! The agent's todo routes: the drain family, get, create, interrupt and resume.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::super::AppState;
+use super::super::auth::Agent;
+use super::super::body::{Json, OptionalJson};
+use super::super::dto::*;
+use crate::domain::grants::Verb;
+use crate::domain::ids::TodoId;
+use crate::domain::todo_state::TodoState;
+use crate::error::{Error, ErrorEnvelope, Result};
+use crate::store::todos::{Actor, ClaimRequest, Claimed, Finish, ListFilter, NewTodo};
+
+/// Query of `list_todos`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Only this queue.
+    pub queue: Option<String>,
+    /// Only this drainable state.
+    pub state: Option<TodoState>,
+    /// 1–200, default 50.
+    pub limit: Option<i64>,
+}
+
+fn claim_answer(c: Claimed) -> ClaimAnswer {
+    ClaimAnswer {
+        attempt_seq: Some(c.attempt_seq),
+        attempts_total: Some(c.todo.attempts_total),
+        prior_attempts: Some(c.prior_attempts.iter().map(AttemptView::from).collect()),
+        todo: Some(TodoDetail::new(&c.todo, None)),
+        lease_token: Some(c.lease_token),
+        empty: false,
+    }
+}
+
+fn finish(body: FinishBody) -> Finish {
+    Finish { result: body.result, summary: body.summary, artifact: body.artifact, lease_token: body.lease_token }
+}
+
+/// This endpoint's drainable work, newest first, without payloads.
+#[utoipa::path(get, path = "/api/v1/agent/todos", params(ListQuery), tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::ListTodos)?;
+    let q = q.into_inner();
+    let rows = state.store.list_todos(me.endpoint_id, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
+    Ok(HttpResponse::Ok().json(TodoList { todos: rows.iter().map(TodoView::from).collect() }))
+}
+
+/// Claims the oldest pending todo (optionally of one queue) under a lease.
+#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = ClaimBody, tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn claim_next(state: web::Data<AppState>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::ClaimNext)?;
+    let b = body.0;
+    let req = ClaimRequest {
+        queue: b.queue,
+        lease_ttl_seconds: b.lease_ttl_seconds,
+        claimant: b.claimant,
+        relay: b.relay,
+        endpoint_default_lease: me.default_lease_seconds,
+    };
+    let answer = match state.store.claim_next(me.endpoint_id, req).await? {
+        Some(c) => claim_answer(c),
+        None => ClaimAnswer { todo: None, lease_token: None, attempt_seq: None, attempts_total: None, prior_attempts: None, empty: true },
+    };
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+/// Claims one todo by id.
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/claim", request_body = ClaimBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = ClaimAnswer), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn claim(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Claim)?;
+    let b = body.0;
+    if b.queue.is_some() {
+        return Err(Error::invalid("queue", "not accepted when claiming by id"));
+    }
+    let req = ClaimRequest {
+        queue: None,
+        lease_ttl_seconds: b.lease_ttl_seconds,
+        claimant: b.claimant,
+        relay: b.relay,
+        endpoint_default_lease: me.default_lease_seconds,
+    };
+    let claimed = state.store.claim(me.endpoint_id, id.into_inner(), req).await?;
+    Ok(HttpResponse::Ok().json(claim_answer(claimed)))
+}
+
+/// One todo with its payload, result and attempts.
+#[utoipa::path(get, path = "/api/v1/agent/todos/{id}", tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoDetail), (status = 404, body = ErrorEnvelope)))]
+pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::GetTodo)?;
+    let t = state.store.get_todo(&Actor::Endpoint(me.endpoint_id), id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
+}
+
+/// Extends the lease (or renews the interrupt lease).
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/heartbeat", request_body = HeartbeatBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn heartbeat(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<HeartbeatBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Heartbeat)?;
+    let b = body.0;
+    let row = state
+        .store
+        .heartbeat(me.endpoint_id, me.default_lease_seconds, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref())
+        .await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Completes a claimed todo.
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/complete", request_body = FinishBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn complete(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<FinishBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Complete)?;
+    let row = state.store.complete(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Fails a claimed todo: a retry with backoff below the cap, a dead letter at it.
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/fail", request_body = FinishBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn fail(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<FinishBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Fail)?;
+    let row = state.store.fail(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Hands a claimed todo back to pending.
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/release", request_body = FinishBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn release(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<FinishBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Release)?;
+    let row = state.store.release(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Interrupts a claimed todo to wait on a human or an outside event.
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/interrupt", request_body = InterruptBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn interrupt(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: Json<InterruptBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Interrupt)?;
+    let b = body.0;
+    let row = state
+        .store
+        .interrupt(me.endpoint_id, id.into_inner(), b.state, b.wait_seconds, b.reason.as_deref(), b.lease_token.as_deref())
+        .await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Resumes an interrupted todo under a fresh lease.
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/resume", request_body = ResumeBody, tag = "agent",
+    params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn resume(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<ResumeBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::Interrupt)?;
+    let b = body.0;
+    let row = state
+        .store
+        .resume(me.endpoint_id, me.default_lease_seconds, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref())
+        .await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Creates a todo on one of this endpoint's queues (no delivery: never announced on hooks).
+#[utoipa::path(post, path = "/api/v1/agent/todos", request_body = CreateTodoBody, tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 201, body = CreatedTodo), (status = 200, description = "idempotency hit", body = CreatedTodo), (status = 422, body = ErrorEnvelope)))]
+pub async fn create(state: web::Data<AppState>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
+    let me = agent.require(Verb::CreateTodo)?;
+    let b = body.0;
+    let outcome = state
+        .store
+        .create_todo(NewTodo {
+            endpoint_id: me.endpoint_id,
+            queue: b.queue,
+            title: b.title,
+            kind: b.kind,
+            source: Some("agent".into()),
+            payload: b.payload,
+            idempotency_key: b.idempotency_key,
+            max_attempts: b.max_attempts,
+            event_id: None,
+        })
+        .await?;
+    let body = CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created };
+    Ok(if outcome.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
+}

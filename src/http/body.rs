@@ -1,0 +1,113 @@
+//! Request body and query extraction that answers every bad input with the error
+//! envelope: malformed JSON or wrong types → 422, too large → 413.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::web::BytesMut;
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+
+use crate::error::Error;
+
+/// Largest JSON body accepted by the agent and operator APIs (payloads included).
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// A required JSON body.
+#[derive(Debug)]
+pub struct Json<T>(pub T);
+
+/// A JSON body that may be absent (an empty body means `T::default()`).
+#[derive(Debug)]
+pub struct OptionalJson<T>(pub T);
+
+async fn read_limited(mut payload: Payload, declared: Option<usize>) -> Result<BytesMut, Error> {
+    if declared.is_some_and(|n| n > BODY_LIMIT) {
+        return Err(Error::PayloadTooLarge(BODY_LIMIT));
+    }
+    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(BODY_LIMIT));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| Error::InvalidArgument("body: could not be read".into()))?;
+        if buf.len() + chunk.len() > BODY_LIMIT {
+            return Err(Error::PayloadTooLarge(BODY_LIMIT));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf)
+}
+
+fn declared_length(req: &HttpRequest) -> Option<usize> {
+    req.headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
+fn check_content_type(req: &HttpRequest) -> Result<(), Error> {
+    match req.headers().get(actix_web::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+        None => Ok(()),
+        Some(ct) if ct.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")) => Ok(()),
+        Some(_) => Err(Error::InvalidArgument("body: content-type must be application/json".into())),
+    }
+}
+
+fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    serde_json::from_slice(bytes).map_err(|e| Error::InvalidArgument(format!("body: {e}")))
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, Error>>>>;
+
+impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
+    type Error = Error;
+    type Future = BoxFuture<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let checked = check_content_type(req);
+        let declared = declared_length(req);
+        let payload = payload.take();
+        Box::pin(async move {
+            checked?;
+            let bytes = read_limited(payload, declared).await?;
+            if is_blank(&bytes) {
+                return Err(Error::InvalidArgument("body: a JSON object is required".into()));
+            }
+            parse(&bytes).map(Json)
+        })
+    }
+}
+
+impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
+    type Error = Error;
+    type Future = BoxFuture<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let checked = check_content_type(req);
+        let declared = declared_length(req);
+        let payload = payload.take();
+        Box::pin(async move {
+            checked?;
+            let bytes = read_limited(payload, declared).await?;
+            if is_blank(&bytes) {
+                return Ok(OptionalJson(T::default()));
+            }
+            parse(&bytes).map(OptionalJson)
+        })
+    }
+}
+
+/// Maps a query-string parse failure to `invalid_argument`.
+pub fn query_config() -> actix_web::web::QueryConfig {
+    actix_web::web::QueryConfig::default()
+        .error_handler(|e, _| Error::InvalidArgument(format!("query: {e}")).into())
+}
+
+/// Maps a path parse failure to `not_found` (a malformed id is an unknown id).
+pub fn path_config() -> actix_web::web::PathConfig {
+    actix_web::web::PathConfig::default().error_handler(|_, _| Error::NotFound.into())
+}

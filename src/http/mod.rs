@@ -1,0 +1,65 @@
+//! The HTTP surface: one route table, auth extractors, agent and operator handlers,
+//! health and the OpenAPI document.
+
+pub mod agent;
+pub mod auth;
+pub mod body;
+pub mod dto;
+pub mod health;
+pub mod openapi;
+pub mod operator;
+
+use actix_web::{HttpResponse, web};
+
+use crate::error::Error;
+use crate::store::Store;
+use auth::AuthCache;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    /// The store.
+    pub store: Store,
+    /// Verified endpoint tokens.
+    pub auth_cache: AuthCache,
+}
+
+async fn not_found() -> Result<HttpResponse, Error> {
+    Err(Error::NotFound)
+}
+
+/// The route table.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(body::query_config())
+        .app_data(body::path_config())
+        .route("/healthz", web::get().to(health::healthz))
+        .route("/readyz", web::get().to(health::readyz))
+        .route("/api/openapi.json", web::get().to(openapi::document))
+        .service(
+            web::scope("/api/v1/agent")
+                .route("/todos", web::get().to(agent::todos::list))
+                .route("/todos", web::post().to(agent::todos::create))
+                .route("/todos/claim-next", web::post().to(agent::todos::claim_next))
+                .route("/todos/{id}", web::get().to(agent::todos::get))
+                .route("/todos/{id}/claim", web::post().to(agent::todos::claim))
+                .route("/todos/{id}/heartbeat", web::post().to(agent::todos::heartbeat))
+                .route("/todos/{id}/complete", web::post().to(agent::todos::complete))
+                .route("/todos/{id}/fail", web::post().to(agent::todos::fail))
+                .route("/todos/{id}/release", web::post().to(agent::todos::release))
+                .route("/todos/{id}/interrupt", web::post().to(agent::todos::interrupt))
+                .route("/todos/{id}/resume", web::post().to(agent::todos::resume))
+                .route("/presence/clock-in", web::post().to(agent::presence::clock_in))
+                .route("/presence/clock-out", web::post().to(agent::presence::clock_out)),
+        )
+        .service(
+            web::scope("/api/v1")
+                .route("/endpoints", web::post().to(operator::endpoints::vend))
+                .route("/endpoints", web::get().to(operator::endpoints::list))
+                .route("/endpoints/{id}/revoke", web::post().to(operator::endpoints::revoke))
+                .route("/todos/{id}", web::get().to(operator::todos::get))
+                .route("/todos/{id}/fail", web::post().to(operator::todos::fail))
+                .route("/todos/{id}/retry", web::post().to(operator::todos::retry))
+                .route("/dead-letters", web::get().to(operator::dead_letters::list)),
+        )
+        .default_service(web::to(not_found));
+}

@@ -1,0 +1,67 @@
+//! Operator routes for endpoints: vend (token shown once), list, revoke.
+
+use actix_web::{HttpResponse, web};
+
+use super::super::AppState;
+use super::super::auth::Operator;
+use super::super::body::Json;
+use super::super::dto::*;
+use crate::domain::ids::EndpointId;
+use crate::error::{Error, ErrorEnvelope, Result};
+use crate::store::endpoints::VendEndpoint;
+use crate::store::tenancy::OwnerRef;
+
+/// Vends an endpoint in the caller's scope (or a team they administer).
+#[utoipa::path(post, path = "/api/v1/endpoints", request_body = VendBody, tag = "operator",
+    security(("operator_token" = [])),
+    responses((status = 201, body = VendedView), (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn vend(state: web::Data<AppState>, op: Operator, body: Json<VendBody>) -> Result<HttpResponse> {
+    let b = body.0;
+    let scope = match b.owner.as_deref() {
+        None => op.0.personal,
+        Some(raw) => {
+            let owner = OwnerRef::parse(raw)?;
+            // A foreign owner is refused exactly like one that does not exist.
+            let resolved = state.store.resolve_owner(&owner).await.ok();
+            resolved
+                .filter(|s| op.0.is_admin_of(*s))
+                .ok_or_else(|| Error::invalid("owner", "no such owner that you administer"))?
+        }
+    };
+    let vended = state
+        .store
+        .vend_endpoint(VendEndpoint {
+            scope,
+            slug: b.slug,
+            grants: b.grants.unwrap_or_default(),
+            default_lease_seconds: b.default_lease_seconds,
+            expires_at: b.expires_at,
+        })
+        .await?;
+    let e = vended.endpoint;
+    Ok(HttpResponse::Created().json(VendedView { id: e.id, grants: e.verbs(), slug: e.slug, token: vended.token }))
+}
+
+/// Endpoints in every scope the caller belongs to.
+#[utoipa::path(get, path = "/api/v1/endpoints", tag = "operator", security(("operator_token" = [])),
+    responses((status = 200, body = EndpointList), (status = 401, body = ErrorEnvelope)))]
+pub async fn list(state: web::Data<AppState>, op: Operator) -> Result<HttpResponse> {
+    let rows = state.store.list_endpoints(&op.0.scope_ids()).await?;
+    Ok(HttpResponse::Ok().json(EndpointList { endpoints: rows.iter().map(EndpointView::from).collect() }))
+}
+
+/// Revokes an endpoint: its token stops working and every live todo it held becomes a
+/// dead letter (`endpoint_revoked`), silently.
+#[utoipa::path(post, path = "/api/v1/endpoints/{id}/revoke", tag = "operator",
+    params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
+    responses((status = 200, body = RevokedView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn revoke(state: web::Data<AppState>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
+    let id = id.into_inner();
+    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id).await?;
+    if !op.0.is_admin_of(endpoint.scope_id) {
+        return Err(Error::Forbidden("only a team admin may revoke the team's endpoints".into()));
+    }
+    let revoked = state.store.revoke_endpoint(&[endpoint.scope_id], id).await?;
+    state.auth_cache.evict(id);
+    Ok(HttpResponse::Ok().json(RevokedView { id, revoked: true, dead_lettered: revoked.dead_lettered }))
+}

@@ -1,0 +1,5 @@
+//! Routes humans call with their `sbo_…` operator token.
+
+pub mod dead_letters;
+pub mod endpoints;
+pub mod todos;

@@ -1,0 +1,38 @@
+//! Operator routes for todos: read, fail (the cap rule applies), retry now.
+
+use actix_web::{HttpResponse, web};
+
+use super::super::AppState;
+use super::super::auth::Operator;
+use super::super::body::OptionalJson;
+use super::super::dto::*;
+use crate::domain::ids::TodoId;
+use crate::error::{ErrorEnvelope, Result};
+use crate::store::todos::Actor;
+
+/// One todo in the caller's scopes, with attempts.
+#[utoipa::path(get, path = "/api/v1/todos/{id}", tag = "operator",
+    params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
+    responses((status = 200, body = TodoDetail), (status = 404, body = ErrorEnvelope)))]
+pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
+    let t = state.store.get_todo(&Actor::Operator(op.0.scope_ids()), id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
+}
+
+/// Operator fail: a retry below the cap, a dead letter (`attempts_exhausted`) at it.
+#[utoipa::path(post, path = "/api/v1/todos/{id}/fail", request_body = OperatorActionBody, tag = "operator",
+    params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn fail(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>, body: OptionalJson<OperatorActionBody>) -> Result<HttpResponse> {
+    let row = state.store.operator_fail(&op.0.scope_ids(), id.into_inner(), body.0.summary).await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}
+
+/// Retry now: a failed todo goes back to pending with its attempt counter reset.
+#[utoipa::path(post, path = "/api/v1/todos/{id}/retry", request_body = OperatorActionBody, tag = "operator",
+    params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
+    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn retry(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>, _body: OptionalJson<OperatorActionBody>) -> Result<HttpResponse> {
+    let row = state.store.retry_now(&op.0.scope_ids(), id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+}

@@ -1,0 +1,16 @@
+//! Switchboard: turns webhooks into work for AI agents, and makes sure that when work
+//! dies, someone hears about it.
+//!
+//! Where things live: [`domain`] decides (pure logic), [`store`] commits and emits,
+//! [`actors`] move todos on their own, [`http`] is the API, [`db`] the database.
+
+pub mod actors;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod startup;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,123 @@
+//! Builds the application: migrations, pool, store, actors, and the HTTP server bound to
+//! its listener (port 0 in tests, so each test gets its own real server).
+
+use std::net::TcpListener;
+
+use actix::{Actor, Addr};
+use actix_web::dev::Server;
+use actix_web::middleware::Logger;
+use actix_web::{App, HttpServer, web};
+
+use crate::actors::{EndpointExpirer, InterruptReaper, LeaseReaper, RetryScheduler};
+use crate::config::Settings;
+use crate::db;
+use crate::http::auth::AuthCache;
+use crate::http::{AppState, routes};
+use crate::store::Store;
+use crate::store::signals::Emitter;
+
+/// Failure to start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// Database pool or migrations.
+    #[error(transparent)]
+    Db(#[from] db::DbSetupError),
+    /// Binding the listener or starting the server.
+    #[error("could not listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// The sweeping actors, kept alive for as long as the application runs.
+pub struct Sweepers {
+    /// Lease reaper.
+    pub lease_reaper: Addr<LeaseReaper>,
+    /// Interrupt reaper.
+    pub interrupt_reaper: Addr<InterruptReaper>,
+    /// Retry scheduler.
+    pub retry_scheduler: Addr<RetryScheduler>,
+    /// Endpoint expiry.
+    pub endpoint_expirer: Addr<EndpointExpirer>,
+}
+
+impl Sweepers {
+    /// Starts every sweep on the intervals in `settings`. Must run inside an actix system.
+    pub fn start(store: &Store, settings: &Settings) -> Self {
+        Sweepers {
+            lease_reaper: LeaseReaper::new(store.clone(), Settings::interval(settings.lease_reaper_interval_ms)).start(),
+            interrupt_reaper: InterruptReaper::new(store.clone(), Settings::interval(settings.interrupt_reaper_interval_ms)).start(),
+            retry_scheduler: RetryScheduler::new(store.clone(), Settings::interval(settings.retry_scheduler_interval_ms)).start(),
+            endpoint_expirer: EndpointExpirer::new(store.clone(), Settings::interval(settings.endpoint_expiry_interval_ms)).start(),
+        }
+    }
+}
+
+/// A built application, listening but not yet serving.
+pub struct Application {
+    port: u16,
+    server: Server,
+    store: Store,
+    _sweepers: Sweepers,
+}
+
+impl Application {
+    /// Migrates the database at `database_url`, builds the store emitting to `emitter`,
+    /// starts the actors and binds `settings.addr`. Must run inside an actix system.
+    pub async fn build(settings: &Settings, database_url: &str, emitter: Emitter) -> Result<Self, StartupError> {
+        db::run_migrations(database_url).await?;
+        let pool = db::pool(database_url, settings.db_pool_size as usize)?;
+        let store = Store::new(pool, emitter);
+        let sweepers = Sweepers::start(&store, settings);
+        let listener = TcpListener::bind(settings.addr)
+            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?;
+        let port = listener.local_addr().map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?.port();
+        let state = AppState { store: store.clone(), auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)) };
+        let mut server = HttpServer::new(move || {
+            App::new()
+                // Log the route pattern, never the concrete path: paths may carry ids
+                // or (for intake) credentials.
+                .wrap(
+                    Logger::new("%{route}xi %s %Dms")
+                        .custom_request_replace("route", |req| format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))),
+                )
+                .app_data(web::Data::new(state.clone()))
+                .configure(routes)
+        })
+        .shutdown_timeout(10);
+        if let Some(w) = settings.workers {
+            server = server.workers(w as usize);
+        }
+        let server = server
+            .listen(listener)
+            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
+            .run();
+        Ok(Application { port, server, store, _sweepers: sweepers })
+    }
+
+    /// The bound port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The store the application uses.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// A handle that can stop the server.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until the server is stopped (SIGINT/SIGTERM or a handle).
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let Application { server, _sweepers, .. } = self;
+        let out = server.await;
+        drop(_sweepers);
+        out
+    }
+}

@@ -1,0 +1,307 @@
+//! Endpoints: vending (token shown once), authentication, presence, and revocation
+//! or expiry with its silent dead-letter cascade.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::Store;
+use crate::db::models::EndpointRow;
+use crate::db::schema::endpoints;
+use crate::domain::grants::{self, Verb};
+use crate::domain::ids::{EndpointId, ScopeId};
+use crate::domain::text::valid_slug;
+use crate::domain::todo_state::{EndpointState, Presence};
+use crate::domain::tokens::{self, ENDPOINT_TOKEN_PREFIX};
+use crate::domain::transitions::{ENDPOINT_LEASE_SECONDS_RANGE, within};
+use crate::error::{Error, Result};
+
+/// What vending an endpoint needs.
+#[derive(Debug, Clone)]
+pub struct VendEndpoint {
+    /// Owner scope.
+    pub scope: ScopeId,
+    /// Unique slug.
+    pub slug: String,
+    /// Requested grants (empty: the drain family).
+    pub grants: Vec<Verb>,
+    /// Default lease for claims that name none (60–86 400 s).
+    pub default_lease_seconds: Option<i32>,
+    /// When the endpoint stops authenticating and its work is dead-lettered.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// A vended endpoint and its token (shown once).
+#[derive(Debug)]
+pub struct VendedEndpoint {
+    /// The endpoint.
+    pub endpoint: EndpointRow,
+    /// Token plaintext.
+    pub token: String,
+}
+
+/// An authenticated agent: what a request may do and on whose behalf.
+#[derive(Debug, Clone)]
+pub struct AgentPrincipal {
+    /// The endpoint.
+    pub endpoint_id: EndpointId,
+    /// Its owner scope.
+    pub scope_id: ScopeId,
+    /// Its slug.
+    pub slug: String,
+    /// Its grants.
+    pub grants: Vec<Verb>,
+    /// Its default lease.
+    pub default_lease_seconds: Option<i32>,
+    /// When it expires, if ever.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl AgentPrincipal {
+    /// Whether the endpoint holds `verb`.
+    pub fn may(&self, verb: Verb) -> bool {
+        self.grants.contains(&verb)
+    }
+}
+
+/// Outcome of a revocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Revoked {
+    /// The endpoint.
+    pub endpoint_id: EndpointId,
+    /// How many live todos became dead letters (`endpoint_revoked`).
+    pub dead_lettered: i64,
+}
+
+/// Columns of [`EndpointRow`] (everything but the token hash).
+type EndpointColumns = diesel::dsl::AsSelect<EndpointRow, diesel::pg::Pg>;
+
+fn endpoint_columns() -> EndpointColumns {
+    EndpointRow::as_select()
+}
+
+impl Store {
+    /// Vends an endpoint; its token is returned once and only its hash is kept.
+    pub async fn vend_endpoint(&self, req: VendEndpoint) -> Result<VendedEndpoint> {
+        if !valid_slug(&req.slug) {
+            return Err(Error::invalid("slug", "must be 1–63 of a-z, 0-9, '_' or '-', starting with a letter or digit"));
+        }
+        if let Some(l) = req.default_lease_seconds
+            && !within(l, ENDPOINT_LEASE_SECONDS_RANGE)
+        {
+            return Err(Error::invalid("default_lease_seconds", "must be between 60 and 86400"));
+        }
+        let grants: Vec<String> = grants::normalise(&req.grants).iter().map(|v| v.as_str().to_owned()).collect();
+        let minted = tokens::mint(ENDPOINT_TOKEN_PREFIX);
+        let mut conn = self.conn().await?;
+        let inserted = diesel::insert_into(endpoints::table)
+            .values((
+                endpoints::id.eq(EndpointId::new().0),
+                endpoints::scope_id.eq(req.scope.0),
+                endpoints::slug.eq(&req.slug),
+                endpoints::token_hash.eq(minted.hash.as_slice()),
+                endpoints::token_prefix.eq(&minted.display_prefix),
+                endpoints::grants.eq(&grants),
+                endpoints::default_lease_seconds.eq(req.default_lease_seconds),
+                endpoints::expires_at.eq(req.expires_at),
+            ))
+            .returning(endpoint_columns())
+            .get_result(&mut conn)
+            .await;
+        match inserted {
+            Ok(endpoint) => Ok(VendedEndpoint { endpoint, token: minted.plaintext }),
+            Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::UniqueViolation, _)) => {
+                Err(Error::Conflict("an endpoint with this slug already exists".into()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Endpoints in any of `scopes`, newest first.
+    pub async fn list_endpoints(&self, scopes: &[ScopeId]) -> Result<Vec<EndpointRow>> {
+        let mut conn = self.conn().await?;
+        let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+        Ok(endpoints::table
+            .filter(endpoints::scope_id.eq_any(ids))
+            .order((endpoints::created_at.desc(), endpoints::id.desc()))
+            .select(endpoint_columns())
+            .load(&mut conn)
+            .await?)
+    }
+
+    /// One endpoint, if it is in one of `scopes`.
+    pub async fn endpoint_in(&self, scopes: &[ScopeId], id: EndpointId) -> Result<EndpointRow> {
+        let mut conn = self.conn().await?;
+        let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+        endpoints::table
+            .filter(endpoints::id.eq(id.0).and(endpoints::scope_id.eq_any(ids)))
+            .select(endpoint_columns())
+            .first(&mut conn)
+            .await
+            .optional()?
+            .ok_or(Error::NotFound)
+    }
+
+    /// One endpoint by slug (for the CLI, which acts as the instance's operator).
+    pub async fn endpoint_by_slug(&self, slug: &str) -> Result<EndpointRow> {
+        let mut conn = self.conn().await?;
+        endpoints::table
+            .filter(endpoints::slug.eq(slug))
+            .select(endpoint_columns())
+            .first(&mut conn)
+            .await
+            .optional()?
+            .ok_or(Error::NotFound)
+    }
+
+    /// The active, unexpired endpoint holding `token`, if any.
+    pub async fn authenticate_endpoint(&self, token: &str) -> Result<Option<AgentPrincipal>> {
+        let hash = tokens::sha256(token.as_bytes());
+        let mut conn = self.conn().await?;
+        let row: Option<EndpointRow> = endpoints::table
+            .filter(endpoints::token_hash.eq(hash.as_slice()))
+            .filter(endpoints::state.eq(EndpointState::Active))
+            .filter(endpoints::expires_at.is_null().or(endpoints::expires_at.gt(diesel::dsl::now)))
+            .select(endpoint_columns())
+            .first(&mut conn)
+            .await
+            .optional()?;
+        Ok(row.map(|e| AgentPrincipal {
+            endpoint_id: e.id,
+            scope_id: e.scope_id,
+            grants: e.verbs(),
+            slug: e.slug,
+            default_lease_seconds: e.default_lease_seconds,
+            expires_at: e.expires_at,
+        }))
+    }
+
+    /// Records an agent's presence.
+    pub async fn set_presence(&self, endpoint: EndpointId, presence: Presence) -> Result<EndpointRow> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::update(endpoints::table.filter(endpoints::id.eq(endpoint.0)))
+            .set((endpoints::presence.eq(presence), endpoints::presence_changed_at.eq(diesel::dsl::now)))
+            .returning(endpoint_columns())
+            .get_result(&mut conn)
+            .await?)
+    }
+
+    /// Revokes an endpoint in one of `scopes` and dead-letters everything it still held,
+    /// in one transaction, silently (no signal: a cascade is a batch, not news).
+    pub async fn revoke_endpoint(&self, scopes: &[ScopeId], id: EndpointId) -> Result<Revoked> {
+        let mut conn = self.conn().await?;
+        let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+        let outcome = conn
+            .transaction::<_, Error, _>(async move |conn| {
+                {
+                    let hit: Option<(uuid::Uuid, String)> = diesel::update(
+                        endpoints::table.filter(endpoints::id.eq(id.0).and(endpoints::scope_id.eq_any(ids))),
+                    )
+                    .set((endpoints::state.eq(EndpointState::Revoked), endpoints::revoked_at.eq(diesel::dsl::now)))
+                    .filter(endpoints::state.eq(EndpointState::Active))
+                    .returning((endpoints::id, endpoints::state))
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    if hit.is_none() {
+                        // Unknown, foreign, or already revoked: tell the last apart.
+                        return Err(Error::NotFound);
+                    }
+                    let dead = dead_letter_endpoint_todos(conn, id).await?;
+                    Ok(Revoked { endpoint_id: id, dead_lettered: dead })
+                }
+            })
+            .await;
+        match outcome {
+            Err(Error::NotFound) => {
+                // Distinguish "already revoked" (conflict) from unknown/foreign (404).
+                let existing = self.endpoint_in(scopes, id).await?;
+                if existing.state == EndpointState::Revoked {
+                    Err(Error::Conflict("endpoint is already revoked".into()))
+                } else {
+                    Err(Error::NotFound)
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Revokes every endpoint whose expiry has passed, each with its silent cascade.
+    /// Returns what it revoked. Racing instances revoke each endpoint once.
+    pub async fn expire_endpoints(&self) -> Result<Vec<Revoked>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = SqlUuid)]
+            id: uuid::Uuid,
+        }
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async move |conn| {
+            {
+                let expired: Vec<Row> = diesel::sql_query(
+                    "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
+                     WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
+                                  ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED) \
+                     RETURNING id",
+                )
+                .load(conn)
+                .await?;
+                let mut out = Vec::with_capacity(expired.len());
+                for row in expired {
+                    let id = EndpointId(row.id);
+                    out.push(Revoked { endpoint_id: id, dead_lettered: dead_letter_endpoint_todos(conn, id).await? });
+                }
+                Ok(out)
+            }
+        })
+        .await
+    }
+}
+
+/// The cascade: every live todo of the endpoint (pending, claimed, interrupted, failed
+/// with a retry scheduled; not quarantine) becomes a dead letter `endpoint_revoked`,
+/// and open attempts close `revoked` / `dead_lettered`. Runs inside the caller's
+/// transaction and emits nothing.
+async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: EndpointId) -> Result<i64> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let count: Count = diesel::sql_query(
+        "WITH dead AS ( \
+           UPDATE todos SET state = 'failed', next_retry_at = NULL, lease_expires_at = NULL, \
+             lease_token_hash = NULL, interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, \
+             claimed_by = NULL, dead_reason = 'endpoint_revoked', dead_lettered_at = now(), \
+             dead_letter_count = dead_letter_count + 1, updated_at = now() \
+           WHERE endpoint_id = $1 AND queue <> 'quarantine' \
+             AND (state IN ('pending', 'claimed', 'input_required', 'auth_required') \
+                  OR (state = 'failed' AND next_retry_at IS NOT NULL)) \
+           RETURNING id), \
+         closed AS ( \
+           UPDATE todo_attempts a SET ended_at = now(), outcome = 'revoked', disposition = 'dead_lettered' \
+           FROM dead WHERE a.todo_id = dead.id AND a.ended_at IS NULL) \
+         SELECT count(*) AS n FROM dead",
+    )
+    .bind::<SqlUuid, _>(endpoint)
+    .get_result(conn)
+    .await?;
+    Ok(count.n)
+}
+
+impl Store {
+    /// Replaces an endpoint's token (the old one stops working at once); returns the
+    /// new token, shown once.
+    pub async fn rotate_endpoint_token(&self, id: EndpointId) -> Result<String> {
+        let minted = tokens::mint(ENDPOINT_TOKEN_PREFIX);
+        let mut conn = self.conn().await?;
+        let n = diesel::update(endpoints::table.filter(endpoints::id.eq(id.0)).filter(endpoints::state.eq(EndpointState::Active)))
+            .set((endpoints::token_hash.eq(minted.hash.as_slice()), endpoints::token_prefix.eq(&minted.display_prefix)))
+            .execute(&mut conn)
+            .await?;
+        if n == 0 {
+            return Err(Error::NotFound);
+        }
+        Ok(minted.plaintext)
+    }
+}

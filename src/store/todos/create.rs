@@ -1,0 +1,164 @@
+//! Creating todos: agent-authored, and the function intake calls with an event.
+
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use super::super::Store;
+use super::super::signals::{Signal, TodoFacts, TodoReady};
+use crate::db::models::TodoRow;
+use crate::domain::ids::{EndpointId, EventId, TodoId};
+use crate::domain::text::{self, QUARANTINE_QUEUE};
+use crate::domain::todo_state::ReadyReason;
+use crate::domain::transitions::{DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RANGE, within};
+use crate::error::{Error, Result};
+
+/// A todo to create.
+#[derive(Debug, Clone)]
+pub struct NewTodo {
+    /// The endpoint whose queue receives it.
+    pub endpoint_id: EndpointId,
+    /// Queue name.
+    pub queue: String,
+    /// Title (sender- or agent-written).
+    pub title: String,
+    /// Kind label.
+    pub kind: Option<String>,
+    /// Source label (intake sets the webhook's source type).
+    pub source: Option<String>,
+    /// Opaque JSON payload.
+    pub payload: Option<serde_json::Value>,
+    /// De-duplicates creation among live todos of the endpoint.
+    pub idempotency_key: Option<String>,
+    /// Attempt cap (default 5).
+    pub max_attempts: Option<i32>,
+    /// The delivery that produced it (intake only; agent-authored todos have none and
+    /// so never pass the sender gate).
+    pub event_id: Option<EventId>,
+}
+
+impl NewTodo {
+    /// Checks every field; nothing is written when this fails.
+    pub fn validate(&self) -> Result<()> {
+        if !text::valid_queue_name(&self.queue) {
+            return Err(Error::invalid("queue", "must be 1–64 of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"));
+        }
+        if self.queue == QUARANTINE_QUEUE && self.event_id.is_none() {
+            return Err(Error::invalid("queue", "quarantine is reserved"));
+        }
+        if self.title.trim().is_empty() || self.title.len() > text::TITLE_MAX_BYTES {
+            return Err(Error::invalid("title", "must be 1–1024 bytes"));
+        }
+        for (field, value) in [("kind", &self.kind), ("source", &self.source)] {
+            if value.as_ref().is_some_and(|v| v.is_empty() || v.len() > text::LABEL_MAX_BYTES) {
+                return Err(Error::invalid(field, "must be 1–128 bytes"));
+            }
+        }
+        if self.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > text::IDEMPOTENCY_KEY_MAX_BYTES) {
+            return Err(Error::invalid("idempotency_key", "must be 1–256 bytes"));
+        }
+        if let Some(m) = self.max_attempts
+            && !within(m, MAX_ATTEMPTS_RANGE)
+        {
+            return Err(Error::invalid("max_attempts", "must be between 1 and 100"));
+        }
+        Ok(())
+    }
+}
+
+/// The result of a create: the todo, and whether it is new (an idempotency hit
+/// returns the existing live todo).
+#[derive(Debug, Clone)]
+pub struct CreateOutcome {
+    /// The todo.
+    pub todo: TodoRow,
+    /// False when an existing live todo with the same idempotency key was returned.
+    pub created: bool,
+}
+
+#[derive(QueryableByName)]
+struct Inserted {
+    #[diesel(embed)]
+    todo: TodoRow,
+    #[diesel(sql_type = Text)]
+    endpoint_slug: String,
+    #[diesel(sql_type = Bool)]
+    sender_gate: bool,
+}
+
+/// Inserts a todo inside the caller's connection or transaction (intake composes this
+/// with its event insert). Returns the outcome and, for a new non-quarantine todo, the
+/// `TodoReady` signal to emit once the caller commits. The endpoint must be active.
+pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<(CreateOutcome, Option<Signal>)> {
+    new.validate()?;
+    let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
+    let inserted: Option<Inserted> = diesel::sql_query(format!(
+        "WITH t AS ( \
+           INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
+                              event_id, idempotency_key, state, max_attempts) \
+           SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11 \
+           FROM endpoints ep \
+           WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
+           ON CONFLICT (endpoint_id, idempotency_key) \
+             WHERE idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
+               AND NOT (state = 'failed' AND next_retry_at IS NULL) \
+           DO NOTHING \
+           RETURNING *) \
+         SELECT t.*, {cols} FROM t",
+        cols = "(SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
+                EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND (e.verified OR e.trust_mode = 'token')) AS sender_gate"
+    ))
+    .bind::<SqlUuid, _>(TodoId::new().0)
+    .bind::<SqlUuid, _>(new.endpoint_id.0)
+    .bind::<Text, _>(&new.queue)
+    .bind::<Nullable<Text>, _>(new.source.as_deref())
+    .bind::<Nullable<Text>, _>(new.kind.as_deref())
+    .bind::<Text, _>(new.title.trim())
+    .bind::<Nullable<Jsonb>, _>(new.payload.as_ref())
+    .bind::<Int4, _>(payload_size)
+    .bind::<Nullable<SqlUuid>, _>(new.event_id.map(|e| e.0))
+    .bind::<Nullable<Text>, _>(new.idempotency_key.as_deref())
+    .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS))
+    .get_result(conn)
+    .await
+    .optional()?;
+
+    if let Some(row) = inserted {
+        let signal = (row.todo.queue != QUARANTINE_QUEUE).then(|| {
+            Signal::Ready(TodoReady {
+                todo: TodoFacts::from_row(&row.todo, row.endpoint_slug, row.sender_gate),
+                reason: ReadyReason::Created,
+            })
+        });
+        return Ok((CreateOutcome { todo: row.todo, created: true }, signal));
+    }
+
+    // Nothing inserted: an idempotency hit, or the endpoint is no longer active.
+    if let Some(key) = &new.idempotency_key {
+        use crate::db::schema::todos::dsl as t;
+        let existing: Option<TodoRow> = t::todos
+            .filter(t::endpoint_id.eq(new.endpoint_id.0))
+            .filter(t::idempotency_key.eq(key))
+            .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
+                "state NOT IN ('done', 'canceled') AND NOT (state = 'failed' AND next_retry_at IS NULL)",
+            ))
+            .select(TodoRow::as_select())
+            .first(conn)
+            .await
+            .optional()?;
+        if let Some(todo) = existing {
+            return Ok((CreateOutcome { todo, created: false }, None));
+        }
+    }
+    Err(Error::Conflict("the endpoint is not active".into()))
+}
+
+impl Store {
+    /// Creates a todo and, after commit, rings `todo.ready` (`created`).
+    pub async fn create_todo(&self, new: NewTodo) -> Result<CreateOutcome> {
+        let mut conn = self.conn().await?;
+        let (outcome, signal) = insert_todo(&mut conn, &new).await?;
+        self.emit(signal.into_iter().collect());
+        Ok(outcome)
+    }
+}

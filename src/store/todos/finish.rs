@@ -1,0 +1,194 @@
+//! Ending an attempt as the agent: complete, fail (retry with backoff, or a dead letter
+//! at the cap), release.
+
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::super::Store;
+use super::{Actor, MovedRow, SIGNAL_COLUMNS, explain_miss, todo_query};
+use crate::db::models::TodoRow;
+use crate::domain::ids::{EndpointId, TodoId};
+use crate::domain::text::{SUMMARY_MAX_BYTES, truncate_bytes, validate_artifact};
+use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, TodoState};
+use crate::domain::tokens::sha256;
+use crate::domain::transitions::{AfterFailure, after_fail};
+use crate::error::{Error, Result};
+
+/// What an agent reports when it ends an attempt.
+#[derive(Debug, Clone, Default)]
+pub struct Finish {
+    /// Result JSON kept on the todo.
+    pub result: Option<serde_json::Value>,
+    /// Short summary for the attempt history (truncated at 2 048 bytes).
+    pub summary: Option<String>,
+    /// An https URL or `mcp://cairn/<id>` (≤512 bytes).
+    pub artifact: Option<String>,
+    /// Lease token from the claim; when given it must match.
+    pub lease_token: Option<String>,
+}
+
+impl Finish {
+    /// Validates and normalises: (summary, truncated, artifact, token hash).
+    pub(crate) fn prepare(&self) -> Result<(Option<String>, bool, Option<String>, Option<[u8; 32]>)> {
+        if let Some(a) = &self.artifact {
+            validate_artifact(a).map_err(|e| Error::invalid("artifact", e))?;
+        }
+        let (summary, truncated) = match &self.summary {
+            Some(s) => {
+                let (cut, did) = truncate_bytes(s, SUMMARY_MAX_BYTES);
+                (Some(cut), did)
+            }
+            None => (None, false),
+        };
+        let token_hash = self.lease_token.as_deref().map(|t| sha256(t.as_bytes()));
+        Ok((summary, truncated, self.artifact.clone(), token_hash))
+    }
+}
+
+impl Store {
+    /// Completes a claimed todo; its attempt closes `completed` / `done`.
+    pub async fn complete(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
+        let (summary, truncated, artifact, token_hash) = finish.prepare()?;
+        let sql = "WITH done AS ( \
+               UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
+                 lease_expires_at = NULL, lease_token_hash = NULL \
+               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' \
+                 AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
+               RETURNING t.*), \
+             closed AS ( \
+               UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
+                 summary = $5, summary_truncated = $6, artifact = $7 \
+               FROM done WHERE a.todo_id = done.id AND a.ended_at IS NULL) \
+             SELECT * FROM done";
+        let mut conn = self.conn().await?;
+        let row: Option<TodoRow> = todo_query(sql.to_owned(), id)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Nullable<Jsonb>, _>(finish.result)
+            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
+            .bind::<Nullable<Text>, _>(summary)
+            .bind::<Bool, _>(truncated)
+            .bind::<Nullable<Text>, _>(artifact)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+        match row {
+            Some(todo) => Ok(todo),
+            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed").await),
+        }
+    }
+
+    /// Fails a claimed todo: below the cap a retry is scheduled after the backoff; at
+    /// the cap it becomes a dead letter (`attempts_exhausted`) and, after commit,
+    /// `DeadLettered` is emitted with the attempt this fail closed.
+    pub async fn fail(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
+        let prepared = finish.prepare()?;
+        let mut conn = self.conn().await?;
+        let failed = conn
+            .transaction::<_, Error, _>(async move |conn| {
+                {
+                    fail_in_tx(conn, &Actor::Endpoint(endpoint), id, &[TodoState::Claimed], finish.result, prepared).await
+                }
+            })
+            .await?;
+        self.emit(failed.signal().into_iter().collect());
+        Ok(failed.todo)
+    }
+
+    /// Hands a claimed todo back to pending. The attempt closes `released` / `requeued`
+    /// and, because releasing is not failing, it does not count toward the cap (the
+    /// history keeps it; `seq` is never reused). Rings `todo.ready` (`requeued`).
+    pub async fn release(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
+        let (summary, truncated, artifact, token_hash) = finish.prepare()?;
+        let sql = format!(
+            "WITH moved AS ( \
+               UPDATE todos t SET state = 'pending', attempt = GREATEST(t.attempt - 1, 0), claimed_by = NULL, \
+                 lease_expires_at = NULL, lease_token_hash = NULL, updated_at = now() \
+               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' \
+                 AND ($3::bytea IS NULL OR t.lease_token_hash = $3) \
+               RETURNING t.*), \
+             closed AS ( \
+               UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued', \
+                 summary = $4, summary_truncated = $5, artifact = $6 \
+               FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL) \
+             SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
+               NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
+             FROM moved t"
+        );
+        let mut conn = self.conn().await?;
+        let row: Option<MovedRow> = todo_query(sql, id)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
+            .bind::<Nullable<Text>, _>(summary)
+            .bind::<Bool, _>(truncated)
+            .bind::<Nullable<Text>, _>(artifact)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+        match row {
+            Some(moved) => {
+                self.emit(moved.signal().into_iter().collect());
+                Ok(moved.todo)
+            }
+            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed").await),
+        }
+    }
+}
+
+/// The fail transition, shared by the agent's fail and the operator's: locks the row,
+/// decides retry or dead letter with [`after_fail`], closes the open attempt (if any)
+/// as `failed`, and returns the moved row with what its signal needs.
+pub(crate) async fn fail_in_tx(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    id: TodoId,
+    allowed: &[TodoState],
+    result: Option<serde_json::Value>,
+    (summary, truncated, artifact, token_hash): (Option<String>, bool, Option<String>, Option<[u8; 32]>),
+) -> Result<MovedRow> {
+    let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", actor.predicate());
+    let current: Option<TodoRow> = actor.bind(todo_query(lock_sql, id)).get_result(conn).await.optional()?;
+    let current = current.ok_or(Error::NotFound)?;
+    if !allowed.contains(&current.state) {
+        return Err(Error::Conflict(format!("todo is {}; it cannot be failed now", current.state)));
+    }
+    if let (Some(given), Some(held)) = (token_hash.as_ref(), current.lease_token_hash.as_deref())
+        && given.as_slice() != held
+    {
+        return Err(Error::Conflict("lease token does not match the current lease".into()));
+    }
+    let (retry_secs, dead_reason, disposition) = match after_fail(current.attempt, current.max_attempts) {
+        AfterFailure::RetryAfter(wait) => (Some(wait.as_secs_f64()), None, AttemptDisposition::RetryScheduled),
+        AfterFailure::DeadLetter(reason) => (None, Some(reason), AttemptDisposition::DeadLettered),
+    };
+    let sql = format!(
+        "WITH moved AS ( \
+           UPDATE todos t SET state = 'failed', result = COALESCE($2, t.result), updated_at = now(), \
+             lease_expires_at = NULL, lease_token_hash = NULL, interrupt_expires_at = NULL, \
+             interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
+             next_retry_at = now() + $3 * interval '1 second', \
+             dead_reason = $4, dead_lettered_at = CASE WHEN $4 IS NULL THEN NULL ELSE now() END, \
+             dead_letter_count = t.dead_letter_count + CASE WHEN $4 IS NULL THEN 0 ELSE 1 END \
+           WHERE t.id = $1 RETURNING t.*), \
+         closed AS ( \
+           UPDATE todo_attempts a SET ended_at = now(), outcome = $5, disposition = $6, \
+             summary = $7, summary_truncated = $8, artifact = $9 \
+           FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL \
+           RETURNING a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
+         SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
+           c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
+         FROM moved t LEFT JOIN closed c ON true"
+    );
+    let row: MovedRow = todo_query(sql, id)
+        .bind::<Nullable<Jsonb>, _>(result)
+        .bind::<Nullable<diesel::sql_types::Double>, _>(retry_secs)
+        .bind::<Nullable<Text>, _>(dead_reason)
+        .bind::<Text, _>(AttemptOutcome::Failed)
+        .bind::<Text, _>(disposition)
+        .bind::<Nullable<Text>, _>(summary)
+        .bind::<Bool, _>(truncated)
+        .bind::<Nullable<Text>, _>(artifact)
+        .get_result(conn)
+        .await?;
+    Ok(row)
+}

@@ -1,0 +1,63 @@
+//! Heartbeats: extend a claim's lease, or renew an interrupted todo's interrupt lease.
+
+use diesel::prelude::*;
+use diesel::sql_types::{Bytea, Int4, Nullable, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
+
+use super::super::Store;
+use super::{Actor, explain_miss, todo_query};
+use crate::db::models::TodoRow;
+use crate::domain::ids::{EndpointId, TodoId};
+use crate::domain::tokens::sha256;
+use crate::domain::transitions::{LEASE_SECONDS_RANGE, lease_seconds, within};
+use crate::error::{Error, Result};
+
+impl Store {
+    /// Extends the lease of a claimed todo (per-call ttl, else the endpoint default,
+    /// else 300 s), or renews an interrupted todo's interrupt lease (per-call ttl, else
+    /// the wait it was interrupted with). The attempt records the heartbeat.
+    pub async fn heartbeat(
+        &self,
+        endpoint: EndpointId,
+        endpoint_default_lease: Option<i32>,
+        id: TodoId,
+        lease_ttl_seconds: Option<i32>,
+        lease_token: Option<&str>,
+    ) -> Result<TodoRow> {
+        if let Some(l) = lease_ttl_seconds
+            && !within(l, LEASE_SECONDS_RANGE)
+        {
+            return Err(Error::invalid("lease_ttl_seconds", "must be between 1 and 86400"));
+        }
+        let lease = lease_seconds(lease_ttl_seconds, endpoint_default_lease);
+        let token_hash = lease_token.map(|t| sha256(t.as_bytes()));
+        let sql = "WITH hb AS ( \
+               UPDATE todos t SET \
+                 lease_expires_at = CASE WHEN t.state = 'claimed' THEN now() + $3 * interval '1 second' END, \
+                 interrupt_expires_at = CASE WHEN t.state <> 'claimed' \
+                   THEN now() + COALESCE($4, t.interrupt_wait_seconds) * interval '1 second' END, \
+                 updated_at = now() \
+               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
+                 AND t.state IN ('claimed', 'input_required', 'auth_required') \
+                 AND ($5::bytea IS NULL OR t.lease_token_hash = $5) \
+               RETURNING t.*), \
+             att AS ( \
+               UPDATE todo_attempts a SET last_heartbeat_at = now(), \
+                 lease_expires_at = COALESCE(hb.lease_expires_at, hb.interrupt_expires_at) \
+               FROM hb WHERE a.todo_id = hb.id AND a.ended_at IS NULL) \
+             SELECT * FROM hb";
+        let mut conn = self.conn().await?;
+        let row: Option<TodoRow> = todo_query(sql.to_owned(), id)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Int4, _>(lease)
+            .bind::<Nullable<Int4>, _>(lease_ttl_seconds)
+            .bind::<Nullable<Bytea>, _>(token_hash.as_ref().map(|h| h.as_slice()))
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+        match row {
+            Some(todo) => Ok(todo),
+            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed or interrupted").await),
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The todo lifecycle. Each file is one family of transitions; all of them are
+//! conditional statements scoped to the caller, and all return the signals to emit
+//! after commit.
+
+mod claim;
+mod create;
+mod finish;
+mod interrupt;
+mod lease;
+mod operator;
+mod read;
+mod sweeps;
+
+pub use claim::{ClaimRequest, Claimed};
+pub use create::{CreateOutcome, NewTodo, insert_todo};
+pub use finish::Finish;
+pub use read::{ListFilter, TodoWithAttempts};
+pub use sweeps::SweepReport;
+
+use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::sql_types::{Array, Bool, Bytea, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use super::signals::{DeadLettered, FinalAttempt, Signal, TodoFacts, TodoReady};
+use crate::db::models::TodoRow;
+use crate::domain::ids::{EndpointId, ScopeId, TodoId};
+use crate::domain::text::QUARANTINE_QUEUE;
+use crate::domain::todo_state::{AttemptOutcome, ReadyReason, TodoState};
+use crate::error::Error;
+
+/// Who is acting on a todo, which decides what it may see.
+#[derive(Debug, Clone)]
+pub enum Actor {
+    /// An agent: only its own endpoint's todos, never quarantine.
+    Endpoint(EndpointId),
+    /// An operator: any todo in these owner scopes.
+    Operator(Vec<ScopeId>),
+}
+
+impl Actor {
+    /// SQL predicate on the alias `t` that limits rows to what this actor may touch.
+    /// `$1` is always the todo id and `$2` the actor's key.
+    fn predicate(&self) -> &'static str {
+        match self {
+            Actor::Endpoint(_) => "t.endpoint_id = $2 AND t.queue <> 'quarantine'",
+            Actor::Operator(_) => "t.scope_id = ANY($2)",
+        }
+    }
+
+    /// Binds the actor key as `$2` on a boxed query that already bound `$1`.
+    pub(crate) fn bind<'f>(&self, q: BoxedSqlQuery<'f, Pg, SqlQuery>) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+        match self {
+            Actor::Endpoint(e) => q.bind::<SqlUuid, _>(e.0),
+            Actor::Operator(scopes) => q.bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>()),
+        }
+    }
+}
+
+/// Starts a query with the todo id bound as `$1`.
+pub(crate) fn todo_query<'f>(sql: String, id: TodoId) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+    diesel::sql_query(sql).into_boxed::<Pg>().bind::<SqlUuid, _>(id.0)
+}
+
+/// Columns every post-commit signal needs beyond the todo row, for a statement whose
+/// moved todo row is aliased `t`.
+pub(crate) const SIGNAL_COLUMNS: &str = "\
+    (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
+    EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND (e.verified OR e.trust_mode = 'token')) AS sender_gate, \
+    EXISTS (SELECT 1 FROM todo_attempts ra WHERE ra.todo_id = t.id AND ra.relay) AS relay";
+
+/// A todo row moved by a transition, with what its signals need.
+#[derive(Debug, QueryableByName)]
+pub(crate) struct MovedRow {
+    #[diesel(embed)]
+    pub todo: TodoRow,
+    #[diesel(sql_type = Text)]
+    pub endpoint_slug: String,
+    #[diesel(sql_type = Bool)]
+    pub sender_gate: bool,
+    #[diesel(sql_type = Bool)]
+    pub relay: bool,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Int4>)]
+    pub final_seq: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub final_outcome: Option<AttemptOutcome>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub final_summary: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub final_artifact: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub final_at: Option<DateTime<Utc>>,
+}
+
+impl MovedRow {
+    fn facts(&self) -> TodoFacts {
+        TodoFacts::from_row(&self.todo, self.endpoint_slug.clone(), self.sender_gate)
+    }
+
+    /// The signal this row's new state calls for: a dead letter, or a requeue that
+    /// rings `todo.ready`, or nothing.
+    pub(crate) fn signal(&self) -> Option<Signal> {
+        let t = &self.todo;
+        if t.is_dead_letter() {
+            let reason = t.dead_reason?;
+            let final_attempt = match (self.final_seq, self.final_outcome, self.final_at) {
+                (Some(seq), Some(outcome), Some(at)) => Some(FinalAttempt {
+                    seq,
+                    outcome,
+                    summary: self.final_summary.clone(),
+                    artifact: self.final_artifact.clone(),
+                    at,
+                }),
+                _ => None,
+            };
+            return Some(Signal::DeadLettered(DeadLettered {
+                todo: self.facts(),
+                reason,
+                final_attempt,
+                relay: self.relay,
+                dead_letter_count: t.dead_letter_count,
+            }));
+        }
+        (t.state == TodoState::Pending && t.queue != QUARANTINE_QUEUE)
+            .then(|| Signal::Ready(TodoReady { todo: self.facts(), reason: ReadyReason::Requeued }))
+    }
+}
+
+/// Explains why a conditional transition matched no row: unknown or out of reach
+/// (404), lease token mismatch (409), or a state that does not allow it (409).
+pub(crate) async fn explain_miss(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    id: TodoId,
+    lease_token_hash: Option<&[u8]>,
+    wanted: &str,
+) -> Error {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        state: TodoState,
+        #[diesel(sql_type = Nullable<Bytea>)]
+        lease_token_hash: Option<Vec<u8>>,
+    }
+    let sql = format!("SELECT t.state, t.lease_token_hash FROM todos t WHERE t.id = $1 AND {}", actor.predicate());
+    let found: QueryResult<Option<Row>> = actor.bind(todo_query(sql, id)).get_result(conn).await.optional();
+    match found {
+        Ok(None) => Error::NotFound,
+        Ok(Some(row)) => match (lease_token_hash, row.lease_token_hash.as_deref()) {
+            (Some(given), Some(held)) if given != held => Error::Conflict("lease token does not match the current lease".into()),
+            _ => Error::Conflict(format!("todo is {}; this needs it {wanted}", row.state)),
+        },
+        Err(e) => e.into(),
+    }
+}

@@ -1,0 +1,123 @@
+//! System sweeps, each one bounded statement repeated until a batch comes back short:
+//! the lease reaper, the interrupt reaper and the retry scheduler. `FOR UPDATE SKIP
+//! LOCKED` plus a re-checked state predicate means racing instances move each row once.
+//!
+//! The cap rule here is [`crate::domain::transitions::after_lapse`] written in SQL
+//! (`attempt >= max_attempts`); the integration tests pin that both agree.
+
+use diesel::sql_types::Int8;
+use diesel_async::RunQueryDsl;
+
+use super::super::Store;
+use super::super::signals::Signal;
+use super::{MovedRow, SIGNAL_COLUMNS};
+use crate::error::Result;
+
+/// Rows moved per statement: large enough to be efficient, small enough that claims
+/// on the same tables never wait long behind a sweep.
+pub const SWEEP_BATCH: i64 = 500;
+
+/// What one sweep did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Rows moved back to pending.
+    pub requeued: usize,
+    /// Rows that became dead letters.
+    pub dead_lettered: usize,
+}
+
+impl SweepReport {
+    fn add(&mut self, signals: &[Signal], moved: usize) {
+        let dead = signals.iter().filter(|s| matches!(s, Signal::DeadLettered(_))).count();
+        self.dead_lettered += dead;
+        self.requeued += moved - dead;
+    }
+}
+
+/// Builds a lapse sweep: `due` selects the rows, `outcome` names how their attempt
+/// closed, `reason` is the dead-letter reason at the cap.
+fn lapse_sql(due: &str, outcome: &str, reason: &str) -> String {
+    format!(
+        "WITH due AS ({due} LIMIT $1 FOR UPDATE SKIP LOCKED), \
+         moved AS ( \
+           UPDATE todos t SET \
+             state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'pending' END, \
+             dead_reason = CASE WHEN t.attempt >= t.max_attempts THEN '{reason}' END, \
+             dead_lettered_at = CASE WHEN t.attempt >= t.max_attempts THEN now() END, \
+             dead_letter_count = t.dead_letter_count + CASE WHEN t.attempt >= t.max_attempts THEN 1 ELSE 0 END, \
+             claimed_by = NULL, lease_expires_at = NULL, lease_token_hash = NULL, \
+             interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
+             updated_at = now() \
+           FROM due WHERE t.id = due.id \
+           RETURNING t.*), \
+         closed AS ( \
+           UPDATE todo_attempts a SET ended_at = now(), outcome = '{outcome}', \
+             disposition = CASE WHEN m.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END \
+           FROM moved m WHERE a.todo_id = m.id AND a.ended_at IS NULL \
+           RETURNING a.todo_id, a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
+         SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
+           c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
+         FROM moved t LEFT JOIN closed c ON c.todo_id = t.id"
+    )
+}
+
+impl Store {
+    /// Runs `sql` in batches until one comes back short, emitting each batch's signals
+    /// as soon as it commits.
+    async fn sweep(&self, sql: &str) -> Result<SweepReport> {
+        let mut report = SweepReport::default();
+        loop {
+            let mut conn = self.conn().await?;
+            let rows: Vec<MovedRow> = diesel::sql_query(sql).bind::<Int8, _>(SWEEP_BATCH).load(&mut conn).await?;
+            drop(conn);
+            let moved = rows.len();
+            let signals: Vec<Signal> = rows.iter().filter_map(MovedRow::signal).collect();
+            report.add(&signals, moved);
+            self.emit(signals);
+            if (moved as i64) < SWEEP_BATCH {
+                return Ok(report);
+            }
+        }
+    }
+
+    /// Lease reaper: claimed todos whose lease lapsed go back to pending below the cap
+    /// (`todo.ready`, `requeued`) or become dead letters at the cap (`lease_expired`).
+    pub async fn reap_expired_leases(&self) -> Result<SweepReport> {
+        let sql = lapse_sql(
+            "SELECT id FROM todos WHERE state = 'claimed' AND lease_expires_at < now() \
+             AND queue <> 'quarantine' ORDER BY lease_expires_at",
+            "lease_expired",
+            "lease_expired",
+        );
+        self.sweep(&sql).await
+    }
+
+    /// Interrupt reaper: interrupted todos whose holder let the interrupt lease lapse go
+    /// back to pending below the cap or become dead letters at the cap
+    /// (`interrupt_expired`).
+    pub async fn reap_expired_interrupts(&self) -> Result<SweepReport> {
+        let sql = lapse_sql(
+            "SELECT id FROM todos WHERE state IN ('input_required', 'auth_required') \
+             AND interrupt_expires_at < now() AND queue <> 'quarantine' ORDER BY interrupt_expires_at",
+            "interrupt_expired",
+            "interrupt_expired",
+        );
+        self.sweep(&sql).await
+    }
+
+    /// Retry scheduler: failed todos whose retry is due go back to pending
+    /// (`todo.ready`, `requeued`).
+    pub async fn requeue_due_retries(&self) -> Result<SweepReport> {
+        let sql = format!(
+            "WITH due AS (SELECT id FROM todos WHERE state = 'failed' AND next_retry_at <= now() \
+               ORDER BY next_retry_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+             moved AS ( \
+               UPDATE todos t SET state = 'pending', next_retry_at = NULL, claimed_by = NULL, updated_at = now() \
+               FROM due WHERE t.id = due.id RETURNING t.*) \
+             SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
+               NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
+             FROM moved t"
+        );
+        self.sweep(&sql).await
+    }
+}
