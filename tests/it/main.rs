@@ -1,1 +1,6 @@
+//! The one integration-test binary. Each test gets a fresh PostgreSQL database cloned
+//! from a migrated template and, where it speaks HTTP, the real app on port 0.
 
+mod harness;
+
+mod lifecycle;

@@ -1,0 +1,315 @@
+//! The todo lifecycle over the agent REST API against a real database.
+
+use awc::http::StatusCode;
+use serde_json::json;
+use switchboard::domain::ids::TodoId;
+
+use crate::harness::TestApp;
+
+fn secs_between(a: &serde_json::Value, b: &serde_json::Value) -> i64 {
+    let a: chrono::DateTime<chrono::Utc> = a.as_str().unwrap().parse().unwrap();
+    let b: chrono::DateTime<chrono::Utc> = b.as_str().unwrap().parse().unwrap();
+    (b - a).num_seconds()
+}
+
+#[actix_web::test]
+async fn claim_next_claims_the_oldest_pending_todo_and_opens_an_attempt() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let first = app.create_todo(&ep, "builds", "first").await;
+    let _second = app.create_todo(&ep, "builds", "second").await;
+
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c["empty"], false);
+    assert_eq!(c["todo"]["id"], first.to_string());
+    assert_eq!(c["todo"]["state"], "claimed");
+    assert_eq!(c["todo"]["attempt"], 1);
+    assert_eq!(c["attempt_seq"], 1);
+    assert_eq!(c["lease_token"].as_str().unwrap().len(), 22);
+    // Default lease is 300 s.
+    let lease = secs_between(&c["todo"]["updated_at"], &c["todo"]["lease_expires_at"]);
+    assert!((299..=300).contains(&lease), "lease {lease}");
+
+    let (s, t) = app.get(&format!("/api/v1/agent/todos/{first}"), &ep.token).await;
+    assert_eq!(s, StatusCode::OK);
+    let attempts = t["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0]["seq"], 1);
+    assert!(attempts[0]["ended_at"].is_null());
+}
+
+#[actix_web::test]
+async fn claim_next_on_an_empty_queue_answers_empty() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c, json!({"empty": true}));
+}
+
+#[actix_web::test]
+async fn claim_next_with_a_queue_only_claims_from_that_queue() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    app.create_todo(&ep, "a", "in a").await;
+    let in_b = app.create_todo(&ep, "b", "in b").await;
+    let (_, c) = app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"queue": "b"})).await;
+    assert_eq!(c["todo"]["id"], in_b.to_string());
+    let (_, c) = app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"queue": "b"})).await;
+    assert_eq!(c["empty"], true);
+}
+
+#[actix_web::test]
+async fn complete_closes_the_attempt_as_completed_with_summary_and_artifact() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let c = app.claim_next(&ep).await;
+    let (s, row) = app
+        .post(
+            &format!("/api/v1/agent/todos/{id}/complete"),
+            &ep.token,
+            json!({"result": {"ok": true}, "summary": "green", "artifact": "mcp://cairn/abc", "lease_token": c["lease_token"]}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+    assert_eq!(row["state"], "done");
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    assert_eq!(t["result"], json!({"ok": true}));
+    let a = &t["attempts"][0];
+    assert_eq!(a["outcome"], "completed");
+    assert_eq!(a["disposition"], "done");
+    assert_eq!(a["summary"], "green");
+    assert_eq!(a["artifact"], "mcp://cairn/abc");
+    // A second complete is a conflict and changes nothing.
+    let (s, e) = app.post(&format!("/api/v1/agent/todos/{id}/complete"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    assert_eq!(e["error"]["code"], "conflict");
+}
+
+#[actix_web::test]
+async fn fail_below_the_cap_schedules_a_retry_with_doubling_backoff() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let mut expected = [30i64, 60, 120].into_iter();
+    for attempt in 1..=3 {
+        let c = app.claim_next(&ep).await;
+        assert_eq!(c["todo"]["attempt"], attempt, "{c}");
+        let (s, row) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "red"})).await;
+        assert_eq!(s, StatusCode::OK, "{row}");
+        assert_eq!(row["state"], "failed");
+        assert_eq!(row["dead_letter"], false);
+        let wait = secs_between(&row["updated_at"], &row["next_retry_at"]);
+        let want = expected.next().unwrap();
+        assert!((want - 1..=want).contains(&wait), "attempt {attempt}: waited {wait}, want {want}");
+        // The open retry window keeps it from being claimed...
+        assert_eq!(app.claim_next(&ep).await["empty"], true);
+        // ...until the scheduler finds it due.
+        app.make_retry_due(id).await;
+        let report = app.store.requeue_due_retries().await.unwrap();
+        assert_eq!(report.requeued, 1);
+    }
+}
+
+#[actix_web::test]
+async fn fail_at_the_cap_makes_a_dead_letter_that_no_sweep_revives() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let (s, b) = app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "max_attempts": 2})).await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id: TodoId = b["id"].as_str().unwrap().parse().unwrap();
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({})).await;
+    app.make_retry_due(id).await;
+    app.store.requeue_due_retries().await.unwrap();
+    app.claim_next(&ep).await;
+    let (_, row) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "still red"})).await;
+    assert_eq!(row["state"], "failed");
+    assert_eq!(row["dead_letter"], true);
+    assert_eq!(row["dead_reason"], "attempts_exhausted");
+    assert!(row["next_retry_at"].is_null());
+    assert!(row.as_object().unwrap().contains_key("next_retry_at"), "next_retry_at is always present");
+    assert_eq!(app.store.requeue_due_retries().await.unwrap().requeued, 0);
+    assert_eq!(app.claim_next(&ep).await["empty"], true);
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    assert_eq!(t["attempts"][0]["disposition"], "dead_lettered");
+    assert_eq!(t["attempts"][1]["disposition"], "retry_scheduled");
+}
+
+#[actix_web::test]
+async fn release_requeues_without_spending_an_attempt_but_keeps_the_history() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    app.claim_next(&ep).await;
+    let (s, row) = app.post(&format!("/api/v1/agent/todos/{id}/release"), &ep.token, json!({"summary": "not mine"})).await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+    assert_eq!(row["state"], "pending");
+    assert_eq!(row["attempt"], 0);
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c["todo"]["attempt"], 1);
+    assert_eq!(c["attempt_seq"], 2, "seq is never reused");
+    assert_eq!(c["prior_attempts"][0]["outcome"], "released");
+}
+
+#[actix_web::test]
+async fn heartbeat_extends_the_lease_and_stamps_the_attempt() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let c = app.claim_next(&ep).await;
+    let (s, row) = app
+        .post(&format!("/api/v1/agent/todos/{id}/heartbeat"), &ep.token, json!({"lease_ttl_seconds": 900, "lease_token": c["lease_token"]}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+    let lease = secs_between(&row["updated_at"], &row["lease_expires_at"]);
+    assert!((899..=900).contains(&lease), "{lease}");
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    assert!(!t["attempts"][0]["last_heartbeat_at"].is_null());
+    assert_eq!(t["attempts"][0]["lease_expires_at"], row["lease_expires_at"]);
+}
+
+#[actix_web::test]
+async fn a_lease_token_mismatch_is_a_conflict_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    app.claim_next(&ep).await;
+    for verb in ["heartbeat", "complete", "fail", "release"] {
+        let (s, e) = app.post(&format!("/api/v1/agent/todos/{id}/{verb}"), &ep.token, json!({"lease_token": "AAAAAAAAAAAAAAAAAAAAAA"})).await;
+        assert_eq!(s, StatusCode::CONFLICT, "{verb}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("lease token"), "{e}");
+    }
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    assert_eq!(t["state"], "claimed");
+    assert!(t["attempts"][0]["ended_at"].is_null());
+}
+
+#[actix_web::test]
+async fn lease_length_per_call_beats_the_endpoint_default_which_beats_300() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let (s, v) = app
+        .post("/api/v1/endpoints", &o.token, json!({"slug": "slow", "grants": ["claim_next", "create_todo"], "default_lease_seconds": 600}))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let ep = crate::harness::Ep { id: v["id"].as_str().unwrap().parse().unwrap(), token: v["token"].as_str().unwrap().into() };
+    app.create_todo(&ep, "q", "a").await;
+    app.create_todo(&ep, "q", "b").await;
+    let c = app.claim_next(&ep).await;
+    let lease = secs_between(&c["todo"]["updated_at"], &c["todo"]["lease_expires_at"]);
+    assert!((599..=600).contains(&lease), "{lease}");
+    let (_, c) = app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"lease_ttl_seconds": 42})).await;
+    let lease = secs_between(&c["todo"]["updated_at"], &c["todo"]["lease_expires_at"]);
+    assert!((41..=42).contains(&lease), "{lease}");
+}
+
+#[actix_web::test]
+async fn interrupt_and_resume_keep_the_same_attempt_and_heartbeat_renews_the_wait() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    app.claim_next(&ep).await;
+    let (s, row) = app
+        .post(&format!("/api/v1/agent/todos/{id}/interrupt"), &ep.token, json!({"state": "input_required", "wait_seconds": 120, "reason": "need\na human"}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+    assert_eq!(row["state"], "input_required");
+    assert!(row["lease_expires_at"].is_null());
+    assert_eq!(row["interrupt_reason"], "needa human");
+    assert_eq!(secs_between(&row["updated_at"], &row["interrupt_expires_at"]), 120);
+    // An interrupted todo cannot be completed or claimed.
+    let (s, _) = app.post(&format!("/api/v1/agent/todos/{id}/complete"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    // A heartbeat renews the interrupt lease by the wait it asked for.
+    let (_, row) = app.post(&format!("/api/v1/agent/todos/{id}/heartbeat"), &ep.token, json!({})).await;
+    assert_eq!(row["state"], "input_required");
+    assert_eq!(secs_between(&row["updated_at"], &row["interrupt_expires_at"]), 120);
+    let (s, row) = app.post(&format!("/api/v1/agent/todos/{id}/resume"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+    assert_eq!(row["state"], "claimed");
+    assert_eq!(row["attempt"], 1);
+    assert!(row["interrupt_expires_at"].is_null());
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    assert_eq!(t["attempts"].as_array().unwrap().len(), 1);
+}
+
+#[actix_web::test]
+async fn an_idempotency_key_returns_the_live_todo_and_a_dead_letter_releases_it() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let body = json!({"queue": "q", "title": "t", "idempotency_key": "k1", "max_attempts": 1});
+    let (s1, a) = app.post("/api/v1/agent/todos", &ep.token, body.clone()).await;
+    let (s2, b) = app.post("/api/v1/agent/todos", &ep.token, body.clone()).await;
+    assert_eq!((s1, s2), (StatusCode::CREATED, StatusCode::OK));
+    assert_eq!(a["id"], b["id"]);
+    assert_eq!(b["created"], false);
+    // A parked retry would keep the key; a dead letter releases it.
+    app.claim_next(&ep).await;
+    let id = a["id"].as_str().unwrap();
+    let (_, row) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({})).await;
+    assert_eq!(row["dead_letter"], true);
+    let (s3, c) = app.post("/api/v1/agent/todos", &ep.token, body).await;
+    assert_eq!(s3, StatusCode::CREATED);
+    assert_ne!(c["id"], a["id"]);
+}
+
+#[actix_web::test]
+async fn claim_by_id_takes_a_pending_todo_or_a_due_retry_and_refuses_the_rest() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let (s, c) = app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({"claimant": "w-1"})).await;
+    assert_eq!(s, StatusCode::OK, "{c}");
+    let (s, _) = app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({})).await;
+    let (s, _) = app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::CONFLICT, "retry not yet due");
+    app.make_retry_due(id).await;
+    let (s, c) = app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{c}");
+    assert_eq!(c["todo"]["attempt"], 2);
+    assert_eq!(c["prior_attempts"][0]["claimant"], "w-1");
+}
+
+#[actix_web::test]
+async fn list_todos_shows_only_this_endpoints_drainable_work_newest_first() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let other = app.agent(o.scope, "other").await;
+    let done = app.create_todo(&ep, "q", "done").await;
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{done}/complete"), &ep.token, json!({})).await;
+    let p1 = app.create_todo(&ep, "q", "p1").await;
+    let p2 = app.create_todo(&ep, "r", "p2").await;
+    app.create_todo(&other, "q", "not mine").await;
+    let (s, l) = app.get("/api/v1/agent/todos", &ep.token).await;
+    assert_eq!(s, StatusCode::OK);
+    let ids: Vec<&str> = l["todos"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, vec![p2.to_string(), p1.to_string()]);
+    assert!(l["todos"][0].get("payload").is_none(), "no payload in lists");
+    let (_, l) = app.get("/api/v1/agent/todos?queue=q", &ep.token).await;
+    assert_eq!(l["todos"].as_array().unwrap().len(), 1);
+    let (s, _) = app.get("/api/v1/agent/todos?state=done", &ep.token).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    // Another endpoint's todo is unknown here.
+    let (_, theirs) = app.get("/api/v1/agent/todos", &other.token).await;
+    let their_id = theirs["todos"][0]["id"].as_str().unwrap();
+    let (s, e) = app.get(&format!("/api/v1/agent/todos/{their_id}"), &ep.token).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(e["error"]["code"], "not_found");
+}
