@@ -194,6 +194,12 @@ struct Flush;
 
 impl Actor for Recorder {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // The store never blocks on a full mailbox: it drops and counts. A recorder
+        // that must see everything gets room for every signal a test produces.
+        ctx.set_mailbox_capacity(100_000);
+    }
 }
 
 impl Handler<TodoReady> for Recorder {

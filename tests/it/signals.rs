@@ -1,0 +1,356 @@
+//! Exactly when the store emits `TodoReady` and `DeadLettered`, with what, after commit.
+
+use serde_json::json;
+use switchboard::domain::ids::{EndpointId, EventId, ScopeId, TodoId};
+use switchboard::domain::todo_state::{AttemptOutcome, DeadReason, ReadyReason};
+use switchboard::store::signals::Signal;
+use switchboard::store::todos::NewTodo;
+
+use crate::harness::{Ep, TestApp};
+
+async fn todo_with_cap(app: &TestApp, ep: &Ep, cap: i32) -> TodoId {
+    let (_, b) = app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "kind": "build", "max_attempts": cap})).await;
+    b["id"].as_str().unwrap().parse().unwrap()
+}
+
+/// Inserts an event row as intake will, returning its id.
+async fn event(app: &TestApp, scope: ScopeId, verified: bool, trust_mode: &str) -> EventId {
+    let id = EventId::new();
+    app.db
+        .exec(&format!(
+            "INSERT INTO events (id, scope_id, source, trust_mode, verified, disposition) \
+             VALUES ('{}', '{}', 'github', '{trust_mode}', {verified}, 'routed')",
+            id.0, scope.0
+        ))
+        .await;
+    id
+}
+
+async fn todo_from_event(app: &TestApp, endpoint: EndpointId, event: EventId) -> TodoId {
+    let out = app
+        .store
+        .create_todo(NewTodo {
+            endpoint_id: endpoint,
+            queue: "q".into(),
+            title: "from a delivery".into(),
+            kind: Some("push".into()),
+            source: Some("github".into()),
+            payload: Some(json!({"secret": "never announced"})),
+            idempotency_key: None,
+            max_attempts: Some(1),
+            event_id: Some(event),
+        })
+        .await
+        .unwrap();
+    out.todo.id
+}
+
+#[actix_web::test]
+async fn todo_ready_rings_on_create_with_reason_created() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let ready = app.signals.take_ready().await;
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0].reason, ReadyReason::Created);
+    assert_eq!(ready[0].todo.id, id);
+    assert_eq!(ready[0].todo.endpoint_slug, "worker");
+    assert_eq!(ready[0].todo.attempt, 0);
+    assert!(!ready[0].todo.sender_gate, "an agent-authored todo never passes the sender gate");
+}
+
+#[actix_web::test]
+async fn an_idempotency_hit_rings_nothing() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let body = json!({"queue": "q", "title": "t", "idempotency_key": "k"});
+    app.post("/api/v1/agent/todos", &ep.token, body.clone()).await;
+    app.signals.take().await;
+    app.post("/api/v1/agent/todos", &ep.token, body).await;
+    assert!(app.signals.take().await.is_empty());
+}
+
+#[actix_web::test]
+async fn todo_ready_rings_requeued_for_a_lapsed_lease_a_due_retry_and_a_release() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 5).await;
+    app.claim_next(&ep).await;
+    app.signals.take().await;
+
+    app.lapse_lease(id).await;
+    let report = app.store.reap_expired_leases().await.unwrap();
+    assert_eq!((report.requeued, report.dead_lettered), (1, 0));
+    let ready = app.signals.take_ready().await;
+    assert_eq!(ready.len(), 1);
+    assert_eq!((ready[0].reason, ready[0].todo.attempt), (ReadyReason::Requeued, 1));
+
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({})).await;
+    assert!(app.signals.take().await.is_empty(), "a fail below the cap rings nothing until the retry is due");
+    app.make_retry_due(id).await;
+    app.store.requeue_due_retries().await.unwrap();
+    let ready = app.signals.take_ready().await;
+    assert_eq!((ready.len(), ready[0].reason), (1, ReadyReason::Requeued));
+
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{id}/release"), &ep.token, json!({})).await;
+    let ready = app.signals.take_ready().await;
+    assert_eq!((ready.len(), ready[0].reason), (1, ReadyReason::Requeued));
+}
+
+#[actix_web::test]
+async fn agent_fail_at_the_cap_announces_attempts_exhausted_with_the_closing_attempt() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 2).await;
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "red"})).await;
+    assert!(app.signals.take_dead().await.is_empty(), "never below the cap");
+    app.make_retry_due(id).await;
+    app.store.requeue_due_retries().await.unwrap();
+    app.claim_next(&ep).await;
+    app.signals.take().await;
+    app.post(
+        &format!("/api/v1/agent/todos/{id}/fail"),
+        &ep.token,
+        json!({"summary": "still red", "artifact": "https://ci.example.com/run/9", "result": {"log": "x"}}),
+    )
+    .await;
+    let signals = app.signals.take().await;
+    assert_eq!(signals.len(), 1, "exactly one signal: {signals:?}");
+    let Signal::DeadLettered(d) = &signals[0] else { panic!("expected a dead letter: {signals:?}") };
+    assert_eq!(d.reason, DeadReason::AttemptsExhausted);
+    assert_eq!(d.todo.id, id);
+    assert_eq!(d.todo.kind.as_deref(), Some("build"));
+    assert_eq!(d.todo.attempts_total, 2);
+    assert_eq!(d.dead_letter_count, 1);
+    assert!(!d.relay);
+    let fa = d.final_attempt.as_ref().expect("final attempt");
+    assert_eq!((fa.seq, fa.outcome), (2, AttemptOutcome::Failed));
+    assert_eq!(fa.summary.as_deref(), Some("still red"));
+    assert_eq!(fa.artifact.as_deref(), Some("https://ci.example.com/run/9"));
+}
+
+#[actix_web::test]
+async fn operator_fail_at_the_cap_announces_and_below_the_cap_schedules_a_retry() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 2).await;
+    app.claim_next(&ep).await;
+    app.signals.take().await;
+    let (s, row) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({"summary": "operator says no"})).await;
+    assert_eq!(s, 200, "{row}");
+    assert_eq!(row["dead_letter"], false);
+    assert!(!row["next_retry_at"].is_null());
+    assert!(app.signals.take_dead().await.is_empty());
+
+    app.make_retry_due(id).await;
+    app.store.requeue_due_retries().await.unwrap();
+    app.claim_next(&ep).await;
+    app.signals.take().await;
+    let (_, row) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({"summary": "stop"})).await;
+    assert_eq!(row["dead_reason"], "attempts_exhausted");
+    let dead = app.signals.take_dead().await;
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].reason, DeadReason::AttemptsExhausted);
+    let fa = dead[0].final_attempt.as_ref().unwrap();
+    assert_eq!((fa.seq, fa.outcome, fa.summary.as_deref()), (2, AttemptOutcome::Failed, Some("stop")));
+}
+
+#[actix_web::test]
+async fn operator_fail_of_an_unclaimed_todo_at_the_cap_announces_with_no_final_attempt() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 1).await;
+    // Claimed once and released: attempt 0 of 1 again, no open attempt.
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{id}/release"), &ep.token, json!({})).await;
+    app.db.exec(&format!("UPDATE todos SET attempt = 1 WHERE id = '{}'", id.0)).await;
+    app.signals.take().await;
+    let (_, row) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({})).await;
+    assert_eq!(row["dead_letter"], true, "{row}");
+    let dead = app.signals.take_dead().await;
+    assert_eq!(dead.len(), 1);
+    assert!(dead[0].final_attempt.is_none());
+}
+
+#[actix_web::test]
+async fn lease_reaper_at_the_cap_announces_lease_expired_and_below_the_cap_requeues() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 2).await;
+    app.claim_next(&ep).await;
+    app.lapse_lease(id).await;
+    app.store.reap_expired_leases().await.unwrap();
+    assert!(app.signals.take_dead().await.is_empty());
+    app.claim_next(&ep).await;
+    app.lapse_lease(id).await;
+    let report = app.store.reap_expired_leases().await.unwrap();
+    assert_eq!((report.requeued, report.dead_lettered), (0, 1));
+    let signals = app.signals.take().await;
+    assert_eq!(signals.len(), 1, "{signals:?}");
+    let Signal::DeadLettered(d) = &signals[0] else { panic!("{signals:?}") };
+    assert_eq!(d.reason, DeadReason::LeaseExpired);
+    let fa = d.final_attempt.as_ref().unwrap();
+    assert_eq!((fa.seq, fa.outcome, fa.summary.clone()), (2, AttemptOutcome::LeaseExpired, None));
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    assert_eq!(t["dead_reason"], "lease_expired");
+    assert_eq!(t["attempts"][0]["outcome"], "lease_expired");
+    assert_eq!(t["attempts"][0]["disposition"], "dead_lettered");
+    assert_eq!(t["attempts"][1]["disposition"], "requeued");
+}
+
+#[actix_web::test]
+async fn interrupt_reaper_at_the_cap_announces_interrupt_expired_and_below_the_cap_requeues() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 2).await;
+    for round in 1..=2 {
+        app.claim_next(&ep).await;
+        app.post(&format!("/api/v1/agent/todos/{id}/interrupt"), &ep.token, json!({"state": "auth_required"})).await;
+        app.signals.take().await;
+        app.lapse_interrupt(id).await;
+        let report = app.store.reap_expired_interrupts().await.unwrap();
+        let signals = app.signals.take().await;
+        assert_eq!(signals.len(), 1, "{signals:?}");
+        if round == 1 {
+            assert_eq!(report.requeued, 1);
+            assert!(matches!(&signals[0], Signal::Ready(r) if r.reason == ReadyReason::Requeued));
+        } else {
+            assert_eq!(report.dead_lettered, 1);
+            let Signal::DeadLettered(d) = &signals[0] else { panic!("{signals:?}") };
+            assert_eq!(d.reason, DeadReason::InterruptExpired);
+            assert_eq!(d.final_attempt.as_ref().unwrap().outcome, AttemptOutcome::InterruptExpired);
+        }
+    }
+}
+
+#[actix_web::test]
+async fn revocation_cascade_dead_letters_live_work_silently() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let pending = app.create_todo(&ep, "q", "pending").await;
+    let claimed = app.create_todo(&ep, "q", "claimed").await;
+    let interrupted = app.create_todo(&ep, "q", "interrupted").await;
+    let retrying = app.create_todo(&ep, "q", "retrying").await;
+    let done = app.create_todo(&ep, "q", "done").await;
+    for (id, then) in [(pending, None), (claimed, Some("none")), (interrupted, Some("interrupt")), (retrying, Some("fail")), (done, Some("complete"))] {
+        let Some(then) = then else { continue };
+        app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
+        match then {
+            "interrupt" => app.post(&format!("/api/v1/agent/todos/{id}/interrupt"), &ep.token, json!({"state": "input_required"})).await,
+            "none" => continue,
+            verb => app.post(&format!("/api/v1/agent/todos/{id}/{verb}"), &ep.token, json!({})).await,
+        };
+    }
+    app.signals.take().await;
+    let (s, r) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &o.token, json!({})).await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["dead_lettered"], 4);
+    assert!(app.signals.take().await.is_empty(), "the cascade is silent");
+    let dead = app.store.list_dead_letters(&[o.scope], None, 100).await.unwrap();
+    assert_eq!(dead.len(), 4);
+    assert!(dead.iter().all(|d| d.reason == DeadReason::EndpointRevoked));
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts WHERE ended_at IS NULL").await, 0);
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts WHERE outcome = 'revoked' AND disposition = 'dead_lettered'").await, 2, "the claimed and the interrupted attempt");
+    assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'done'").await, 1);
+    // The token stops working at once.
+    let (s, _) = app.get("/api/v1/agent/todos", &ep.token).await;
+    assert_eq!(s, 401);
+    // A second revocation is a conflict.
+    let (s, _) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &o.token, json!({})).await;
+    assert_eq!(s, 409);
+}
+
+#[actix_web::test]
+async fn manual_retry_resets_the_attempt_counter_keeps_history_and_rings_nothing() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 1).await;
+    app.claim_next(&ep).await;
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "boom"})).await;
+    app.signals.take().await;
+    let (s, row) = app.post(&format!("/api/v1/todos/{id}/retry"), &o.token, json!({})).await;
+    assert_eq!(s, 200, "{row}");
+    assert_eq!((row["state"].as_str(), row["attempt"].as_i64(), row["dead_letter"].as_bool()), (Some("pending"), Some(0), Some(false)));
+    assert!(row["dead_reason"].is_null());
+    assert!(app.signals.take().await.is_empty(), "manual retry rings nothing");
+    // It dies again: a new dead-lettering with a higher count (keys sink dedup).
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c["attempt_seq"], 2);
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({})).await;
+    let dead = app.signals.take_dead().await;
+    assert_eq!(dead[0].dead_letter_count, 2);
+}
+
+#[actix_web::test]
+async fn the_sender_gate_passes_only_verified_or_token_trust_deliveries() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let cases = [(true, "signed", true), (false, "token", true), (false, "open", false), (false, "signed", false)];
+    for (verified, mode, gate) in cases {
+        let ev = event(&app, o.scope, verified, mode).await;
+        let id = todo_from_event(&app, ep.id, ev).await;
+        let ready = app.signals.take_ready().await;
+        assert_eq!(ready.len(), 1);
+        assert_eq!(ready[0].todo.sender_gate, gate, "{mode} verified={verified} on create");
+        assert_eq!(ready[0].todo.event_id, Some(ev));
+        // The gate travels on the dead letter too, answered again in SQL.
+        app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
+        app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({})).await;
+        let dead = app.signals.take_dead().await;
+        assert_eq!(dead[0].todo.sender_gate, gate, "{mode} verified={verified} on dead letter");
+    }
+}
+
+#[actix_web::test]
+async fn a_relay_attempt_marks_the_dead_letter_as_relay() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 1).await;
+    app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"claimant": "harness/box-1/claude/run-7"})).await;
+    app.signals.take().await;
+    app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"artifact": "mcp://cairn/art_1"})).await;
+    let dead = app.signals.take_dead().await;
+    assert!(dead[0].relay);
+    assert_eq!(dead[0].final_attempt.as_ref().unwrap().artifact.as_deref(), Some("mcp://cairn/art_1"));
+}
+
+#[actix_web::test]
+async fn a_quarantined_todo_never_rings() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let ev = event(&app, o.scope, true, "signed").await;
+    let out = app
+        .store
+        .create_todo(NewTodo {
+            endpoint_id: ep.id,
+            queue: "quarantine".into(),
+            title: "held".into(),
+            kind: None,
+            source: Some("github".into()),
+            payload: None,
+            idempotency_key: None,
+            max_attempts: None,
+            event_id: Some(ev),
+        })
+        .await
+        .unwrap();
+    assert!(out.created);
+    assert!(app.signals.take().await.is_empty());
+    assert_eq!(app.claim_next(&ep).await["empty"], true, "agents never see quarantine");
+}
