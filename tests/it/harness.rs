@@ -154,6 +154,16 @@ impl TestDb {
         client.execute(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
+    /// The text of an EXPLAIN.
+    pub async fn plan(&self, explain: &str) -> String {
+        let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
+        actix_rt::spawn(async move {
+            let _ = conn.await;
+        });
+        let rows = client.query(explain, &[]).await.unwrap_or_else(|e| panic!("{explain}: {e}"));
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+    }
+
     /// Runs a query returning one i64.
     pub async fn count(&self, sql: &str) -> i64 {
         let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");

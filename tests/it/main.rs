@@ -4,3 +4,10 @@
 mod harness;
 
 mod lifecycle;
+mod signals;
+mod races;
+mod dead_letters;
+mod sweepers;
+mod claim_plan;
+mod cli;
+mod api_doc;

@@ -354,3 +354,56 @@ async fn a_quarantined_todo_never_rings() {
     assert!(app.signals.take().await.is_empty());
     assert_eq!(app.claim_next(&ep).await["empty"], true, "agents never see quarantine");
 }
+
+#[actix_web::test]
+async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store() {
+    use actix::{Actor, Context, Handler};
+    use switchboard::store::signals::{DeadLettered, Emitter, TodoReady};
+
+    /// A recipient that never drains its small mailbox.
+    struct Stuck;
+    impl Actor for Stuck {
+        type Context = Context<Self>;
+    }
+    impl Handler<TodoReady> for Stuck {
+        type Result = ();
+        fn handle(&mut self, _: TodoReady, _: &mut Context<Self>) {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+    }
+    impl Handler<DeadLettered> for Stuck {
+        type Result = ();
+        fn handle(&mut self, _: DeadLettered, _: &mut Context<Self>) {}
+    }
+
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    // On its own thread, so its slow handler blocks only itself.
+    let arbiter = actix::Arbiter::new();
+    let stuck = Stuck::start_in_arbiter(&arbiter.handle(), |ctx| {
+        ctx.set_mailbox_capacity(4);
+        Stuck
+    });
+    let emitter = Emitter::to(stuck.clone().recipient(), stuck.recipient());
+    let store = app.db.store(emitter.clone());
+    for i in 0..30 {
+        store
+            .create_todo(NewTodo {
+                endpoint_id: ep.id,
+                queue: "q".into(),
+                title: format!("t{i}"),
+                kind: None,
+                source: None,
+                payload: None,
+                idempotency_key: None,
+                max_attempts: None,
+                event_id: None,
+            })
+            .await
+            .unwrap();
+    }
+    assert!(emitter.dropped() >= 10, "dropped {}", emitter.dropped());
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 30, "the work itself is never lost");
+    arbiter.stop();
+}

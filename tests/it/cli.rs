@@ -1,0 +1,190 @@
+//! The `switchboard` binary: admin commands with `--json`, bad configuration, and the
+//! embedded database default.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{TestApp, TestDb};
+
+const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+
+/// Runs the binary with only the given SWITCHBOARD_* variables set.
+fn run(env: &[(&str, &str)], args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SWITCHBOARD_")) {
+        cmd.env_remove(k);
+    }
+    cmd.envs(env.iter().copied()).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn switchboard");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("wait");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn json_line(stdout: &str) -> Value {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout:?}");
+    serde_json::from_str(lines[0]).expect("one JSON object")
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort();
+    k
+}
+
+#[actix_web::test]
+async fn admin_commands_print_exactly_one_json_object_and_revocation_counts_dead_letters() {
+    let db = TestDb::new().await;
+    let env = [("SWITCHBOARD_DATABASE_URL", db.url.as_str())];
+    let (code, out, err) = run(&env, &["admin", "create-human", "--email", "ada@example.com", "--name", "Ada", "--password-stdin", "--json"], Some("a long enough password\n"));
+    assert_eq!(code, 0, "{err}");
+    let human = json_line(&out);
+    assert_eq!(keys(&human), vec!["email", "id", "token"]);
+    assert!(human["token"].as_str().unwrap().starts_with("sbo_"));
+    assert_eq!(db.count("SELECT count(*) FROM humans WHERE password_hash LIKE '$argon2id$%'").await, 1);
+    assert!(!err.contains(human["token"].as_str().unwrap()), "the token never reaches the log");
+
+    let (code, out, _) = run(&env, &["admin", "create-team", "--name", "ops", "--admin", "ada@example.com", "--json"], None);
+    assert_eq!(code, 0);
+    let team = json_line(&out);
+    assert_eq!(keys(&team), vec!["id", "name"]);
+    assert_eq!(team["name"], "ops");
+
+    let (code, out, err) = run(&env, &["admin", "vend-endpoint", "--owner", "team:ops", "--slug", "builder", "--grant", "claim_next", "--grant", "create_todo", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    let ep = json_line(&out);
+    assert_eq!(keys(&ep), vec!["grants", "id", "slug", "token"]);
+    assert_eq!(ep["grants"], json!(["claim_next", "create_todo"]));
+    assert!(ep["token"].as_str().unwrap().starts_with("sbk_"));
+
+    // Put live work on it, then revoke from the CLI.
+    let pool_store = db.store(switchboard::store::signals::Emitter::none());
+    let endpoint = pool_store.endpoint_by_slug("builder").await.unwrap();
+    for title in ["a", "b", "c"] {
+        pool_store
+            .create_todo(switchboard::store::todos::NewTodo {
+                endpoint_id: endpoint.id,
+                queue: "q".into(),
+                title: title.into(),
+                kind: None,
+                source: None,
+                payload: None,
+                idempotency_key: None,
+                max_attempts: None,
+                event_id: None,
+            })
+            .await
+            .unwrap();
+    }
+    let (code, out, _) = run(&env, &["admin", "revoke-endpoint", "--slug", "builder", "--json"], None);
+    assert_eq!(code, 0);
+    let revoked = json_line(&out);
+    assert_eq!(revoked, json!({"id": ep["id"], "revoked": true, "dead_lettered": 3}));
+
+    // Errors: non-zero, one JSON error object with --json, a clear line on stderr.
+    let (code, out, err) = run(&env, &["admin", "vend-endpoint", "--owner", "nobody@example.com", "--slug", "x", "--json"], None);
+    assert_ne!(code, 0);
+    assert!(json_line(&out)["error"]["message"].as_str().unwrap().contains("owner"));
+    assert!(err.contains("owner"), "{err}");
+    let (code, _, err) = run(&env, &["admin", "vend-endpoint", "--owner", "team:ops", "--slug", "y", "--grant", "fly"], None);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown grant"), "{err}");
+}
+
+#[actix_web::test]
+async fn bad_configuration_stops_start_up_with_a_message_naming_the_setting() {
+    let cases = [
+        ("SWITCHBOARD_DATABASE_URL", "postgres://u@h:notaport/db"),
+        ("SWITCHBOARD_SECRET_ENCRYPTION_KEY", "dG9vIHNob3J0"),
+        ("SWITCHBOARD_ADDR", "localhost"),
+        ("SWITCHBOARD_BASE_URL", "not a url"),
+        ("SWITCHBOARD_METRICS_TOKEN", "short"),
+        ("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS", "10.0.0.0/99"),
+        ("SWITCHBOARD_LOG", "=[[["),
+    ];
+    for (name, value) in cases {
+        let (code, _, err) = run(&[(name, value)], &["migrate"], None);
+        assert_ne!(code, 0, "{name}={value} was accepted");
+        assert!(err.contains(name), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let (code, _, err) = run(&[("SWITCHBOARD_LOG_FORMAT", "xml")], &["migrate"], None);
+    assert_ne!(code, 0);
+    assert!(err.contains("log-format") && err.contains("xml"), "{err}");
+}
+
+#[actix_web::test]
+async fn without_server_binaries_the_embedded_default_names_the_package_and_the_variable() {
+    let empty = tempdir("sb-nobin");
+    let data = tempdir("sb-data");
+    let (code, _, err) = run(
+        &[("SWITCHBOARD_PG_BIN_DIR", empty.to_str().unwrap()), ("SWITCHBOARD_DATA_DIR", data.to_str().unwrap())],
+        &["migrate"],
+        None,
+    );
+    assert_ne!(code, 0);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(lines[0].contains("postgresql") && lines[0].contains("SWITCHBOARD_DATABASE_URL"), "{err}");
+}
+
+fn tempdir(prefix: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rand_suffix() -> String {
+    switchboard::domain::ids::TodoId::new().to_string()[3..11].to_owned()
+}
+
+#[actix_web::test]
+async fn serve_brings_up_the_embedded_database_prints_the_demo_and_stops_it_on_shutdown() {
+    let data = tempdir("sb-embedded");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir", data.to_str().unwrap()])
+        .env_remove("SWITCHBOARD_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = Instant::now();
+    let mut base = None;
+    let mut token = None;
+    while base.is_none() || token.is_none() {
+        assert!(started.elapsed() < Duration::from_secs(60), "serve did not start");
+        let line = lines.next().expect("stdout open").unwrap();
+        if let Some(url) = line.strip_prefix("Switchboard is running at ") {
+            base = Some(url.trim().to_owned());
+        }
+        if let Some(t) = line.trim().strip_prefix("agent token ") {
+            token = Some(t.trim().to_owned());
+        }
+    }
+    let (base, token) = (base.unwrap(), token.unwrap());
+    let client = awc::Client::default();
+    let resp = client.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut resp = client
+        .post(format!("{base}/api/v1/agent/todos"))
+        .insert_header(("Authorization", format!("Bearer {token}")))
+        .send_json(&json!({"queue": "inbox", "title": "hello"}))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201, "{:?}", resp.body().await);
+    let pid_file = data.join("pgdata").join("postmaster.pid");
+    assert!(pid_file.exists(), "the embedded cluster runs under the data dir");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(!pid_file.exists(), "the embedded cluster stopped with the server");
+    let _ = std::fs::remove_dir_all(&data);
+}
