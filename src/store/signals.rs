@@ -154,8 +154,12 @@ impl Emitter {
                 Signal::DeadLettered(m) => self.dead.as_ref().map(|r| r.try_send(m).is_ok()),
             };
             if sent == Some(false) {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("signal dropped: recipient mailbox full or stopped");
+                let total = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                // A flood must not become a log flood: say so on the first drop and
+                // then at every power of two.
+                if total.is_power_of_two() {
+                    tracing::warn!(dropped_total = total, "signal dropped: recipient mailbox full or stopped");
+                }
             }
         }
     }

@@ -11,3 +11,4 @@ mod sweepers;
 mod claim_plan;
 mod cli;
 mod api_doc;
+mod bad_input;

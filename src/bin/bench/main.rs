@@ -1,1 +1,206 @@
-fn main(){}
+//! `switchboard-bench`: the foundation benchmark. It brings up the release server as a
+//! separate process on a fresh database and measures, in one run:
+//!
+//! 1. agents over REST doing claim_next → complete cycles at several concurrencies,
+//!    beside the raw SQL ceiling (the same store calls through one pool, no HTTP);
+//! 2. one lease-reaper sweep over 10 000 expired leases, and REST claim throughput
+//!    while it runs;
+//! 3. the server's peak RSS;
+//! 4. the `EXPLAIN (ANALYZE, BUFFERS)` plan of the claim_next statement.
+//!
+//! Results are printed as a table and written to `docs/benchmarks.md` between the
+//! `bench:foundation` markers. Run it through `scripts/bench`, which builds both
+//! binaries in release mode first.
+
+mod database;
+mod load;
+mod machine;
+mod plan;
+mod report;
+mod server;
+mod sweep;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+use database::{BenchDb, Seeded};
+use load::{Agent, Window};
+use report::{CyclePair, Run};
+use server::Server;
+
+/// What every fallible step returns: a message that already says what failed.
+pub type BenchResult<T> = Result<T, String>;
+
+/// The benchmark's command line.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "switchboard-bench", about = "Switchboard foundation benchmark (run it via scripts/bench)")]
+pub struct Args {
+    /// PostgreSQL server (any database on it) where the fresh benchmark database is
+    /// created and dropped.
+    #[arg(long, env = "SWITCHBOARD_BENCH_ADMIN_URL", default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    pub admin_url: String,
+    /// Measured seconds per window (after the warm-up).
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+    /// Warm-up seconds before each window (not measured).
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u64,
+    /// Concurrent clients for the REST and raw SQL cycle windows.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+    pub clients: Vec<usize>,
+    /// Concurrent REST clients claiming while the lease reaper sweeps.
+    #[arg(long, default_value_t = 4)]
+    pub sweep_clients: usize,
+    /// Expired leases each sweep reaps.
+    #[arg(long, default_value_t = 10_000)]
+    pub expired: u32,
+    /// How many sweeps to time (one sweep is short; several give the throughput during
+    /// sweeps more cycles to count).
+    #[arg(long, default_value_t = 5)]
+    pub sweeps: u32,
+    /// Pending todos kept on the benchmark queue before every window (topped up).
+    #[arg(long, default_value_t = 200_000)]
+    pub pending: u32,
+    /// Completed todos seeded on the same queue, so most rows are done as in production.
+    #[arg(long, default_value_t = 300_000)]
+    pub done: u32,
+    /// Database connections of the server's pool and of the raw SQL pool.
+    #[arg(long, default_value_t = 16)]
+    pub pool_size: u32,
+    /// The `switchboard` binary to serve (default: next to this binary).
+    #[arg(long)]
+    pub server_bin: Option<PathBuf>,
+    /// Results file; the section between the `bench:foundation` markers is replaced.
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    pub doc: PathBuf,
+    /// Print the results without writing the results file.
+    #[arg(long)]
+    pub no_doc: bool,
+    /// Source revision to record with the results (scripts/bench passes `git describe`).
+    #[arg(long, default_value = "unknown")]
+    pub revision: String,
+}
+
+impl Args {
+    fn window(&self) -> Duration {
+        Duration::from_secs(self.seconds)
+    }
+
+    fn warmup(&self) -> Duration {
+        Duration::from_secs(self.warmup)
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    if args.seconds == 0 || args.clients.is_empty() || args.clients.contains(&0) || args.sweep_clients == 0 {
+        eprintln!("switchboard-bench: --seconds, --clients and --sweep-clients must be positive");
+        return std::process::ExitCode::FAILURE;
+    }
+    // awc clients are not Send, so the whole client side runs on one actix thread; the
+    // lease sweep gets its own thread (see sweep.rs) so it never steals client time.
+    match actix_rt::System::new().block_on(run(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("switchboard-bench: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Sets up, measures, and always tears down (server stopped, database dropped).
+async fn run(args: Args) -> BenchResult<()> {
+    let started = Instant::now();
+    let db = BenchDb::create(&args.admin_url).await?;
+    progress(&format!("created database {}", db.name()));
+    let server_bin = match &args.server_bin {
+        Some(p) => p.clone(),
+        None => server::binary_next_to_bench()?,
+    };
+    let outcome = match Server::start(&server_bin, &db.url, args.pool_size).await {
+        Ok(server) => {
+            let measured = measure(&args, &db, &server).await;
+            let peak = server.peak_rss_kib();
+            let stopped = server.stop().await;
+            match (measured, peak, stopped) {
+                (Ok(mut run), Ok(peak), Ok(())) => {
+                    run.peak_rss_kib = peak;
+                    Ok(run)
+                }
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    let dropped = db.drop_database().await;
+    let mut run = outcome?;
+    dropped?;
+    run.total_seconds = started.elapsed().as_secs_f64();
+    println!("{}", report::table(&run));
+    if !args.no_doc {
+        report::write_doc(&args.doc, &run)?;
+        progress(&format!("wrote {}", args.doc.display()));
+    }
+    Ok(())
+}
+
+/// Every measurement, in the order that keeps each figure next to its ceiling.
+async fn measure(args: &Args, db: &BenchDb, server: &Server) -> BenchResult<Run> {
+    server.wait_ready(Duration::from_secs(60)).await?;
+    progress(&format!("server pid {} ready at {}", server.pid(), server.base()));
+    let seeded = db.seed(args).await?;
+    progress(&format!(
+        "seeded {} done + {} pending todos on one queue, {} expired leases on another endpoint",
+        args.done, args.pending, args.expired
+    ));
+    let raw_store = db.store(args.pool_size)?;
+    let mut run = Run::new(args, db.server_version().await?);
+
+    for &clients in &args.clients {
+        let rest = cycle_window(args, db, server, &seeded, clients, |_| Agent::rest(server.base(), &seeded)).await?;
+        let raw = cycle_window(args, db, server, &seeded, clients, |_| Agent::raw(&raw_store, &seeded)).await?;
+        progress(&format!(
+            "{clients:>2} clients: REST {:.0} cycles/s, raw SQL {:.0} cycles/s",
+            rest.rate(),
+            raw.rate()
+        ));
+        run.cycles.push(CyclePair { clients, rest, raw });
+    }
+
+    db.prepare_window(args, &seeded).await?;
+    run.sweep = sweep::measure(args, db, server, &seeded).await?;
+    progress(&format!(
+        "sweep: {:.0} ms median, baseline {:.0} cycles/s, during sweeps {:.0} cycles/s",
+        run.sweep.median_sweep_ms(),
+        run.sweep.baseline.rate(),
+        run.sweep.during_rate()
+    ));
+
+    run.plans = plan::explain_claim_next(db, &seeded).await?;
+    run.table_counts = db.state_counts(&seeded).await?;
+    Ok(run)
+}
+
+/// One window of claim → complete cycles by `clients` agents, on a freshly topped-up
+/// and vacuumed queue, so every window starts from the same table.
+async fn cycle_window(
+    args: &Args,
+    db: &BenchDb,
+    server: &Server,
+    seeded: &Seeded,
+    clients: usize,
+    agent: impl Fn(usize) -> Agent,
+) -> BenchResult<Window> {
+    let budget = db.prepare_window(args, seeded).await?;
+    let agents = (0..clients).map(agent).collect();
+    let window = load::measure(agents, budget, args.warmup(), args.window(), server.pid()).await;
+    window.check()?;
+    Ok(window)
+}
+
+/// A progress line on stderr (the results table goes to stdout).
+fn progress(line: &str) {
+    eprintln!("bench: {line}");
+}
