@@ -93,8 +93,11 @@ impl FromRequest for Operator {
 #[derive(Clone)]
 pub struct AuthCache {
     ttl: Duration,
-    entries: Arc<Mutex<HashMap<[u8; 32], (Instant, AgentPrincipal)>>>,
+    entries: Arc<Mutex<CacheMap>>,
 }
+
+/// Token hash → (when verified, what it authenticated).
+type CacheMap = HashMap<[u8; 32], (Instant, AgentPrincipal)>;
 
 /// Most entries held before the cache is cleared (tokens are few; this only bounds
 /// memory against a flood of distinct valid tokens).

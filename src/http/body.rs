@@ -54,7 +54,32 @@ fn check_content_type(req: &HttpRequest) -> Result<(), Error> {
 }
 
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(bytes).map_err(|e| Error::InvalidArgument(format!("body: {e}")))
+    let parsed = serde_json::from_slice(bytes).map_err(|e| Error::InvalidArgument(format!("body: {e}")))?;
+    refuse_nul(bytes)?;
+    Ok(parsed)
+}
+
+/// PostgreSQL cannot store U+0000 in `text` or `jsonb`, so a NUL anywhere in a body
+/// (a title, a summary, a payload string or key) used to reach the database and come
+/// back as a 500. Valid JSON can only carry it as the escape `\u0000`, so bodies
+/// without that sequence pass untouched; the rest are decoded to tell a real NUL from
+/// an escaped backslash followed by "u0000".
+fn refuse_nul(bytes: &[u8]) -> Result<(), Error> {
+    fn has_nul(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::String(s) => s.contains('\0'),
+            serde_json::Value::Array(a) => a.iter().any(has_nul),
+            serde_json::Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            _ => false,
+        }
+    }
+    if !bytes.windows(6).any(|w| w.eq_ignore_ascii_case(b"\\u0000")) {
+        return Ok(());
+    }
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) if has_nul(&v) => Err(Error::InvalidArgument("body: text may not contain NUL (\\u0000) characters".into())),
+        _ => Ok(()),
+    }
 }
 
 fn is_blank(bytes: &[u8]) -> bool {
@@ -98,6 +123,15 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
             }
             parse(&bytes).map(OptionalJson)
         })
+    }
+}
+
+/// Refuses a query-string value holding NUL (`%00`): PostgreSQL `text` cannot store it,
+/// so it used to reach the database as a filter and come back as a 500.
+pub fn refuse_nul_param(field: &str, value: Option<&str>) -> Result<(), Error> {
+    match value {
+        Some(v) if v.contains('\0') => Err(Error::invalid(field, "may not contain NUL characters")),
+        _ => Ok(()),
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{TestApp, TestDb};
+use crate::harness::TestDb;
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 

@@ -313,3 +313,19 @@ async fn list_todos_shows_only_this_endpoints_drainable_work_newest_first() {
     assert_eq!(s, StatusCode::NOT_FOUND);
     assert_eq!(e["error"]["code"], "not_found");
 }
+
+#[actix_web::test]
+async fn presence_clock_in_and_out_is_recorded_for_any_valid_endpoint_token() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    // Presence needs no grant beyond a valid token.
+    let ep = app.endpoint(o.scope, "bare", &[switchboard::domain::grants::Verb::ClaimNext]).await;
+    let (s, p) = app.post("/api/v1/agent/presence/clock-in", &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    assert_eq!((p["endpoint"].as_str(), p["presence"].as_str()), (Some("bare"), Some("in")));
+    let (_, p) = app.post("/api/v1/agent/presence/clock-out", &ep.token, json!({})).await;
+    assert_eq!(p["presence"], "out");
+    let (_, list) = app.get("/api/v1/endpoints", &o.token).await;
+    assert_eq!(list["endpoints"][0]["presence"], "out");
+    assert!(list["endpoints"][0].get("token").is_none(), "a listing never shows a token");
+}

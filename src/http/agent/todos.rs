@@ -6,7 +6,7 @@ use utoipa::IntoParams;
 
 use super::super::AppState;
 use super::super::auth::Agent;
-use super::super::body::{Json, OptionalJson};
+use super::super::body::{Json, OptionalJson, refuse_nul_param};
 use super::super::dto::*;
 use crate::domain::grants::Verb;
 use crate::domain::ids::TodoId;
@@ -48,6 +48,7 @@ fn finish(body: FinishBody) -> Finish {
 pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
     let me = agent.require(Verb::ListTodos)?;
     let q = q.into_inner();
+    refuse_nul_param("queue", q.queue.as_deref())?;
     let rows = state.store.list_todos(me.endpoint_id, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
     Ok(HttpResponse::Ok().json(TodoList { todos: rows.iter().map(TodoView::from).collect() }))
 }

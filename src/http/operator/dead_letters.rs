@@ -6,6 +6,7 @@ use utoipa::IntoParams;
 
 use super::super::AppState;
 use super::super::auth::Operator;
+use super::super::body::refuse_nul_param;
 use super::super::dto::{DeadLetterList, DeadLetterView};
 use crate::error::{ErrorEnvelope, Result};
 
@@ -26,6 +27,7 @@ pub struct DeadLetterQuery {
     responses((status = 200, body = DeadLetterList), (status = 401, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn list(state: web::Data<AppState>, op: Operator, q: web::Query<DeadLetterQuery>) -> Result<HttpResponse> {
     let q = q.into_inner();
+    refuse_nul_param("q", q.q.as_deref())?;
     let rows = state.store.list_dead_letters(&op.0.scope_ids(), q.q.as_deref(), q.limit.unwrap_or(100)).await?;
     Ok(HttpResponse::Ok().json(DeadLetterList { dead_letters: rows.into_iter().map(DeadLetterView::from).collect() }))
 }

@@ -1,6 +1,7 @@
 //! Operator routes for endpoints: vend (token shown once), list, revoke.
 
 use actix_web::{HttpResponse, web};
+use chrono::Datelike;
 
 use super::super::AppState;
 use super::super::auth::Operator;
@@ -17,6 +18,11 @@ use crate::store::tenancy::OwnerRef;
     responses((status = 201, body = VendedView), (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn vend(state: web::Data<AppState>, op: Operator, body: Json<VendBody>) -> Result<HttpResponse> {
     let b = body.0;
+    // PostgreSQL cannot hold every instant chrono parses (it stops at 4713 BC), so a far
+    // past expiry used to fail in the database as a 500; keep to RFC 3339's years.
+    if b.expires_at.is_some_and(|e| !(1..=9999).contains(&e.year())) {
+        return Err(Error::invalid("expires_at", "year must be between 1 and 9999"));
+    }
     let scope = match b.owner.as_deref() {
         None => op.0.personal,
         Some(raw) => {

@@ -28,9 +28,21 @@ pub struct Finish {
     pub lease_token: Option<String>,
 }
 
+/// A [`Finish`] checked and normalised for the statements.
+pub(crate) struct Prepared {
+    /// Summary, cut to 2 048 bytes.
+    pub summary: Option<String>,
+    /// Whether it was cut.
+    pub truncated: bool,
+    /// Validated artifact.
+    pub artifact: Option<String>,
+    /// SHA-256 of the lease token, when one was given.
+    pub token_hash: Option<[u8; 32]>,
+}
+
 impl Finish {
-    /// Validates and normalises: (summary, truncated, artifact, token hash).
-    pub(crate) fn prepare(&self) -> Result<(Option<String>, bool, Option<String>, Option<[u8; 32]>)> {
+    /// Validates and normalises.
+    pub(crate) fn prepare(&self) -> Result<Prepared> {
         if let Some(a) = &self.artifact {
             validate_artifact(a).map_err(|e| Error::invalid("artifact", e))?;
         }
@@ -42,14 +54,14 @@ impl Finish {
             None => (None, false),
         };
         let token_hash = self.lease_token.as_deref().map(|t| sha256(t.as_bytes()));
-        Ok((summary, truncated, self.artifact.clone(), token_hash))
+        Ok(Prepared { summary, truncated, artifact: self.artifact.clone(), token_hash })
     }
 }
 
 impl Store {
     /// Completes a claimed todo; its attempt closes `completed` / `done`.
     pub async fn complete(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
-        let (summary, truncated, artifact, token_hash) = finish.prepare()?;
+        let Prepared { summary, truncated, artifact, token_hash } = finish.prepare()?;
         let sql = "WITH done AS ( \
                UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
                  lease_expires_at = NULL, lease_token_hash = NULL \
@@ -99,7 +111,7 @@ impl Store {
     /// and, because releasing is not failing, it does not count toward the cap (the
     /// history keeps it; `seq` is never reused). Rings `todo.ready` (`requeued`).
     pub async fn release(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
-        let (summary, truncated, artifact, token_hash) = finish.prepare()?;
+        let Prepared { summary, truncated, artifact, token_hash } = finish.prepare()?;
         let sql = format!(
             "WITH moved AS ( \
                UPDATE todos t SET state = 'pending', attempt = GREATEST(t.attempt - 1, 0), claimed_by = NULL, \
@@ -144,7 +156,7 @@ pub(crate) async fn fail_in_tx(
     id: TodoId,
     allowed: &[TodoState],
     result: Option<serde_json::Value>,
-    (summary, truncated, artifact, token_hash): (Option<String>, bool, Option<String>, Option<[u8; 32]>),
+    Prepared { summary, truncated, artifact, token_hash }: Prepared,
 ) -> Result<MovedRow> {
     let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", actor.predicate());
     let current: Option<TodoRow> = actor.bind(todo_query(lock_sql, id)).get_result(conn).await.optional()?;
