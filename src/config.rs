@@ -206,7 +206,8 @@ fn parse_cidrs(raw: &str) -> Result<CidrList, String> {
             Some((ip, p)) => (ip, Some(p)),
             None => (entry, None),
         };
-        let ip: IpAddr = ip.parse().map_err(|_| format!("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: {entry:?} is not an IP or CIDR"))?;
+        let ip: IpAddr =
+            ip.parse().map_err(|_| format!("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS: {entry:?} is not an IP or CIDR"))?;
         let max = if ip.is_ipv4() { 32 } else { 128 };
         let prefix = match prefix {
             Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max),

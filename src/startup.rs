@@ -48,10 +48,23 @@ impl Sweepers {
     /// Starts every sweep on the intervals in `settings`. Must run inside an actix system.
     pub fn start(store: &Store, settings: &Settings) -> Self {
         Sweepers {
-            lease_reaper: LeaseReaper::new(store.clone(), Settings::interval(settings.lease_reaper_interval_ms)).start(),
-            interrupt_reaper: InterruptReaper::new(store.clone(), Settings::interval(settings.interrupt_reaper_interval_ms)).start(),
-            retry_scheduler: RetryScheduler::new(store.clone(), Settings::interval(settings.retry_scheduler_interval_ms)).start(),
-            endpoint_expirer: EndpointExpirer::new(store.clone(), Settings::interval(settings.endpoint_expiry_interval_ms)).start(),
+            lease_reaper: LeaseReaper::new(store.clone(), Settings::interval(settings.lease_reaper_interval_ms))
+                .start(),
+            interrupt_reaper: InterruptReaper::new(
+                store.clone(),
+                Settings::interval(settings.interrupt_reaper_interval_ms),
+            )
+            .start(),
+            retry_scheduler: RetryScheduler::new(
+                store.clone(),
+                Settings::interval(settings.retry_scheduler_interval_ms),
+            )
+            .start(),
+            endpoint_expirer: EndpointExpirer::new(
+                store.clone(),
+                Settings::interval(settings.endpoint_expiry_interval_ms),
+            )
+            .start(),
         }
     }
 }
@@ -74,16 +87,19 @@ impl Application {
         let sweepers = Sweepers::start(&store, settings);
         let listener = TcpListener::bind(settings.addr)
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?;
-        let port = listener.local_addr().map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?.port();
-        let state = AppState { store: store.clone(), auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)) };
+        let port = listener
+            .local_addr()
+            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
+            .port();
+        let state =
+            AppState { store: store.clone(), auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)) };
         let mut server = HttpServer::new(move || {
             App::new()
                 // Log the route pattern, never the concrete path: paths may carry ids
                 // or (for intake) credentials.
-                .wrap(
-                    Logger::new("%{route}xi %s %Dms")
-                        .custom_request_replace("route", |req| format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))),
-                )
+                .wrap(Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
+                    format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
+                }))
                 .app_data(web::Data::new(state.clone()))
                 .configure(routes)
         })

@@ -89,7 +89,9 @@ pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
         AdminCommand::CreateHuman { email, name, password_stdin } => {
             let password_hash = if password_stdin {
                 let mut raw = String::new();
-                std::io::stdin().read_to_string(&mut raw).map_err(|_| Error::invalid("password", "could not read standard input"))?;
+                std::io::stdin()
+                    .read_to_string(&mut raw)
+                    .map_err(|_| Error::invalid("password", "could not read standard input"))?;
                 Some(hash_password(raw.trim_end_matches(['\r', '\n']))?)
             } else {
                 None
@@ -97,7 +99,10 @@ pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
             let h = store.create_human(&email, &name, password_hash).await?;
             Ok(Output {
                 json: json!({"id": h.human.id, "email": h.human.email, "token": h.token}),
-                text: format!("created human {} ({})\noperator token (shown once): {}", h.human.email, h.human.id, h.token),
+                text: format!(
+                    "created human {} ({})\noperator token (shown once): {}",
+                    h.human.email, h.human.id, h.token
+                ),
             })
         }
         AdminCommand::CreateTeam { name, admin } => {
@@ -106,7 +111,9 @@ pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
         }
         AdminCommand::VendEndpoint { owner, slug, grants, default_lease_seconds } => {
             let scope = store.resolve_owner(&OwnerRef::parse(&owner)?).await?;
-            let v = store.vend_endpoint(VendEndpoint { scope, slug, grants, default_lease_seconds, expires_at: None }).await?;
+            let v = store
+                .vend_endpoint(VendEndpoint { scope, slug, grants, default_lease_seconds, expires_at: None })
+                .await?;
             let grants = v.endpoint.verbs();
             let names: Vec<&str> = grants.iter().map(|g| g.as_str()).collect();
             Ok(Output {

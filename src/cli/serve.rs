@@ -37,7 +37,13 @@ pub async fn seed_demo(store: &Store) -> Result<Demo> {
             let mut grants = DRAIN_FAMILY.to_vec();
             grants.extend([Verb::CreateTodo, Verb::Interrupt]);
             store
-                .vend_endpoint(VendEndpoint { scope, slug: DEMO_SLUG.into(), grants, default_lease_seconds: None, expires_at: None })
+                .vend_endpoint(VendEndpoint {
+                    scope,
+                    slug: DEMO_SLUG.into(),
+                    grants,
+                    default_lease_seconds: None,
+                    expires_at: None,
+                })
                 .await?
                 .token
         }

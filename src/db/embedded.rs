@@ -179,35 +179,18 @@ impl RunAs {
     fn resolve() -> Result<Self, EmbeddedError> {
         let euid = geteuid();
         if !euid.is_root() {
-            let name = User::from_uid(euid)
-                .ok()
-                .flatten()
-                .map(|user| user.name)
-                .unwrap_or_else(|| euid.to_string());
-            return Ok(Self {
-                name,
-                uid: euid.as_raw(),
-                gid: getegid().as_raw(),
-                switch: false,
-            });
+            let name = User::from_uid(euid).ok().flatten().map(|user| user.name).unwrap_or_else(|| euid.to_string());
+            return Ok(Self { name, uid: euid.as_raw(), gid: getegid().as_raw(), switch: false });
         }
         for name in ["postgres", "nobody"] {
             match User::from_name(name) {
                 // A uid-0 "postgres" would be refused by PostgreSQL just the same.
                 Ok(Some(user)) if !user.uid.is_root() => {
-                    return Ok(Self {
-                        name: user.name,
-                        uid: user.uid.as_raw(),
-                        gid: user.gid.as_raw(),
-                        switch: true,
-                    });
+                    return Ok(Self { name: user.name, uid: user.uid.as_raw(), gid: user.gid.as_raw(), switch: true });
                 }
                 Ok(_) => continue,
                 Err(source) => {
-                    return Err(EmbeddedError::UserLookup {
-                        name: name.to_owned(),
-                        source,
-                    });
+                    return Err(EmbeddedError::UserLookup { name: name.to_owned(), source });
                 }
             }
         }
@@ -257,9 +240,7 @@ impl EmbeddedPostgres {
             return if has_server_binaries(dir) {
                 Ok(absolute(dir))
             } else {
-                Err(EmbeddedError::BinariesNotFound {
-                    searched: vec![dir.to_path_buf()],
-                })
+                Err(EmbeddedError::BinariesNotFound { searched: vec![dir.to_path_buf()] })
             };
         }
 
@@ -276,8 +257,7 @@ impl EmbeddedPostgres {
         }
         candidates.extend(versioned);
         if let Some(path) = std::env::var_os("PATH") {
-            candidates
-                .extend(std::env::split_paths(&path).filter(|dir| !dir.as_os_str().is_empty()));
+            candidates.extend(std::env::split_paths(&path).filter(|dir| !dir.as_os_str().is_empty()));
         }
 
         for dir in candidates {
@@ -398,10 +378,7 @@ impl EmbeddedPostgres {
         }
         tracing::info!(data_dir = %self.data_dir.display(), "stopping embedded PostgreSQL server");
         let began = Instant::now();
-        let output = self.run(
-            self.bin("pg_ctl"),
-            ["stop", "-D", PGDATA, "-m", "fast", "-w"].map(OsStr::new),
-        )?;
+        let output = self.run(self.bin("pg_ctl"), ["stop", "-D", PGDATA, "-m", "fast", "-w"].map(OsStr::new))?;
         if !output.status.success() {
             // Already gone (someone else stopped it, or it crashed) counts as stopped.
             if self.status().ok() != Some(ServerState::Stopped) {
@@ -409,10 +386,7 @@ impl EmbeddedPostgres {
             }
         }
         self.stopped = true;
-        tracing::info!(
-            elapsed_ms = began.elapsed().as_millis() as u64,
-            "embedded PostgreSQL server stopped"
-        );
+        tracing::info!(elapsed_ms = began.elapsed().as_millis() as u64, "embedded PostgreSQL server stopped");
         Ok(())
     }
 
@@ -422,11 +396,7 @@ impl EmbeddedPostgres {
         // The counter keeps two threads of one process apart; the pid lets a later start
         // recognise leftovers of a process that died mid-initdb.
         static ATTEMPT: AtomicU64 = AtomicU64::new(0);
-        let scratch_name = format!(
-            "{INIT_PREFIX}{}-{}",
-            std::process::id(),
-            ATTEMPT.fetch_add(1, Ordering::Relaxed)
-        );
+        let scratch_name = format!("{INIT_PREFIX}{}-{}", std::process::id(), ATTEMPT.fetch_add(1, Ordering::Relaxed));
         let scratch = self.data_dir.join(&scratch_name);
         if scratch.exists() {
             remove_dir_all(&scratch)?;
@@ -467,12 +437,12 @@ impl EmbeddedPostgres {
         // Route our settings through an include so the stock postgresql.conf stays intact
         // and the socket path can be rewritten on each start.
         let conf = scratch.join("postgresql.conf");
-        let mut file = OpenOptions::new()
-            .append(true)
-            .open(&conf)
-            .map_err(|source| io_err("open", &conf, source))?;
-        writeln!(file, "\n# Added by Switchboard: its own settings, rewritten on every start.\ninclude_if_exists = '{CONF_FILE}'")
-            .map_err(|source| io_err("write", &conf, source))?;
+        let mut file = OpenOptions::new().append(true).open(&conf).map_err(|source| io_err("open", &conf, source))?;
+        writeln!(
+            file,
+            "\n# Added by Switchboard: its own settings, rewritten on every start.\ninclude_if_exists = '{CONF_FILE}'"
+        )
+        .map_err(|source| io_err("write", &conf, source))?;
         drop(file);
 
         let pgdata = self.data_dir.join(PGDATA);
@@ -483,10 +453,7 @@ impl EmbeddedPostgres {
                 return Err(io_err("move the new cluster to", &pgdata, source));
             }
         }
-        tracing::info!(
-            elapsed_ms = began.elapsed().as_millis() as u64,
-            "embedded PostgreSQL cluster initialised"
-        );
+        tracing::info!(elapsed_ms = began.elapsed().as_millis() as u64, "embedded PostgreSQL cluster initialised");
         Ok(())
     }
 
@@ -521,8 +488,7 @@ impl EmbeddedPostgres {
             return Ok(());
         }
         let pgdata = self.data_dir.join(PGDATA);
-        let meta =
-            fs::symlink_metadata(&pgdata).map_err(|source| io_err("inspect", &pgdata, source))?;
+        let meta = fs::symlink_metadata(&pgdata).map_err(|source| io_err("inspect", &pgdata, source))?;
         if meta.uid() == self.run_as.uid && meta.gid() == self.run_as.gid {
             return Ok(());
         }
@@ -563,8 +529,7 @@ impl EmbeddedPostgres {
             .mode(0o600)
             .open(&path)
             .map_err(|source| io_err("create", &path, source))?;
-        file.write_all(contents.as_bytes())
-            .map_err(|source| io_err("write", &path, source))?;
+        file.write_all(contents.as_bytes()).map_err(|source| io_err("write", &path, source))?;
         drop(file);
         if self.run_as.switch {
             // The server must be able to read it even if root's umask made it 0600.
@@ -623,10 +588,8 @@ impl EmbeddedPostgres {
     /// Create the database unless it exists, via psql so the name is quoted by the server
     /// (`format('%I')`) rather than by us.
     fn ensure_database(&self) -> Result<(), EmbeddedError> {
-        let psql = find_tool(&self.bin_dir, "psql").ok_or_else(|| EmbeddedError::ToolNotFound {
-            tool: "psql",
-            bin_dir: self.bin_dir.clone(),
-        })?;
+        let psql = find_tool(&self.bin_dir, "psql")
+            .ok_or_else(|| EmbeddedError::ToolNotFound { tool: "psql", bin_dir: self.bin_dir.clone() })?;
         let script = "SELECT format('CREATE DATABASE %I', :'db') \
                       WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = :'db') \\gexec\n";
         let db_var = format!("db={}", self.database);
@@ -651,33 +614,20 @@ impl EmbeddedPostgres {
         let mut script_failures = 0;
         loop {
             let mut cmd = self.command(&psql);
-            cmd.args(args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let mut child = cmd.spawn().map_err(|source| EmbeddedError::Spawn {
-                program: psql.clone(),
-                source,
-            })?;
+            cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let mut child = cmd.spawn().map_err(|source| EmbeddedError::Spawn { program: psql.clone(), source })?;
             if let Some(mut stdin) = child.stdin.take() {
                 // A broken pipe means psql died early; its exit status tells why.
                 let _ = stdin.write_all(script.as_bytes());
             }
-            let output = child
-                .wait_with_output()
-                .map_err(|source| EmbeddedError::Spawn {
-                    program: psql.clone(),
-                    source,
-                })?;
+            let output =
+                child.wait_with_output().map_err(|source| EmbeddedError::Spawn { program: psql.clone(), source })?;
             match output.status.code() {
                 Some(0) => return Ok(()),
                 // Could not connect: a reused server may still be starting up (another
                 // process's `pg_ctl start -w` has not returned yet), so wait while
                 // pg_ctl still reports it running.
-                Some(2)
-                    if Instant::now() < deadline
-                        && self.status().ok() == Some(ServerState::Running) =>
-                {
+                Some(2) if Instant::now() < deadline && self.status().ok() == Some(ServerState::Running) => {
                     std::thread::sleep(Duration::from_millis(200));
                 }
                 // The script failed: a concurrent creator can make our CREATE fail after
@@ -718,16 +668,11 @@ impl EmbeddedPostgres {
     }
 
     /// Run a program to completion, capturing its output.
-    fn run<'a>(
-        &self,
-        program: PathBuf,
-        args: impl IntoIterator<Item = &'a OsStr>,
-    ) -> Result<Output, EmbeddedError> {
+    fn run<'a>(&self, program: PathBuf, args: impl IntoIterator<Item = &'a OsStr>) -> Result<Output, EmbeddedError> {
         let mut cmd = self.command(&program);
         cmd.args(args);
         tracing::debug!(program = %program.display(), "running");
-        cmd.output()
-            .map_err(|source| EmbeddedError::Spawn { program, source })
+        cmd.output().map_err(|source| EmbeddedError::Spawn { program, source })
     }
 
     /// Build a `CommandFailed` from a finished command's stderr (and the server log).
@@ -744,11 +689,7 @@ impl EmbeddedPostgres {
                 parts.push(format!("{}: {}", one_line(&log), lines.join(" | ")));
             }
         }
-        EmbeddedError::CommandFailed {
-            command: command.to_owned(),
-            status: output.status,
-            detail: parts.join("; "),
-        }
+        EmbeddedError::CommandFailed { command: command.to_owned(), status: output.status, detail: parts.join("; ") }
     }
 }
 
@@ -778,10 +719,7 @@ fn prepare_data_dir(requested: &Path, run_as: &RunAs) -> Result<PathBuf, Embedde
     }
     let dir = fs::canonicalize(requested).map_err(|source| io_err("resolve", requested, source))?;
     if !dir.is_dir() {
-        return Err(EmbeddedError::DataDirUnusable {
-            path: dir,
-            reason: "it is not a directory".to_owned(),
-        });
+        return Err(EmbeddedError::DataDirUnusable { path: dir, reason: "it is not a directory".to_owned() });
     }
     // Checked again on the resolved path: a symlink may have led somewhere awkward.
     check_path_text(&dir)?;
@@ -807,10 +745,7 @@ fn check_path_text(dir: &Path) -> Result<(), EmbeddedError> {
         }
         Some(_) => return Ok(()),
     };
-    Err(EmbeddedError::DataDirUnusable {
-        path: dir.to_path_buf(),
-        reason: reason.to_owned(),
-    })
+    Err(EmbeddedError::DataDirUnusable { path: dir.to_path_buf(), reason: reason.to_owned() })
 }
 
 /// Every ancestor of `dir` must be searchable by the run-as user, or initdb and the
@@ -870,8 +805,7 @@ fn check_socket_path(data_dir: &Path, socket_dir: &Path) -> Result<(), EmbeddedE
 fn chown_tree(root: &Path, uid: u32, gid: u32) -> Result<(), EmbeddedError> {
     let mut pending = vec![root.to_path_buf()];
     while let Some(path) = pending.pop() {
-        let meta =
-            fs::symlink_metadata(&path).map_err(|source| io_err("inspect", &path, source))?;
+        let meta = fs::symlink_metadata(&path).map_err(|source| io_err("inspect", &path, source))?;
         if meta.uid() != uid || meta.gid() != gid {
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))
                 .map_err(|source| io_err("change owner of", &path, source))?;
@@ -897,10 +831,7 @@ fn validate_database_name(name: &str) -> Result<(), EmbeddedError> {
     } else {
         return Ok(());
     };
-    Err(EmbeddedError::InvalidDatabaseName {
-        name: name.to_owned(),
-        reason,
-    })
+    Err(EmbeddedError::InvalidDatabaseName { name: name.to_owned(), reason })
 }
 
 /// Contents of `switchboard.conf`: no TCP at all, socket in our run directory.
@@ -926,25 +857,13 @@ fn conf_string(value: &str) -> String {
 /// Quote a libpq key/value connection string value when needed. libpq and
 /// tokio-postgres both read `'...'` with backslash escapes.
 fn conninfo_value(value: &str) -> String {
-    let plain = !value.is_empty()
-        && !value
-            .chars()
-            .any(|c| c.is_whitespace() || c == '\'' || c == '\\');
-    if plain {
-        value.to_owned()
-    } else {
-        format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
-    }
+    let plain = !value.is_empty() && !value.chars().any(|c| c.is_whitespace() || c == '\'' || c == '\\');
+    if plain { value.to_owned() } else { format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'")) }
 }
 
 /// `pg_config --bindir`, if pg_config is on PATH and answers.
 fn pg_config_bindir() -> Option<PathBuf> {
-    let output = Command::new("pg_config")
-        .arg("--bindir")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+    let output = Command::new("pg_config").arg("--bindir").stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
     if !output.status.success() {
         return None;
     }
@@ -995,9 +914,7 @@ fn find_tool(bin_dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 fn absolute(path: &Path) -> PathBuf {
-    fs::canonicalize(path)
-        .or_else(|_| std::path::absolute(path))
-        .unwrap_or_else(|_| path.to_path_buf())
+    fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn dir_has_entries(path: &Path) -> bool {
@@ -1009,24 +926,13 @@ fn remove_dir_all(path: &Path) -> Result<(), EmbeddedError> {
 }
 
 fn io_err(action: &'static str, path: &Path, source: io::Error) -> EmbeddedError {
-    EmbeddedError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    }
+    EmbeddedError::Io { action, path: path.to_path_buf(), source }
 }
 
 /// Last `n` non-blank lines, trimmed.
 fn tail_lines(text: &str, n: usize) -> Vec<String> {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|line| line.to_string())
-        .collect()
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].iter().map(|line| line.to_string()).collect()
 }
 
 /// The last lines of the server log, reading only its end (it can grow large).
@@ -1048,30 +954,18 @@ fn read_log_tail(path: &Path) -> Vec<String> {
 
 /// A path for a one-line message: control characters would break the line.
 fn one_line(path: &Path) -> String {
-    path.display()
-        .to_string()
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    path.display().to_string().chars().map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
 fn join_paths(paths: &[PathBuf]) -> String {
     if paths.is_empty() {
         return "nowhere".to_owned();
     }
-    paths
-        .iter()
-        .map(|p| one_line(p))
-        .collect::<Vec<_>>()
-        .join(", ")
+    paths.iter().map(|p| one_line(p)).collect::<Vec<_>>().join(", ")
 }
 
 fn detail_suffix(detail: &str) -> String {
-    if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
-    }
+    if detail.is_empty() { String::new() } else { format!(": {detail}") }
 }
 
 #[cfg(test)]
@@ -1079,10 +973,7 @@ mod tests {
     use super::*;
 
     fn scratch_dir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "switchboard-embedded-unit-{tag}-{}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("switchboard-embedded-unit-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
@@ -1105,9 +996,7 @@ mod tests {
 
     #[test]
     fn binaries_not_found_display_is_exact() {
-        let err = EmbeddedError::BinariesNotFound {
-            searched: vec![PathBuf::from("/a/bin"), PathBuf::from("/b\nc")],
-        };
+        let err = EmbeddedError::BinariesNotFound { searched: vec![PathBuf::from("/a/bin"), PathBuf::from("/b\nc")] };
         assert_eq!(
             err.to_string(),
             "no PostgreSQL server binaries found (looked in: /a/bin, /b?c); install the `postgresql` package or set SWITCHBOARD_DATABASE_URL to an existing server"
@@ -1129,10 +1018,7 @@ mod tests {
         let refused = EmbeddedPostgres::locate_binaries(Some(&dir));
         fs::remove_dir_all(&dir).unwrap();
         assert_eq!(found.unwrap(), expected);
-        assert!(matches!(
-            refused,
-            Err(EmbeddedError::BinariesNotFound { .. })
-        ));
+        assert!(matches!(refused, Err(EmbeddedError::BinariesNotFound { .. })));
     }
 
     #[test]
@@ -1143,18 +1029,8 @@ mod tests {
         }
         let found = versioned_bin_dirs(&dir);
         fs::remove_dir_all(&dir).unwrap();
-        let names: Vec<_> = found
-            .iter()
-            .map(|p| {
-                p.parent()
-                    .unwrap()
-                    .file_name()
-                    .unwrap()
-                    .to_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect();
+        let names: Vec<_> =
+            found.iter().map(|p| p.parent().unwrap().file_name().unwrap().to_str().unwrap().to_owned()).collect();
         assert_eq!(names, ["16", "15", "10", "9.6"]);
     }
 
@@ -1170,10 +1046,7 @@ mod tests {
     fn settings_quote_socket_dir_for_list_and_conf() {
         let text = settings_file(r#"/d/it's, "q"\b"#);
         assert!(text.contains("listen_addresses = ''\n"));
-        assert!(
-            text.contains(r#"unix_socket_directories = '"/d/it''s, ""q""\\b"'"#),
-            "{text}"
-        );
+        assert!(text.contains(r#"unix_socket_directories = '"/d/it''s, ""q""\\b"'"#), "{text}");
         assert!(text.contains("port = 5432\n"));
     }
 
@@ -1199,22 +1072,14 @@ mod tests {
         let data = locked.join("data");
         fs::create_dir(&data).unwrap();
         // A user that owns nothing here and shares no group with the owner.
-        let stranger = RunAs {
-            name: "stranger".to_owned(),
-            uid: 4_000_000_001,
-            gid: 4_000_000_001,
-            switch: true,
-        };
+        let stranger = RunAs { name: "stranger".to_owned(), uid: 4_000_000_001, gid: 4_000_000_001, switch: true };
         let result = check_ancestors(&data, &stranger);
         fs::remove_dir_all(&top).unwrap();
         let err = result.unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, EmbeddedError::DataDirUnusable { .. }));
         assert!(!text.contains('\n'), "{text}");
-        assert!(
-            text.contains(&format!("cannot enter {}", locked.display())),
-            "{text}"
-        );
+        assert!(text.contains(&format!("cannot enter {}", locked.display())), "{text}");
     }
 
     #[test]

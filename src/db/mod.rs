@@ -49,9 +49,7 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupEr
         use diesel::Connection;
         let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)
             .map_err(|e| DbSetupError::Migration(e.to_string()))?;
-        let applied = conn
-            .run_pending_migrations(MIGRATIONS)
-            .map_err(|e| DbSetupError::Migration(e.to_string()))?;
+        let applied = conn.run_pending_migrations(MIGRATIONS).map_err(|e| DbSetupError::Migration(e.to_string()))?;
         Ok(applied.iter().map(|m| m.to_string()).collect())
     })
     .await

@@ -147,5 +147,13 @@ diesel::joinable!(team_members -> humans (human_id));
 diesel::joinable!(operator_tokens -> humans (human_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
-    humans, teams, owner_scopes, team_members, operator_tokens, endpoints, events, todos, todo_attempts
+    humans,
+    teams,
+    owner_scopes,
+    team_members,
+    operator_tokens,
+    endpoints,
+    events,
+    todos,
+    todo_attempts
 );

@@ -153,7 +153,15 @@ mod tests {
 
     #[test]
     fn malformed_ids_do_not_parse() {
-        for bad in ["", "td_", "td", "td_xyz", "td-0190b7c4e1a87d2f9c3b5a6e4d2c1b0a", "td_0190b7c4-e1a8-7d2f-9c3b-5a6e4d2c1b0a", "td_0190b7c4e1a87d2f9c3b5a6e4d2c1b0aa"] {
+        for bad in [
+            "",
+            "td_",
+            "td",
+            "td_xyz",
+            "td-0190b7c4e1a87d2f9c3b5a6e4d2c1b0a",
+            "td_0190b7c4-e1a8-7d2f-9c3b-5a6e4d2c1b0a",
+            "td_0190b7c4e1a87d2f9c3b5a6e4d2c1b0aa",
+        ] {
             assert!(bad.parse::<TodoId>().is_err(), "{bad} parsed");
         }
     }

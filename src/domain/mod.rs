@@ -3,8 +3,8 @@
 
 pub mod grants;
 pub mod ids;
-pub(crate) mod text_enum;
 pub mod text;
+pub(crate) mod text_enum;
 pub mod todo_state;
 pub mod tokens;
 pub mod transitions;

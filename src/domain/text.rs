@@ -69,8 +69,8 @@ pub fn validate_artifact(artifact: &str) -> Result<(), ArtifactError> {
         return Err(ArtifactError::TooLong);
     }
     if let Some(id) = artifact.strip_prefix("mcp://cairn/") {
-        let ok = (1..=64).contains(&id.len())
-            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let ok =
+            (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         return if ok { Ok(()) } else { Err(ArtifactError::BadForm) };
     }
     let Some(rest) = artifact.strip_prefix("https://") else {

@@ -68,11 +68,7 @@ pub enum AfterLapse {
 /// The consequence of a lapse on attempt `attempt` of `max_attempts`; `reason` is the
 /// dead-letter reason the lapsing path names (`lease_expired` or `interrupt_expired`).
 pub fn after_lapse(attempt: i32, max_attempts: i32, reason: DeadReason) -> AfterLapse {
-    if at_cap(attempt, max_attempts) {
-        AfterLapse::DeadLetter(reason)
-    } else {
-        AfterLapse::Requeue
-    }
+    if at_cap(attempt, max_attempts) { AfterLapse::DeadLetter(reason) } else { AfterLapse::Requeue }
 }
 
 /// Lease length for a claim or heartbeat: the call's value beats the endpoint's

@@ -77,7 +77,9 @@ fn refuse_nul(bytes: &[u8]) -> Result<(), Error> {
         return Ok(());
     }
     match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(v) if has_nul(&v) => Err(Error::InvalidArgument("body: text may not contain NUL (\\u0000) characters".into())),
+        Ok(v) if has_nul(&v) => {
+            Err(Error::InvalidArgument("body: text may not contain NUL (\\u0000) characters".into()))
+        }
         _ => Ok(()),
     }
 }
@@ -137,8 +139,7 @@ pub fn refuse_nul_param(field: &str, value: Option<&str>) -> Result<(), Error> {
 
 /// Maps a query-string parse failure to `invalid_argument`.
 pub fn query_config() -> actix_web::web::QueryConfig {
-    actix_web::web::QueryConfig::default()
-        .error_handler(|e, _| Error::InvalidArgument(format!("query: {e}")).into())
+    actix_web::web::QueryConfig::default().error_handler(|e, _| Error::InvalidArgument(format!("query: {e}")).into())
 }
 
 /// Maps a path parse failure to `not_found` (a malformed id is an unknown id).

@@ -8,7 +8,9 @@ use utoipa::ToSchema;
 use crate::db::models::{AttemptRow, EndpointRow, TodoRow};
 use crate::domain::grants::Verb;
 use crate::domain::ids::{EndpointId, TodoId};
-use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, DeadReason, EndpointState, InterruptState, Presence, TodoState};
+use crate::domain::todo_state::{
+    AttemptDisposition, AttemptOutcome, DeadReason, EndpointState, InterruptState, Presence, TodoState,
+};
 use crate::store::dead_letters::DeadLetter;
 
 /// A todo as listed (no payload).

@@ -11,7 +11,9 @@ struct BearerSchemes;
 impl Modify for BearerSchemes {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
-        for (name, what) in [("endpoint_token", "agent endpoint token (sbk_…)"), ("operator_token", "human operator token (sbo_…)")] {
+        for (name, what) in
+            [("endpoint_token", "agent endpoint token (sbk_…)"), ("operator_token", "human operator token (sbo_…)")]
+        {
             components.add_security_scheme(
                 name,
                 SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some(what)).build()),

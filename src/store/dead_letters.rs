@@ -91,7 +91,12 @@ fn like_pattern(q: &str) -> String {
 impl Store {
     /// Dead letters across every endpoint in `scopes`, newest first. `query` matches a
     /// todo id exactly, or source, kind, queue or title as a case-insensitive substring.
-    pub async fn list_dead_letters(&self, scopes: &[ScopeId], query: Option<&str>, limit: i64) -> Result<Vec<DeadLetter>> {
+    pub async fn list_dead_letters(
+        &self,
+        scopes: &[ScopeId],
+        query: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<DeadLetter>> {
         if !(1..=500).contains(&limit) {
             return Err(Error::invalid("limit", "must be between 1 and 500"));
         }

@@ -85,7 +85,10 @@ impl Store {
     /// Vends an endpoint; its token is returned once and only its hash is kept.
     pub async fn vend_endpoint(&self, req: VendEndpoint) -> Result<VendedEndpoint> {
         if !valid_slug(&req.slug) {
-            return Err(Error::invalid("slug", "must be 1–63 of a-z, 0-9, '_' or '-', starting with a letter or digit"));
+            return Err(Error::invalid(
+                "slug",
+                "must be 1–63 of a-z, 0-9, '_' or '-', starting with a letter or digit",
+            ));
         }
         if let Some(l) = req.default_lease_seconds
             && !within(l, ENDPOINT_LEASE_SECONDS_RANGE)
@@ -237,22 +240,20 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            {
-                let expired: Vec<Row> = diesel::sql_query(
-                    "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
+            let expired: Vec<Row> = diesel::sql_query(
+                "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
                      WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
                                   ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED) \
                      RETURNING id",
-                )
-                .load(conn)
-                .await?;
-                let mut out = Vec::with_capacity(expired.len());
-                for row in expired {
-                    let id = EndpointId(row.id);
-                    out.push(Revoked { endpoint_id: id, dead_lettered: dead_letter_endpoint_todos(conn, id).await? });
-                }
-                Ok(out)
+            )
+            .load(conn)
+            .await?;
+            let mut out = Vec::with_capacity(expired.len());
+            for row in expired {
+                let id = EndpointId(row.id);
+                out.push(Revoked { endpoint_id: id, dead_lettered: dead_letter_endpoint_todos(conn, id).await? });
             }
+            Ok(out)
         })
         .await
     }
@@ -295,10 +296,12 @@ impl Store {
     pub async fn rotate_endpoint_token(&self, id: EndpointId) -> Result<String> {
         let minted = tokens::mint(ENDPOINT_TOKEN_PREFIX);
         let mut conn = self.conn().await?;
-        let n = diesel::update(endpoints::table.filter(endpoints::id.eq(id.0)).filter(endpoints::state.eq(EndpointState::Active)))
-            .set((endpoints::token_hash.eq(minted.hash.as_slice()), endpoints::token_prefix.eq(&minted.display_prefix)))
-            .execute(&mut conn)
-            .await?;
+        let n = diesel::update(
+            endpoints::table.filter(endpoints::id.eq(id.0)).filter(endpoints::state.eq(EndpointState::Active)),
+        )
+        .set((endpoints::token_hash.eq(minted.hash.as_slice()), endpoints::token_prefix.eq(&minted.display_prefix)))
+        .execute(&mut conn)
+        .await?;
         if n == 0 {
             return Err(Error::NotFound);
         }

@@ -98,26 +98,24 @@ impl Store {
         let minted_ref = &minted;
         let out = conn
             .transaction::<_, diesel::result::Error, _>(async move |conn| {
-                {
-                    let id = HumanId::new();
-                    let human: HumanRow = diesel::insert_into(humans::table)
-                        .values((
-                            humans::id.eq(id.0),
-                            humans::email.eq(&email),
-                            humans::display_name.eq(&name),
-                            humans::password_hash.eq(password_hash),
-                        ))
-                        .returning(HumanRow::as_returning())
-                        .get_result(conn)
-                        .await?;
-                    let scope = ScopeId::new();
-                    diesel::insert_into(owner_scopes::table)
-                        .values((owner_scopes::id.eq(scope.0), owner_scopes::human_id.eq(id.0)))
-                        .execute(conn)
-                        .await?;
-                    insert_operator_token(conn, id, minted_ref, "created with the human").await?;
-                    Ok((human, scope))
-                }
+                let id = HumanId::new();
+                let human: HumanRow = diesel::insert_into(humans::table)
+                    .values((
+                        humans::id.eq(id.0),
+                        humans::email.eq(&email),
+                        humans::display_name.eq(&name),
+                        humans::password_hash.eq(password_hash),
+                    ))
+                    .returning(HumanRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                let scope = ScopeId::new();
+                diesel::insert_into(owner_scopes::table)
+                    .values((owner_scopes::id.eq(scope.0), owner_scopes::human_id.eq(id.0)))
+                    .execute(conn)
+                    .await?;
+                insert_operator_token(conn, id, minted_ref, "created with the human").await?;
+                Ok((human, scope))
             })
             .await;
         match out {
@@ -142,23 +140,31 @@ impl Store {
             return Err(Error::invalid("name", "must be 1–100 bytes without ':'"));
         }
         let mut conn = self.conn().await?;
-        let admin = self.human_by_email_on(&mut conn, admin_email).await?.ok_or_else(|| Error::invalid("admin", "no human with this email"))?;
+        let admin = self
+            .human_by_email_on(&mut conn, admin_email)
+            .await?
+            .ok_or_else(|| Error::invalid("admin", "no human with this email"))?;
         let out = conn
             .transaction::<_, diesel::result::Error, _>(async move |conn| {
-                {
-                    let team = TeamId::new();
-                    diesel::insert_into(teams::table).values((teams::id.eq(team.0), teams::name.eq(&name))).execute(conn).await?;
-                    let scope = ScopeId::new();
-                    diesel::insert_into(owner_scopes::table)
-                        .values((owner_scopes::id.eq(scope.0), owner_scopes::team_id.eq(team.0)))
-                        .execute(conn)
-                        .await?;
-                    diesel::insert_into(team_members::table)
-                        .values((team_members::team_id.eq(team.0), team_members::human_id.eq(admin.id.0), team_members::role.eq(TeamRole::Admin)))
-                        .execute(conn)
-                        .await?;
-                    Ok((team, name, scope))
-                }
+                let team = TeamId::new();
+                diesel::insert_into(teams::table)
+                    .values((teams::id.eq(team.0), teams::name.eq(&name)))
+                    .execute(conn)
+                    .await?;
+                let scope = ScopeId::new();
+                diesel::insert_into(owner_scopes::table)
+                    .values((owner_scopes::id.eq(scope.0), owner_scopes::team_id.eq(team.0)))
+                    .execute(conn)
+                    .await?;
+                diesel::insert_into(team_members::table)
+                    .values((
+                        team_members::team_id.eq(team.0),
+                        team_members::human_id.eq(admin.id.0),
+                        team_members::role.eq(TeamRole::Admin),
+                    ))
+                    .execute(conn)
+                    .await?;
+                Ok((team, name, scope))
             })
             .await;
         match out {
@@ -189,7 +195,11 @@ impl Store {
 
     async fn human_by_email_on(&self, conn: &mut AsyncPgConnection, email: &str) -> Result<Option<HumanRow>> {
         Ok(humans::table
-            .filter(diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = lower(").bind::<Text, _>(email.trim()).sql(")"))
+            .filter(
+                diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = lower(")
+                    .bind::<Text, _>(email.trim())
+                    .sql(")"),
+            )
             .select(HumanRow::as_select())
             .first(conn)
             .await
@@ -202,7 +212,11 @@ impl Store {
         let scope: Option<ScopeId> = match owner {
             OwnerRef::Human(email) => owner_scopes::table
                 .inner_join(humans::table.on(owner_scopes::human_id.eq(humans::id.nullable())))
-                .filter(diesel::dsl::sql::<diesel::sql_types::Bool>("lower(humans.email) = lower(").bind::<Text, _>(email).sql(")"))
+                .filter(
+                    diesel::dsl::sql::<diesel::sql_types::Bool>("lower(humans.email) = lower(")
+                        .bind::<Text, _>(email)
+                        .sql(")"),
+                )
                 .select(owner_scopes::id)
                 .first::<uuid::Uuid>(&mut conn)
                 .await
@@ -210,7 +224,11 @@ impl Store {
                 .map(ScopeId),
             OwnerRef::Team(name) => owner_scopes::table
                 .inner_join(teams::table.on(owner_scopes::team_id.eq(teams::id.nullable())))
-                .filter(diesel::dsl::sql::<diesel::sql_types::Bool>("lower(teams.name) = lower(").bind::<Text, _>(name).sql(")"))
+                .filter(
+                    diesel::dsl::sql::<diesel::sql_types::Bool>("lower(teams.name) = lower(")
+                        .bind::<Text, _>(name)
+                        .sql(")"),
+                )
                 .select(owner_scopes::id)
                 .first::<uuid::Uuid>(&mut conn)
                 .await
@@ -251,7 +269,12 @@ impl Store {
     }
 }
 
-async fn insert_operator_token(conn: &mut AsyncPgConnection, human: HumanId, minted: &MintedToken, label: &str) -> QueryResult<()> {
+async fn insert_operator_token(
+    conn: &mut AsyncPgConnection,
+    human: HumanId,
+    minted: &MintedToken,
+    label: &str,
+) -> QueryResult<()> {
     use crate::db::schema::operator_tokens as ot;
     diesel::insert_into(ot::table)
         .values((
@@ -285,5 +308,9 @@ async fn reach_of(conn: &mut AsyncPgConnection, human: HumanId) -> Result<Reach>
     .load(conn)
     .await?;
     let personal = rows.iter().find(|r| r.personal).map(|r| ScopeId(r.id)).ok_or(Error::NotFound)?;
-    Ok(Reach { human, personal, scopes: rows.into_iter().map(|r| ScopeGrant { scope: ScopeId(r.id), role: r.role }).collect() })
+    Ok(Reach {
+        human,
+        personal,
+        scopes: rows.into_iter().map(|r| ScopeGrant { scope: ScopeId(r.id), role: r.role }).collect(),
+    })
 }

@@ -37,7 +37,22 @@ async fn the_openapi_document_lists_every_agent_and_operator_route() {
     }
     let schemas = doc["components"]["schemas"].as_object().unwrap();
     let todo = &schemas["TodoView"]["properties"];
-    for field in ["id", "queue", "source", "kind", "title", "state", "attempt", "max_attempts", "lease_expires_at", "next_retry_at", "dead_letter", "dead_reason", "created_at", "payload_size"] {
+    for field in [
+        "id",
+        "queue",
+        "source",
+        "kind",
+        "title",
+        "state",
+        "attempt",
+        "max_attempts",
+        "lease_expires_at",
+        "next_retry_at",
+        "dead_letter",
+        "dead_reason",
+        "created_at",
+        "payload_size",
+    ] {
         assert!(todo.get(field).is_some(), "TodoView lacks {field}");
     }
     assert!(doc["components"]["securitySchemes"]["endpoint_token"].is_object());

@@ -38,27 +38,12 @@ fn todo_path(id: impl std::fmt::Display, verb: &str) -> String {
 /// `code` and a non-empty string `message`, nothing else.
 #[track_caller]
 fn assert_envelope(body: &Value, what: &str) {
-    let outer = body
-        .as_object()
-        .unwrap_or_else(|| panic!("{what}: not a JSON object: {body}"));
-    assert_eq!(
-        outer.len(),
-        1,
-        "{what}: the envelope holds only `error`: {body}"
-    );
-    let inner = body["error"]
-        .as_object()
-        .unwrap_or_else(|| panic!("{what}: `error` is not an object: {body}"));
-    assert_eq!(
-        inner.len(),
-        2,
-        "{what}: `error` holds only `code` and `message`: {body}"
-    );
+    let outer = body.as_object().unwrap_or_else(|| panic!("{what}: not a JSON object: {body}"));
+    assert_eq!(outer.len(), 1, "{what}: the envelope holds only `error`: {body}");
+    let inner = body["error"].as_object().unwrap_or_else(|| panic!("{what}: `error` is not an object: {body}"));
+    assert_eq!(inner.len(), 2, "{what}: `error` holds only `code` and `message`: {body}");
     assert!(inner["code"].is_string(), "{what}: {body}");
-    assert!(
-        inner["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{what}: {body}"
-    );
+    assert!(inner["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: {body}");
 }
 
 /// Asserts an answer is the envelope with `status` and `code`.
@@ -99,16 +84,9 @@ impl Snapshot {
 async fn digest(app: &TestApp) -> i64 {
     let parts: Vec<String> = TABLES
         .iter()
-        .map(|t| {
-            format!("(SELECT coalesce(string_agg(x::text, '|' ORDER BY x::text), '') FROM {t} x)")
-        })
+        .map(|t| format!("(SELECT coalesce(string_agg(x::text, '|' ORDER BY x::text), '') FROM {t} x)"))
         .collect();
-    app.db
-        .count(&format!(
-            "SELECT hashtextextended({}, 0)",
-            parts.join(" || '#' || ")
-        ))
-        .await
+    app.db.count(&format!("SELECT hashtextextended({}, 0)", parts.join(" || '#' || "))).await
 }
 
 /// The server still answers its liveness probe.
@@ -120,9 +98,7 @@ async fn assert_alive(app: &TestApp) {
 /// A claimed todo and its lease token.
 async fn claimed(app: &TestApp, ep: &Ep) -> (TodoId, String) {
     let id = app.create_todo(ep, "q", "t").await;
-    let (s, c) = app
-        .post(&todo_path(id, "claim"), &ep.token, json!({}))
-        .await;
+    let (s, c) = app.post(&todo_path(id, "claim"), &ep.token, json!({})).await;
     assert_eq!(s, StatusCode::OK, "{c}");
     (id, c["lease_token"].as_str().unwrap().to_owned())
 }
@@ -130,28 +106,14 @@ async fn claimed(app: &TestApp, ep: &Ep) -> (TodoId, String) {
 /// An interrupted todo and its lease token.
 async fn interrupted(app: &TestApp, ep: &Ep) -> (TodoId, String) {
     let (id, lease) = claimed(app, ep).await;
-    let (s, b) = app
-        .post(
-            &todo_path(id, "interrupt"),
-            &ep.token,
-            json!({"state": "input_required"}),
-        )
-        .await;
+    let (s, b) = app.post(&todo_path(id, "interrupt"), &ep.token, json!({"state": "input_required"})).await;
     assert_eq!(s, StatusCode::OK, "{b}");
     (id, lease)
 }
 
 /// A todo's state as the database holds it.
 async fn state_of(app: &TestApp, id: TodoId) -> &'static str {
-    const STATES: [&str; 7] = [
-        "pending",
-        "claimed",
-        "input_required",
-        "auth_required",
-        "done",
-        "failed",
-        "canceled",
-    ];
+    const STATES: [&str; 7] = ["pending", "claimed", "input_required", "auth_required", "done", "failed", "canceled"];
     // `count` reads one i64, so the state comes back as its position in STATES.
     let sql = format!(
         "SELECT array_position(ARRAY['{}'], state)::bigint FROM todos WHERE id = '{}'",
@@ -167,18 +129,14 @@ async fn raw_http(app: &TestApp, head: String, body: Vec<u8>) -> (StatusCode, Va
     let addr = app.base.strip_prefix("http://").unwrap().to_owned();
     actix_rt::task::spawn_blocking(move || {
         let mut sock = std::net::TcpStream::connect(addr).expect("connect");
-        sock.set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         sock.write_all(head.as_bytes()).expect("write head");
         // The server may answer (and close) before reading the body; that is the point.
         let _ = sock.write_all(&body);
         let mut answer = Vec::new();
         let _ = sock.read_to_end(&mut answer);
         let text = String::from_utf8_lossy(&answer).into_owned();
-        let status_line = text
-            .lines()
-            .next()
-            .unwrap_or_else(|| panic!("no answer at all"));
+        let status_line = text.lines().next().unwrap_or_else(|| panic!("no answer at all"));
         let code: u16 = status_line
             .split(' ')
             .nth(1)
@@ -207,14 +165,8 @@ async fn malformed_json_is_invalid_argument_and_changes_nothing() {
     let ep = app.agent(o.scope, "worker").await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
-    let broken: &[&[u8]] = &[
-        b"{",
-        b"{\"queue\": \"q\", \"title\": ",
-        b"{queue: 'q'}",
-        b"{\"queue\": \"q\",}",
-        b"nope",
-        b"{\"a\":1}}",
-    ];
+    let broken: &[&[u8]] =
+        &[b"{", b"{\"queue\": \"q\", \"title\": ", b"{queue: 'q'}", b"{\"queue\": \"q\",}", b"nope", b"{\"a\":1}}"];
     let routes = [
         ("POST", TODOS.to_owned()),
         ("POST", CLAIM_NEXT.to_owned()),
@@ -228,9 +180,7 @@ async fn malformed_json_is_invalid_argument_and_changes_nothing() {
     ];
     for (method, path) in &routes {
         for body in broken {
-            let got = app
-                .call_raw(method, path, Some(&ep.token), JSON, body.to_vec())
-                .await;
+            let got = app.call_raw(method, path, Some(&ep.token), JSON, body.to_vec()).await;
             expect_error(
                 &got,
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -239,20 +189,11 @@ async fn malformed_json_is_invalid_argument_and_changes_nothing() {
             );
         }
     }
-    for path in [
-        "/api/v1/endpoints".to_owned(),
-        format!("/api/v1/todos/{id}/fail"),
-        format!("/api/v1/todos/{id}/retry"),
-    ] {
-        let got = app
-            .call_raw("POST", &path, Some(&o.token), JSON, b"{\"slug\": ".to_vec())
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &path,
-        );
+    for path in
+        ["/api/v1/endpoints".to_owned(), format!("/api/v1/todos/{id}/fail"), format!("/api/v1/todos/{id}/retry")]
+    {
+        let got = app.call_raw("POST", &path, Some(&o.token), JSON, b"{\"slug\": ".to_vec()).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &path);
     }
     before.assert_unchanged(&app, "malformed JSON").await;
     assert_eq!(state_of(&app, id).await, "claimed");
@@ -269,22 +210,10 @@ async fn wrong_json_types_are_invalid_argument_and_change_nothing() {
     let cases = [
         (TODOS.to_owned(), json!({"queue": "q", "title": 5})),
         (TODOS.to_owned(), json!({"queue": ["q"], "title": "t"})),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "max_attempts": "5"}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "max_attempts": 2.5}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "max_attempts": 4_294_967_296_i64}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "idempotency_key": 7}),
-        ),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "max_attempts": "5"})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "max_attempts": 2.5})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "max_attempts": 4_294_967_296_i64})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "idempotency_key": 7})),
         (TODOS.to_owned(), json!({"queue": "q"})),
         (TODOS.to_owned(), json!({"title": "t"})),
         (TODOS.to_owned(), json!({"queue": null, "title": "t"})),
@@ -293,65 +222,34 @@ async fn wrong_json_types_are_invalid_argument_and_change_nothing() {
         (CLAIM_NEXT.to_owned(), json!({"relay": "yes"})),
         (CLAIM_NEXT.to_owned(), json!({"queue": 1})),
         (CLAIM_NEXT.to_owned(), json!({"claimant": {"name": "w"}})),
-        (
-            todo_path(pending, "claim"),
-            json!({"lease_ttl_seconds": "ten"}),
-        ),
-        (
-            todo_path(id, "heartbeat"),
-            json!({"lease_ttl_seconds": "ten"}),
-        ),
+        (todo_path(pending, "claim"), json!({"lease_ttl_seconds": "ten"})),
+        (todo_path(id, "heartbeat"), json!({"lease_ttl_seconds": "ten"})),
         (todo_path(id, "heartbeat"), json!({"lease_token": 12})),
         (todo_path(id, "complete"), json!({"summary": 1})),
-        (
-            todo_path(id, "complete"),
-            json!({"artifact": ["https://x"]}),
-        ),
+        (todo_path(id, "complete"), json!({"artifact": ["https://x"]})),
         (todo_path(id, "fail"), json!({"lease_token": true})),
         (todo_path(id, "release"), json!({"summary": false})),
         (todo_path(id, "interrupt"), json!({"state": "claimed"})),
         (todo_path(id, "interrupt"), json!({"state": 1})),
         (todo_path(id, "interrupt"), json!({"wait_seconds": 60})),
-        (
-            todo_path(id, "interrupt"),
-            json!({"state": "input_required", "wait_seconds": "an hour"}),
-        ),
+        (todo_path(id, "interrupt"), json!({"state": "input_required", "wait_seconds": "an hour"})),
         (todo_path(id, "resume"), json!({"lease_ttl_seconds": "ten"})),
     ];
     for (path, body) in &cases {
         let got = app.post(path, &ep.token, body.clone()).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("{path} {body}"),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("{path} {body}"));
     }
     let operator_cases = [
         ("/api/v1/endpoints".to_owned(), json!({"slug": 5})),
-        (
-            "/api/v1/endpoints".to_owned(),
-            json!({"slug": "x", "grants": "claim_next"}),
-        ),
-        (
-            "/api/v1/endpoints".to_owned(),
-            json!({"slug": "x", "default_lease_seconds": "600"}),
-        ),
-        (
-            "/api/v1/endpoints".to_owned(),
-            json!({"slug": "x", "expires_at": "tomorrow"}),
-        ),
+        ("/api/v1/endpoints".to_owned(), json!({"slug": "x", "grants": "claim_next"})),
+        ("/api/v1/endpoints".to_owned(), json!({"slug": "x", "default_lease_seconds": "600"})),
+        ("/api/v1/endpoints".to_owned(), json!({"slug": "x", "expires_at": "tomorrow"})),
         (format!("/api/v1/todos/{id}/fail"), json!({"summary": 1})),
         (format!("/api/v1/todos/{id}/retry"), json!({"summary": []})),
     ];
     for (path, body) in &operator_cases {
         let got = app.post(path, &o.token, body.clone()).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("{path} {body}"),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("{path} {body}"));
     }
     before.assert_unchanged(&app, "wrong types").await;
     assert_eq!(state_of(&app, pending).await, "pending");
@@ -366,60 +264,24 @@ async fn unknown_body_fields_are_invalid_argument_and_change_nothing() {
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let cases = [
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "priority": 1}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "state": "done"}),
-        ),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "priority": 1})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "state": "done"})),
         (CLAIM_NEXT.to_owned(), json!({"queues": ["q"]})),
         (todo_path(id, "heartbeat"), json!({"lease_ttl": 60})),
         (todo_path(id, "complete"), json!({"results": {}})),
         (todo_path(id, "fail"), json!({"retry": false})),
         (todo_path(id, "release"), json!({"reason": "x"})),
-        (
-            todo_path(id, "interrupt"),
-            json!({"state": "input_required", "wait": 60}),
-        ),
+        (todo_path(id, "interrupt"), json!({"state": "input_required", "wait": 60})),
         (todo_path(id, "resume"), json!({"state": "claimed"})),
     ];
     for (path, body) in &cases {
         let got = app.post(path, &ep.token, body.clone()).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("{path} {body}"),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("{path} {body}"));
     }
-    let got = app
-        .post(
-            "/api/v1/endpoints",
-            &o.token,
-            json!({"slug": "other", "scope": "everything"}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "vend with an unknown field",
-    );
-    let got = app
-        .post(
-            &format!("/api/v1/todos/{id}/fail"),
-            &o.token,
-            json!({"force": true}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "operator fail with an unknown field",
-    );
+    let got = app.post("/api/v1/endpoints", &o.token, json!({"slug": "other", "scope": "everything"})).await;
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "vend with an unknown field");
+    let got = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({"force": true})).await;
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "operator fail with an unknown field");
     before.assert_unchanged(&app, "unknown fields").await;
 }
 
@@ -428,31 +290,13 @@ async fn unknown_query_parameters_and_bad_query_values_are_invalid_argument() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
-    for query in [
-        "?page=2",
-        "?limit=ten",
-        "?limit=99999999999999999999",
-        "?state=exploded",
-        "?limit=-1&limit=2",
-    ] {
+    for query in ["?page=2", "?limit=ten", "?limit=99999999999999999999", "?state=exploded", "?limit=-1&limit=2"] {
         let got = app.get(&format!("{TODOS}{query}"), &ep.token).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            query,
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", query);
     }
     for query in ["?page=2", "?limit=ten", "?limit=1.5"] {
-        let got = app
-            .get(&format!("/api/v1/dead-letters{query}"), &o.token)
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            query,
-        );
+        let got = app.get(&format!("/api/v1/dead-letters{query}"), &o.token).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", query);
     }
 }
 
@@ -471,82 +315,23 @@ async fn a_non_json_content_type_is_invalid_argument_and_changes_nothing() {
         "application/jsonx",
         "text/json",
     ] {
-        let got = app
-            .call_raw("POST", TODOS, Some(&ep.token), ct, create.clone())
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("create as {ct}"),
-        );
-        let got = app
-            .call_raw(
-                "POST",
-                &todo_path(id, "complete"),
-                Some(&ep.token),
-                ct,
-                b"{}".to_vec(),
-            )
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("complete as {ct}"),
-        );
-        let got = app
-            .call_raw("POST", CLAIM_NEXT, Some(&ep.token), ct, b"{}".to_vec())
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("claim-next as {ct}"),
-        );
-        let got = app
-            .call_raw(
-                "POST",
-                "/api/v1/endpoints",
-                Some(&o.token),
-                ct,
-                br#"{"slug": "x"}"#.to_vec(),
-            )
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("vend as {ct}"),
-        );
+        let got = app.call_raw("POST", TODOS, Some(&ep.token), ct, create.clone()).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("create as {ct}"));
+        let got = app.call_raw("POST", &todo_path(id, "complete"), Some(&ep.token), ct, b"{}".to_vec()).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("complete as {ct}"));
+        let got = app.call_raw("POST", CLAIM_NEXT, Some(&ep.token), ct, b"{}".to_vec()).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("claim-next as {ct}"));
+        let got = app.call_raw("POST", "/api/v1/endpoints", Some(&o.token), ct, br#"{"slug": "x"}"#.to_vec()).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("vend as {ct}"));
     }
     // A form body is refused even when it parses as a form.
     let got = app
-        .call_raw(
-            "POST",
-            TODOS,
-            Some(&ep.token),
-            "application/x-www-form-urlencoded",
-            b"queue=q&title=t".to_vec(),
-        )
+        .call_raw("POST", TODOS, Some(&ep.token), "application/x-www-form-urlencoded", b"queue=q&title=t".to_vec())
         .await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "form body",
-    );
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "form body");
     before.assert_unchanged(&app, "non-JSON content type").await;
     // The media type is matched case-insensitively and may carry parameters.
-    let (s, b) = app
-        .call_raw(
-            "POST",
-            TODOS,
-            Some(&ep.token),
-            "Application/JSON; charset=utf-8",
-            create,
-        )
-        .await;
+    let (s, b) = app.call_raw("POST", TODOS, Some(&ep.token), "Application/JSON; charset=utf-8", create).await;
     assert_eq!(s, StatusCode::CREATED, "{b}");
 }
 
@@ -563,23 +348,11 @@ async fn an_empty_body_where_one_is_required_is_invalid_argument() {
         ("/api/v1/endpoints".to_owned(), &o.token),
     ] {
         for body in [&b""[..], b"   \n"] {
-            let got = app
-                .call_raw("POST", &path, Some(token), JSON, body.to_vec())
-                .await;
-            expect_error(
-                &got,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_argument",
-                &path,
-            );
+            let got = app.call_raw("POST", &path, Some(token), JSON, body.to_vec()).await;
+            expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &path);
         }
         let got = app.call("POST", &path, Some(token), None).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("{path} without a body"),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("{path} without a body"));
     }
     before.assert_unchanged(&app, "empty bodies").await;
 }
@@ -596,67 +369,20 @@ async fn a_body_over_one_mebibyte_is_payload_too_large_and_changes_nothing() {
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let big = "x".repeat(2 * 1024 * 1024);
-    let got = app
-        .post(
-            TODOS,
-            &ep.token,
-            json!({"queue": "q", "title": "t", "payload": {"blob": big}}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "create with a 2 MiB payload",
-    );
-    let got = app
-        .post(
-            &todo_path(id, "complete"),
-            &ep.token,
-            json!({"result": {"blob": big}}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "complete with a 2 MiB result",
-    );
-    let got = app
-        .post(&todo_path(id, "fail"), &ep.token, json!({"summary": big}))
-        .await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "fail with a 2 MiB summary",
-    );
-    let got = app
-        .post(
-            "/api/v1/endpoints",
-            &o.token,
-            json!({"slug": "x", "pad": big}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "vend with a 2 MiB body",
-    );
+    let got = app.post(TODOS, &ep.token, json!({"queue": "q", "title": "t", "payload": {"blob": big}})).await;
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "create with a 2 MiB payload");
+    let got = app.post(&todo_path(id, "complete"), &ep.token, json!({"result": {"blob": big}})).await;
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "complete with a 2 MiB result");
+    let got = app.post(&todo_path(id, "fail"), &ep.token, json!({"summary": big})).await;
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "fail with a 2 MiB summary");
+    let got = app.post("/api/v1/endpoints", &o.token, json!({"slug": "x", "pad": big})).await;
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "vend with a 2 MiB body");
     // Just over the limit is over the limit.
     let mut just_over = br#"{"queue": "q", "title": "t", "payload": ""#.to_vec();
     just_over.resize(1024 * 1024 - 1, b'y');
     just_over.extend_from_slice(b"\"}");
-    let got = app
-        .call_raw("POST", TODOS, Some(&ep.token), JSON, just_over)
-        .await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "create with 1 MiB + 1 byte",
-    );
+    let got = app.call_raw("POST", TODOS, Some(&ep.token), JSON, just_over).await;
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "create with 1 MiB + 1 byte");
     before.assert_unchanged(&app, "oversize bodies").await;
     assert_eq!(state_of(&app, id).await, "claimed");
 }
@@ -675,12 +401,7 @@ async fn a_large_declared_content_length_is_refused_before_the_body_is_read() {
         10 * 1024 * 1024
     );
     let got = raw_http(&app, head, br#"{"queue": "q", "title": "t"}"#.to_vec()).await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "lying Content-Length",
-    );
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "lying Content-Length");
     // A chunked body with no declared length is cut off once it passes the limit.
     let head = format!(
         "POST {TODOS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
@@ -700,12 +421,7 @@ async fn a_large_declared_content_length_is_refused_before_the_body_is_read() {
     }
     body.extend_from_slice(b"2\r\n\"}\r\n0\r\n\r\n");
     let got = raw_http(&app, head, body).await;
-    expect_error(
-        &got,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "chunked 1.5 MiB body",
-    );
+    expect_error(&got, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "chunked 1.5 MiB body");
     before.assert_unchanged(&app, "large declared length").await;
     assert_alive(&app).await;
 }
@@ -742,46 +458,15 @@ async fn unknown_and_malformed_todo_ids_are_not_found_and_change_nothing() {
     expect_error(&reference, StatusCode::NOT_FOUND, "not_found", "unknown id");
     for id in ids {
         let got = app.get(&format!("{TODOS}/{id}"), &ep.token).await;
-        expect_error(
-            &got,
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("get {id}"),
-        );
-        assert_eq!(
-            got.1, reference.1,
-            "{id}: a malformed id answers exactly like an unknown one"
-        );
-        for verb in [
-            "claim",
-            "heartbeat",
-            "complete",
-            "fail",
-            "release",
-            "resume",
-        ] {
+        expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("get {id}"));
+        assert_eq!(got.1, reference.1, "{id}: a malformed id answers exactly like an unknown one");
+        for verb in ["claim", "heartbeat", "complete", "fail", "release", "resume"] {
             let got = app.post(&todo_path(id, verb), &ep.token, json!({})).await;
-            expect_error(
-                &got,
-                StatusCode::NOT_FOUND,
-                "not_found",
-                &format!("{verb} {id}"),
-            );
+            expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("{verb} {id}"));
             assert_eq!(got.1, reference.1, "{verb} {id}");
         }
-        let got = app
-            .post(
-                &todo_path(id, "interrupt"),
-                &ep.token,
-                json!({"state": "auth_required"}),
-            )
-            .await;
-        expect_error(
-            &got,
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("interrupt {id}"),
-        );
+        let got = app.post(&todo_path(id, "interrupt"), &ep.token, json!({"state": "auth_required"})).await;
+        expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("interrupt {id}"));
         for (method, path) in [
             ("GET", format!("/api/v1/todos/{id}")),
             ("POST", format!("/api/v1/todos/{id}/fail")),
@@ -792,26 +477,9 @@ async fn unknown_and_malformed_todo_ids_are_not_found_and_change_nothing() {
             assert_eq!(got.1, reference.1, "{path}");
         }
     }
-    for id in [
-        TodoId::new().to_string(),
-        "ep_xyz".into(),
-        real.to_string(),
-        ep.id.0.simple().to_string(),
-    ] {
-        let got = app
-            .call(
-                "POST",
-                &format!("/api/v1/endpoints/{id}/revoke"),
-                Some(&o.token),
-                None,
-            )
-            .await;
-        expect_error(
-            &got,
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("revoke {id}"),
-        );
+    for id in [TodoId::new().to_string(), "ep_xyz".into(), real.to_string(), ep.id.0.simple().to_string()] {
+        let got = app.call("POST", &format!("/api/v1/endpoints/{id}/revoke"), Some(&o.token), None).await;
+        expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("revoke {id}"));
         assert_eq!(got.1, reference.1, "revoke {id}");
     }
     before.assert_unchanged(&app, "unknown ids").await;
@@ -829,34 +497,18 @@ async fn another_endpoints_todo_answers_exactly_like_an_unknown_one_and_is_untou
     let pending = app.create_todo(&sibling, "q", "pending").await;
     let (theirs, lease) = claimed(&app, &stranger).await;
     let before = Snapshot::take(&app).await;
-    let reference = app
-        .get(&format!("{TODOS}/{}", TodoId::new()), &mine.token)
-        .await;
+    let reference = app.get(&format!("{TODOS}/{}", TodoId::new()), &mine.token).await;
     expect_error(&reference, StatusCode::NOT_FOUND, "not_found", "unknown id");
     for id in [pending, theirs] {
         let got = app.get(&format!("{TODOS}/{id}"), &mine.token).await;
         assert_eq!(got, reference, "get {id}");
-        let got = app
-            .post(&todo_path(id, "claim"), &mine.token, json!({}))
-            .await;
+        let got = app.post(&todo_path(id, "claim"), &mine.token, json!({})).await;
         assert_eq!(got, reference, "claim {id}");
         for verb in ["heartbeat", "complete", "fail", "release", "resume"] {
-            let got = app
-                .post(
-                    &todo_path(id, verb),
-                    &mine.token,
-                    json!({"lease_token": lease}),
-                )
-                .await;
+            let got = app.post(&todo_path(id, verb), &mine.token, json!({"lease_token": lease})).await;
             assert_eq!(got, reference, "{verb} {id}");
         }
-        let got = app
-            .post(
-                &todo_path(id, "interrupt"),
-                &mine.token,
-                json!({"state": "input_required"}),
-            )
-            .await;
+        let got = app.post(&todo_path(id, "interrupt"), &mine.token, json!({"state": "input_required"})).await;
         assert_eq!(got, reference, "interrupt {id}");
     }
     // Claim-next never reaches another endpoint's work.
@@ -875,19 +527,10 @@ async fn another_owners_todos_and_endpoints_are_not_found_on_the_operator_api() 
     let pending = app.create_todo(&their_ep, "q", "pending").await;
     let (claimed_id, _) = claimed(&app, &their_ep).await;
     let (failed, _) = claimed(&app, &their_ep).await;
-    let (s, b) = app
-        .post(&todo_path(failed, "fail"), &their_ep.token, json!({}))
-        .await;
+    let (s, b) = app.post(&todo_path(failed, "fail"), &their_ep.token, json!({})).await;
     assert_eq!(s, StatusCode::OK, "{b}");
     let before = Snapshot::take(&app).await;
-    let reference = app
-        .call(
-            "POST",
-            &format!("/api/v1/todos/{}/fail", TodoId::new()),
-            Some(&me.token),
-            None,
-        )
-        .await;
+    let reference = app.call("POST", &format!("/api/v1/todos/{}/fail", TodoId::new()), Some(&me.token), None).await;
     expect_error(&reference, StatusCode::NOT_FOUND, "not_found", "unknown id");
     for id in [pending, claimed_id, failed] {
         for (method, path) in [
@@ -895,34 +538,18 @@ async fn another_owners_todos_and_endpoints_are_not_found_on_the_operator_api() 
             ("POST", format!("/api/v1/todos/{id}/fail")),
             ("POST", format!("/api/v1/todos/{id}/retry")),
         ] {
-            let got = app
-                .call(
-                    method,
-                    &path,
-                    Some(&me.token),
-                    Some(&json!({"summary": "mine now"})),
-                )
-                .await;
+            let got = app.call(method, &path, Some(&me.token), Some(&json!({"summary": "mine now"}))).await;
             assert_eq!(got, reference, "{method} {path}");
         }
     }
-    let got = app
-        .call(
-            "POST",
-            &format!("/api/v1/endpoints/{}/revoke", their_ep.id),
-            Some(&me.token),
-            None,
-        )
-        .await;
+    let got = app.call("POST", &format!("/api/v1/endpoints/{}/revoke", their_ep.id), Some(&me.token), None).await;
     assert_eq!(got, reference, "revoke another owner's endpoint");
     // Their dead letters and endpoints are not listed either.
     let (_, l) = app.get("/api/v1/dead-letters", &me.token).await;
     assert_eq!(l, json!({"dead_letters": []}));
     let (_, l) = app.get("/api/v1/endpoints", &me.token).await;
     assert_eq!(l, json!({"endpoints": []}));
-    before
-        .assert_unchanged(&app, "another owner's resources")
-        .await;
+    before.assert_unchanged(&app, "another owner's resources").await;
     // Their endpoint still works.
     let (s, _) = app.get(TODOS, &their_ep.token).await;
     assert_eq!(s, StatusCode::OK);
@@ -951,12 +578,7 @@ async fn unknown_routes_answer_not_found_in_the_envelope() {
         for token in [None, Some(ep.token.as_str()), Some(o.token.as_str())] {
             for method in ["GET", "POST"] {
                 let got = app.call(method, path, token, None).await;
-                expect_error(
-                    &got,
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    &format!("{method} {path}"),
-                );
+                expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("{method} {path}"));
             }
         }
     }
@@ -976,11 +598,7 @@ async fn missing_garbage_and_wrong_kind_tokens_are_unauthenticated_and_change_no
     let long = format!("sbk_{}", "a".repeat(400));
     let agent_routes = [
         ("GET", TODOS.to_owned(), None),
-        (
-            "POST",
-            TODOS.to_owned(),
-            Some(json!({"queue": "q", "title": "t"})),
-        ),
+        ("POST", TODOS.to_owned(), Some(json!({"queue": "q", "title": "t"}))),
         ("POST", CLAIM_NEXT.to_owned(), Some(json!({}))),
         ("GET", format!("{TODOS}/{id}"), None),
         ("POST", todo_path(id, "claim"), Some(json!({}))),
@@ -988,59 +606,29 @@ async fn missing_garbage_and_wrong_kind_tokens_are_unauthenticated_and_change_no
         ("POST", todo_path(id, "complete"), Some(json!({}))),
         ("POST", todo_path(id, "fail"), Some(json!({}))),
         ("POST", todo_path(id, "release"), Some(json!({}))),
-        (
-            "POST",
-            todo_path(id, "interrupt"),
-            Some(json!({"state": "input_required"})),
-        ),
+        ("POST", todo_path(id, "interrupt"), Some(json!({"state": "input_required"}))),
         ("POST", todo_path(id, "resume"), Some(json!({}))),
         ("POST", "/api/v1/agent/presence/clock-in".to_owned(), None),
         ("POST", "/api/v1/agent/presence/clock-out".to_owned(), None),
     ];
     let operator_routes = [
         ("GET", "/api/v1/endpoints".to_owned(), None),
-        (
-            "POST",
-            "/api/v1/endpoints".to_owned(),
-            Some(json!({"slug": "new"})),
-        ),
+        ("POST", "/api/v1/endpoints".to_owned(), Some(json!({"slug": "new"}))),
         ("POST", format!("/api/v1/endpoints/{}/revoke", ep.id), None),
         ("GET", format!("/api/v1/todos/{id}"), None),
         ("POST", format!("/api/v1/todos/{id}/fail"), Some(json!({}))),
         ("POST", format!("/api/v1/todos/{id}/retry"), Some(json!({}))),
         ("GET", "/api/v1/dead-letters".to_owned(), None),
     ];
-    let garbage = [
-        "",
-        "garbage",
-        "sbk_",
-        "sbo_",
-        "sbk_doesnotexist",
-        "sbo_doesnotexist",
-        long.as_str(),
-        "Bearer",
-    ];
-    for (routes, wrong_kind) in [
-        (&agent_routes[..], o.token.as_str()),
-        (&operator_routes[..], ep.token.as_str()),
-    ] {
+    let garbage = ["", "garbage", "sbk_", "sbo_", "sbk_doesnotexist", "sbo_doesnotexist", long.as_str(), "Bearer"];
+    for (routes, wrong_kind) in [(&agent_routes[..], o.token.as_str()), (&operator_routes[..], ep.token.as_str())] {
         for (method, path, body) in routes.iter() {
             let what = format!("{method} {path}");
             let got = app.call(method, path, None, body.as_ref()).await;
-            expect_error(
-                &got,
-                StatusCode::UNAUTHORIZED,
-                "unauthenticated",
-                &format!("{what} without a token"),
-            );
+            expect_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", &format!("{what} without a token"));
             for token in garbage.iter().chain([&wrong_kind]) {
                 let got = app.call(method, path, Some(token), body.as_ref()).await;
-                expect_error(
-                    &got,
-                    StatusCode::UNAUTHORIZED,
-                    "unauthenticated",
-                    &format!("{what} with {token:?}"),
-                );
+                expect_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", &format!("{what} with {token:?}"));
             }
         }
     }
@@ -1058,39 +646,20 @@ async fn missing_garbage_and_wrong_kind_tokens_are_unauthenticated_and_change_no
             .send()
             .await
             .unwrap();
-        let body: Value =
-            serde_json::from_slice(&resp.body().await.unwrap()).unwrap_or(Value::Null);
-        expect_error(
-            &(resp.status(), body),
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-            &header,
-        );
-        assert_eq!(
-            resp.headers()
-                .get("www-authenticate")
-                .and_then(|v| v.to_str().ok()),
-            Some("Bearer")
-        );
+        let body: Value = serde_json::from_slice(&resp.body().await.unwrap()).unwrap_or(Value::Null);
+        expect_error(&(resp.status(), body), StatusCode::UNAUTHORIZED, "unauthenticated", &header);
+        assert_eq!(resp.headers().get("www-authenticate").and_then(|v| v.to_str().ok()), Some("Bearer"));
     }
     // A header that is not even text.
     let mut resp = app
         .client
         .get(format!("{}{TODOS}", app.base))
-        .insert_header((
-            "Authorization",
-            awc::http::header::HeaderValue::from_bytes(b"Bearer sbk_\xff\xfe").unwrap(),
-        ))
+        .insert_header(("Authorization", awc::http::header::HeaderValue::from_bytes(b"Bearer sbk_\xff\xfe").unwrap()))
         .send()
         .await
         .unwrap();
     let body: Value = serde_json::from_slice(&resp.body().await.unwrap()).unwrap_or(Value::Null);
-    expect_error(
-        &(resp.status(), body),
-        StatusCode::UNAUTHORIZED,
-        "unauthenticated",
-        "non-UTF-8 header",
-    );
+    expect_error(&(resp.status(), body), StatusCode::UNAUTHORIZED, "unauthenticated", "non-UTF-8 header");
     before.assert_unchanged(&app, "unauthenticated calls").await;
 }
 
@@ -1103,24 +672,13 @@ async fn a_revoked_endpoint_token_is_unauthenticated_and_changes_nothing_more() 
     // Use the token once so that any cache holds it.
     let (s, _) = app.get(TODOS, &ep.token).await;
     assert_eq!(s, StatusCode::OK);
-    let (s, r) = app
-        .call(
-            "POST",
-            &format!("/api/v1/endpoints/{}/revoke", ep.id),
-            Some(&o.token),
-            None,
-        )
-        .await;
+    let (s, r) = app.call("POST", &format!("/api/v1/endpoints/{}/revoke", ep.id), Some(&o.token), None).await;
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["dead_lettered"], 1);
     let before = Snapshot::take(&app).await;
     let calls = [
         ("GET", TODOS.to_owned(), None),
-        (
-            "POST",
-            TODOS.to_owned(),
-            Some(json!({"queue": "q", "title": "t"})),
-        ),
+        ("POST", TODOS.to_owned(), Some(json!({"queue": "q", "title": "t"}))),
         ("POST", CLAIM_NEXT.to_owned(), Some(json!({}))),
         ("GET", format!("{TODOS}/{pending}"), None),
         ("POST", todo_path(pending, "claim"), Some(json!({}))),
@@ -1128,22 +686,10 @@ async fn a_revoked_endpoint_token_is_unauthenticated_and_changes_nothing_more() 
     ];
     for (method, path, body) in &calls {
         let got = app.call(method, path, Some(&ep.token), body.as_ref()).await;
-        expect_error(
-            &got,
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-            &format!("{method} {path}"),
-        );
+        expect_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", &format!("{method} {path}"));
     }
     // Revoking twice is a conflict, not a second cascade.
-    let got = app
-        .call(
-            "POST",
-            &format!("/api/v1/endpoints/{}/revoke", ep.id),
-            Some(&o.token),
-            None,
-        )
-        .await;
+    let got = app.call("POST", &format!("/api/v1/endpoints/{}/revoke", ep.id), Some(&o.token), None).await;
     expect_error(&got, StatusCode::CONFLICT, "conflict", "second revocation");
     before.assert_unchanged(&app, "revoked token").await;
 }
@@ -1154,41 +700,17 @@ async fn expired_endpoints_and_revoked_operator_tokens_are_unauthenticated() {
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
     app.db
-        .exec(&format!(
-            "UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE id = '{}'",
-            ep.id.0
-        ))
+        .exec(&format!("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE id = '{}'", ep.id.0))
         .await;
     let before = Snapshot::take(&app).await;
-    let got = app
-        .post(TODOS, &ep.token, json!({"queue": "q", "title": "t"}))
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNAUTHORIZED,
-        "unauthenticated",
-        "expired endpoint",
-    );
+    let got = app.post(TODOS, &ep.token, json!({"queue": "q", "title": "t"})).await;
+    expect_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", "expired endpoint");
     before.assert_unchanged(&app, "expired endpoint").await;
-    app.db
-        .exec(&format!(
-            "UPDATE operator_tokens SET revoked_at = now() WHERE human_id = '{}'",
-            o.id.0
-        ))
-        .await;
+    app.db.exec(&format!("UPDATE operator_tokens SET revoked_at = now() WHERE human_id = '{}'", o.id.0)).await;
     let before_revoked = Snapshot::take(&app).await;
-    let got = app
-        .post("/api/v1/endpoints", &o.token, json!({"slug": "new"}))
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNAUTHORIZED,
-        "unauthenticated",
-        "revoked operator token",
-    );
-    before_revoked
-        .assert_unchanged(&app, "revoked operator token")
-        .await;
+    let got = app.post("/api/v1/endpoints", &o.token, json!({"slug": "new"})).await;
+    expect_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", "revoked operator token");
+    before_revoked.assert_unchanged(&app, "revoked operator token").await;
 }
 
 // ---------------------------------------------------------------------------------
@@ -1224,70 +746,24 @@ async fn a_verb_outside_the_endpoints_grants_is_forbidden_and_changes_nothing() 
     let before = Snapshot::take(&app).await;
     let calls = [
         ("GET", TODOS.to_owned(), None),
-        (
-            "POST",
-            TODOS.to_owned(),
-            Some(json!({"queue": "q", "title": "sneaky"})),
-        ),
+        ("POST", TODOS.to_owned(), Some(json!({"queue": "q", "title": "sneaky"}))),
         ("GET", format!("{TODOS}/{id}"), None),
         ("POST", todo_path(id, "claim"), Some(json!({}))),
-        (
-            "POST",
-            todo_path(id, "heartbeat"),
-            Some(json!({"lease_token": lease})),
-        ),
-        (
-            "POST",
-            todo_path(id, "complete"),
-            Some(json!({"lease_token": lease})),
-        ),
-        (
-            "POST",
-            todo_path(id, "fail"),
-            Some(json!({"lease_token": lease})),
-        ),
-        (
-            "POST",
-            todo_path(id, "release"),
-            Some(json!({"lease_token": lease})),
-        ),
-        (
-            "POST",
-            todo_path(id, "interrupt"),
-            Some(json!({"state": "input_required", "lease_token": lease})),
-        ),
-        (
-            "POST",
-            todo_path(id, "resume"),
-            Some(json!({"lease_token": lease})),
-        ),
+        ("POST", todo_path(id, "heartbeat"), Some(json!({"lease_token": lease}))),
+        ("POST", todo_path(id, "complete"), Some(json!({"lease_token": lease}))),
+        ("POST", todo_path(id, "fail"), Some(json!({"lease_token": lease}))),
+        ("POST", todo_path(id, "release"), Some(json!({"lease_token": lease}))),
+        ("POST", todo_path(id, "interrupt"), Some(json!({"state": "input_required", "lease_token": lease}))),
+        ("POST", todo_path(id, "resume"), Some(json!({"lease_token": lease}))),
     ];
     for (method, path, body) in &calls {
-        let got = app
-            .call(method, path, Some(&narrow.token), body.as_ref())
-            .await;
-        expect_error(
-            &got,
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            &format!("{method} {path}"),
-        );
+        let got = app.call(method, path, Some(&narrow.token), body.as_ref()).await;
+        expect_error(&got, StatusCode::FORBIDDEN, "forbidden", &format!("{method} {path}"));
     }
     // The grant is checked before the id: an unknown id is still forbidden, so a
     // narrow token learns nothing about which ids exist.
-    let got = app
-        .post(
-            &todo_path(TodoId::new(), "complete"),
-            &narrow.token,
-            json!({}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::FORBIDDEN,
-        "forbidden",
-        "complete an unknown id",
-    );
+    let got = app.post(&todo_path(TodoId::new(), "complete"), &narrow.token, json!({})).await;
+    expect_error(&got, StatusCode::FORBIDDEN, "forbidden", "complete an unknown id");
     before.assert_unchanged(&app, "missing grants").await;
     assert_eq!(state_of(&app, id).await, "claimed");
 }
@@ -1306,19 +782,8 @@ async fn a_lease_token_mismatch_is_a_conflict_on_every_verb_and_changes_nothing(
     let before = Snapshot::take(&app).await;
     for token in ["AAAAAAAAAAAAAAAAAAAAAA", "", "not even base64 ✓"] {
         for verb in ["heartbeat", "complete", "fail", "release"] {
-            let got = app
-                .post(
-                    &todo_path(claimed_id, verb),
-                    &ep.token,
-                    json!({"lease_token": token}),
-                )
-                .await;
-            expect_error(
-                &got,
-                StatusCode::CONFLICT,
-                "conflict",
-                &format!("{verb} with {token:?}"),
-            );
+            let got = app.post(&todo_path(claimed_id, verb), &ep.token, json!({"lease_token": token})).await;
+            expect_error(&got, StatusCode::CONFLICT, "conflict", &format!("{verb} with {token:?}"));
         }
         let got = app
             .post(
@@ -1327,20 +792,9 @@ async fn a_lease_token_mismatch_is_a_conflict_on_every_verb_and_changes_nothing(
                 json!({"state": "input_required", "lease_token": token}),
             )
             .await;
-        expect_error(
-            &got,
-            StatusCode::CONFLICT,
-            "conflict",
-            &format!("interrupt with {token:?}"),
-        );
+        expect_error(&got, StatusCode::CONFLICT, "conflict", &format!("interrupt with {token:?}"));
         for verb in ["heartbeat", "resume"] {
-            let got = app
-                .post(
-                    &todo_path(interrupted_id, verb),
-                    &ep.token,
-                    json!({"lease_token": token}),
-                )
-                .await;
+            let got = app.post(&todo_path(interrupted_id, verb), &ep.token, json!({"lease_token": token})).await;
             expect_error(
                 &got,
                 StatusCode::CONFLICT,
@@ -1360,9 +814,7 @@ async fn transitions_the_state_does_not_allow_are_conflicts_and_change_nothing()
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
     let (done, _) = claimed(&app, &ep).await;
-    let (s, b) = app
-        .post(&todo_path(done, "complete"), &ep.token, json!({}))
-        .await;
+    let (s, b) = app.post(&todo_path(done, "complete"), &ep.token, json!({})).await;
     assert_eq!(s, StatusCode::OK, "{b}");
     let (claimed_id, _) = claimed(&app, &ep).await;
     let (interrupted_id, _) = interrupted(&app, &ep).await;
@@ -1381,11 +833,7 @@ async fn transitions_the_state_does_not_allow_are_conflicts_and_change_nothing()
         (interrupted_id, "fail", json!({})),
         (interrupted_id, "release", json!({})),
         (interrupted_id, "claim", json!({})),
-        (
-            interrupted_id,
-            "interrupt",
-            json!({"state": "auth_required"}),
-        ),
+        (interrupted_id, "interrupt", json!({"state": "auth_required"})),
         (done, "complete", json!({})),
         (done, "fail", json!({})),
         (done, "release", json!({})),
@@ -1395,30 +843,11 @@ async fn transitions_the_state_does_not_allow_are_conflicts_and_change_nothing()
         (done, "interrupt", json!({"state": "input_required"})),
     ];
     for (id, verb, body) in &refused {
-        let got = app
-            .post(&todo_path(id, verb), &ep.token, body.clone())
-            .await;
-        expect_error(
-            &got,
-            StatusCode::CONFLICT,
-            "conflict",
-            &format!("{verb} of {}", state_of(&app, *id).await),
-        );
+        let got = app.post(&todo_path(id, verb), &ep.token, body.clone()).await;
+        expect_error(&got, StatusCode::CONFLICT, "conflict", &format!("{verb} of {}", state_of(&app, *id).await));
     }
-    for (id, verb) in [
-        (done, "fail"),
-        (pending, "retry"),
-        (claimed_id, "retry"),
-        (done, "retry"),
-    ] {
-        let got = app
-            .call(
-                "POST",
-                &format!("/api/v1/todos/{id}/{verb}"),
-                Some(&o.token),
-                None,
-            )
-            .await;
+    for (id, verb) in [(done, "fail"), (pending, "retry"), (claimed_id, "retry"), (done, "retry")] {
+        let got = app.call("POST", &format!("/api/v1/todos/{id}/{verb}"), Some(&o.token), None).await;
         expect_error(
             &got,
             StatusCode::CONFLICT,
@@ -1462,13 +891,8 @@ async fn invalid_artifacts_are_invalid_argument_and_leave_the_attempt_open() {
     ];
     for artifact in artifacts {
         for verb in ["complete", "fail", "release"] {
-            let got = app
-                .post(
-                    &todo_path(id, verb),
-                    &ep.token,
-                    json!({"artifact": artifact, "lease_token": lease}),
-                )
-                .await;
+            let got =
+                app.post(&todo_path(id, verb), &ep.token, json!({"artifact": artifact, "lease_token": lease})).await;
             expect_error(
                 &got,
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -1495,43 +919,19 @@ async fn lease_and_wait_lengths_out_of_range_are_invalid_argument_and_change_not
     for ttl in [0, -1, 86_401, i32::MAX, i32::MIN] {
         for (path, body) in [
             (CLAIM_NEXT.to_owned(), json!({"lease_ttl_seconds": ttl})),
-            (
-                todo_path(pending, "claim"),
-                json!({"lease_ttl_seconds": ttl}),
-            ),
-            (
-                todo_path(claimed_id, "heartbeat"),
-                json!({"lease_ttl_seconds": ttl, "lease_token": lease}),
-            ),
-            (
-                todo_path(interrupted_id, "heartbeat"),
-                json!({"lease_ttl_seconds": ttl}),
-            ),
-            (
-                todo_path(interrupted_id, "resume"),
-                json!({"lease_ttl_seconds": ttl}),
-            ),
+            (todo_path(pending, "claim"), json!({"lease_ttl_seconds": ttl})),
+            (todo_path(claimed_id, "heartbeat"), json!({"lease_ttl_seconds": ttl, "lease_token": lease})),
+            (todo_path(interrupted_id, "heartbeat"), json!({"lease_ttl_seconds": ttl})),
+            (todo_path(interrupted_id, "resume"), json!({"lease_ttl_seconds": ttl})),
         ] {
             let got = app.post(&path, &ep.token, body.clone()).await;
-            expect_error(
-                &got,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_argument",
-                &format!("{path} {body}"),
-            );
+            expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("{path} {body}"));
         }
     }
     for wait in [0, -5, 604_801, i32::MAX] {
         let body = json!({"state": "auth_required", "wait_seconds": wait, "lease_token": lease});
-        let got = app
-            .post(&todo_path(claimed_id, "interrupt"), &ep.token, body.clone())
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("interrupt {body}"),
-        );
+        let got = app.post(&todo_path(claimed_id, "interrupt"), &ep.token, body.clone()).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("interrupt {body}"));
     }
     before.assert_unchanged(&app, "out-of-range lengths").await;
     assert_eq!(state_of(&app, pending).await, "pending");
@@ -1540,8 +940,7 @@ async fn lease_and_wait_lengths_out_of_range_are_invalid_argument_and_change_not
 }
 
 #[actix_web::test]
-async fn create_todo_with_out_of_range_or_malformed_fields_is_invalid_argument_and_creates_nothing()
-{
+async fn create_todo_with_out_of_range_or_malformed_fields_is_invalid_argument_and_creates_nothing() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
@@ -1569,12 +968,7 @@ async fn create_todo_with_out_of_range_or_malformed_fields_is_invalid_argument_a
     ];
     for body in &bodies {
         let got = app.post(TODOS, &ep.token, body.clone()).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &body.to_string(),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &body.to_string());
     }
     before.assert_unchanged(&app, "invalid creates").await;
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 0);
@@ -1588,30 +982,12 @@ async fn claiming_from_a_bad_or_reserved_queue_is_invalid_argument_and_claims_no
     let pending = app.create_todo(&ep, "q", "t").await;
     let before = Snapshot::take(&app).await;
     for queue in ["quarantine", "Q", "", " q", "q q", ".q", &"q".repeat(65)] {
-        let got = app
-            .post(CLAIM_NEXT, &ep.token, json!({"queue": queue}))
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("claim-next from {queue:?}"),
-        );
+        let got = app.post(CLAIM_NEXT, &ep.token, json!({"queue": queue})).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("claim-next from {queue:?}"));
     }
     // Claim by id takes no queue at all.
-    let got = app
-        .post(
-            &todo_path(pending, "claim"),
-            &ep.token,
-            json!({"queue": "q"}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "claim by id with a queue",
-    );
+    let got = app.post(&todo_path(pending, "claim"), &ep.token, json!({"queue": "q"})).await;
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "claim by id with a queue");
     before.assert_unchanged(&app, "bad queues").await;
     assert_eq!(state_of(&app, pending).await, "pending");
 }
@@ -1622,20 +998,9 @@ async fn list_limits_and_states_out_of_range_are_invalid_argument() {
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
     app.create_todo(&ep, "q", "t").await;
-    for query in [
-        "?limit=0",
-        "?limit=201",
-        "?limit=-1",
-        "?state=done",
-        "?state=canceled",
-    ] {
+    for query in ["?limit=0", "?limit=201", "?limit=-1", "?state=done", "?state=canceled"] {
         let got = app.get(&format!("{TODOS}{query}"), &ep.token).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            query,
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", query);
     }
     for query in ["?limit=1", "?limit=200"] {
         let (s, b) = app.get(&format!("{TODOS}{query}"), &ep.token).await;
@@ -1648,8 +1013,7 @@ async fn list_limits_and_states_out_of_range_are_invalid_argument() {
 // ---------------------------------------------------------------------------------
 
 #[actix_web::test]
-async fn vending_with_a_bad_slug_grant_lease_owner_or_expiry_is_invalid_argument_and_vends_nothing()
-{
+async fn vending_with_a_bad_slug_grant_lease_owner_or_expiry_is_invalid_argument_and_vends_nothing() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
     let before = Snapshot::take(&app).await;
@@ -1677,12 +1041,7 @@ async fn vending_with_a_bad_slug_grant_lease_owner_or_expiry_is_invalid_argument
     ];
     for body in &bodies {
         let got = app.post("/api/v1/endpoints", &o.token, body.clone()).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &body.to_string(),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &body.to_string());
     }
     before.assert_unchanged(&app, "invalid vends").await;
 }
@@ -1695,20 +1054,9 @@ async fn vending_a_duplicate_slug_is_a_conflict_and_vends_nothing() {
     let mine = app.agent(o.scope, "taken").await;
     app.agent(other.scope, "theirs").await;
     let before = Snapshot::take(&app).await;
-    for (token, slug) in [
-        (&o.token, "taken"),
-        (&o.token, "theirs"),
-        (&other.token, "taken"),
-    ] {
-        let got = app
-            .post("/api/v1/endpoints", token, json!({"slug": slug}))
-            .await;
-        expect_error(
-            &got,
-            StatusCode::CONFLICT,
-            "conflict",
-            &format!("duplicate {slug}"),
-        );
+    for (token, slug) in [(&o.token, "taken"), (&o.token, "theirs"), (&other.token, "taken")] {
+        let got = app.post("/api/v1/endpoints", token, json!({"slug": slug})).await;
+        expect_error(&got, StatusCode::CONFLICT, "conflict", &format!("duplicate {slug}"));
     }
     before.assert_unchanged(&app, "duplicate slugs").await;
     // The existing endpoint keeps its token.
@@ -1721,56 +1069,17 @@ async fn vending_for_a_team_or_human_the_caller_does_not_administer_is_invalid_a
     let app = TestApp::spawn().await;
     let me = app.owner("a@example.com").await;
     app.owner("boss@example.com").await;
-    app.store
-        .create_team("strangers", "boss@example.com")
-        .await
-        .unwrap();
-    let (members_only, _, _) = app
-        .store
-        .create_team("members", "boss@example.com")
-        .await
-        .unwrap();
-    app.store
-        .add_team_member(members_only, me.id, TeamRole::Member)
-        .await
-        .unwrap();
+    app.store.create_team("strangers", "boss@example.com").await.unwrap();
+    let (members_only, _, _) = app.store.create_team("members", "boss@example.com").await.unwrap();
+    app.store.add_team_member(members_only, me.id, TeamRole::Member).await.unwrap();
     let before = Snapshot::take(&app).await;
-    let reference = app
-        .post(
-            "/api/v1/endpoints",
-            &me.token,
-            json!({"slug": "x", "owner": "team:does-not-exist"}),
-        )
-        .await;
-    expect_error(
-        &reference,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "unknown team",
-    );
-    for owner in [
-        "team:strangers",
-        "team:STRANGERS",
-        "team:members",
-        "boss@example.com",
-    ] {
-        let got = app
-            .post(
-                "/api/v1/endpoints",
-                &me.token,
-                json!({"slug": "x", "owner": owner}),
-            )
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            owner,
-        );
-        assert_eq!(
-            got.1, reference.1,
-            "{owner}: a foreign owner answers like an unknown one"
-        );
+    let reference =
+        app.post("/api/v1/endpoints", &me.token, json!({"slug": "x", "owner": "team:does-not-exist"})).await;
+    expect_error(&reference, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "unknown team");
+    for owner in ["team:strangers", "team:STRANGERS", "team:members", "boss@example.com"] {
+        let got = app.post("/api/v1/endpoints", &me.token, json!({"slug": "x", "owner": owner})).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", owner);
+        assert_eq!(got.1, reference.1, "{owner}: a foreign owner answers like an unknown one");
     }
     before.assert_unchanged(&app, "foreign owners").await;
 }
@@ -1779,22 +1088,11 @@ async fn vending_for_a_team_or_human_the_caller_does_not_administer_is_invalid_a
 async fn dead_letter_listing_limits_out_of_range_are_invalid_argument() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
-    for query in [
-        "?limit=0",
-        "?limit=501",
-        "?limit=-3",
-        "?limit=99999999999999999999",
-        &format!("?q={}", "x".repeat(201)),
-    ] {
-        let got = app
-            .get(&format!("/api/v1/dead-letters{query}"), &o.token)
-            .await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            query,
-        );
+    for query in
+        ["?limit=0", "?limit=501", "?limit=-3", "?limit=99999999999999999999", &format!("?q={}", "x".repeat(201))]
+    {
+        let got = app.get(&format!("/api/v1/dead-letters{query}"), &o.token).await;
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", query);
     }
     let (s, b) = app.get("/api/v1/dead-letters?limit=500", &o.token).await;
     assert_eq!(s, StatusCode::OK, "{b}");
@@ -1805,26 +1103,12 @@ async fn a_team_member_who_is_not_an_admin_may_not_revoke_the_teams_endpoints() 
     let app = TestApp::spawn().await;
     let member = app.owner("m@example.com").await;
     app.owner("boss@example.com").await;
-    let (team, _, scope) = app
-        .store
-        .create_team("crew", "boss@example.com")
-        .await
-        .unwrap();
-    app.store
-        .add_team_member(team, member.id, TeamRole::Member)
-        .await
-        .unwrap();
+    let (team, _, scope) = app.store.create_team("crew", "boss@example.com").await.unwrap();
+    app.store.add_team_member(team, member.id, TeamRole::Member).await.unwrap();
     let ep = app.agent(scope, "crew-worker").await;
     app.create_todo(&ep, "q", "t").await;
     let before = Snapshot::take(&app).await;
-    let got = app
-        .call(
-            "POST",
-            &format!("/api/v1/endpoints/{}/revoke", ep.id),
-            Some(&member.token),
-            None,
-        )
-        .await;
+    let got = app.call("POST", &format!("/api/v1/endpoints/{}/revoke", ep.id), Some(&member.token), None).await;
     expect_error(&got, StatusCode::FORBIDDEN, "forbidden", "member revokes");
     before.assert_unchanged(&app, "member revocation").await;
     let (s, _) = app.get(TODOS, &ep.token).await;
@@ -1871,40 +1155,19 @@ async fn fuzzed_bodies_are_client_errors_never_server_errors_and_the_server_stay
         ("true", b"true".to_vec()),
         ("a number", b"42".to_vec()),
         ("a huge number", b"1e999999".to_vec()),
-        (
-            "a JSON string",
-            br#""{\"queue\": \"q\", \"title\": \"t\"}""#.to_vec(),
-        ),
+        ("a JSON string", br#""{\"queue\": \"q\", \"title\": \"t\"}""#.to_vec()),
         ("nested arrays", nested_arrays(10_000)),
         ("nested objects", nested_objects(10_000)),
         ("deep payload", deep_payload),
         ("deep result", deep_result),
-        (
-            "invalid UTF-8",
-            b"{\"queue\": \"\xff\xfe\", \"title\": \"\xc3\x28\"}".to_vec(),
-        ),
+        ("invalid UTF-8", b"{\"queue\": \"\xff\xfe\", \"title\": \"\xc3\x28\"}".to_vec()),
         ("raw bytes", vec![0x00, 0x9f, 0x92, 0x96, 0xff, 0x00]),
         ("a BOM", b"\xef\xbb\xbf{}".to_vec()),
-        (
-            "lone surrogate",
-            br#"{"queue": "q", "title": "\ud800"}"#.to_vec(),
-        ),
-        (
-            "duplicate keys",
-            br#"{"queue": "q", "queue": "r", "title": "t"}"#.to_vec(),
-        ),
-        (
-            "trailing garbage",
-            br#"{"queue": "q", "title": "t"} {}"#.to_vec(),
-        ),
-        (
-            "NaN",
-            br#"{"queue": "q", "title": "t", "max_attempts": NaN}"#.to_vec(),
-        ),
-        (
-            "raw control char",
-            b"{\"queue\": \"q\", \"title\": \"a\x01b\"}".to_vec(),
-        ),
+        ("lone surrogate", br#"{"queue": "q", "title": "\ud800"}"#.to_vec()),
+        ("duplicate keys", br#"{"queue": "q", "queue": "r", "title": "t"}"#.to_vec()),
+        ("trailing garbage", br#"{"queue": "q", "title": "t"} {}"#.to_vec()),
+        ("NaN", br#"{"queue": "q", "title": "t", "max_attempts": NaN}"#.to_vec()),
+        ("raw control char", b"{\"queue\": \"q\", \"title\": \"a\x01b\"}".to_vec()),
     ];
     let agent_routes = [
         TODOS.to_owned(),
@@ -1924,15 +1187,11 @@ async fn fuzzed_bodies_are_client_errors_never_server_errors_and_the_server_stay
     ];
     for (name, body) in &bodies {
         for path in &agent_routes {
-            let got = app
-                .call_raw("POST", path, Some(&ep.token), JSON, body.clone())
-                .await;
+            let got = app.call_raw("POST", path, Some(&ep.token), JSON, body.clone()).await;
             expect_client_error(&got, &format!("{name} to {path}"));
         }
         for path in &operator_routes {
-            let got = app
-                .call_raw("POST", path, Some(&o.token), JSON, body.clone())
-                .await;
+            let got = app.call_raw("POST", path, Some(&o.token), JSON, body.clone()).await;
             expect_client_error(&got, &format!("{name} to {path}"));
         }
         assert_alive(&app).await;
@@ -1941,9 +1200,7 @@ async fn fuzzed_bodies_are_client_errors_never_server_errors_and_the_server_stay
     assert_eq!(state_of(&app, id).await, "claimed");
     assert_eq!(state_of(&app, interrupted_id).await, "input_required");
     // And it still does real work.
-    let (s, b) = app
-        .post(&todo_path(id, "complete"), &ep.token, json!({}))
-        .await;
+    let (s, b) = app.post(&todo_path(id, "complete"), &ep.token, json!({})).await;
     assert_eq!(s, StatusCode::OK, "{b}");
 }
 
@@ -1970,12 +1227,7 @@ async fn fuzzed_paths_methods_and_queries_are_client_errors_never_server_errors(
         format!("/api/v1/todos/{long}/fail"),
     ];
     for path in &paths {
-        for (method, token) in [
-            ("GET", &ep.token),
-            ("POST", &ep.token),
-            ("GET", &o.token),
-            ("POST", &o.token),
-        ] {
+        for (method, token) in [("GET", &ep.token), ("POST", &ep.token), ("GET", &o.token), ("POST", &o.token)] {
             let (s, b) = app.call(method, path, Some(token), None).await;
             assert!(!s.is_server_error(), "{method} {path}: {s} {b}");
             if s.is_client_error() {
@@ -1993,12 +1245,7 @@ async fn fuzzed_paths_methods_and_queries_are_client_errors_never_server_errors(
         ("POST", "/healthz".to_owned()),
     ] {
         let got = app.call(method, &path, Some(&ep.token), None).await;
-        expect_error(
-            &got,
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("{method} {path}"),
-        );
+        expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("{method} {path}"));
     }
     before.assert_unchanged(&app, "fuzzed paths").await;
     assert_alive(&app).await;
@@ -2013,96 +1260,33 @@ async fn nul_characters_in_text_fields_are_refused_not_a_server_error() {
     let before = Snapshot::take(&app).await;
     let agent_cases = [
         (TODOS.to_owned(), json!({"queue": "q", "title": "a\u{0}b"})),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "kind": "k\u{0}"}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "idempotency_key": "\u{0}"}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "payload": {"k": "v\u{0}"}}),
-        ),
-        (
-            TODOS.to_owned(),
-            json!({"queue": "q", "title": "t", "payload": {"k\u{0}": 1}}),
-        ),
-        (
-            todo_path(id, "complete"),
-            json!({"summary": "s\u{0}", "lease_token": lease}),
-        ),
-        (
-            todo_path(id, "complete"),
-            json!({"result": "\u{0}", "lease_token": lease}),
-        ),
-        (
-            todo_path(id, "fail"),
-            json!({"summary": "\u{0}", "lease_token": lease}),
-        ),
-        (
-            todo_path(id, "release"),
-            json!({"summary": "\u{0}", "lease_token": lease}),
-        ),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "kind": "k\u{0}"})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "idempotency_key": "\u{0}"})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "payload": {"k": "v\u{0}"}})),
+        (TODOS.to_owned(), json!({"queue": "q", "title": "t", "payload": {"k\u{0}": 1}})),
+        (todo_path(id, "complete"), json!({"summary": "s\u{0}", "lease_token": lease})),
+        (todo_path(id, "complete"), json!({"result": "\u{0}", "lease_token": lease})),
+        (todo_path(id, "fail"), json!({"summary": "\u{0}", "lease_token": lease})),
+        (todo_path(id, "release"), json!({"summary": "\u{0}", "lease_token": lease})),
     ];
     for (path, body) in &agent_cases {
         let got = app.post(path, &ep.token, body.clone()).await;
-        expect_error(
-            &got,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_argument",
-            &format!("{path} {body}"),
-        );
+        expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", &format!("{path} {body}"));
     }
-    let got = app
-        .post(
-            &format!("/api/v1/todos/{id}/fail"),
-            &o.token,
-            json!({"summary": "x\u{0}"}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "operator fail summary",
-    );
-    let got = app
-        .post(
-            "/api/v1/endpoints",
-            &o.token,
-            json!({"slug": "ok", "owner": "team:a\u{0}"}),
-        )
-        .await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "vend owner",
-    );
+    let got = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({"summary": "x\u{0}"})).await;
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "operator fail summary");
+    let got = app.post("/api/v1/endpoints", &o.token, json!({"slug": "ok", "owner": "team:a\u{0}"})).await;
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "vend owner");
     let got = app.get(&format!("{TODOS}?queue=a%00b"), &ep.token).await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "list queue",
-    );
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "list queue");
     let got = app.get("/api/v1/dead-letters?q=a%00b", &o.token).await;
-    expect_error(
-        &got,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_argument",
-        "dead-letter query",
-    );
+    expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", "dead-letter query");
     before.assert_unchanged(&app, "NUL characters").await;
     assert_eq!(state_of(&app, id).await, "claimed");
     assert_alive(&app).await;
     // An escaped backslash followed by "u0000" is ordinary text.
     let raw = br#"{"queue": "q", "title": "a\\u0000b", "payload": {"k": "\\u0000"}}"#.to_vec();
-    let (s, b) = app
-        .call_raw("POST", TODOS, Some(&ep.token), JSON, raw)
-        .await;
+    let (s, b) = app.call_raw("POST", TODOS, Some(&ep.token), JSON, raw).await;
     assert_eq!(s, StatusCode::CREATED, "{b}");
     assert_eq!(b["title"], "a\\u0000b");
     assert_eq!(b["payload"], json!({"k": "\\u0000"}));
@@ -2112,14 +1296,10 @@ async fn nul_characters_in_text_fields_are_refused_not_a_server_error() {
 async fn internal_errors_never_leak_detail_in_the_envelope() {
     // No input above produced a 500; this pins the shape one would take, so that a
     // future regression cannot leak a database message to the caller.
-    let e =
-        switchboard::error::Error::Internal("database: relation \"todos\" secret detail".into());
+    let e = switchboard::error::Error::Internal("database: relation \"todos\" secret detail".into());
     let resp = actix_web::ResponseError::error_response(&e);
     assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
     let bytes = actix_web::body::to_bytes(resp.into_body()).await.unwrap();
     let body: Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(
-        body,
-        json!({"error": {"code": "internal", "message": "internal error"}})
-    );
+    assert_eq!(body, json!({"error": {"code": "internal", "message": "internal error"}}));
 }

@@ -24,7 +24,11 @@ fn run(env: &[(&str, &str)], args: &[&str], stdin: Option<&str>) -> (i32, String
     }
     drop(child.stdin.take());
     let out = child.wait_with_output().expect("wait");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn json_line(stdout: &str) -> Value {
@@ -43,7 +47,11 @@ fn keys(v: &Value) -> Vec<&str> {
 async fn admin_commands_print_exactly_one_json_object_and_revocation_counts_dead_letters() {
     let db = TestDb::new().await;
     let env = [("SWITCHBOARD_DATABASE_URL", db.url.as_str())];
-    let (code, out, err) = run(&env, &["admin", "create-human", "--email", "ada@example.com", "--name", "Ada", "--password-stdin", "--json"], Some("a long enough password\n"));
+    let (code, out, err) = run(
+        &env,
+        &["admin", "create-human", "--email", "ada@example.com", "--name", "Ada", "--password-stdin", "--json"],
+        Some("a long enough password\n"),
+    );
     assert_eq!(code, 0, "{err}");
     let human = json_line(&out);
     assert_eq!(keys(&human), vec!["email", "id", "token"]);
@@ -51,13 +59,30 @@ async fn admin_commands_print_exactly_one_json_object_and_revocation_counts_dead
     assert_eq!(db.count("SELECT count(*) FROM humans WHERE password_hash LIKE '$argon2id$%'").await, 1);
     assert!(!err.contains(human["token"].as_str().unwrap()), "the token never reaches the log");
 
-    let (code, out, _) = run(&env, &["admin", "create-team", "--name", "ops", "--admin", "ada@example.com", "--json"], None);
+    let (code, out, _) =
+        run(&env, &["admin", "create-team", "--name", "ops", "--admin", "ada@example.com", "--json"], None);
     assert_eq!(code, 0);
     let team = json_line(&out);
     assert_eq!(keys(&team), vec!["id", "name"]);
     assert_eq!(team["name"], "ops");
 
-    let (code, out, err) = run(&env, &["admin", "vend-endpoint", "--owner", "team:ops", "--slug", "builder", "--grant", "claim_next", "--grant", "create_todo", "--json"], None);
+    let (code, out, err) = run(
+        &env,
+        &[
+            "admin",
+            "vend-endpoint",
+            "--owner",
+            "team:ops",
+            "--slug",
+            "builder",
+            "--grant",
+            "claim_next",
+            "--grant",
+            "create_todo",
+            "--json",
+        ],
+        None,
+    );
     assert_eq!(code, 0, "{err}");
     let ep = json_line(&out);
     assert_eq!(keys(&ep), vec!["grants", "id", "slug", "token"]);
@@ -89,11 +114,13 @@ async fn admin_commands_print_exactly_one_json_object_and_revocation_counts_dead
     assert_eq!(revoked, json!({"id": ep["id"], "revoked": true, "dead_lettered": 3}));
 
     // Errors: non-zero, one JSON error object with --json, a clear line on stderr.
-    let (code, out, err) = run(&env, &["admin", "vend-endpoint", "--owner", "nobody@example.com", "--slug", "x", "--json"], None);
+    let (code, out, err) =
+        run(&env, &["admin", "vend-endpoint", "--owner", "nobody@example.com", "--slug", "x", "--json"], None);
     assert_ne!(code, 0);
     assert!(json_line(&out)["error"]["message"].as_str().unwrap().contains("owner"));
     assert!(err.contains("owner"), "{err}");
-    let (code, _, err) = run(&env, &["admin", "vend-endpoint", "--owner", "team:ops", "--slug", "y", "--grant", "fly"], None);
+    let (code, _, err) =
+        run(&env, &["admin", "vend-endpoint", "--owner", "team:ops", "--slug", "y", "--grant", "fly"], None);
     assert_ne!(code, 0);
     assert!(err.contains("unknown grant"), "{err}");
 }

@@ -9,10 +9,13 @@ use switchboard::domain::todo_state::TeamRole;
 use crate::harness::{Ep, TestApp};
 
 async fn dead_letter(app: &TestApp, ep: &Ep, queue: &str, title: &str) -> TodoId {
-    let (_, b) = app.post("/api/v1/agent/todos", &ep.token, json!({"queue": queue, "title": title, "max_attempts": 1})).await;
+    let (_, b) =
+        app.post("/api/v1/agent/todos", &ep.token, json!({"queue": queue, "title": title, "max_attempts": 1})).await;
     let id: TodoId = b["id"].as_str().unwrap().parse().unwrap();
     app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
-    let (_, row) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": format!("{title} failed")})).await;
+    let (_, row) = app
+        .post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": format!("{title} failed")}))
+        .await;
     assert_eq!(row["dead_letter"], true);
     id
 }

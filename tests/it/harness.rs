@@ -20,7 +20,8 @@ use switchboard::store::signals::{DeadLettered, Emitter, Signal, TodoReady};
 
 /// The server that holds test databases.
 pub fn admin_url() -> String {
-    std::env::var("SWITCHBOARD_TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("SWITCHBOARD_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 fn url_for(db: &str) -> String {
@@ -79,13 +80,20 @@ async fn ensure_template() {
             admin.execute("SELECT pg_advisory_lock(727274)", &[]).await.expect("advisory lock");
             drop_stale_databases(&admin).await;
             let name = template_name();
-            let exists = admin.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name]).await.expect("query").is_some();
+            let exists = admin
+                .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+                .await
+                .expect("query")
+                .is_some();
             if !exists {
                 let building = format!("{name}_building");
                 admin.execute(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"), &[]).await.expect("drop");
                 admin.execute(&format!("CREATE DATABASE {building}"), &[]).await.expect("create template");
                 switchboard::db::run_migrations(&url_for(&building)).await.expect("migrate template");
-                admin.execute(&format!("ALTER DATABASE {building} RENAME TO {name}"), &[]).await.expect("rename template");
+                admin
+                    .execute(&format!("ALTER DATABASE {building} RENAME TO {name}"), &[])
+                    .await
+                    .expect("rename template");
             }
             admin.execute("SELECT pg_advisory_unlock(727274)", &[]).await.expect("advisory unlock");
         })
@@ -94,7 +102,8 @@ async fn ensure_template() {
 
 /// Drops databases left by test processes that are gone (and old templates).
 async fn drop_stale_databases(admin: &tokio_postgres::Client) {
-    let rows = admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'sbt\\_%'", &[]).await.expect("list dbs");
+    let rows =
+        admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'sbt\\_%'", &[]).await.expect("list dbs");
     for row in rows {
         let name: String = row.get(0);
         let stale = if let Some(rest) = name.strip_prefix("sbt_template_") {
@@ -264,7 +273,11 @@ impl Signals {
 
     /// The `DeadLettered` signals recorded so far (drained).
     pub async fn take_dead(&self) -> Vec<DeadLettered> {
-        self.take().await.into_iter().filter_map(|s| if let Signal::DeadLettered(d) = s { Some(d) } else { None }).collect()
+        self.take()
+            .await
+            .into_iter()
+            .filter_map(|s| if let Signal::DeadLettered(d) = s { Some(d) } else { None })
+            .collect()
     }
 }
 
@@ -338,7 +351,13 @@ impl TestApp {
     pub async fn endpoint(&self, scope: ScopeId, slug: &str, grants: &[Verb]) -> Ep {
         let v = self
             .store
-            .vend_endpoint(VendEndpoint { scope, slug: slug.into(), grants: grants.to_vec(), default_lease_seconds: None, expires_at: None })
+            .vend_endpoint(VendEndpoint {
+                scope,
+                slug: slug.into(),
+                grants: grants.to_vec(),
+                default_lease_seconds: None,
+                expires_at: None,
+            })
             .await
             .expect("vend");
         Ep { id: v.endpoint.id, token: v.token }
@@ -350,7 +369,13 @@ impl TestApp {
     }
 
     /// Sends a request; returns status and JSON body (Null when empty or not JSON).
-    pub async fn call(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> (StatusCode, Value) {
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
         let method: awc::http::Method = method.parse().unwrap();
         let mut req = self.client.request(method, format!("{}{}", self.base, path));
         if let Some(t) = token {
@@ -366,9 +391,17 @@ impl TestApp {
     }
 
     /// Sends raw bytes with a content type.
-    pub async fn call_raw(&self, method: &str, path: &str, token: Option<&str>, content_type: &str, body: Vec<u8>) -> (StatusCode, Value) {
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, Value) {
         let method: awc::http::Method = method.parse().unwrap();
-        let mut req = self.client.request(method, format!("{}{}", self.base, path)).insert_header(("content-type", content_type));
+        let mut req =
+            self.client.request(method, format!("{}{}", self.base, path)).insert_header(("content-type", content_type));
         if let Some(t) = token {
             req = req.insert_header(("Authorization", format!("Bearer {t}")));
         }
@@ -389,7 +422,8 @@ impl TestApp {
 
     /// Creates a todo through the agent API; returns its id.
     pub async fn create_todo(&self, ep: &Ep, queue: &str, title: &str) -> TodoId {
-        let (s, b) = self.post("/api/v1/agent/todos", &ep.token, serde_json::json!({"queue": queue, "title": title})).await;
+        let (s, b) =
+            self.post("/api/v1/agent/todos", &ep.token, serde_json::json!({"queue": queue, "title": title})).await;
         assert_eq!(s, StatusCode::CREATED, "{b}");
         b["id"].as_str().unwrap().parse().unwrap()
     }
@@ -403,17 +437,23 @@ impl TestApp {
 
     /// Makes a claimed todo's lease lapse (time travel by SQL).
     pub async fn lapse_lease(&self, id: TodoId) {
-        self.db.exec(&format!("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = '{}'", id.0)).await;
+        self.db
+            .exec(&format!("UPDATE todos SET lease_expires_at = now() - interval '1 second' WHERE id = '{}'", id.0))
+            .await;
     }
 
     /// Makes an interrupted todo's interrupt lease lapse.
     pub async fn lapse_interrupt(&self, id: TodoId) {
-        self.db.exec(&format!("UPDATE todos SET interrupt_expires_at = now() - interval '1 second' WHERE id = '{}'", id.0)).await;
+        self.db
+            .exec(&format!("UPDATE todos SET interrupt_expires_at = now() - interval '1 second' WHERE id = '{}'", id.0))
+            .await;
     }
 
     /// Makes a scheduled retry due.
     pub async fn make_retry_due(&self, id: TodoId) {
-        self.db.exec(&format!("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = '{}'", id.0)).await;
+        self.db
+            .exec(&format!("UPDATE todos SET next_retry_at = now() - interval '1 second' WHERE id = '{}'", id.0))
+            .await;
     }
 }
 

@@ -121,7 +121,8 @@ async fn fail_at_the_cap_makes_a_dead_letter_that_no_sweep_revives() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
-    let (s, b) = app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "max_attempts": 2})).await;
+    let (s, b) =
+        app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "max_attempts": 2})).await;
     assert_eq!(s, StatusCode::CREATED, "{b}");
     let id: TodoId = b["id"].as_str().unwrap().parse().unwrap();
     app.claim_next(&ep).await;
@@ -129,7 +130,8 @@ async fn fail_at_the_cap_makes_a_dead_letter_that_no_sweep_revives() {
     app.make_retry_due(id).await;
     app.store.requeue_due_retries().await.unwrap();
     app.claim_next(&ep).await;
-    let (_, row) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "still red"})).await;
+    let (_, row) =
+        app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "still red"})).await;
     assert_eq!(row["state"], "failed");
     assert_eq!(row["dead_letter"], true);
     assert_eq!(row["dead_reason"], "attempts_exhausted");
@@ -149,7 +151,8 @@ async fn release_requeues_without_spending_an_attempt_but_keeps_the_history() {
     let ep = app.agent(o.scope, "worker").await;
     let id = app.create_todo(&ep, "q", "t").await;
     app.claim_next(&ep).await;
-    let (s, row) = app.post(&format!("/api/v1/agent/todos/{id}/release"), &ep.token, json!({"summary": "not mine"})).await;
+    let (s, row) =
+        app.post(&format!("/api/v1/agent/todos/{id}/release"), &ep.token, json!({"summary": "not mine"})).await;
     assert_eq!(s, StatusCode::OK, "{row}");
     assert_eq!(row["state"], "pending");
     assert_eq!(row["attempt"], 0);
@@ -167,7 +170,11 @@ async fn heartbeat_extends_the_lease_and_stamps_the_attempt() {
     let id = app.create_todo(&ep, "q", "t").await;
     let c = app.claim_next(&ep).await;
     let (s, row) = app
-        .post(&format!("/api/v1/agent/todos/{id}/heartbeat"), &ep.token, json!({"lease_ttl_seconds": 900, "lease_token": c["lease_token"]}))
+        .post(
+            &format!("/api/v1/agent/todos/{id}/heartbeat"),
+            &ep.token,
+            json!({"lease_ttl_seconds": 900, "lease_token": c["lease_token"]}),
+        )
         .await;
     assert_eq!(s, StatusCode::OK, "{row}");
     let lease = secs_between(&row["updated_at"], &row["lease_expires_at"]);
@@ -185,7 +192,13 @@ async fn a_lease_token_mismatch_is_a_conflict_and_changes_nothing() {
     let id = app.create_todo(&ep, "q", "t").await;
     app.claim_next(&ep).await;
     for verb in ["heartbeat", "complete", "fail", "release"] {
-        let (s, e) = app.post(&format!("/api/v1/agent/todos/{id}/{verb}"), &ep.token, json!({"lease_token": "AAAAAAAAAAAAAAAAAAAAAA"})).await;
+        let (s, e) = app
+            .post(
+                &format!("/api/v1/agent/todos/{id}/{verb}"),
+                &ep.token,
+                json!({"lease_token": "AAAAAAAAAAAAAAAAAAAAAA"}),
+            )
+            .await;
         assert_eq!(s, StatusCode::CONFLICT, "{verb}: {e}");
         assert!(e["error"]["message"].as_str().unwrap().contains("lease token"), "{e}");
     }
@@ -199,10 +212,17 @@ async fn lease_length_per_call_beats_the_endpoint_default_which_beats_300() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
     let (s, v) = app
-        .post("/api/v1/endpoints", &o.token, json!({"slug": "slow", "grants": ["claim_next", "create_todo"], "default_lease_seconds": 600}))
+        .post(
+            "/api/v1/endpoints",
+            &o.token,
+            json!({"slug": "slow", "grants": ["claim_next", "create_todo"], "default_lease_seconds": 600}),
+        )
         .await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
-    let ep = crate::harness::Ep { id: v["id"].as_str().unwrap().parse().unwrap(), token: v["token"].as_str().unwrap().into() };
+    let ep = crate::harness::Ep {
+        id: v["id"].as_str().unwrap().parse().unwrap(),
+        token: v["token"].as_str().unwrap().into(),
+    };
     app.create_todo(&ep, "q", "a").await;
     app.create_todo(&ep, "q", "b").await;
     let c = app.claim_next(&ep).await;
@@ -221,7 +241,11 @@ async fn interrupt_and_resume_keep_the_same_attempt_and_heartbeat_renews_the_wai
     let id = app.create_todo(&ep, "q", "t").await;
     app.claim_next(&ep).await;
     let (s, row) = app
-        .post(&format!("/api/v1/agent/todos/{id}/interrupt"), &ep.token, json!({"state": "input_required", "wait_seconds": 120, "reason": "need\na human"}))
+        .post(
+            &format!("/api/v1/agent/todos/{id}/interrupt"),
+            &ep.token,
+            json!({"state": "input_required", "wait_seconds": 120, "reason": "need\na human"}),
+        )
         .await;
     assert_eq!(s, StatusCode::OK, "{row}");
     assert_eq!(row["state"], "input_required");

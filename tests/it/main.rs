@@ -3,12 +3,12 @@
 
 mod harness;
 
-mod lifecycle;
-mod signals;
-mod races;
-mod dead_letters;
-mod sweepers;
-mod claim_plan;
-mod cli;
 mod api_doc;
 mod bad_input;
+mod claim_plan;
+mod cli;
+mod dead_letters;
+mod lifecycle;
+mod races;
+mod signals;
+mod sweepers;

@@ -100,7 +100,15 @@ async fn a_complete_racing_the_reaper_lands_exactly_one_of_them() {
         let (reaped, (status, _)) = tokio::join!(reap, complete);
         let reaped = reaped.unwrap().requeued;
         assert!(reaped + usize::from(status == 200) == 1, "reaped={reaped} status={status}");
-        assert_eq!(app.db.count(&format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}' AND ended_at IS NOT NULL", id.0)).await, 1);
+        assert_eq!(
+            app.db
+                .count(&format!(
+                    "SELECT count(*) FROM todo_attempts WHERE todo_id = '{}' AND ended_at IS NOT NULL",
+                    id.0
+                ))
+                .await,
+            1
+        );
         // Leave nothing claimable behind for the next round.
         app.db.exec("UPDATE todos SET state = 'done', completed_at = now() WHERE state = 'pending'").await;
     }

@@ -9,7 +9,13 @@ use switchboard::store::todos::NewTodo;
 use crate::harness::{Ep, TestApp};
 
 async fn todo_with_cap(app: &TestApp, ep: &Ep, cap: i32) -> TodoId {
-    let (_, b) = app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "kind": "build", "max_attempts": cap})).await;
+    let (_, b) = app
+        .post(
+            "/api/v1/agent/todos",
+            &ep.token,
+            json!({"queue": "q", "title": "t", "kind": "build", "max_attempts": cap}),
+        )
+        .await;
     b["id"].as_str().unwrap().parse().unwrap()
 }
 
@@ -144,7 +150,8 @@ async fn operator_fail_at_the_cap_announces_and_below_the_cap_schedules_a_retry(
     let id = todo_with_cap(&app, &ep, 2).await;
     app.claim_next(&ep).await;
     app.signals.take().await;
-    let (s, row) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({"summary": "operator says no"})).await;
+    let (s, row) =
+        app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({"summary": "operator says no"})).await;
     assert_eq!(s, 200, "{row}");
     assert_eq!(row["dead_letter"], false);
     assert!(!row["next_retry_at"].is_null());
@@ -244,11 +251,20 @@ async fn revocation_cascade_dead_letters_live_work_silently() {
     let interrupted = app.create_todo(&ep, "q", "interrupted").await;
     let retrying = app.create_todo(&ep, "q", "retrying").await;
     let done = app.create_todo(&ep, "q", "done").await;
-    for (id, then) in [(pending, None), (claimed, Some("none")), (interrupted, Some("interrupt")), (retrying, Some("fail")), (done, Some("complete"))] {
+    for (id, then) in [
+        (pending, None),
+        (claimed, Some("none")),
+        (interrupted, Some("interrupt")),
+        (retrying, Some("fail")),
+        (done, Some("complete")),
+    ] {
         let Some(then) = then else { continue };
         app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
         match then {
-            "interrupt" => app.post(&format!("/api/v1/agent/todos/{id}/interrupt"), &ep.token, json!({"state": "input_required"})).await,
+            "interrupt" => {
+                app.post(&format!("/api/v1/agent/todos/{id}/interrupt"), &ep.token, json!({"state": "input_required"}))
+                    .await
+            }
             "none" => continue,
             verb => app.post(&format!("/api/v1/agent/todos/{id}/{verb}"), &ep.token, json!({})).await,
         };
@@ -262,7 +278,13 @@ async fn revocation_cascade_dead_letters_live_work_silently() {
     assert_eq!(dead.len(), 4);
     assert!(dead.iter().all(|d| d.reason == DeadReason::EndpointRevoked));
     assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts WHERE ended_at IS NULL").await, 0);
-    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts WHERE outcome = 'revoked' AND disposition = 'dead_lettered'").await, 2, "the claimed and the interrupted attempt");
+    assert_eq!(
+        app.db
+            .count("SELECT count(*) FROM todo_attempts WHERE outcome = 'revoked' AND disposition = 'dead_lettered'")
+            .await,
+        2,
+        "the claimed and the interrupted attempt"
+    );
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'done'").await, 1);
     // The token stops working at once.
     let (s, _) = app.get("/api/v1/agent/todos", &ep.token).await;
@@ -283,7 +305,10 @@ async fn manual_retry_resets_the_attempt_counter_keeps_history_and_rings_nothing
     app.signals.take().await;
     let (s, row) = app.post(&format!("/api/v1/todos/{id}/retry"), &o.token, json!({})).await;
     assert_eq!(s, 200, "{row}");
-    assert_eq!((row["state"].as_str(), row["attempt"].as_i64(), row["dead_letter"].as_bool()), (Some("pending"), Some(0), Some(false)));
+    assert_eq!(
+        (row["state"].as_str(), row["attempt"].as_i64(), row["dead_letter"].as_bool()),
+        (Some("pending"), Some(0), Some(false))
+    );
     assert!(row["dead_reason"].is_null());
     assert!(app.signals.take().await.is_empty(), "manual retry rings nothing");
     // It dies again: a new dead-lettering with a higher count (keys sink dedup).

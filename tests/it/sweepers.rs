@@ -41,7 +41,9 @@ async fn the_running_server_reaps_leases_requeues_retries_and_reaps_interrupts_o
     app.lapse_lease(leased).await;
     app.make_retry_due(retried).await;
     app.lapse_interrupt(waiting).await;
-    let state = async |id: TodoId| app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await.1["state"].as_str().unwrap().to_owned();
+    let state = async |id: TodoId| {
+        app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await.1["state"].as_str().unwrap().to_owned()
+    };
     for id in [leased, retried, waiting] {
         eventually("a sweep to requeue the todo", async || state(id).await == "pending").await;
     }
@@ -69,7 +71,10 @@ async fn an_endpoint_past_its_expiry_is_revoked_with_the_silent_cascade() {
     // Expired tokens stop authenticating at once (even when cached), before any sweep.
     let (s, _) = app.get("/api/v1/agent/todos", &ep.token).await;
     assert_eq!(s, 401);
-    eventually("the expiry sweep", async || app.db.count("SELECT count(*) FROM endpoints WHERE state = 'revoked'").await == 1).await;
+    eventually("the expiry sweep", async || {
+        app.db.count("SELECT count(*) FROM endpoints WHERE state = 'revoked'").await == 1
+    })
+    .await;
     let dead = app.store.list_dead_letters(&[o.scope], None, 10).await.unwrap();
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].id, id);

@@ -11,7 +11,11 @@ use crate::error::{ErrorEnvelope, Result};
 
 async fn set(state: web::Data<AppState>, agent: Agent, presence: Presence) -> Result<HttpResponse> {
     let row = state.store.set_presence(agent.0.endpoint_id, presence).await?;
-    Ok(HttpResponse::Ok().json(PresenceView { endpoint: row.slug, presence: row.presence, changed_at: row.presence_changed_at }))
+    Ok(HttpResponse::Ok().json(PresenceView {
+        endpoint: row.slug,
+        presence: row.presence,
+        changed_at: row.presence_changed_at,
+    }))
 }
 
 /// Clocks the agent in.

@@ -49,7 +49,8 @@ pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQu
     let me = agent.require(Verb::ListTodos)?;
     let q = q.into_inner();
     refuse_nul_param("queue", q.queue.as_deref())?;
-    let rows = state.store.list_todos(me.endpoint_id, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
+    let rows =
+        state.store.list_todos(me.endpoint_id, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
     Ok(HttpResponse::Ok().json(TodoList { todos: rows.iter().map(TodoView::from).collect() }))
 }
 
@@ -57,7 +58,11 @@ pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQu
 #[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = ClaimBody, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn claim_next(state: web::Data<AppState>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
+pub async fn claim_next(
+    state: web::Data<AppState>,
+    agent: Agent,
+    body: OptionalJson<ClaimBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::ClaimNext)?;
     let b = body.0;
     let req = ClaimRequest {
@@ -69,7 +74,14 @@ pub async fn claim_next(state: web::Data<AppState>, agent: Agent, body: Optional
     };
     let answer = match state.store.claim_next(me.endpoint_id, req).await? {
         Some(c) => claim_answer(c),
-        None => ClaimAnswer { todo: None, lease_token: None, attempt_seq: None, attempts_total: None, prior_attempts: None, empty: true },
+        None => ClaimAnswer {
+            todo: None,
+            lease_token: None,
+            attempt_seq: None,
+            attempts_total: None,
+            prior_attempts: None,
+            empty: true,
+        },
     };
     Ok(HttpResponse::Ok().json(answer))
 }
@@ -78,7 +90,12 @@ pub async fn claim_next(state: web::Data<AppState>, agent: Agent, body: Optional
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/claim", request_body = ClaimBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn claim(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
+pub async fn claim(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: OptionalJson<ClaimBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Claim)?;
     let b = body.0;
     if b.queue.is_some() {
@@ -109,12 +126,23 @@ pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/heartbeat", request_body = HeartbeatBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn heartbeat(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<HeartbeatBody>) -> Result<HttpResponse> {
+pub async fn heartbeat(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: OptionalJson<HeartbeatBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Heartbeat)?;
     let b = body.0;
     let row = state
         .store
-        .heartbeat(me.endpoint_id, me.default_lease_seconds, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref())
+        .heartbeat(
+            me.endpoint_id,
+            me.default_lease_seconds,
+            id.into_inner(),
+            b.lease_ttl_seconds,
+            b.lease_token.as_deref(),
+        )
         .await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
@@ -123,7 +151,12 @@ pub async fn heartbeat(state: web::Data<AppState>, agent: Agent, id: web::Path<T
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/complete", request_body = FinishBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn complete(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<FinishBody>) -> Result<HttpResponse> {
+pub async fn complete(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: OptionalJson<FinishBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Complete)?;
     let row = state.store.complete(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
@@ -133,7 +166,12 @@ pub async fn complete(state: web::Data<AppState>, agent: Agent, id: web::Path<To
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/fail", request_body = FinishBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn fail(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<FinishBody>) -> Result<HttpResponse> {
+pub async fn fail(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: OptionalJson<FinishBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Fail)?;
     let row = state.store.fail(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
@@ -143,7 +181,12 @@ pub async fn fail(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/release", request_body = FinishBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn release(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<FinishBody>) -> Result<HttpResponse> {
+pub async fn release(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: OptionalJson<FinishBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Release)?;
     let row = state.store.release(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
@@ -153,12 +196,24 @@ pub async fn release(state: web::Data<AppState>, agent: Agent, id: web::Path<Tod
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/interrupt", request_body = InterruptBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn interrupt(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: Json<InterruptBody>) -> Result<HttpResponse> {
+pub async fn interrupt(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: Json<InterruptBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Interrupt)?;
     let b = body.0;
     let row = state
         .store
-        .interrupt(me.endpoint_id, id.into_inner(), b.state, b.wait_seconds, b.reason.as_deref(), b.lease_token.as_deref())
+        .interrupt(
+            me.endpoint_id,
+            id.into_inner(),
+            b.state,
+            b.wait_seconds,
+            b.reason.as_deref(),
+            b.lease_token.as_deref(),
+        )
         .await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
@@ -167,12 +222,23 @@ pub async fn interrupt(state: web::Data<AppState>, agent: Agent, id: web::Path<T
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/resume", request_body = ResumeBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn resume(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>, body: OptionalJson<ResumeBody>) -> Result<HttpResponse> {
+pub async fn resume(
+    state: web::Data<AppState>,
+    agent: Agent,
+    id: web::Path<TodoId>,
+    body: OptionalJson<ResumeBody>,
+) -> Result<HttpResponse> {
     let me = agent.require(Verb::Interrupt)?;
     let b = body.0;
     let row = state
         .store
-        .resume(me.endpoint_id, me.default_lease_seconds, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref())
+        .resume(
+            me.endpoint_id,
+            me.default_lease_seconds,
+            id.into_inner(),
+            b.lease_ttl_seconds,
+            b.lease_token.as_deref(),
+        )
         .await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }

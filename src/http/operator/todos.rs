@@ -23,7 +23,12 @@ pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>
 #[utoipa::path(post, path = "/api/v1/todos/{id}/fail", request_body = OperatorActionBody, tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn fail(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>, body: OptionalJson<OperatorActionBody>) -> Result<HttpResponse> {
+pub async fn fail(
+    state: web::Data<AppState>,
+    op: Operator,
+    id: web::Path<TodoId>,
+    body: OptionalJson<OperatorActionBody>,
+) -> Result<HttpResponse> {
     let row = state.store.operator_fail(&op.0.scope_ids(), id.into_inner(), body.0.summary).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
@@ -32,7 +37,12 @@ pub async fn fail(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId
 #[utoipa::path(post, path = "/api/v1/todos/{id}/retry", request_body = OperatorActionBody, tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn retry(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>, _body: OptionalJson<OperatorActionBody>) -> Result<HttpResponse> {
+pub async fn retry(
+    state: web::Data<AppState>,
+    op: Operator,
+    id: web::Path<TodoId>,
+    _body: OptionalJson<OperatorActionBody>,
+) -> Result<HttpResponse> {
     let row = state.store.retry_now(&op.0.scope_ids(), id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }

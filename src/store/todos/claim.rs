@@ -133,11 +133,23 @@ impl Store {
             .optional()?;
         match row {
             Some(todo) => self.finish_claim(&mut conn, todo, token).await,
-            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, None, "pending (or failed with its retry due)").await),
+            None => Err(explain_miss(
+                &mut conn,
+                &Actor::Endpoint(endpoint),
+                id,
+                None,
+                "pending (or failed with its retry due)",
+            )
+            .await),
         }
     }
 
-    async fn finish_claim(&self, conn: &mut diesel_async::AsyncPgConnection, todo: TodoRow, lease_token: String) -> Result<Claimed> {
+    async fn finish_claim(
+        &self,
+        conn: &mut diesel_async::AsyncPgConnection,
+        todo: TodoRow,
+        lease_token: String,
+    ) -> Result<Claimed> {
         let attempt_seq = todo.attempts_total;
         // Only a todo that ran before has history worth a second round trip.
         let prior_attempts = if attempt_seq > 1 {

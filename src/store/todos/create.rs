@@ -41,7 +41,10 @@ impl NewTodo {
     /// Checks every field; nothing is written when this fails.
     pub fn validate(&self) -> Result<()> {
         if !text::valid_queue_name(&self.queue) {
-            return Err(Error::invalid("queue", "must be 1–64 of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"));
+            return Err(Error::invalid(
+                "queue",
+                "must be 1–64 of a-z, 0-9, '.', '_' or '-', starting with a letter or digit",
+            ));
         }
         if self.queue == QUARANTINE_QUEUE && self.event_id.is_none() {
             return Err(Error::invalid("queue", "quarantine is reserved"));

@@ -86,7 +86,14 @@ impl Store {
             .optional()?;
         match row {
             Some(todo) => Ok(todo),
-            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed").await),
+            None => Err(explain_miss(
+                &mut conn,
+                &Actor::Endpoint(endpoint),
+                id,
+                token_hash.as_ref().map(|h| h.as_slice()),
+                "claimed",
+            )
+            .await),
         }
     }
 
@@ -99,7 +106,8 @@ impl Store {
         let failed = conn
             .transaction::<_, Error, _>(async move |conn| {
                 {
-                    fail_in_tx(conn, &Actor::Endpoint(endpoint), id, &[TodoState::Claimed], finish.result, prepared).await
+                    fail_in_tx(conn, &Actor::Endpoint(endpoint), id, &[TodoState::Claimed], finish.result, prepared)
+                        .await
                 }
             })
             .await?;
@@ -142,7 +150,14 @@ impl Store {
                 self.emit(moved.signal().into_iter().collect());
                 Ok(moved.todo)
             }
-            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed").await),
+            None => Err(explain_miss(
+                &mut conn,
+                &Actor::Endpoint(endpoint),
+                id,
+                token_hash.as_ref().map(|h| h.as_slice()),
+                "claimed",
+            )
+            .await),
         }
     }
 }

@@ -12,7 +12,9 @@ use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{INTERRUPT_REASON_MAX_BYTES, strip_controls, truncate_bytes};
 use crate::domain::todo_state::{InterruptState, TodoState};
 use crate::domain::tokens::sha256;
-use crate::domain::transitions::{DEFAULT_INTERRUPT_SECONDS, INTERRUPT_SECONDS_RANGE, LEASE_SECONDS_RANGE, lease_seconds, within};
+use crate::domain::transitions::{
+    DEFAULT_INTERRUPT_SECONDS, INTERRUPT_SECONDS_RANGE, LEASE_SECONDS_RANGE, lease_seconds, within,
+};
 use crate::error::{Error, Result};
 
 impl Store {
@@ -56,7 +58,14 @@ impl Store {
             .optional()?;
         match row {
             Some(todo) => Ok(todo),
-            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed").await),
+            None => Err(explain_miss(
+                &mut conn,
+                &Actor::Endpoint(endpoint),
+                id,
+                token_hash.as_ref().map(|h| h.as_slice()),
+                "claimed",
+            )
+            .await),
         }
     }
 
@@ -98,7 +107,14 @@ impl Store {
             .optional()?;
         match row {
             Some(todo) => Ok(todo),
-            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "interrupted").await),
+            None => Err(explain_miss(
+                &mut conn,
+                &Actor::Endpoint(endpoint),
+                id,
+                token_hash.as_ref().map(|h| h.as_slice()),
+                "interrupted",
+            )
+            .await),
         }
     }
 }

@@ -57,7 +57,14 @@ impl Store {
             .optional()?;
         match row {
             Some(todo) => Ok(todo),
-            None => Err(explain_miss(&mut conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), "claimed or interrupted").await),
+            None => Err(explain_miss(
+                &mut conn,
+                &Actor::Endpoint(endpoint),
+                id,
+                token_hash.as_ref().map(|h| h.as_slice()),
+                "claimed or interrupted",
+            )
+            .await),
         }
     }
 }

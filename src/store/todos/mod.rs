@@ -149,7 +149,9 @@ pub(crate) async fn explain_miss(
     match found {
         Ok(None) => Error::NotFound,
         Ok(Some(row)) => match (lease_token_hash, row.lease_token_hash.as_deref()) {
-            (Some(given), Some(held)) if given != held => Error::Conflict("lease token does not match the current lease".into()),
+            (Some(given), Some(held)) if given != held => {
+                Error::Conflict("lease token does not match the current lease".into())
+            }
             _ => Error::Conflict(format!("todo is {}; this needs it {wanted}", row.state)),
         },
         Err(e) => e.into(),

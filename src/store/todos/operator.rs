@@ -24,9 +24,7 @@ impl Store {
         let mut conn = self.conn().await?;
         let allowed = [TodoState::Pending, TodoState::Claimed, TodoState::InputRequired, TodoState::AuthRequired];
         let moved = conn
-            .transaction::<_, Error, _>(async move |conn| {
-                fail_in_tx(conn, &actor, id, &allowed, None, prepared).await
-            })
+            .transaction::<_, Error, _>(async move |conn| fail_in_tx(conn, &actor, id, &allowed, None, prepared).await)
             .await?;
         self.emit(moved.signal().into_iter().collect());
         Ok(moved.todo)
@@ -46,11 +44,8 @@ impl Store {
              RETURNING t.*";
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
-        let row: QueryResult<Option<TodoRow>> = todo_query(sql.to_owned(), id)
-            .bind::<Array<SqlUuid>, _>(ids)
-            .get_result(&mut conn)
-            .await
-            .optional();
+        let row: QueryResult<Option<TodoRow>> =
+            todo_query(sql.to_owned(), id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
         match row {
             Ok(Some(todo)) => Ok(todo),
             Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::UniqueViolation, _)) => {

@@ -17,6 +17,12 @@ use crate::error::Result;
 /// on the same tables never wait long behind a sweep.
 pub const SWEEP_BATCH: i64 = 500;
 
+/// After a full batch, a sweep pauses this many times as long as the batch took before
+/// the next one. A backlog of thousands of lapsed leases is background work: pacing it
+/// keeps the claim path (which shares the database's cores) fast while it drains, at
+/// the price of a proportionally longer sweep.
+pub const SWEEP_PAUSE_RATIO: u32 = 1;
+
 /// What one sweep did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SweepReport {
@@ -67,6 +73,7 @@ impl Store {
     async fn sweep(&self, sql: &str) -> Result<SweepReport> {
         let mut report = SweepReport::default();
         loop {
+            let started = std::time::Instant::now();
             let mut conn = self.conn().await?;
             let rows: Vec<MovedRow> = diesel::sql_query(sql).bind::<Int8, _>(SWEEP_BATCH).load(&mut conn).await?;
             drop(conn);
@@ -77,6 +84,7 @@ impl Store {
             if (moved as i64) < SWEEP_BATCH {
                 return Ok(report);
             }
+            tokio::time::sleep(started.elapsed() * SWEEP_PAUSE_RATIO).await;
         }
     }
 
