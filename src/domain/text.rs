@@ -30,6 +30,17 @@ pub fn truncate_bytes(text: &str, max: usize) -> (String, bool) {
     (text[..end].to_owned(), true)
 }
 
+/// Whether a JSON value holds U+0000 in any string or key. PostgreSQL's `text` and
+/// `jsonb` cannot store it, so it is refused before it reaches a statement.
+pub fn json_has_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(a) => a.iter().any(json_has_nul),
+        serde_json::Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || json_has_nul(v)),
+        _ => false,
+    }
+}
+
 /// Removes control characters (a label is one line of plain text).
 pub fn strip_controls(text: &str) -> String {
     text.chars().filter(|c| !c.is_control()).collect()
@@ -139,6 +150,13 @@ mod tests {
         assert_eq!(validate_artifact("https://user@host/x"), Err(ArtifactError::BadForm));
         assert_eq!(validate_artifact("https:///nohost"), Err(ArtifactError::BadForm));
         assert_eq!(validate_artifact(&format!("https://h/{}", "a".repeat(600))), Err(ArtifactError::TooLong));
+    }
+
+    #[test]
+    fn nul_is_found_anywhere_in_json() {
+        assert!(json_has_nul(&serde_json::json!({"a": ["x", "y\u{0}"]})));
+        assert!(json_has_nul(&serde_json::json!({"k\u{0}": 1})));
+        assert!(!json_has_nul(&serde_json::json!({"a": ["\\u0000"]})));
     }
 
     #[test]

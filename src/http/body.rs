@@ -10,6 +10,7 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
+use crate::domain::text::json_has_nul;
 use crate::error::Error;
 
 /// Largest JSON body accepted by the agent and operator APIs (payloads included).
@@ -65,19 +66,11 @@ fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
 /// without that sequence pass untouched; the rest are decoded to tell a real NUL from
 /// an escaped backslash followed by "u0000".
 fn refuse_nul(bytes: &[u8]) -> Result<(), Error> {
-    fn has_nul(v: &serde_json::Value) -> bool {
-        match v {
-            serde_json::Value::String(s) => s.contains('\0'),
-            serde_json::Value::Array(a) => a.iter().any(has_nul),
-            serde_json::Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
-            _ => false,
-        }
-    }
     if !bytes.windows(6).any(|w| w.eq_ignore_ascii_case(b"\\u0000")) {
         return Ok(());
     }
     match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(v) if has_nul(&v) => {
+        Ok(v) if json_has_nul(&v) => {
             Err(Error::InvalidArgument("body: text may not contain NUL (\\u0000) characters".into()))
         }
         _ => Ok(()),

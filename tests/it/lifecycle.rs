@@ -353,3 +353,26 @@ async fn presence_clock_in_and_out_is_recorded_for_any_valid_endpoint_token() {
     assert_eq!(list["endpoints"][0]["presence"], "out");
     assert!(list["endpoints"][0].get("token").is_none(), "a listing never shows a token");
 }
+
+#[actix_web::test]
+async fn the_store_itself_refuses_nul_characters_that_postgres_cannot_hold() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let new = |title: &str, payload: serde_json::Value| switchboard::store::todos::NewTodo {
+        endpoint_id: ep.id,
+        queue: "q".into(),
+        title: title.into(),
+        kind: None,
+        source: Some("github".into()),
+        payload: Some(payload),
+        idempotency_key: None,
+        max_attempts: None,
+        event_id: None,
+    };
+    for bad in [new("a\0b", json!({})), new("ok", json!({"k": "v\u{0}"}))] {
+        let err = app.store.create_todo(bad).await.unwrap_err();
+        assert!(matches!(err, switchboard::error::Error::InvalidArgument(_)), "{err:?}");
+    }
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 0);
+}

@@ -60,6 +60,12 @@ impl NewTodo {
         if self.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > text::IDEMPOTENCY_KEY_MAX_BYTES) {
             return Err(Error::invalid("idempotency_key", "must be 1–256 bytes"));
         }
+        let texts = [Some(&self.title), self.kind.as_ref(), self.source.as_ref(), self.idempotency_key.as_ref()];
+        if texts.into_iter().flatten().any(|t| t.contains('\0'))
+            || self.payload.as_ref().is_some_and(text::json_has_nul)
+        {
+            return Err(Error::InvalidArgument("text may not contain NUL (\\u0000) characters".into()));
+        }
         if let Some(m) = self.max_attempts
             && !within(m, MAX_ATTEMPTS_RANGE)
         {

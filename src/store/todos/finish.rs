@@ -9,7 +9,7 @@ use super::super::Store;
 use super::{Actor, MovedRow, SIGNAL_COLUMNS, explain_miss, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, TodoId};
-use crate::domain::text::{SUMMARY_MAX_BYTES, truncate_bytes, validate_artifact};
+use crate::domain::text::{SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
 use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, TodoState};
 use crate::domain::tokens::sha256;
 use crate::domain::transitions::{AfterFailure, after_fail};
@@ -43,6 +43,11 @@ pub(crate) struct Prepared {
 impl Finish {
     /// Validates and normalises.
     pub(crate) fn prepare(&self) -> Result<Prepared> {
+        let nul =
+            self.summary.as_ref().is_some_and(|s| s.contains('\0')) || self.result.as_ref().is_some_and(json_has_nul);
+        if nul {
+            return Err(Error::InvalidArgument("text may not contain NUL (\\u0000) characters".into()));
+        }
         if let Some(a) = &self.artifact {
             validate_artifact(a).map_err(|e| Error::invalid("artifact", e))?;
         }
