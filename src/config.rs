@@ -49,7 +49,7 @@ pub struct Settings {
     /// Listen address.
     #[arg(long, env = "SWITCHBOARD_ADDR", global = true, default_value = "127.0.0.1:8080", value_parser = parse_addr)]
     pub addr: SocketAddr,
-    /// Public base URL used in links (default: http://<addr>).
+    /// Public base URL used in links (default: `http://<addr>`).
     #[arg(long, env = "SWITCHBOARD_BASE_URL", global = true, value_parser = parse_base_url)]
     pub base_url: Option<String>,
     /// 32-byte key (base64 or hex) that encrypts secrets at rest.

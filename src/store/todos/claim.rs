@@ -2,7 +2,9 @@
 //! One statement moves the todo to `claimed`, counts the attempt and opens it in the
 //! history, so a crash can never leave a claim without its attempt.
 
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{Bool, Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
@@ -31,7 +33,41 @@ pub struct ClaimRequest {
     pub endpoint_default_lease: Option<i32>,
 }
 
+/// What every form of claim binds after its own two parameters.
+struct ClaimParams {
+    token: String,
+    hash: [u8; 32],
+    lease: i32,
+    claimant: Option<String>,
+    relay: bool,
+}
+
+impl ClaimParams {
+    /// Binds `$3`–`$6` of [`CLAIM_TAIL`].
+    fn bind_tail<'f>(&'f self, q: BoxedSqlQuery<'f, Pg, SqlQuery>) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+        q.bind::<Int4, _>(self.lease)
+            .bind::<Bytea, _>(self.hash.as_slice())
+            .bind::<Nullable<Text>, _>(self.claimant.as_deref())
+            .bind::<Bool, _>(self.relay)
+    }
+}
+
 impl ClaimRequest {
+    /// Validates, mints the lease token and resolves lease, label and relay flag.
+    fn params(&self) -> Result<ClaimParams> {
+        self.validate()?;
+        let (token, hash) = mint_lease_token();
+        let claimant = self.claimant.as_deref().and_then(claimant_label);
+        let relay = self.relay || claimant.as_deref().is_some_and(is_relay_claimant);
+        Ok(ClaimParams {
+            token,
+            hash,
+            lease: lease_seconds(self.lease_ttl_seconds, self.endpoint_default_lease),
+            claimant,
+            relay,
+        })
+    }
+
     fn validate(&self) -> Result<()> {
         if let Some(l) = self.lease_ttl_seconds
             && !within(l, LEASE_SECONDS_RANGE)
@@ -77,7 +113,7 @@ impl Store {
     /// Claims the oldest pending todo of the endpoint (optionally on one queue).
     /// `None` when there is nothing to claim.
     pub async fn claim_next(&self, endpoint: EndpointId, req: ClaimRequest) -> Result<Option<Claimed>> {
-        req.validate()?;
+        let params = req.params()?;
         let candidate = if req.queue.is_some() {
             "SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue = $2 \
              ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"
@@ -86,53 +122,32 @@ impl Store {
             "SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue <> 'quarantine' \
              AND $2::text IS NULL ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"
         };
-        let sql = format!("WITH candidate AS ({candidate}), {CLAIM_TAIL}");
-        let (token, hash) = mint_lease_token();
-        let lease = lease_seconds(req.lease_ttl_seconds, req.endpoint_default_lease);
-        let claimant = req.claimant.as_deref().and_then(claimant_label);
-        let relay = req.relay || claimant.as_deref().is_some_and(is_relay_claimant);
-        let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = diesel::sql_query(sql)
+        let head = diesel::sql_query(format!("WITH candidate AS ({candidate}), {CLAIM_TAIL}"))
+            .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Nullable<Text>, _>(req.queue.as_deref())
-            .bind::<Int4, _>(lease)
-            .bind::<Bytea, _>(hash.as_slice())
-            .bind::<Nullable<Text>, _>(claimant.as_deref())
-            .bind::<Bool, _>(relay)
-            .get_result(&mut conn)
-            .await
-            .optional()?;
+            .bind::<Nullable<Text>, _>(req.queue.as_deref());
+        let mut conn = self.conn().await?;
+        let row: Option<TodoRow> = params.bind_tail(head).get_result(&mut conn).await.optional()?;
         match row {
             None => Ok(None),
-            Some(todo) => Ok(Some(self.finish_claim(&mut conn, todo, token).await?)),
+            Some(todo) => Ok(Some(self.finish_claim(&mut conn, todo, params.token).await?)),
         }
     }
 
     /// Claims one todo by id: a pending todo, or a failed one whose retry is due.
     pub async fn claim(&self, endpoint: EndpointId, id: TodoId, req: ClaimRequest) -> Result<Claimed> {
-        req.validate()?;
+        let params = req.params()?;
         let sql = format!(
             "WITH candidate AS (SELECT t.id FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 \
                AND t.queue <> 'quarantine' \
                AND (t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now())) FOR UPDATE), \
              {CLAIM_TAIL}"
         );
-        let (token, hash) = mint_lease_token();
-        let lease = lease_seconds(req.lease_ttl_seconds, req.endpoint_default_lease);
-        let claimant = req.claimant.as_deref().and_then(claimant_label);
-        let relay = req.relay || claimant.as_deref().is_some_and(is_relay_claimant);
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = todo_query(sql, id)
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Int4, _>(lease)
-            .bind::<Bytea, _>(hash.as_slice())
-            .bind::<Nullable<Text>, _>(claimant.as_deref())
-            .bind::<Bool, _>(relay)
-            .get_result(&mut conn)
-            .await
-            .optional()?;
+        let head = todo_query(sql, id).bind::<SqlUuid, _>(endpoint.0);
+        let row: Option<TodoRow> = params.bind_tail(head).get_result(&mut conn).await.optional()?;
         match row {
-            Some(todo) => self.finish_claim(&mut conn, todo, token).await,
+            Some(todo) => self.finish_claim(&mut conn, todo, params.token).await,
             None => Err(explain_miss(
                 &mut conn,
                 &Actor::Endpoint(endpoint),

@@ -6,7 +6,7 @@ use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
-use super::{Actor, MovedRow, SIGNAL_COLUMNS, explain_miss, todo_query};
+use super::{Actor, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
@@ -79,27 +79,22 @@ impl Store {
                FROM done WHERE a.todo_id = done.id AND a.ended_at IS NULL) \
              SELECT * FROM done";
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = todo_query(sql.to_owned(), id)
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Nullable<Jsonb>, _>(finish.result)
-            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
-            .bind::<Nullable<Text>, _>(summary)
-            .bind::<Bool, _>(truncated)
-            .bind::<Nullable<Text>, _>(artifact)
-            .get_result(&mut conn)
-            .await
-            .optional()?;
-        match row {
-            Some(todo) => Ok(todo),
-            None => Err(explain_miss(
-                &mut conn,
-                &Actor::Endpoint(endpoint),
-                id,
-                token_hash.as_ref().map(|h| h.as_slice()),
-                "claimed",
-            )
-            .await),
-        }
+        let todo: TodoRow = agent_transition(
+            &mut conn,
+            todo_query(sql.to_owned(), id)
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Nullable<Jsonb>, _>(finish.result)
+                .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
+                .bind::<Nullable<Text>, _>(summary)
+                .bind::<Bool, _>(truncated)
+                .bind::<Nullable<Text>, _>(artifact),
+            endpoint,
+            id,
+            token_hash,
+            "claimed",
+        )
+        .await?;
+        Ok(todo)
     }
 
     /// Fails a claimed todo: below the cap a retry is scheduled after the backoff; at
@@ -141,29 +136,15 @@ impl Store {
              FROM moved t"
         );
         let mut conn = self.conn().await?;
-        let row: Option<MovedRow> = todo_query(sql, id)
+        let query = todo_query(sql, id)
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
             .bind::<Nullable<Text>, _>(summary)
             .bind::<Bool, _>(truncated)
-            .bind::<Nullable<Text>, _>(artifact)
-            .get_result(&mut conn)
-            .await
-            .optional()?;
-        match row {
-            Some(moved) => {
-                self.emit(moved.signal().into_iter().collect());
-                Ok(moved.todo)
-            }
-            None => Err(explain_miss(
-                &mut conn,
-                &Actor::Endpoint(endpoint),
-                id,
-                token_hash.as_ref().map(|h| h.as_slice()),
-                "claimed",
-            )
-            .await),
-        }
+            .bind::<Nullable<Text>, _>(artifact);
+        let moved: MovedRow = agent_transition(&mut conn, query, endpoint, id, token_hash, "claimed").await?;
+        self.emit(moved.signal().into_iter().collect());
+        Ok(moved.todo)
     }
 }
 

@@ -1,12 +1,10 @@
 //! Interrupts: a claimed todo waits on a human or an outside event under an interrupt
 //! lease that its holder must renew (heartbeat) or end (resume) before it lapses.
 
-use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::{Actor, explain_miss, todo_query};
+use super::{agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{INTERRUPT_REASON_MAX_BYTES, strip_controls, truncate_bytes};
@@ -47,26 +45,21 @@ impl Store {
                FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL) \
              SELECT * FROM moved";
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = todo_query(sql.to_owned(), id)
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Text, _>(TodoState::from(state))
-            .bind::<Int4, _>(wait)
-            .bind::<Nullable<Text>, _>(reason)
-            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
-            .get_result(&mut conn)
-            .await
-            .optional()?;
-        match row {
-            Some(todo) => Ok(todo),
-            None => Err(explain_miss(
-                &mut conn,
-                &Actor::Endpoint(endpoint),
-                id,
-                token_hash.as_ref().map(|h| h.as_slice()),
-                "claimed",
-            )
-            .await),
-        }
+        let todo: TodoRow = agent_transition(
+            &mut conn,
+            todo_query(sql.to_owned(), id)
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Text, _>(TodoState::from(state))
+                .bind::<Int4, _>(wait)
+                .bind::<Nullable<Text>, _>(reason)
+                .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec())),
+            endpoint,
+            id,
+            token_hash,
+            "claimed",
+        )
+        .await?;
+        Ok(todo)
     }
 
     /// Resumes an interrupted todo: back to `claimed` with a fresh lease, same attempt.
@@ -98,23 +91,18 @@ impl Store {
                FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL) \
              SELECT * FROM moved";
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = todo_query(sql.to_owned(), id)
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Int4, _>(lease)
-            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
-            .get_result(&mut conn)
-            .await
-            .optional()?;
-        match row {
-            Some(todo) => Ok(todo),
-            None => Err(explain_miss(
-                &mut conn,
-                &Actor::Endpoint(endpoint),
-                id,
-                token_hash.as_ref().map(|h| h.as_slice()),
-                "interrupted",
-            )
-            .await),
-        }
+        let todo: TodoRow = agent_transition(
+            &mut conn,
+            todo_query(sql.to_owned(), id)
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Int4, _>(lease)
+                .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec())),
+            endpoint,
+            id,
+            token_hash,
+            "interrupted",
+        )
+        .await?;
+        Ok(todo)
     }
 }

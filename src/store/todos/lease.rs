@@ -1,11 +1,9 @@
 //! Heartbeats: extend a claim's lease, or renew an interrupted todo's interrupt lease.
 
-use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Int4, Nullable, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::{Actor, explain_miss, todo_query};
+use super::{agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::tokens::sha256;
@@ -47,24 +45,19 @@ impl Store {
                FROM hb WHERE a.todo_id = hb.id AND a.ended_at IS NULL) \
              SELECT * FROM hb";
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = todo_query(sql.to_owned(), id)
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Int4, _>(lease)
-            .bind::<Nullable<Int4>, _>(lease_ttl_seconds)
-            .bind::<Nullable<Bytea>, _>(token_hash.as_ref().map(|h| h.as_slice()))
-            .get_result(&mut conn)
-            .await
-            .optional()?;
-        match row {
-            Some(todo) => Ok(todo),
-            None => Err(explain_miss(
-                &mut conn,
-                &Actor::Endpoint(endpoint),
-                id,
-                token_hash.as_ref().map(|h| h.as_slice()),
-                "claimed or interrupted",
-            )
-            .await),
-        }
+        let todo: TodoRow = agent_transition(
+            &mut conn,
+            todo_query(sql.to_owned(), id)
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Int4, _>(lease)
+                .bind::<Nullable<Int4>, _>(lease_ttl_seconds)
+                .bind::<Nullable<Bytea>, _>(token_hash.as_ref().map(|h| h.as_slice())),
+            endpoint,
+            id,
+            token_hash,
+            "claimed or interrupted",
+        )
+        .await?;
+        Ok(todo)
     }
 }

@@ -128,6 +128,28 @@ impl MovedRow {
     }
 }
 
+/// Runs an agent's conditional transition and returns the row it moved; when it moved
+/// none, answers why (see [`explain_miss`]).
+pub(crate) async fn agent_transition<R>(
+    conn: &mut AsyncPgConnection,
+    query: BoxedSqlQuery<'_, Pg, SqlQuery>,
+    endpoint: EndpointId,
+    id: TodoId,
+    token_hash: Option<[u8; 32]>,
+    wanted: &str,
+) -> Result<R, Error>
+where
+    R: QueryableByName<Pg> + Send + 'static,
+{
+    match query.get_result::<R>(conn).await.optional()? {
+        Some(row) => Ok(row),
+        None => {
+            Err(explain_miss(conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), wanted)
+                .await)
+        }
+    }
+}
+
 /// Explains why a conditional transition matched no row: unknown or out of reach
 /// (404), lease token mismatch (409), or a state that does not allow it (409).
 pub(crate) async fn explain_miss(
