@@ -83,22 +83,32 @@ fn is_blank(bytes: &[u8]) -> bool {
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, Error>>>>;
 
+/// Reads and parses a JSON body; `on_blank` answers for an empty one.
+fn extract<T: DeserializeOwned + 'static>(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    on_blank: fn() -> Result<T, Error>,
+) -> BoxFuture<T> {
+    let checked = check_content_type(req);
+    let declared = declared_length(req);
+    let payload = payload.take();
+    Box::pin(async move {
+        checked?;
+        let bytes = read_limited(payload, declared).await?;
+        if is_blank(&bytes) {
+            return on_blank();
+        }
+        parse(&bytes)
+    })
+}
+
 impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
     type Error = Error;
     type Future = BoxFuture<Self>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let checked = check_content_type(req);
-        let declared = declared_length(req);
-        let payload = payload.take();
-        Box::pin(async move {
-            checked?;
-            let bytes = read_limited(payload, declared).await?;
-            if is_blank(&bytes) {
-                return Err(Error::InvalidArgument("body: a JSON object is required".into()));
-            }
-            parse(&bytes).map(Json)
-        })
+        let body = extract::<T>(req, payload, || Err(Error::InvalidArgument("body: a JSON object is required".into())));
+        Box::pin(async move { body.await.map(Json) })
     }
 }
 
@@ -107,17 +117,8 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
     type Future = BoxFuture<Self>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let checked = check_content_type(req);
-        let declared = declared_length(req);
-        let payload = payload.take();
-        Box::pin(async move {
-            checked?;
-            let bytes = read_limited(payload, declared).await?;
-            if is_blank(&bytes) {
-                return Ok(OptionalJson(T::default()));
-            }
-            parse(&bytes).map(OptionalJson)
-        })
+        let body = extract::<T>(req, payload, || Ok(T::default()));
+        Box::pin(async move { body.await.map(OptionalJson) })
     }
 }
 

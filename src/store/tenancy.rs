@@ -208,34 +208,24 @@ impl Store {
 
     /// Resolves `E` / `team:T` to an owner scope.
     pub async fn resolve_owner(&self, owner: &OwnerRef) -> Result<ScopeId> {
-        let mut conn = self.conn().await?;
-        let scope: Option<ScopeId> = match owner {
-            OwnerRef::Human(email) => owner_scopes::table
-                .inner_join(humans::table.on(owner_scopes::human_id.eq(humans::id.nullable())))
-                .filter(
-                    diesel::dsl::sql::<diesel::sql_types::Bool>("lower(humans.email) = lower(")
-                        .bind::<Text, _>(email)
-                        .sql(")"),
-                )
-                .select(owner_scopes::id)
-                .first::<uuid::Uuid>(&mut conn)
-                .await
-                .optional()?
-                .map(ScopeId),
-            OwnerRef::Team(name) => owner_scopes::table
-                .inner_join(teams::table.on(owner_scopes::team_id.eq(teams::id.nullable())))
-                .filter(
-                    diesel::dsl::sql::<diesel::sql_types::Bool>("lower(teams.name) = lower(")
-                        .bind::<Text, _>(name)
-                        .sql(")"),
-                )
-                .select(owner_scopes::id)
-                .first::<uuid::Uuid>(&mut conn)
-                .await
-                .optional()?
-                .map(ScopeId),
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = SqlUuid)]
+            id: uuid::Uuid,
+        }
+        let (sql, name) = match owner {
+            OwnerRef::Human(email) => (
+                "SELECT s.id FROM owner_scopes s JOIN humans h ON h.id = s.human_id WHERE lower(h.email) = lower($1)",
+                email,
+            ),
+            OwnerRef::Team(team) => (
+                "SELECT s.id FROM owner_scopes s JOIN teams t ON t.id = s.team_id WHERE lower(t.name) = lower($1)",
+                team,
+            ),
         };
-        scope.ok_or_else(|| Error::invalid("owner", "no such human or team"))
+        let mut conn = self.conn().await?;
+        let row: Option<Row> = diesel::sql_query(sql).bind::<Text, _>(name).get_result(&mut conn).await.optional()?;
+        row.map(|r| ScopeId(r.id)).ok_or_else(|| Error::invalid("owner", "no such human or team"))
     }
 
     /// Every scope the human belongs to, with roles.

@@ -93,20 +93,7 @@ async fn admin_commands_print_exactly_one_json_object_and_revocation_counts_dead
     let pool_store = db.store(switchboard::store::signals::Emitter::none());
     let endpoint = pool_store.endpoint_by_slug("builder").await.unwrap();
     for title in ["a", "b", "c"] {
-        pool_store
-            .create_todo(switchboard::store::todos::NewTodo {
-                endpoint_id: endpoint.id,
-                queue: "q".into(),
-                title: title.into(),
-                kind: None,
-                source: None,
-                payload: None,
-                idempotency_key: None,
-                max_attempts: None,
-                event_id: None,
-            })
-            .await
-            .unwrap();
+        pool_store.create_todo(switchboard::store::todos::NewTodo::new(endpoint.id, "q", title)).await.unwrap();
     }
     let (code, out, _) = run(&env, &["admin", "revoke-endpoint", "--slug", "builder", "--json"], None);
     assert_eq!(code, 0);

@@ -413,20 +413,7 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
     let emitter = Emitter::to(stuck.clone().recipient(), stuck.recipient());
     let store = app.db.store(emitter.clone());
     for i in 0..30 {
-        store
-            .create_todo(NewTodo {
-                endpoint_id: ep.id,
-                queue: "q".into(),
-                title: format!("t{i}"),
-                kind: None,
-                source: None,
-                payload: None,
-                idempotency_key: None,
-                max_attempts: None,
-                event_id: None,
-            })
-            .await
-            .unwrap();
+        store.create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap();
     }
     assert!(emitter.dropped() >= 10, "dropped {}", emitter.dropped());
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 30, "the work itself is never lost");

@@ -38,6 +38,21 @@ pub struct NewTodo {
 }
 
 impl NewTodo {
+    /// A todo with a queue and title and every optional field unset.
+    pub fn new(endpoint_id: EndpointId, queue: impl Into<String>, title: impl Into<String>) -> Self {
+        NewTodo {
+            endpoint_id,
+            queue: queue.into(),
+            title: title.into(),
+            kind: None,
+            source: None,
+            payload: None,
+            idempotency_key: None,
+            max_attempts: None,
+            event_id: None,
+        }
+    }
+
     /// Checks every field; nothing is written when this fails.
     pub fn validate(&self) -> Result<()> {
         if !text::valid_queue_name(&self.queue) {

@@ -147,23 +147,8 @@ async fn a_verb_outside_the_endpoints_grants_is_forbidden_and_changes_nothing() 
     let o = app.owner("a@example.com").await;
     let narrow = app.endpoint(o.scope, "narrow", &[Verb::ClaimNext]).await;
     // The narrow endpoint may not create work, so its todo comes through the store.
-    let id: TodoId = app
-        .store
-        .create_todo(switchboard::store::todos::NewTodo {
-            endpoint_id: narrow.id,
-            queue: "q".into(),
-            title: "t".into(),
-            kind: None,
-            source: None,
-            payload: None,
-            idempotency_key: None,
-            max_attempts: None,
-            event_id: None,
-        })
-        .await
-        .unwrap()
-        .todo
-        .id;
+    let id: TodoId =
+        app.store.create_todo(switchboard::store::todos::NewTodo::new(narrow.id, "q", "t")).await.unwrap().todo.id;
     let c = app.claim_next(&narrow).await;
     assert_eq!(c["todo"]["id"], id.to_string());
     let lease = c["lease_token"].as_str().unwrap().to_owned();
