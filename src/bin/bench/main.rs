@@ -17,8 +17,10 @@ mod load;
 mod machine;
 mod plan;
 mod report;
+mod results_doc;
 mod server;
 mod sweep;
+mod waits;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -27,6 +29,7 @@ use clap::Parser;
 
 use database::{BenchDb, Seeded};
 use load::{Agent, Window};
+use machine::Probe;
 use report::{CyclePair, Run};
 use server::Server;
 
@@ -50,6 +53,9 @@ pub struct Args {
     /// Concurrent clients for the REST and raw SQL cycle windows.
     #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
     pub clients: Vec<usize>,
+    /// Windows per side and concurrency; rounds alternate which side goes first.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: u32,
     /// Concurrent REST clients claiming while the lease reaper sweeps.
     #[arg(long, default_value_t = 4)]
     pub sweep_clients: usize,
@@ -95,8 +101,13 @@ impl Args {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    if args.seconds == 0 || args.clients.is_empty() || args.clients.contains(&0) || args.sweep_clients == 0 {
-        eprintln!("switchboard-bench: --seconds, --clients and --sweep-clients must be positive");
+    if args.seconds == 0
+        || args.rounds == 0
+        || args.clients.is_empty()
+        || args.clients.contains(&0)
+        || args.sweep_clients == 0
+    {
+        eprintln!("switchboard-bench: --seconds, --rounds, --clients and --sweep-clients must be positive");
         return std::process::ExitCode::FAILURE;
     }
     // awc clients are not Send, so the whole client side runs on one actix thread; the
@@ -120,13 +131,15 @@ async fn run(args: Args) -> BenchResult<()> {
         None => server::binary_next_to_bench()?,
     };
     let outcome = match Server::start(&server_bin, &db.url, args.pool_size).await {
-        Ok(server) => {
-            let measured = measure(&args, &db, &server).await;
-            let peak = server.peak_rss_kib();
+        Ok(mut server) => {
+            let measured = measure(&args, &db, &mut server).await;
+            // Read before stopping: /proc/<pid> goes away with the process.
+            let memory = server.memory_kib();
             let stopped = server.stop().await;
-            match (measured, peak, stopped) {
-                (Ok(mut run), Ok(peak), Ok(())) => {
+            match (measured, memory, stopped) {
+                (Ok(mut run), Ok((peak, now)), Ok(())) => {
                     run.peak_rss_kib = peak;
+                    run.end_rss_kib = now;
                     Ok(run)
                 }
                 (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
@@ -140,37 +153,51 @@ async fn run(args: Args) -> BenchResult<()> {
     run.total_seconds = started.elapsed().as_secs_f64();
     println!("{}", report::table(&run));
     if !args.no_doc {
-        report::write_doc(&args.doc, &run)?;
+        results_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote {}", args.doc.display()));
     }
     Ok(())
 }
 
 /// Every measurement, in the order that keeps each figure next to its ceiling.
-async fn measure(args: &Args, db: &BenchDb, server: &Server) -> BenchResult<Run> {
+async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<Run> {
     server.wait_ready(Duration::from_secs(60)).await?;
+    let server: &Server = server;
     progress(&format!("server pid {} ready at {}", server.pid(), server.base()));
     let seeded = db.seed(args).await?;
     progress(&format!(
         "seeded {} done + {} pending todos on one queue, {} expired leases on another endpoint",
         args.done, args.pending, args.expired
     ));
+    let probe = Probe { server_pid: server.pid(), database: db.name().to_owned() };
     let raw_store = db.store(args.pool_size)?;
-    let mut run = Run::new(args, db.server_version().await?);
+    let mut run = Run::new(args, db.settings().await?);
 
     for &clients in &args.clients {
-        let rest = cycle_window(args, db, server, &seeded, clients, |_| Agent::rest(server.base(), &seeded)).await?;
-        let raw = cycle_window(args, db, server, &seeded, clients, |_| Agent::raw(&raw_store, &seeded)).await?;
+        let (mut rest, mut raw) = (Window::default(), Window::default());
+        // Rounds alternate which side goes first (REST, raw, raw, REST, …) so that a
+        // drift in the machine's load does not favour one side.
+        for round in 0..args.rounds {
+            for rest_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
+                let w = if rest_turn {
+                    cycle_window(args, db, &probe, &seeded, clients, || Agent::rest(server.base(), &seeded)).await?
+                } else {
+                    cycle_window(args, db, &probe, &seeded, clients, || Agent::raw(&raw_store, &seeded)).await?
+                };
+                if rest_turn { rest.merge(w) } else { raw.merge(w) }
+            }
+        }
+        let pair = CyclePair { clients, rest, raw };
         progress(&format!(
-            "{clients:>2} clients: REST {:.0} cycles/s, raw SQL {:.0} cycles/s",
-            rest.rate(),
-            raw.rate()
+            "{clients:>2} clients: REST {:.0} cycles/s, raw SQL {:.0} cycles/s ({:.1} %)",
+            pair.rest.rate(),
+            pair.raw.rate(),
+            pair.ratio() * 100.0
         ));
-        run.cycles.push(CyclePair { clients, rest, raw });
+        run.cycles.push(pair);
     }
 
-    db.prepare_window(args, &seeded).await?;
-    run.sweep = sweep::measure(args, db, server, &seeded).await?;
+    run.sweep = sweep::measure(args, db, server, &seeded, &probe).await?;
     progress(&format!(
         "sweep: {:.0} ms median, baseline {:.0} cycles/s, during sweeps {:.0} cycles/s",
         run.sweep.median_sweep_ms(),
@@ -179,7 +206,7 @@ async fn measure(args: &Args, db: &BenchDb, server: &Server) -> BenchResult<Run>
     ));
 
     run.plans = plan::explain_claim_next(db, &seeded).await?;
-    run.table_counts = db.state_counts(&seeded).await?;
+    run.table_counts = db.state_counts().await?;
     Ok(run)
 }
 
@@ -188,14 +215,14 @@ async fn measure(args: &Args, db: &BenchDb, server: &Server) -> BenchResult<Run>
 async fn cycle_window(
     args: &Args,
     db: &BenchDb,
-    server: &Server,
+    probe: &Probe,
     seeded: &Seeded,
     clients: usize,
-    agent: impl Fn(usize) -> Agent,
+    agent: impl Fn() -> Agent,
 ) -> BenchResult<Window> {
     let budget = db.prepare_window(args, seeded).await?;
-    let agents = (0..clients).map(agent).collect();
-    let window = load::measure(agents, budget, args.warmup(), args.window(), server.pid()).await;
+    let agents = (0..clients).map(|_| agent()).collect();
+    let window = load::measure(agents, budget, args.warmup(), args.window(), probe).await;
     window.check()?;
     Ok(window)
 }

@@ -1,0 +1,263 @@
+//! The benchmark database: created fresh on the admin server, seeded in bulk, kept in
+//! the same shape before every window, and dropped at the end.
+//!
+//! Seeding writes rows with `INSERT … SELECT generate_series` straight into the tables
+//! (columns as in `migrations/*/up.sql`): going through the API would take minutes
+//! for half a million todos and measure nothing we report. Tenancy (the human and the
+//! endpoints, whose tokens are hashed) goes through the library's `Store`.
+
+use switchboard::domain::grants::Verb;
+use switchboard::domain::ids::{EndpointId, ScopeId};
+use switchboard::store::Store;
+use switchboard::store::endpoints::VendEndpoint;
+use switchboard::store::signals::Emitter;
+use tokio_postgres::{Client, NoTls};
+
+use crate::{Args, BenchResult};
+
+/// The one queue everything is on, as in the issue ("one queue holding everything").
+pub const QUEUE: &str = "work";
+/// Prefix of benchmark database names; the suffix is the bench's pid.
+const DB_PREFIX: &str = "sb_bench_";
+
+/// What seeding created.
+#[derive(Debug, Clone)]
+pub struct Seeded {
+    /// Owner scope of both endpoints.
+    pub scope: ScopeId,
+    /// The endpoint whose queue the agents drain (REST and raw SQL alike).
+    pub cycles: EndpointId,
+    /// Its bearer token.
+    pub cycles_token: String,
+    /// The endpoint holding the expired leases the reaper sweeps.
+    pub reaped: EndpointId,
+}
+
+/// The fresh database and a connection to it for seeding and inspection.
+pub struct BenchDb {
+    admin_url: String,
+    name: String,
+    /// Connection URL of the benchmark database.
+    pub url: String,
+    client: Client,
+}
+
+async fn connect(url: &str) -> BenchResult<Client> {
+    let (client, conn) =
+        tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(client)
+}
+
+/// `url` with its database replaced by `db` (query parameters kept).
+fn url_for(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let base = base.rsplit_once('/').map(|(b, _)| b).unwrap_or(base);
+    format!("{base}/{db}{query}")
+}
+
+impl BenchDb {
+    /// Creates `sb_bench_<pid>` on the server in `admin_url`, first dropping databases
+    /// left by benchmark runs whose process is gone (an interrupted run).
+    pub async fn create(admin_url: &str) -> BenchResult<BenchDb> {
+        let admin = connect(admin_url).await?;
+        let rows = admin
+            .query("SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_bench\\_%'", &[])
+            .await
+            .map_err(|e| format!("listing databases: {e}"))?;
+        for row in rows {
+            let name: String = row.get(0);
+            let gone = name[DB_PREFIX.len()..]
+                .parse::<u32>()
+                .is_ok_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+            if gone {
+                let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await;
+            }
+        }
+        let name = format!("{DB_PREFIX}{}", std::process::id());
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await
+            .map_err(|e| format!("dropping an old {name}: {e}"))?;
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.map_err(|e| format!("creating {name}: {e}"))?;
+        let url = url_for(admin_url, &name);
+        let client = connect(&url).await?;
+        Ok(BenchDb { admin_url: admin_url.to_owned(), name, url, client })
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Drops the database (forcing out the server's and pools' connections).
+    pub async fn drop_database(self) -> BenchResult<()> {
+        drop(self.client);
+        let admin = connect(&self.admin_url).await?;
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
+            .await
+            .map_err(|e| format!("dropping {}: {e}", self.name))
+    }
+
+    /// A store over the benchmark database with its own pool of `size` connections.
+    pub fn store(&self, size: u32) -> BenchResult<Store> {
+        let pool = switchboard::db::pool(&self.url, size as usize).map_err(|e| e.to_string())?;
+        Ok(Store::new(pool, Emitter::none()))
+    }
+
+    /// The seeding and inspection connection.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    async fn exec(&self, sql: &str) -> BenchResult<u64> {
+        self.client.execute(sql, &[]).await.map_err(|e| format!("{e}; in: {}", opening(sql)))
+    }
+
+    /// The PostgreSQL version, and the settings that move a queue's throughput
+    /// (`name=value, …`): commits wait for the WAL flush, and with autovacuum off dead
+    /// rows pile up until someone vacuums.
+    pub async fn settings(&self) -> BenchResult<(String, String)> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT current_setting('server_version'), string_agg(n || '=' || current_setting(n), ', ' ORDER BY n) \
+                 FROM unnest(ARRAY['autovacuum', 'fsync', 'synchronous_commit', 'shared_buffers', 'max_connections']) n",
+                &[],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok((row.get(0), row.get(1)))
+    }
+
+    /// Creates the owner and both endpoints (every verb granted), then the todos: done
+    /// and pending ones on the drained queue, and expired leases on the reaped
+    /// endpoint. The server must have migrated the database already.
+    pub async fn seed(&self, args: &Args) -> BenchResult<Seeded> {
+        let store = self.store(2)?;
+        let human =
+            store.create_human("bench@switchboard.local", "Benchmark", None).await.map_err(|e| e.to_string())?;
+        let vend = |slug: &str| VendEndpoint {
+            scope: human.scope,
+            slug: slug.into(),
+            grants: Verb::ALL.to_vec(),
+            default_lease_seconds: None,
+            expires_at: None,
+        };
+        let cycles = store.vend_endpoint(vend("bench-agents")).await.map_err(|e| e.to_string())?;
+        let reaped = store.vend_endpoint(vend("bench-lapsed")).await.map_err(|e| e.to_string())?;
+        let seeded = Seeded {
+            scope: human.scope,
+            cycles: cycles.endpoint.id,
+            cycles_token: cycles.token,
+            reaped: reaped.endpoint.id,
+        };
+
+        // Done rows are older than any pending one, as on a queue that has run for a
+        // while: the claim index must skip them, not walk past them.
+        self.exec(&format!(
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, attempt, attempts_total, \
+               created_at, updated_at, claimed_at, completed_at) \
+             SELECT gen_random_uuid(), '{ep}', '{scope}', '{QUEUE}', 'bench done ' || g, 'done', 1, 1, \
+               now() - interval '30 days' + g * interval '1 millisecond', now(), now(), now() \
+             FROM generate_series(1, {n}) g",
+            ep = seeded.cycles.0,
+            scope = seeded.scope.0,
+            n = args.done,
+        ))
+        .await?;
+        self.add_pending(&seeded, seeded.cycles, args.pending).await?;
+        self.add_pending(&seeded, seeded.reaped, args.expired).await?;
+        let lapsed = self.lapse_leases(&seeded).await?;
+        if lapsed != u64::from(args.expired) {
+            return Err(format!("seeded {lapsed} expired leases, expected {}", args.expired));
+        }
+        self.vacuum().await?;
+        Ok(seeded)
+    }
+
+    /// Appends `n` pending todos to `endpoint`'s queue, newer than any already there.
+    async fn add_pending(&self, seeded: &Seeded, endpoint: EndpointId, n: u32) -> BenchResult<u64> {
+        self.exec(&format!(
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, created_at, updated_at) \
+             SELECT gen_random_uuid(), '{ep}', '{scope}', '{QUEUE}', 'bench ' || g, 'pending', \
+               now() + g * interval '1 microsecond', now() \
+             FROM generate_series(1, {n}) g",
+            ep = endpoint.0,
+            scope = seeded.scope.0,
+        ))
+        .await
+    }
+
+    /// Turns every pending todo of the reaped endpoint into a claim whose agent died:
+    /// claimed, with its attempt open, and its lease lapsed five minutes ago. This is
+    /// what a claim statement leaves behind, written in bulk. Returns how many.
+    pub async fn lapse_leases(&self, seeded: &Seeded) -> BenchResult<u64> {
+        self.exec(&format!(
+            "WITH claimed AS ( \
+               UPDATE todos t SET state = 'claimed', attempt = 1, attempts_total = t.attempts_total + 1, \
+                 claimed_by = t.endpoint_id, claimed_at = now() - interval '10 minutes', \
+                 lease_expires_at = now() - interval '5 minutes', updated_at = now() \
+               WHERE t.endpoint_id = '{ep}' AND t.state = 'pending' \
+               RETURNING t.id, t.attempts_total, t.endpoint_id, t.claimed_at, t.lease_expires_at) \
+             INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, claimed_at, lease_expires_at) \
+             SELECT id, attempts_total, endpoint_id, 'bench/lost-agent', claimed_at, lease_expires_at FROM claimed",
+            ep = seeded.reaped.0,
+        ))
+        .await
+    }
+
+    /// Brings the drained queue back to `--pending` todos and vacuums, so every window
+    /// starts from the same table. Returns how many cycles the window may run: never
+    /// more than there are pending todos, so the queue cannot run dry mid-window.
+    pub async fn prepare_window(&self, args: &Args, seeded: &Seeded) -> BenchResult<u64> {
+        let pending = self.pending(seeded.cycles).await?;
+        if pending < u64::from(args.pending) {
+            self.add_pending(seeded, seeded.cycles, args.pending - pending as u32).await?;
+        }
+        self.vacuum().await?;
+        Ok(self.pending(seeded.cycles).await?.saturating_sub(100))
+    }
+
+    async fn pending(&self, endpoint: EndpointId) -> BenchResult<u64> {
+        let sql = format!("SELECT count(*) FROM todos WHERE endpoint_id = '{}' AND state = 'pending'", endpoint.0);
+        let row = self.client.query_one(&sql, &[]).await.map_err(|e| e.to_string())?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    /// What autovacuum would eventually do, done now so that no window pays for the
+    /// previous window's dead rows (and the planner has fresh statistics).
+    async fn vacuum(&self) -> BenchResult<()> {
+        // VACUUM refuses to run inside a transaction block: one statement per call.
+        for sql in ["VACUUM (ANALYZE) todos", "VACUUM (ANALYZE) todo_attempts"] {
+            self.client.batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Rows per (endpoint, state), and the attempt history's size: the table the plan
+    /// was taken on.
+    pub async fn state_counts(&self) -> BenchResult<Vec<(String, String, i64)>> {
+        let rows = self
+            .client
+            .query(
+                "SELECT e.slug, t.state, count(*) FROM todos t JOIN endpoints e ON e.id = t.endpoint_id \
+                 GROUP BY 1, 2 UNION ALL SELECT 'todo_attempts', 'rows', count(*) FROM todo_attempts ORDER BY 1, 2",
+                &[],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+    }
+}
+
+/// The start of a statement, to say which one failed without dumping all of it.
+fn opening(sql: &str) -> String {
+    sql.trim().chars().take(80).collect()
+}

@@ -1,0 +1,259 @@
+//! What a run found and how it stands against the issue's targets, plus the table
+//! printed on the terminal. (The results file is written by `results_doc`.)
+
+use std::fmt::Write as _;
+
+use crate::Args;
+use crate::load::Window;
+use crate::machine::Machine;
+use crate::plan::Plan;
+use crate::sweep::SweepResult;
+
+/// REST throughput must reach this share of the raw SQL ceiling…
+const RATIO_TARGET: f64 = 0.60;
+/// …at this many clients.
+const RATIO_CLIENTS: usize = 16;
+/// Claim throughput may drop by less than this during a sweep, percent.
+const SWEEP_DROP_TARGET_PCT: f64 = 30.0;
+/// The server's peak RSS must stay under this, MiB.
+const RSS_TARGET_MIB: f64 = 100.0;
+
+/// REST and raw SQL windows at one concurrency.
+#[derive(Debug, Clone)]
+pub struct CyclePair {
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Over HTTP.
+    pub rest: Window,
+    /// The same statements through one pool.
+    pub raw: Window,
+}
+
+impl CyclePair {
+    /// REST throughput as a share of the raw SQL ceiling.
+    pub fn ratio(&self) -> f64 {
+        let raw = self.raw.rate();
+        if raw > 0.0 { self.rest.rate() / raw } else { 0.0 }
+    }
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    /// Start time, as `date -u` prints it.
+    pub date: String,
+    /// The machine.
+    pub machine: Machine,
+    /// PostgreSQL's version.
+    pub pg_version: String,
+    /// PostgreSQL settings that matter here, `name=value, …`.
+    pub pg_settings: String,
+    /// Source revision.
+    pub revision: String,
+    /// Measured seconds per window.
+    pub seconds: u64,
+    /// Warm-up seconds per window.
+    pub warmup: u64,
+    /// Windows per side and concurrency.
+    pub rounds: u32,
+    /// Server and raw pool size.
+    pub pool_size: u32,
+    /// Seeded pending todos (kept topped up).
+    pub pending: u32,
+    /// Seeded done todos.
+    pub done: u32,
+    /// REST clients during the sweep measurement.
+    pub sweep_clients: usize,
+    /// Cycle windows, one pair per concurrency.
+    pub cycles: Vec<CyclePair>,
+    /// The sweep measurement.
+    pub sweep: SweepResult,
+    /// The server's peak RSS (VmHWM), KiB.
+    pub peak_rss_kib: u64,
+    /// The server's RSS at the end, KiB.
+    pub end_rss_kib: u64,
+    /// The claim statement's plans.
+    pub plans: Vec<Plan>,
+    /// Rows per (endpoint slug, state) when the plans were taken.
+    pub table_counts: Vec<(String, String, i64)>,
+    /// The whole run, seconds.
+    pub total_seconds: f64,
+}
+
+impl Run {
+    /// An empty run with its settings and surroundings filled in.
+    pub fn new(args: &Args, (pg_version, pg_settings): (String, String)) -> Run {
+        Run {
+            date: chrono::Utc::now().format("%a %b %e %H:%M:%S UTC %Y").to_string(),
+            machine: Machine::describe(),
+            pg_version,
+            pg_settings,
+            revision: args.revision.clone(),
+            seconds: args.seconds,
+            warmup: args.warmup,
+            rounds: args.rounds,
+            pool_size: args.pool_size,
+            pending: args.pending,
+            done: args.done,
+            sweep_clients: args.sweep_clients,
+            ..Run::default()
+        }
+    }
+
+    /// The largest share of all cores that other processes took in any measured
+    /// window: how far a shared machine's neighbours may have moved the figures.
+    pub(crate) fn worst_noise(&self) -> f64 {
+        let windows = self.cycles.iter().flat_map(|p| [&p.rest, &p.raw]).chain([&self.sweep.baseline]);
+        let sweeps = self.sweep.sweeps.iter().map(|t| t.cpu.other_share());
+        windows.map(|w| w.cpu.other_share()).chain(sweeps).fold(0.0, f64::max)
+    }
+
+    pub(crate) fn peak_rss_mib(&self) -> f64 {
+        self.peak_rss_kib as f64 / 1024.0
+    }
+
+    /// One verdict per target: (target, figure, against, PASS/MISS).
+    pub(crate) fn verdicts(&self) -> Vec<[String; 4]> {
+        let mut rows = Vec::new();
+        let target = format!("REST ≥ {:.0} % of raw SQL at {RATIO_CLIENTS} clients", RATIO_TARGET * 100.0);
+        match self.cycles.iter().find(|p| p.clients == RATIO_CLIENTS) {
+            Some(p) => rows.push([
+                target,
+                format!("{} cycles/s", group(p.rest.rate())),
+                format!("{} cycles/s raw → {:.1} %", group(p.raw.rate()), p.ratio() * 100.0),
+                pass(p.ratio() >= RATIO_TARGET),
+            ]),
+            None => {
+                rows.push([target, "not measured".into(), format!("--clients lacks {RATIO_CLIENTS}"), "MISS".into()])
+            }
+        }
+        let s = &self.sweep;
+        rows.push([
+            format!(
+                "claim throughput drops < {SWEEP_DROP_TARGET_PCT:.0} % during a sweep of {} expired leases",
+                group(s.expired as f64)
+            ),
+            format!("{} cycles/s during sweeps", group(s.during_rate())),
+            format!("{} cycles/s baseline → {:.1} % drop", group(s.baseline.rate()), s.drop_pct()),
+            pass(!s.sweeps.is_empty() && s.drop_pct() < SWEEP_DROP_TARGET_PCT),
+        ]);
+        rows.push([
+            format!("server peak RSS < {RSS_TARGET_MIB:.0} MiB"),
+            format!("{:.1} MiB", self.peak_rss_mib()),
+            format!("{RSS_TARGET_MIB:.0} MiB"),
+            pass(self.peak_rss_mib() < RSS_TARGET_MIB),
+        ]);
+        let good = self.plans.iter().filter(|p| p.passes()).count();
+        rows.push([
+            "claim_next uses its partial index; no seq scan, no primary-key walk".into(),
+            format!("{good} of {} plans", self.plans.len()),
+            "custom and generic plan of both forms".into(),
+            pass(!self.plans.is_empty() && good == self.plans.len()),
+        ]);
+        rows
+    }
+}
+
+pub(crate) fn pass(ok: bool) -> String {
+    if ok { "PASS".into() } else { "MISS".into() }
+}
+
+/// A number rounded to an integer, thousands separated by spaces ("10 000").
+pub(crate) fn group(n: f64) -> String {
+    let digits = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    if n < -0.5 { format!("-{out}") } else { out }
+}
+
+/// CPU microseconds per cycle, or "-" for an empty window.
+pub(crate) fn us(w: &Window, cpu_s: f64) -> String {
+    w.per_cycle_us(cpu_s).map_or_else(|| "-".into(), |v| format!("{v:.0}"))
+}
+
+pub(crate) fn pct(share: f64) -> String {
+    format!("{:.0} %", share * 100.0)
+}
+
+pub(crate) fn minutes(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    if s >= 60 { format!("{} min {} s", s / 60, s % 60) } else { format!("{s} s") }
+}
+
+/// How a plan's candidate search went, in words.
+pub(crate) fn plan_summary(p: &Plan) -> String {
+    let index = match p.claim_index_used() {
+        Some(i) if i == p.designed_index => format!("uses `{i}`"),
+        Some(i) => format!("uses `{i}` (picked over `{}`, see the note below)", p.designed_index),
+        None => "uses NO claim index".into(),
+    };
+    let walk =
+        if p.scans_or_walks() { "seq scan or primary-key walk: YES" } else { "no seq scan, no primary-key walk" };
+    format!("{index}; {walk}; candidate search buffers: {}", p.candidate_buffers())
+}
+
+/// The results table for the terminal.
+pub fn table(run: &Run) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "\nclaim_next → complete cycles ({} × {} s windows per side)", run.rounds, run.seconds);
+    let _ = writeln!(
+        t,
+        "{:>7} {:>11} {:>11} {:>8} {:>15} {:>15} {:>11}",
+        "clients", "REST c/s", "raw c/s", "REST/raw", "REST p50/p99ms", "raw p50/p99ms", "other CPU"
+    );
+    for p in &run.cycles {
+        let _ = writeln!(
+            t,
+            "{:>7} {:>11.0} {:>11.0} {:>7.1}% {:>15} {:>15} {:>11}",
+            p.clients,
+            p.rest.rate(),
+            p.raw.rate(),
+            p.ratio() * 100.0,
+            format!("{:.1}/{:.1}", p.rest.latency_ms(0.5), p.rest.latency_ms(0.99)),
+            format!("{:.1}/{:.1}", p.raw.latency_ms(0.5), p.raw.latency_ms(0.99)),
+            format!("{}/{}", pct(p.rest.cpu.other_share()), pct(p.raw.cpu.other_share())),
+        );
+    }
+    let s = &run.sweep;
+    let _ = writeln!(
+        t,
+        "\nlease sweep over {} expired leases: median {:.0} ms over {} sweeps; {} REST clients: \
+         baseline {:.0} c/s, during sweeps {:.0} c/s ({:.1} % drop)",
+        s.expired,
+        s.median_sweep_ms(),
+        s.sweeps.len(),
+        run.sweep_clients,
+        s.baseline.rate(),
+        s.during_rate(),
+        s.drop_pct()
+    );
+    let _ = writeln!(t, "server peak RSS (VmHWM): {:.1} MiB", run.peak_rss_mib());
+    for p in &run.plans {
+        let _ = writeln!(t, "plan, {} ({}): {}", p.form, p.mode, plan_summary(p));
+    }
+    let _ = writeln!(t, "\ntargets:");
+    for [target, figure, against, verdict] in run.verdicts() {
+        let _ = writeln!(t, "  {verdict}  {target}: {figure} ({against})");
+    }
+    let _ =
+        writeln!(t, "noise: other processes took at most {} of all cores in a measured span", pct(run.worst_noise()));
+    let _ = writeln!(t, "whole run: {}", minutes(run.total_seconds));
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_in_thousands() {
+        assert_eq!(group(10_000.0), "10 000");
+        assert_eq!(group(999.4), "999");
+        assert_eq!(group(1_234_567.0), "1 234 567");
+    }
+}

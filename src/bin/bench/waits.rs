@@ -1,0 +1,90 @@
+//! What the agents' database sessions wait on, sampled from `pg_stat_activity` during
+//! the sweep measurement: with a sweep running and without. A throughput drop with
+//! cores to spare is a wait somewhere; this says where, from the same run.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::BenchResult;
+
+/// How often sessions are sampled: often enough to catch a few hundred samples in a
+/// half-second sweep, rare enough to cost the database next to nothing.
+const EVERY: Duration = Duration::from_millis(20);
+
+/// One sample: per session, what it is doing, and whether a sweep is running.
+const SAMPLE_SQL: &str = "\
+    SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU (no wait)'), \
+      CASE WHEN query LIKE 'WITH due AS%' THEN 'sweep' \
+           WHEN query LIKE 'WITH claimed AS%' THEN 'relapse' ELSE 'agent' END \
+    FROM pg_stat_activity \
+    WHERE datname = current_database() AND state = 'active' AND backend_type = 'client backend' \
+      AND pid <> pg_backend_pid()";
+
+/// Counts of agent-session states, split by whether a sweep was running.
+#[derive(Debug, Clone, Default)]
+pub struct WaitTally {
+    /// Samples taken while no sweep (and no re-lapse) ran: state → sessions seen.
+    pub quiet: BTreeMap<String, u64>,
+    /// Samples taken while a sweep ran.
+    pub sweeping: BTreeMap<String, u64>,
+}
+
+impl WaitTally {
+    /// The most frequent states of one side with their shares, most frequent first.
+    pub fn top(side: &BTreeMap<String, u64>, n: usize) -> Vec<(String, f64)> {
+        let total: u64 = side.values().sum();
+        let mut v: Vec<(String, f64)> =
+            side.iter().map(|(k, c)| (k.clone(), *c as f64 / total.max(1) as f64)).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v.truncate(n);
+        v
+    }
+}
+
+/// A sampler running on the current thread until stopped.
+pub struct WaitSampler {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<BenchResult<WaitTally>>,
+}
+
+impl WaitSampler {
+    /// Starts sampling the database at `url` on a connection of its own.
+    pub async fn start(url: &str) -> BenchResult<WaitSampler> {
+        let (client, conn) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("wait sampler: {e}"))?;
+        actix_rt::spawn(async move {
+            let _ = conn.await;
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let task = actix_rt::spawn(async move {
+            let mut tally = WaitTally::default();
+            while !stopping.load(Ordering::SeqCst) {
+                let rows = client.query(SAMPLE_SQL, &[]).await.map_err(|e| format!("wait sampler: {e}"))?;
+                let roles: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+                // A re-lapse is bench set-up, not part of either side: skip its samples.
+                if !roles.iter().any(|(_, role)| role == "relapse") {
+                    let side = if roles.iter().any(|(_, role)| role == "sweep") {
+                        &mut tally.sweeping
+                    } else {
+                        &mut tally.quiet
+                    };
+                    for (state, _) in roles.iter().filter(|(_, role)| role == "agent") {
+                        *side.entry(state.clone()).or_default() += 1;
+                    }
+                }
+                tokio::time::sleep(EVERY).await;
+            }
+            Ok(tally)
+        });
+        Ok(WaitSampler { stop, task })
+    }
+
+    /// Stops sampling and returns the counts.
+    pub async fn finish(self) -> BenchResult<WaitTally> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.map_err(|e| format!("wait sampler: {e}"))?
+    }
+}
