@@ -102,6 +102,8 @@ CREATE TABLE todos (
     attempt              integer NOT NULL DEFAULT 0 CHECK (attempt >= 0),
     max_attempts         integer NOT NULL DEFAULT 5 CHECK (max_attempts BETWEEN 1 AND 100),
     attempts_total       integer NOT NULL DEFAULT 0 CHECK (attempts_total >= 0),
+    -- Who holds the claim. Today always the todo's own endpoint; kept separate because
+    -- claims by other principals (a human on the Board) are planned.
     claimed_by           uuid REFERENCES endpoints (id) ON DELETE SET NULL,
     lease_expires_at     timestamptz,
     lease_token_hash     bytea,
@@ -140,9 +142,10 @@ CREATE INDEX todos_endpoint_created_idx ON todos (endpoint_id, created_at DESC, 
 CREATE INDEX todos_dead_letters_idx ON todos (scope_id, dead_lettered_at DESC, id DESC)
     WHERE state = 'failed' AND next_retry_at IS NULL AND queue <> 'quarantine';
 -- Idempotency among live todos: a parked retry keeps its key, a dead letter releases it.
+-- Quarantined deliveries hold no key (agents never see them; release re-routes them).
 CREATE UNIQUE INDEX todos_idempotency_key ON todos (endpoint_id, idempotency_key)
     WHERE idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled')
-      AND NOT (state = 'failed' AND next_retry_at IS NULL);
+      AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine';
 CREATE INDEX todos_event_idx ON todos (event_id) WHERE event_id IS NOT NULL;
 
 CREATE TABLE todo_attempts (
@@ -162,8 +165,6 @@ CREATE TABLE todo_attempts (
     artifact          text CHECK (octet_length(artifact) <= 512),
     PRIMARY KEY (todo_id, seq),
     CHECK (num_nulls(ended_at, outcome, disposition) IN (0, 3)),
-    -- At most one open attempt per todo. Deferred so that one statement may close the
-    -- lapsed attempt and open the next.
+    -- At most one open attempt per todo.
     CONSTRAINT todo_attempts_one_open EXCLUDE USING btree (todo_id WITH =) WHERE (ended_at IS NULL)
-        DEFERRABLE INITIALLY DEFERRED
 );

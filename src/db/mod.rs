@@ -6,8 +6,8 @@ pub mod schema;
 
 use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 /// The migrations in `migrations/`, compiled into the binary.
@@ -31,7 +31,12 @@ pub enum DbSetupError {
 
 /// Builds a pool of at most `max_size` connections. Connections open lazily.
 pub fn pool(database_url: &str, max_size: usize) -> Result<DbPool, DbSetupError> {
-    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(database_url);
+    // Fast recycling: a checked-out connection is not pinged first (that would be a
+    // round trip per store call); a dead one fails its first statement instead, which
+    // the pool then discards.
+    let mut config = ManagerConfig::default();
+    config.recycling_method = RecyclingMethod::Fast;
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
     Pool::builder(manager)
         .max_size(max_size)
         .wait_timeout(Some(std::time::Duration::from_secs(10)))

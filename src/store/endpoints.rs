@@ -195,44 +195,46 @@ impl Store {
     pub async fn revoke_endpoint(&self, scopes: &[ScopeId], id: EndpointId) -> Result<Revoked> {
         let mut conn = self.conn().await?;
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
-        let outcome = conn
-            .transaction::<_, Error, _>(async move |conn| {
-                {
-                    let hit: Option<(uuid::Uuid, String)> = diesel::update(
-                        endpoints::table.filter(endpoints::id.eq(id.0).and(endpoints::scope_id.eq_any(ids))),
-                    )
-                    .set((endpoints::state.eq(EndpointState::Revoked), endpoints::revoked_at.eq(diesel::dsl::now)))
-                    .filter(endpoints::state.eq(EndpointState::Active))
-                    .returning((endpoints::id, endpoints::state))
-                    .get_result(conn)
-                    .await
-                    .optional()?;
-                    if hit.is_none() {
-                        // Unknown, foreign, or already revoked: tell the last apart.
-                        return Err(Error::NotFound);
-                    }
-                    let dead = dead_letter_endpoint_todos(conn, id).await?;
-                    Ok(Revoked { endpoint_id: id, dead_lettered: dead })
-                }
-            })
-            .await;
-        match outcome {
-            Err(Error::NotFound) => {
-                // Distinguish "already revoked" (conflict) from unknown/foreign (404).
-                let existing = self.endpoint_in(scopes, id).await?;
-                if existing.state == EndpointState::Revoked {
-                    Err(Error::Conflict("endpoint is already revoked".into()))
-                } else {
-                    Err(Error::NotFound)
-                }
+        conn.transaction::<_, Error, _>(async move |conn| {
+            // Lock first, so that unknown (404), already revoked (409) and this
+            // revocation are told apart on one row in one transaction.
+            let state: EndpointState = endpoints::table
+                .filter(endpoints::id.eq(id.0).and(endpoints::scope_id.eq_any(ids)))
+                .select(endpoints::state)
+                .for_update()
+                .first(conn)
+                .await
+                .optional()?
+                .ok_or(Error::NotFound)?;
+            if state == EndpointState::Revoked {
+                return Err(Error::Conflict("endpoint is already revoked".into()));
             }
-            other => other,
-        }
+            diesel::update(endpoints::table.filter(endpoints::id.eq(id.0)))
+                .set((endpoints::state.eq(EndpointState::Revoked), endpoints::revoked_at.eq(diesel::dsl::now)))
+                .execute(conn)
+                .await?;
+            let dead = dead_letter_endpoint_todos(conn, id).await?;
+            Ok(Revoked { endpoint_id: id, dead_lettered: dead })
+        })
+        .await
     }
 
     /// Revokes every endpoint whose expiry has passed, each with its silent cascade.
     /// Returns what it revoked. Racing instances revoke each endpoint once.
     pub async fn expire_endpoints(&self) -> Result<Vec<Revoked>> {
+        let mut all = Vec::new();
+        loop {
+            let batch = self.expire_endpoint_batch().await?;
+            let short = batch.len() < EXPIRY_BATCH as usize;
+            all.extend(batch);
+            if short {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// One transaction: up to [`EXPIRY_BATCH`] expired endpoints and their cascades.
+    async fn expire_endpoint_batch(&self) -> Result<Vec<Revoked>> {
         #[derive(QueryableByName)]
         struct Row {
             #[diesel(sql_type = SqlUuid)]
@@ -242,10 +244,11 @@ impl Store {
         conn.transaction::<_, Error, _>(async move |conn| {
             let expired: Vec<Row> = diesel::sql_query(
                 "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
-                     WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
-                                  ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED) \
-                     RETURNING id",
+                 WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
+                              ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+                 RETURNING id",
             )
+            .bind::<diesel::sql_types::Int8, _>(EXPIRY_BATCH)
             .load(conn)
             .await?;
             let mut out = Vec::with_capacity(expired.len());
@@ -258,6 +261,9 @@ impl Store {
         .await
     }
 }
+
+/// Endpoints expired per transaction (each with its whole cascade).
+const EXPIRY_BATCH: i64 = 20;
 
 /// The cascade: every live todo of the endpoint (pending, claimed, interrupted, failed
 /// with a retry scheduled; not quarantine) becomes a dead letter `endpoint_revoked`,
@@ -273,6 +279,7 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
         "WITH dead AS ( \
            UPDATE todos SET state = 'failed', next_retry_at = NULL, lease_expires_at = NULL, \
              lease_token_hash = NULL, interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, \
+             interrupt_reason = NULL, \
              claimed_by = NULL, dead_reason = 'endpoint_revoked', dead_lettered_at = now(), \
              dead_letter_count = dead_letter_count + 1, updated_at = now() \
            WHERE endpoint_id = $1 AND queue <> 'quarantine' \

@@ -113,3 +113,30 @@ async fn a_complete_racing_the_reaper_lands_exactly_one_of_them() {
         app.db.exec("UPDATE todos SET state = 'done', completed_at = now() WHERE state = 'pending'").await;
     }
 }
+
+#[actix_web::test]
+async fn a_todo_created_while_its_endpoint_is_revoked_is_either_refused_or_dead_lettered() {
+    use diesel_async::AsyncConnection;
+    use switchboard::store::todos::{NewTodo, insert_todo};
+
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let creator = app.db.store(Signals::start().emitter());
+    let mut conn = creator.conn().await.unwrap();
+    // Intake inserts inside its own transaction; hold that transaction open while the
+    // revocation starts, then commit.
+    let create = conn.transaction::<_, switchboard::error::Error, _>(async |c| {
+        insert_todo(c, &NewTodo::new(ep.id, "q", "racing")).await?;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        Ok(())
+    });
+    let revoke = async {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        app.store.revoke_endpoint(&[o.scope], ep.id).await
+    };
+    let (created, revoked) = tokio::join!(create, revoke);
+    created.unwrap();
+    assert_eq!(revoked.unwrap().dead_lettered, 1, "the revocation waited for the insert and cascaded it");
+    assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'pending'").await, 0);
+}

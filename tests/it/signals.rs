@@ -171,21 +171,28 @@ async fn operator_fail_at_the_cap_announces_and_below_the_cap_schedules_a_retry(
 }
 
 #[actix_web::test]
-async fn operator_fail_of_an_unclaimed_todo_at_the_cap_announces_with_no_final_attempt() {
+async fn operator_fails_of_unclaimed_work_count_as_attempts_and_at_the_cap_announce_with_no_final_attempt() {
     let app = TestApp::spawn().await;
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
-    let id = todo_with_cap(&app, &ep, 1).await;
-    // Claimed once and released: attempt 0 of 1 again, no open attempt.
-    app.claim_next(&ep).await;
-    app.post(&format!("/api/v1/agent/todos/{id}/release"), &ep.token, json!({})).await;
-    app.db.exec(&format!("UPDATE todos SET attempt = 1 WHERE id = '{}'", id.0)).await;
+    let id = todo_with_cap(&app, &ep, 2).await;
     app.signals.take().await;
+    // Pending, never claimed: the operator's fail is attempt 1 of 2, a retry.
+    let (s, row) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({})).await;
+    assert_eq!(s, 200, "{row}");
+    assert_eq!((row["attempt"].as_i64(), row["dead_letter"].as_bool()), (Some(1), Some(false)));
+    assert!(app.signals.take_dead().await.is_empty());
+    // A parked retry failed again by the operator is attempt 2 of 2: a dead letter.
     let (_, row) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({})).await;
-    assert_eq!(row["dead_letter"], true, "{row}");
+    assert_eq!((row["attempt"].as_i64(), row["dead_reason"].as_str()), (Some(2), Some("attempts_exhausted")));
     let dead = app.signals.take_dead().await;
     assert_eq!(dead.len(), 1);
-    assert!(dead[0].final_attempt.is_none());
+    assert!(dead[0].final_attempt.is_none(), "no attempt was open to close");
+    // A dead letter cannot be failed again.
+    let (s, _) = app.post(&format!("/api/v1/todos/{id}/fail"), &o.token, json!({})).await;
+    assert_eq!(s, 409);
+    let listed = app.store.list_dead_letters(&[o.scope], None, 10).await.unwrap();
+    assert!(listed[0].final_seq.is_none());
 }
 
 #[actix_web::test]
@@ -418,4 +425,53 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
     assert!(emitter.dropped() >= 10, "dropped {}", emitter.dropped());
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 30, "the work itself is never lost");
     arbiter.stop();
+}
+
+#[actix_web::test]
+async fn the_sweeps_cap_rule_agrees_with_the_domain_rule() {
+    use switchboard::domain::transitions::{AfterLapse, after_lapse};
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let cases = [(1, 1), (1, 2), (2, 2), (4, 5), (5, 5), (3, 100)];
+    for (attempt, max) in cases {
+        app.db
+            .exec(&format!(
+                "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, attempt, attempts_total, \
+                                    max_attempts, lease_expires_at) \
+                 VALUES (gen_random_uuid(), '{}', '{}', 'q', '{attempt}/{max}', 'claimed', {attempt}, {attempt}, \
+                         {max}, now() - interval '1 second')",
+                ep.id.0, o.scope.0
+            ))
+            .await;
+    }
+    app.store.reap_expired_leases().await.unwrap();
+    for (attempt, max) in cases {
+        let dead = app
+            .db
+            .count(&format!("SELECT count(*) FROM todos WHERE title = '{attempt}/{max}' AND state = 'failed'"))
+            .await;
+        let want = matches!(after_lapse(attempt, max, DeadReason::LeaseExpired), AfterLapse::DeadLetter(_));
+        assert_eq!(dead == 1, want, "attempt {attempt} of {max}");
+    }
+}
+
+#[actix_web::test]
+async fn sweeps_leave_an_expired_endpoints_work_to_the_silent_expiry_cascade() {
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let id = todo_with_cap(&app, &ep, 1).await;
+    app.claim_next(&ep).await;
+    app.lapse_lease(id).await;
+    app.db
+        .exec(&format!("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE id = '{}'", ep.id.0))
+        .await;
+    app.signals.take().await;
+    assert_eq!(app.store.reap_expired_leases().await.unwrap(), Default::default());
+    let revoked = app.store.expire_endpoints().await.unwrap();
+    assert_eq!(revoked.len(), 1);
+    assert_eq!(revoked[0].dead_lettered, 1);
+    assert!(app.signals.take().await.is_empty(), "expiry is silent");
+    assert_eq!(app.store.list_dead_letters(&[o.scope], None, 10).await.unwrap()[0].reason, DeadReason::EndpointRevoked);
 }

@@ -6,6 +6,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::super::signals::{Signal, TodoFacts, TodoReady};
+use super::SENDER_GATE;
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, EventId, TodoId};
 use crate::domain::text::{self, QUARANTINE_QUEUE};
@@ -115,22 +116,48 @@ struct Inserted {
 /// `TodoReady` signal to emit once the caller commits. The endpoint must be active.
 pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<(CreateOutcome, Option<Signal>)> {
     new.validate()?;
+    // Two tries: a live todo holding the key can turn terminal between the insert that
+    // found it and the read that looks for it; the second insert then succeeds.
+    for _ in 0..2 {
+        if let Some(row) = try_insert(conn, new).await? {
+            let signal = (row.todo.queue != QUARANTINE_QUEUE).then(|| {
+                Signal::Ready(TodoReady {
+                    todo: TodoFacts::from_row(&row.todo, row.endpoint_slug, row.sender_gate),
+                    reason: ReadyReason::Created,
+                })
+            });
+            return Ok((CreateOutcome { todo: row.todo, created: true }, signal));
+        }
+        let Some(key) = &new.idempotency_key else { break };
+        if let Some(todo) = live_todo_with_key(conn, new.endpoint_id, key).await? {
+            return Ok((CreateOutcome { todo, created: false }, None));
+        }
+    }
+    Err(Error::Conflict("the endpoint is not active".into()))
+}
+
+/// The insert itself; nothing when the endpoint is not active or the key is taken.
+/// `FOR SHARE OF ep` makes a concurrent revocation wait for this insert (and then
+/// cascade it), or this insert wait for the revocation (and then find it revoked).
+async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
     let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
-    let inserted: Option<Inserted> = diesel::sql_query(format!(
+    Ok(diesel::sql_query(format!(
         "WITH t AS ( \
            INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
                               event_id, idempotency_key, state, max_attempts) \
            SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11 \
            FROM endpoints ep \
            WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
+           FOR SHARE OF ep \
            ON CONFLICT (endpoint_id, idempotency_key) \
              WHERE idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
-               AND NOT (state = 'failed' AND next_retry_at IS NULL) \
+               AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine' \
            DO NOTHING \
            RETURNING *) \
          SELECT t.*, {cols} FROM t",
-        cols = "(SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
-                EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND (e.verified OR e.trust_mode = 'token')) AS sender_gate"
+        cols = format!(
+            "(SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, {SENDER_GATE} AS sender_gate"
+        )
     ))
     .bind::<SqlUuid, _>(TodoId::new().0)
     .bind::<SqlUuid, _>(new.endpoint_id.0)
@@ -145,36 +172,23 @@ pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<
     .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS))
     .get_result(conn)
     .await
-    .optional()?;
+    .optional()?)
+}
 
-    if let Some(row) = inserted {
-        let signal = (row.todo.queue != QUARANTINE_QUEUE).then(|| {
-            Signal::Ready(TodoReady {
-                todo: TodoFacts::from_row(&row.todo, row.endpoint_slug, row.sender_gate),
-                reason: ReadyReason::Created,
-            })
-        });
-        return Ok((CreateOutcome { todo: row.todo, created: true }, signal));
-    }
-
-    // Nothing inserted: an idempotency hit, or the endpoint is no longer active.
-    if let Some(key) = &new.idempotency_key {
-        use crate::db::schema::todos::dsl as t;
-        let existing: Option<TodoRow> = t::todos
-            .filter(t::endpoint_id.eq(new.endpoint_id.0))
-            .filter(t::idempotency_key.eq(key))
-            .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
-                "state NOT IN ('done', 'canceled') AND NOT (state = 'failed' AND next_retry_at IS NULL)",
-            ))
-            .select(TodoRow::as_select())
-            .first(conn)
-            .await
-            .optional()?;
-        if let Some(todo) = existing {
-            return Ok((CreateOutcome { todo, created: false }, None));
-        }
-    }
-    Err(Error::Conflict("the endpoint is not active".into()))
+/// The live, non-quarantined todo of `endpoint` holding idempotency `key`, if any.
+async fn live_todo_with_key(conn: &mut AsyncPgConnection, endpoint: EndpointId, key: &str) -> Result<Option<TodoRow>> {
+    use crate::db::schema::todos::dsl as t;
+    Ok(t::todos
+        .filter(t::endpoint_id.eq(endpoint.0))
+        .filter(t::idempotency_key.eq(key))
+        .filter(t::queue.ne(QUARANTINE_QUEUE))
+        .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
+            "state NOT IN ('done', 'canceled') AND NOT (state = 'failed' AND next_retry_at IS NULL)",
+        ))
+        .select(TodoRow::as_select())
+        .first(conn)
+        .await
+        .optional()?)
 }
 
 impl Store {

@@ -9,7 +9,7 @@ use super::super::Store;
 use super::{Actor, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, TodoId};
-use crate::domain::text::{SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
+use crate::domain::text::{QUARANTINE_QUEUE, SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
 use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, TodoState};
 use crate::domain::tokens::sha256;
 use crate::domain::transitions::{AfterFailure, after_fail};
@@ -151,6 +151,11 @@ impl Store {
 /// The fail transition, shared by the agent's fail and the operator's: locks the row,
 /// decides retry or dead letter with [`after_fail`], closes the open attempt (if any)
 /// as `failed`, and returns the moved row with what its signal needs.
+///
+/// A fail of a todo that holds no open attempt (an operator failing pending work, or a
+/// parked retry) counts as an attempt of its own, so repeated operator fails reach the
+/// cap like any other; the dead letter then has no closing attempt (`final_attempt`
+/// is none).
 pub(crate) async fn fail_in_tx(
     conn: &mut AsyncPgConnection,
     actor: &Actor,
@@ -162,21 +167,28 @@ pub(crate) async fn fail_in_tx(
     let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", actor.predicate());
     let current: Option<TodoRow> = actor.bind(todo_query(lock_sql, id)).get_result(conn).await.optional()?;
     let current = current.ok_or(Error::NotFound)?;
-    if !allowed.contains(&current.state) {
-        return Err(Error::Conflict(format!("todo is {}; it cannot be failed now", current.state)));
+    if current.queue == QUARANTINE_QUEUE {
+        // Quarantine leaves only by release, discard or expiry, never by a fail.
+        return Err(Error::Conflict("a quarantined delivery leaves by release or discard, not fail".into()));
+    }
+    if !allowed.contains(&current.state) || current.is_dead_letter() {
+        let what = if current.is_dead_letter() { "a dead letter".to_owned() } else { current.state.to_string() };
+        return Err(Error::Conflict(format!("todo is {what}; it cannot be failed now")));
     }
     if let (Some(given), Some(held)) = (token_hash.as_ref(), current.lease_token_hash.as_deref())
         && given.as_slice() != held
     {
         return Err(Error::Conflict("lease token does not match the current lease".into()));
     }
-    let (retry_secs, dead_reason, disposition) = match after_fail(current.attempt, current.max_attempts) {
+    let holds_attempt = current.state == TodoState::Claimed || current.state.is_interrupted();
+    let attempt = if holds_attempt { current.attempt } else { current.attempt + 1 };
+    let (retry_secs, dead_reason, disposition) = match after_fail(attempt, current.max_attempts) {
         AfterFailure::RetryAfter(wait) => (Some(wait.as_secs_f64()), None, AttemptDisposition::RetryScheduled),
         AfterFailure::DeadLetter(reason) => (None, Some(reason), AttemptDisposition::DeadLettered),
     };
     let sql = format!(
         "WITH moved AS ( \
-           UPDATE todos t SET state = 'failed', result = COALESCE($2, t.result), updated_at = now(), \
+           UPDATE todos t SET state = 'failed', attempt = $10, result = COALESCE($2, t.result), updated_at = now(), \
              lease_expires_at = NULL, lease_token_hash = NULL, interrupt_expires_at = NULL, \
              interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
              next_retry_at = now() + $3 * interval '1 second', \
@@ -201,6 +213,7 @@ pub(crate) async fn fail_in_tx(
         .bind::<Nullable<Text>, _>(summary)
         .bind::<Bool, _>(truncated)
         .bind::<Nullable<Text>, _>(artifact)
+        .bind::<diesel::sql_types::Int4, _>(attempt)
         .get_result(conn)
         .await?;
     Ok(row)

@@ -64,12 +64,26 @@ pub(crate) fn todo_query<'f>(sql: String, id: TodoId) -> BoxedSqlQuery<'f, Pg, S
     diesel::sql_query(sql).into_boxed::<Pg>().bind::<SqlUuid, _>(id.0)
 }
 
+/// The sender gate (SPEC section 6) for the todo aliased `t`, as SQL: its delivery
+/// verified, or arrived on a token-trust webhook; a todo with no event never passes.
+/// A macro so that every statement can splice the one expression with `concat!`.
+macro_rules! sender_gate_sql {
+    () => {
+        "EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND (e.verified OR e.trust_mode = 'token'))"
+    };
+}
+
+/// The sender gate expression (see [`sender_gate_sql`]).
+pub(crate) const SENDER_GATE: &str = sender_gate_sql!();
+
 /// Columns every post-commit signal needs beyond the todo row, for a statement whose
 /// moved todo row is aliased `t`.
-pub(crate) const SIGNAL_COLUMNS: &str = "\
-    (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
-    EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND (e.verified OR e.trust_mode = 'token')) AS sender_gate, \
-    EXISTS (SELECT 1 FROM todo_attempts ra WHERE ra.todo_id = t.id AND ra.relay) AS relay";
+pub(crate) const SIGNAL_COLUMNS: &str = concat!(
+    "(SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, ",
+    sender_gate_sql!(),
+    " AS sender_gate, ",
+    "EXISTS (SELECT 1 FROM todo_attempts ra WHERE ra.todo_id = t.id AND ra.relay) AS relay"
+);
 
 /// A todo row moved by a transition, with what its signals need.
 #[derive(Debug, QueryableByName)]

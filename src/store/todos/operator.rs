@@ -7,22 +7,30 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::finish::{Finish, fail_in_tx};
-use super::{Actor, explain_miss, todo_query};
+use super::{Actor, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{ScopeId, TodoId};
+use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
 use crate::error::{Error, Result};
 
 impl Store {
-    /// Operator fail of a pending, claimed or interrupted todo in `scopes`. Any open
-    /// attempt closes `failed` with the operator's summary; at the cap the todo becomes
-    /// a dead letter (`attempts_exhausted`) and `DeadLettered` is emitted after commit.
+    /// Operator fail of a pending, claimed or interrupted todo, or of a parked retry, in
+    /// `scopes`. An open attempt closes `failed` with the operator's summary (with none
+    /// open, the fail counts as an attempt of its own); at the cap the todo becomes a
+    /// dead letter (`attempts_exhausted`) and `DeadLettered` is emitted after commit.
     pub async fn operator_fail(&self, scopes: &[ScopeId], id: TodoId, summary: Option<String>) -> Result<TodoRow> {
         let finish = Finish { summary, ..Finish::default() };
         let prepared = finish.prepare()?;
         let actor = Actor::Operator(scopes.to_vec());
         let mut conn = self.conn().await?;
-        let allowed = [TodoState::Pending, TodoState::Claimed, TodoState::InputRequired, TodoState::AuthRequired];
+        let allowed = [
+            TodoState::Pending,
+            TodoState::Claimed,
+            TodoState::InputRequired,
+            TodoState::AuthRequired,
+            TodoState::Failed,
+        ];
         let moved = conn
             .transaction::<_, Error, _>(async move |conn| fail_in_tx(conn, &actor, id, &allowed, None, prepared).await)
             .await?;
@@ -37,10 +45,11 @@ impl Store {
     pub async fn retry_now(&self, scopes: &[ScopeId], id: TodoId) -> Result<TodoRow> {
         let sql = "UPDATE todos t SET state = 'pending', attempt = 0, claimed_by = NULL, lease_expires_at = NULL, \
                lease_token_hash = NULL, result = NULL, claimed_at = NULL, completed_at = NULL, \
-               next_retry_at = NULL, dead_reason = NULL, dead_lettered_at = NULL, updated_at = now() \
+               next_retry_at = NULL, dead_reason = NULL, dead_lettered_at = NULL, interrupt_reason = NULL, \
+               updated_at = now() \
              WHERE t.id = $1 AND t.scope_id = ANY($2) AND t.state = 'failed' AND t.queue <> 'quarantine' \
                AND EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id AND ep.state = 'active' \
-                           AND (ep.expires_at IS NULL OR ep.expires_at > now())) \
+                           AND (ep.expires_at IS NULL OR ep.expires_at > now()) FOR SHARE) \
              RETURNING t.*";
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
@@ -52,15 +61,39 @@ impl Store {
                 Err(Error::Conflict("a live todo already holds this todo's idempotency key".into()))
             }
             Err(e) => Err(e.into()),
-            Ok(None) => {
-                let actor = Actor::Operator(scopes.to_vec());
-                match explain_miss(&mut conn, &actor, id, None, "failed").await {
-                    Error::Conflict(msg) if msg.starts_with("todo is failed") => {
-                        Err(Error::Conflict("the todo's endpoint is revoked or expired".into()))
-                    }
-                    other => Err(other),
-                }
-            }
+            Ok(None) => Err(why_not_retried(&mut conn, scopes, id).await),
         }
+    }
+}
+
+/// Why `retry_now` matched nothing: unknown or out of reach (404), not failed,
+/// quarantined, or its endpoint is no longer active (409).
+async fn why_not_retried(conn: &mut diesel_async::AsyncPgConnection, scopes: &[ScopeId], id: TodoId) -> Error {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        state: TodoState,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        queue: String,
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        endpoint_active: bool,
+    }
+    let sql = "SELECT t.state, t.queue, EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id \
+                 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now())) AS endpoint_active \
+               FROM todos t WHERE t.id = $1 AND t.scope_id = ANY($2)";
+    let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+    let found: QueryResult<Option<Row>> =
+        todo_query(sql.to_owned(), id).bind::<Array<SqlUuid>, _>(ids).get_result(conn).await.optional();
+    match found {
+        Ok(None) => Error::NotFound,
+        Ok(Some(r)) if r.queue == QUARANTINE_QUEUE => {
+            Error::Conflict("a quarantined delivery leaves by release or discard, not retry".into())
+        }
+        Ok(Some(r)) if r.state != TodoState::Failed => {
+            Error::Conflict(format!("todo is {}; only failed todos can be retried", r.state))
+        }
+        Ok(Some(r)) if !r.endpoint_active => Error::Conflict("the todo's endpoint is revoked or expired".into()),
+        Ok(Some(_)) => Error::Conflict("the todo changed while being retried; try again".into()),
+        Err(e) => e.into(),
     }
 }

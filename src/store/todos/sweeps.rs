@@ -13,6 +13,16 @@ use super::super::signals::Signal;
 use super::{MovedRow, SIGNAL_COLUMNS};
 use crate::error::Result;
 
+/// Whether the endpoint of the todo aliased `t` may still act. A sweep leaves the work
+/// of an expired (not yet swept) endpoint alone: the expiry cascade takes it, silently,
+/// instead of a reaper announcing it.
+macro_rules! endpoint_live_sql {
+    () => {
+        "EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id AND ep.state = 'active' \
+         AND (ep.expires_at IS NULL OR ep.expires_at > now()))"
+    };
+}
+
 /// Rows moved per statement: large enough to be efficient, small enough that claims
 /// on the same tables never wait long behind a sweep.
 pub const SWEEP_BATCH: i64 = 500;
@@ -43,8 +53,9 @@ impl SweepReport {
 /// Builds a lapse sweep: `due` selects the rows, `outcome` names how their attempt
 /// closed, `reason` is the dead-letter reason at the cap.
 fn lapse_sql(due: &str, outcome: &str, reason: &str) -> String {
+    // `due` aliases todos as `t`.
     format!(
-        "WITH due AS ({due} LIMIT $1 FOR UPDATE SKIP LOCKED), \
+        "WITH due AS ({due} LIMIT $1 FOR UPDATE OF t SKIP LOCKED), \
          moved AS ( \
            UPDATE todos t SET \
              state = CASE WHEN t.attempt >= t.max_attempts THEN 'failed' ELSE 'pending' END, \
@@ -92,8 +103,12 @@ impl Store {
     /// (`todo.ready`, `requeued`) or become dead letters at the cap (`lease_expired`).
     pub async fn reap_expired_leases(&self) -> Result<SweepReport> {
         let sql = lapse_sql(
-            "SELECT id FROM todos WHERE state = 'claimed' AND lease_expires_at < now() \
-             AND queue <> 'quarantine' ORDER BY lease_expires_at",
+            concat!(
+                "SELECT id FROM todos t WHERE state = 'claimed' AND lease_expires_at < now() ",
+                "AND queue <> 'quarantine' AND ",
+                endpoint_live_sql!(),
+                " ORDER BY lease_expires_at"
+            ),
             "lease_expired",
             "lease_expired",
         );
@@ -105,8 +120,12 @@ impl Store {
     /// (`interrupt_expired`).
     pub async fn reap_expired_interrupts(&self) -> Result<SweepReport> {
         let sql = lapse_sql(
-            "SELECT id FROM todos WHERE state IN ('input_required', 'auth_required') \
-             AND interrupt_expires_at < now() AND queue <> 'quarantine' ORDER BY interrupt_expires_at",
+            concat!(
+                "SELECT id FROM todos t WHERE state IN ('input_required', 'auth_required') ",
+                "AND interrupt_expires_at < now() AND queue <> 'quarantine' AND ",
+                endpoint_live_sql!(),
+                " ORDER BY interrupt_expires_at"
+            ),
             "interrupt_expired",
             "interrupt_expired",
         );
@@ -117,14 +136,15 @@ impl Store {
     /// (`todo.ready`, `requeued`).
     pub async fn requeue_due_retries(&self) -> Result<SweepReport> {
         let sql = format!(
-            "WITH due AS (SELECT id FROM todos WHERE state = 'failed' AND next_retry_at <= now() \
-               ORDER BY next_retry_at LIMIT $1 FOR UPDATE SKIP LOCKED), \
+            "WITH due AS (SELECT id FROM todos t WHERE state = 'failed' AND next_retry_at <= now() AND {live} \
+               ORDER BY next_retry_at LIMIT $1 FOR UPDATE OF t SKIP LOCKED), \
              moved AS ( \
                UPDATE todos t SET state = 'pending', next_retry_at = NULL, claimed_by = NULL, updated_at = now() \
                FROM due WHERE t.id = due.id RETURNING t.*) \
              SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
                NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
-             FROM moved t"
+             FROM moved t",
+            live = endpoint_live_sql!()
         );
         self.sweep(&sql).await
     }
