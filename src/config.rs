@@ -34,8 +34,9 @@ use std::time::Duration;
 use base64::Engine;
 use clap::builder::BoolishValueParser;
 
-/// All runtime settings.
-#[derive(Debug, Clone, clap::Args)]
+/// All runtime settings. The Debug form redacts the database URL (it may hold a
+/// password) and the metrics token.
+#[derive(Clone, clap::Args)]
 pub struct Settings {
     /// PostgreSQL connection (URL or key=value); unset brings up the embedded database.
     #[arg(long, env = "SWITCHBOARD_DATABASE_URL", global = true, value_parser = parse_database_url, hide_env_values = true)]
@@ -100,6 +101,35 @@ pub struct Settings {
     /// Log format.
     #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", global = true, default_value = "text", value_enum)]
     pub log_format: LogFormat,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redacted = |set: bool| if set { Some("[redacted]") } else { None };
+        f.debug_struct("Settings")
+            .field("database_url", &redacted(self.database_url.is_some()))
+            .field("data_dir", &self.data_dir)
+            .field("pg_bin_dir", &self.pg_bin_dir)
+            .field("addr", &self.addr)
+            .field("base_url", &self.base_url)
+            .field("secret_encryption_key", &self.secret_encryption_key)
+            .field("push_allow_http", &self.push_allow_http)
+            .field("notify_hook_allow_cidrs", &self.notify_hook_allow_cidrs)
+            .field("notify_hooks_enabled", &self.notify_hooks_enabled)
+            .field("notify_hook_max", &self.notify_hook_max)
+            .field("metrics_token", &redacted(self.metrics_token.is_some()))
+            .field("lease_reaper_interval_ms", &self.lease_reaper_interval_ms)
+            .field("interrupt_reaper_interval_ms", &self.interrupt_reaper_interval_ms)
+            .field("retry_scheduler_interval_ms", &self.retry_scheduler_interval_ms)
+            .field("endpoint_expiry_interval_ms", &self.endpoint_expiry_interval_ms)
+            .field("outbox_poll_ms", &self.outbox_poll_ms)
+            .field("db_pool_size", &self.db_pool_size)
+            .field("auth_cache_ms", &self.auth_cache_ms)
+            .field("workers", &self.workers)
+            .field("log", &self.log)
+            .field("log_format", &self.log_format)
+            .finish()
+    }
 }
 
 /// How logs are written.
@@ -222,6 +252,16 @@ fn parse_cidrs(raw: &str) -> Result<CidrList, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_debug_form_never_shows_the_database_url_or_tokens() {
+        let mut s = Settings::from_env().unwrap();
+        s.database_url = Some("postgres://u:hunter2@db/x".into());
+        s.metrics_token = Some("m".repeat(40));
+        s.secret_encryption_key = Some(SecretKey([7; 32]));
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains(&"m".repeat(40)), "{shown}");
+    }
 
     #[test]
     fn a_key_must_decode_to_32_bytes() {

@@ -4,10 +4,17 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use switchboard::cli::database::Database;
-use switchboard::cli::{Cli, Command, admin, print, print_error, serve};
+use switchboard::cli::{Cli, Command, Output, admin, print, print_error, serve};
 use switchboard::store::Store;
 use switchboard::store::signals::Emitter;
 use switchboard::{db, telemetry};
+
+/// A failure as the CLI reports it: a stable code and a one-line message.
+type Failure = (&'static str, String);
+
+fn unavailable(e: impl std::fmt::Display) -> Failure {
+    ("unavailable", e.to_string())
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -21,38 +28,38 @@ fn main() -> ExitCode {
         }
     };
     let settings = cli.settings.clone();
-    let outcome = actix_web::rt::System::new().block_on(async move {
+    let outcome: Result<Option<Output>, Failure> = actix_web::rt::System::new().block_on(async {
         match cli.command {
-            Command::Serve => serve::run(&settings, &database.url, database.is_embedded()).await.map(|_| None),
+            Command::Serve => {
+                serve::run(&settings, &database.url, database.is_embedded()).await.map(|_| None).map_err(unavailable)
+            }
             Command::Migrate => db::run_migrations(&database.url)
                 .await
                 .map(|applied| {
-                    Some(switchboard::cli::Output {
+                    Some(Output {
                         text: format!("applied {} migration(s)", applied.len()),
                         json: serde_json::json!({"applied": applied}),
                     })
                 })
-                .map_err(|e| e.to_string()),
+                .map_err(unavailable),
             Command::Admin(cmd) => {
-                let run = async {
-                    db::run_migrations(&database.url).await.map_err(|e| e.to_string())?;
-                    let pool = db::pool(&database.url, 2).map_err(|e| e.to_string())?;
-                    let store = Store::new(pool, Emitter::none());
-                    admin::run(&store, cmd).await.map_err(|e| e.to_string())
-                };
-                run.await.map(Some)
+                db::run_migrations(&database.url).await.map_err(unavailable)?;
+                let pool = db::pool(&database.url, 2).map_err(unavailable)?;
+                let store = Store::new(pool, Emitter::none());
+                admin::run(&store, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
             }
         }
-        .map(|out| (out, database))
     });
+    // Stops the embedded cluster, if this process started it, after the work is done.
+    drop(database);
     match outcome {
-        Ok((Some(out), _database)) => {
+        Ok(Some(out)) => {
             print(json, &out);
             ExitCode::SUCCESS
         }
-        Ok((None, _database)) => ExitCode::SUCCESS,
-        Err(message) => {
-            print_error(json, "failed", &message);
+        Ok(None) => ExitCode::SUCCESS,
+        Err((code, message)) => {
+            print_error(json, code, &message);
             ExitCode::FAILURE
         }
     }

@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use actix::{Actor, AsyncContext, Context, WrapFuture};
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
 use futures_util::future::BoxFuture;
 
 use crate::error::Result;
@@ -55,5 +55,3 @@ impl<S: Sweep> Actor for Periodic<S> {
         });
     }
 }
-
-use actix::ActorFutureExt;

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::Output;
 use crate::domain::grants::Verb;
+use crate::domain::todo_state::TeamRole;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::store::endpoints::VendEndpoint;
@@ -59,6 +60,37 @@ pub enum AdminCommand {
         #[arg(long)]
         slug: String,
     },
+    /// Add a human to a team, or change their role in it.
+    AddTeamMember {
+        /// Team name.
+        #[arg(long)]
+        team: String,
+        /// The human's email.
+        #[arg(long)]
+        email: String,
+        /// `member` (uses the team's resources) or `admin` (configures them).
+        #[arg(long, default_value = "member", value_parser = parse_role)]
+        role: TeamRole,
+    },
+    /// Mint another operator token for a human (prints it once).
+    MintOperatorToken {
+        /// The human's email.
+        #[arg(long)]
+        email: String,
+        /// A note saying what the token is for.
+        #[arg(long, default_value = "minted from the CLI")]
+        label: String,
+    },
+    /// Revoke every live operator token of a human.
+    RevokeOperatorTokens {
+        /// The human's email.
+        #[arg(long)]
+        email: String,
+    },
+}
+
+fn parse_role(raw: &str) -> std::result::Result<TeamRole, String> {
+    raw.parse().map_err(|_| format!("unknown role {raw:?}; known: admin, member"))
 }
 
 fn parse_verb(raw: &str) -> std::result::Result<Verb, String> {
@@ -127,6 +159,31 @@ pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
                 ),
             })
         }
+        AdminCommand::AddTeamMember { team, email, role } => {
+            let team_id = store.team_by_name(&team).await?.ok_or_else(|| Error::invalid("team", "no such team"))?;
+            let human = human(store, &email).await?;
+            store.add_team_member(team_id, human.id, role).await?;
+            Ok(Output {
+                json: json!({"team": team_id, "email": human.email, "role": role}),
+                text: format!("{} is now {role} of team {team}", human.email),
+            })
+        }
+        AdminCommand::MintOperatorToken { email, label } => {
+            let human = human(store, &email).await?;
+            let token = store.mint_operator_token(human.id, &label).await?;
+            Ok(Output {
+                json: json!({"email": human.email, "token": token}),
+                text: format!("operator token for {} (shown once): {token}", human.email),
+            })
+        }
+        AdminCommand::RevokeOperatorTokens { email } => {
+            let human = human(store, &email).await?;
+            let revoked = store.revoke_operator_tokens(human.id, None).await?;
+            Ok(Output {
+                json: json!({"email": human.email, "revoked": revoked}),
+                text: format!("revoked {revoked} operator token(s) of {}", human.email),
+            })
+        }
         AdminCommand::RevokeEndpoint { slug } => {
             let endpoint = store.endpoint_by_slug(&slug).await?;
             let r = store.revoke_endpoint(&[endpoint.scope_id], endpoint.id).await?;
@@ -136,6 +193,10 @@ pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
             })
         }
     }
+}
+
+async fn human(store: &Store, email: &str) -> Result<crate::db::models::HumanRow> {
+    store.human_by_email(email).await?.ok_or_else(|| Error::invalid("email", "no human with this email"))
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 
 use crate::config::Settings;
 use crate::domain::grants::{DRAIN_FAMILY, Verb};
-use crate::error::Result;
+use crate::domain::ids::ScopeId;
+use crate::domain::todo_state::EndpointState;
+use crate::error::{Error, Result};
 use crate::startup::Application;
 use crate::store::Store;
 use crate::store::endpoints::VendEndpoint;
@@ -19,36 +21,63 @@ pub const DEMO_SLUG: &str = "demo";
 pub struct Demo {
     /// Operator token of the demo owner.
     pub operator_token: String,
+    /// Slug of the demo endpoint.
+    pub endpoint_slug: String,
     /// Endpoint token of the demo endpoint.
     pub endpoint_token: String,
 }
 
-/// Creates the demo owner and endpoint if missing, else rotates their tokens.
+/// Label of the operator tokens minted for the demo at each start.
+const DEMO_TOKEN_LABEL: &str = "demo (serve start)";
+
+/// Creates the demo owner and endpoint if missing, else rotates their tokens (the
+/// previous demo operator tokens are revoked, so they do not pile up).
 pub async fn seed_demo(store: &Store) -> Result<Demo> {
-    let operator_token = match store.human_by_email(DEMO_EMAIL).await? {
-        Some(h) => store.mint_operator_token(h.id, "demo (serve start)").await?,
-        None => store.create_human(DEMO_EMAIL, "Demo Owner", None).await?.token,
-    };
-    let endpoint_token = match store.endpoint_by_slug(DEMO_SLUG).await {
-        Ok(e) => store.rotate_endpoint_token(e.id).await?,
-        Err(_) => {
-            let human = store.human_by_email(DEMO_EMAIL).await?.ok_or(crate::error::Error::NotFound)?;
-            let scope = store.reach_of(human.id).await?.personal;
-            let mut grants = DRAIN_FAMILY.to_vec();
-            grants.extend([Verb::CreateTodo, Verb::Interrupt]);
-            store
-                .vend_endpoint(VendEndpoint {
-                    scope,
-                    slug: DEMO_SLUG.into(),
-                    grants,
-                    default_lease_seconds: None,
-                    expires_at: None,
-                })
-                .await?
-                .token
+    let (human, operator_token) = match store.human_by_email(DEMO_EMAIL).await? {
+        Some(h) => {
+            // Every token of the demo owner is a demo token: only the newest stays live.
+            store.revoke_operator_tokens(h.id, None).await?;
+            (h.id, store.mint_operator_token(h.id, DEMO_TOKEN_LABEL).await?)
+        }
+        None => {
+            let created = store.create_human(DEMO_EMAIL, "Demo Owner", None).await?;
+            (created.human.id, created.token)
         }
     };
-    Ok(Demo { operator_token, endpoint_token })
+    let scope = store.reach_of(human).await?.personal;
+    let (endpoint_slug, endpoint_token) = demo_endpoint(store, scope).await?;
+    Ok(Demo { operator_token, endpoint_slug, endpoint_token })
+}
+
+/// The demo owner's live demo endpoint with a fresh token: `demo`, or `demo-2`, … when
+/// an earlier one was revoked (a revoked endpoint stays, as the record of its cascade).
+async fn demo_endpoint(store: &Store, scope: ScopeId) -> Result<(String, String)> {
+    for n in 1..=100 {
+        let slug = if n == 1 { DEMO_SLUG.to_owned() } else { format!("{DEMO_SLUG}-{n}") };
+        match store.endpoint_by_slug(&slug).await {
+            Ok(e) if e.scope_id == scope && e.state == EndpointState::Active => {
+                return Ok((slug, store.rotate_endpoint_token(e.id).await?));
+            }
+            // Revoked, or somebody else's slug: try the next one.
+            Ok(_) => continue,
+            Err(Error::NotFound) => {
+                let mut grants = DRAIN_FAMILY.to_vec();
+                grants.extend([Verb::CreateTodo, Verb::Interrupt]);
+                let vended = store
+                    .vend_endpoint(VendEndpoint {
+                        scope,
+                        slug: slug.clone(),
+                        grants,
+                        default_lease_seconds: None,
+                        expires_at: None,
+                    })
+                    .await?;
+                return Ok((slug, vended.token));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::Conflict("no free demo endpoint slug".into()))
 }
 
 /// Serves until SIGINT/SIGTERM.
@@ -61,11 +90,12 @@ pub async fn run(settings: &Settings, database_url: &str, embedded: bool) -> std
         println!(
             "\nSwitchboard is running at {base}\n\
              \n  open        {base}/api/openapi.json   (the API)  ·  {base}/readyz\n\
-             \n  demo owner  {DEMO_EMAIL}\n  operator    {op}\n  endpoint    {DEMO_SLUG}\n  agent token {ep}\n\
+             \n  demo owner  {DEMO_EMAIL}\n  operator    {op}\n  endpoint    {slug}\n  agent token {ep}\n\
              \n  try:  curl -s -X POST {base}/api/v1/agent/todos -H 'Authorization: Bearer {ep}' \
              -H 'content-type: application/json' -d '{{\"queue\":\"inbox\",\"title\":\"hello\"}}'\n\
              \x20       curl -s -X POST {base}/api/v1/agent/todos/claim-next -H 'Authorization: Bearer {ep}'\n",
             op = demo.operator_token,
+            slug = demo.endpoint_slug,
             ep = demo.endpoint_token,
         );
     } else {

@@ -11,8 +11,9 @@ pub const ENDPOINT_TOKEN_PREFIX: &str = "sbk_";
 /// Prefix of a human's operator API token.
 pub const OPERATOR_TOKEN_PREFIX: &str = "sbo_";
 
-/// A freshly minted secret and what is stored of it.
-#[derive(Debug, Clone)]
+/// A freshly minted secret and what is stored of it. Its Debug form never shows the
+/// secret.
+#[derive(Clone)]
 pub struct MintedToken {
     /// The full token, shown to its holder once.
     pub plaintext: String,
@@ -20,6 +21,12 @@ pub struct MintedToken {
     pub hash: [u8; 32],
     /// A short, non-secret display hint (prefix plus 6 characters).
     pub display_prefix: String,
+}
+
+impl std::fmt::Debug for MintedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MintedToken").field("display_prefix", &self.display_prefix).finish_non_exhaustive()
+    }
 }
 
 fn random_b64(bytes: usize) -> String {

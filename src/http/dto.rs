@@ -1,5 +1,6 @@
 //! The JSON shapes of the API: request bodies and response views. Views are built
-//! from store rows here, so no handler decides field names on its own.
+//! from store rows here, so no handler decides field names on its own. Shapes that
+//! carry a token or lease token do not implement Debug, so they cannot be logged.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -146,7 +147,7 @@ pub struct ClaimBody {
 }
 
 /// A claim's answer; `{ "empty": true }` when nothing was claimable.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct ClaimAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub todo: Option<TodoDetail>,
@@ -162,7 +163,7 @@ pub struct ClaimAnswer {
 }
 
 /// Heartbeat request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeartbeatBody {
     pub lease_ttl_seconds: Option<i32>,
@@ -170,7 +171,7 @@ pub struct HeartbeatBody {
 }
 
 /// Complete / fail / release request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FinishBody {
     pub result: Option<serde_json::Value>,
@@ -181,7 +182,7 @@ pub struct FinishBody {
 }
 
 /// Interrupt request.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterruptBody {
     pub state: InterruptState,
@@ -192,7 +193,7 @@ pub struct InterruptBody {
 }
 
 /// Resume request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResumeBody {
     pub lease_ttl_seconds: Option<i32>,
@@ -243,7 +244,7 @@ pub struct VendBody {
 }
 
 /// Vend answer: the token is shown here once.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct VendedView {
     pub id: EndpointId,
     pub slug: String,

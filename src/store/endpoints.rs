@@ -32,13 +32,18 @@ pub struct VendEndpoint {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-/// A vended endpoint and its token (shown once).
-#[derive(Debug)]
+/// A vended endpoint and its token (shown once; never in its Debug form).
 pub struct VendedEndpoint {
     /// The endpoint.
     pub endpoint: EndpointRow,
     /// Token plaintext.
     pub token: String,
+}
+
+impl std::fmt::Debug for VendedEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VendedEndpoint").field("endpoint", &self.endpoint).finish_non_exhaustive()
+    }
 }
 
 /// An authenticated agent: what a request may do and on whose behalf.

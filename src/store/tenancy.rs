@@ -44,8 +44,8 @@ impl Reach {
     }
 }
 
-/// A newly created human and their first operator token (shown once).
-#[derive(Debug)]
+/// A newly created human and their first operator token (shown once; never in its
+/// Debug form).
 pub struct NewHuman {
     /// The human.
     pub human: HumanRow,
@@ -53,6 +53,12 @@ pub struct NewHuman {
     pub scope: ScopeId,
     /// Operator token plaintext.
     pub token: String,
+}
+
+impl std::fmt::Debug for NewHuman {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewHuman").field("human", &self.human).field("scope", &self.scope).finish_non_exhaustive()
+    }
 }
 
 /// Who an owner reference (`E` or `team:T`) names.
@@ -86,11 +92,12 @@ impl Store {
     /// password hash (argon2id PHC string).
     pub async fn create_human(&self, email: &str, name: &str, password_hash: Option<String>) -> Result<NewHuman> {
         let email = email.trim().to_owned();
-        if !(3..=320).contains(&email.len()) || !email.contains('@') {
+        // Characters, as the column's CHECK counts them.
+        if !(3..=320).contains(&email.chars().count()) || !email.contains('@') {
             return Err(Error::invalid("email", "not an email address"));
         }
         let name = name.trim().to_owned();
-        if name.is_empty() || name.len() > 200 {
+        if name.is_empty() || name.chars().count() > 200 {
             return Err(Error::invalid("name", "must be 1–200 bytes"));
         }
         let mut conn = self.conn().await?;
@@ -185,6 +192,35 @@ impl Store {
             .execute(&mut conn)
             .await?;
         Ok(())
+    }
+
+    /// A team by name (case-insensitive).
+    pub async fn team_by_name(&self, name: &str) -> Result<Option<TeamId>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = SqlUuid)]
+            id: uuid::Uuid,
+        }
+        let mut conn = self.conn().await?;
+        let row: Option<Row> = diesel::sql_query("SELECT id FROM teams WHERE lower(name) = lower($1)")
+            .bind::<Text, _>(name.trim())
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+        Ok(row.map(|r| TeamId(r.id)))
+    }
+
+    /// Revokes a human's live operator tokens (only those with `label`, when given);
+    /// returns how many.
+    pub async fn revoke_operator_tokens(&self, human: HumanId, label: Option<&str>) -> Result<usize> {
+        use crate::db::schema::operator_tokens as ot;
+        let mut conn = self.conn().await?;
+        let mut q =
+            diesel::update(ot::table).filter(ot::human_id.eq(human.0)).filter(ot::revoked_at.is_null()).into_boxed();
+        if let Some(label) = label {
+            q = q.filter(ot::label.eq(label));
+        }
+        Ok(q.set(ot::revoked_at.eq(diesel::dsl::now)).execute(&mut conn).await?)
     }
 
     /// A human by email (case-insensitive).

@@ -202,3 +202,52 @@ async fn serve_brings_up_the_embedded_database_prints_the_demo_and_stops_it_on_s
     assert!(!pid_file.exists(), "the embedded cluster stopped with the server");
     let _ = std::fs::remove_dir_all(&data);
 }
+
+#[actix_web::test]
+async fn team_members_and_operator_tokens_are_managed_from_the_cli() {
+    let app = crate::harness::TestApp::spawn().await;
+    let env = [("SWITCHBOARD_DATABASE_URL", app.db.url.as_str())];
+    let admin = app.owner("admin@example.com").await;
+    let member = app.owner("member@example.com").await;
+    assert_eq!(run(&env, &["admin", "create-team", "--name", "ops", "--admin", "admin@example.com"], None).0, 0);
+    let (code, out, err) =
+        run(&env, &["admin", "add-team-member", "--team", "ops", "--email", "member@example.com", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json_line(&out)["role"], "member");
+    let (s, v) = app.post("/api/v1/endpoints", &admin.token, json!({"slug": "team-ep", "owner": "team:ops"})).await;
+    assert_eq!(s, 201, "{v}");
+    let (_, list) = app.get("/api/v1/endpoints", &member.token).await;
+    assert_eq!(list["endpoints"][0]["slug"], "team-ep", "a member sees the team's endpoints");
+
+    let (code, out, _) = run(&env, &["admin", "mint-operator-token", "--email", "member@example.com", "--json"], None);
+    assert_eq!(code, 0);
+    let minted = json_line(&out)["token"].as_str().unwrap().to_owned();
+    assert_eq!(app.get("/api/v1/endpoints", &minted).await.0, 200);
+    let (code, out, _) =
+        run(&env, &["admin", "revoke-operator-tokens", "--email", "member@example.com", "--json"], None);
+    assert_eq!(code, 0);
+    assert_eq!(json_line(&out)["revoked"], 2);
+    assert_eq!(app.get("/api/v1/endpoints", &minted).await.0, 401);
+    assert_eq!(app.get("/api/v1/endpoints", &member.token).await.0, 401);
+    let (code, out, _) =
+        run(&env, &["admin", "add-team-member", "--team", "nope", "--email", "x@example.com", "--json"], None);
+    assert_ne!(code, 0);
+    assert_eq!(json_line(&out)["error"]["code"], "invalid_argument");
+}
+
+#[actix_web::test]
+async fn the_demo_reseeds_with_fresh_tokens_and_replaces_a_revoked_demo_endpoint() {
+    use switchboard::cli::serve::seed_demo;
+    let app = crate::harness::TestApp::spawn().await;
+    let first = seed_demo(&app.store).await.unwrap();
+    let second = seed_demo(&app.store).await.unwrap();
+    assert_eq!((first.endpoint_slug.as_str(), second.endpoint_slug.as_str()), ("demo", "demo"));
+    assert_eq!(app.get("/api/v1/agent/todos", &first.endpoint_token).await.0, 401, "rotated");
+    assert_eq!(app.get("/api/v1/endpoints", &first.operator_token).await.0, 401, "earlier demo tokens are revoked");
+    let (_, list) = app.get("/api/v1/endpoints", &second.operator_token).await;
+    let id = list["endpoints"][0]["id"].as_str().unwrap().to_owned();
+    app.post(&format!("/api/v1/endpoints/{id}/revoke"), &second.operator_token, json!({})).await;
+    let third = seed_demo(&app.store).await.unwrap();
+    assert_eq!(third.endpoint_slug, "demo-2");
+    assert_eq!(app.get("/api/v1/agent/todos", &third.endpoint_token).await.0, 200);
+}

@@ -27,11 +27,14 @@ pub async fn vend(state: web::Data<AppState>, op: Operator, body: Json<VendBody>
         None => op.0.personal,
         Some(raw) => {
             let owner = OwnerRef::parse(raw)?;
-            // A foreign owner is refused exactly like one that does not exist.
-            let resolved = state.store.resolve_owner(&owner).await.ok();
-            resolved
-                .filter(|s| op.0.is_admin_of(*s))
-                .ok_or_else(|| Error::invalid("owner", "no such owner that you administer"))?
+            // A foreign owner is refused exactly like one that does not exist; a
+            // database failure stays a 503.
+            let refused = || Error::invalid("owner", "no such owner that you administer");
+            match state.store.resolve_owner(&owner).await {
+                Ok(scope) if op.0.is_admin_of(scope) => scope,
+                Ok(_) | Err(Error::InvalidArgument(_)) => return Err(refused()),
+                Err(e) => return Err(e),
+            }
         }
     };
     let vended = state

@@ -83,8 +83,8 @@ impl ClaimRequest {
     }
 }
 
-/// A successful claim.
-#[derive(Debug, Clone)]
+/// A successful claim. Its Debug form leaves out the lease token.
+#[derive(Clone)]
 pub struct Claimed {
     /// The todo, now `claimed`.
     pub todo: TodoRow,
@@ -94,6 +94,15 @@ pub struct Claimed {
     pub attempt_seq: i32,
     /// Up to five earlier attempts, newest first.
     pub prior_attempts: Vec<AttemptRow>,
+}
+
+impl std::fmt::Debug for Claimed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claimed")
+            .field("todo", &self.todo.id)
+            .field("attempt_seq", &self.attempt_seq)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The part of every claim statement after the candidate is chosen (CTE `candidate`).

@@ -154,10 +154,8 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
                AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine' \
            DO NOTHING \
            RETURNING *) \
-         SELECT t.*, {cols} FROM t",
-        cols = format!(
-            "(SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, {SENDER_GATE} AS sender_gate"
-        )
+         SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
+           {SENDER_GATE} AS sender_gate FROM t"
     ))
     .bind::<SqlUuid, _>(TodoId::new().0)
     .bind::<SqlUuid, _>(new.endpoint_id.0)

@@ -15,8 +15,9 @@ use crate::domain::tokens::sha256;
 use crate::domain::transitions::{AfterFailure, after_fail};
 use crate::error::{Error, Result};
 
-/// What an agent reports when it ends an attempt.
-#[derive(Debug, Clone, Default)]
+/// What an agent reports when it ends an attempt. Its Debug form leaves out the lease
+/// token and the result.
+#[derive(Clone, Default)]
 pub struct Finish {
     /// Result JSON kept on the todo.
     pub result: Option<serde_json::Value>,
@@ -26,6 +27,12 @@ pub struct Finish {
     pub artifact: Option<String>,
     /// Lease token from the claim; when given it must match.
     pub lease_token: Option<String>,
+}
+
+impl std::fmt::Debug for Finish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finish").field("artifact", &self.artifact).finish_non_exhaustive()
+    }
 }
 
 /// A [`Finish`] checked and normalised for the statements.
