@@ -2,6 +2,7 @@
 
 pub mod embedded;
 pub mod models;
+pub mod prepared;
 pub mod schema;
 
 use diesel_async::AsyncPgConnection;

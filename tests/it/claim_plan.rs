@@ -47,3 +47,34 @@ async fn claim_next_uses_the_pending_index_not_the_primary_key_or_a_seq_scan() {
         .await;
     assert!(plan.contains("todos_dead_letters_idx"), "{plan}");
 }
+
+#[actix_web::test]
+async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
+    use diesel_async::RunQueryDsl;
+    use switchboard::store::Store;
+    use switchboard::store::signals::Emitter;
+    use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
+
+    let app = TestApp::spawn().await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    // One connection, so every call below runs on it.
+    let store = Store::new(switchboard::db::pool(&app.db.url, 1).unwrap(), Emitter::none());
+    for i in 0..3 {
+        store.create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap();
+        let c = store.claim_next(ep.id, ClaimRequest::default()).await.unwrap().unwrap();
+        store.complete(ep.id, c.todo.id, Finish::default()).await.unwrap();
+    }
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        statement: String,
+    }
+    let mut conn = store.conn().await.unwrap();
+    let prepared: Vec<Row> =
+        diesel::sql_query("SELECT statement FROM pg_prepared_statements").load(&mut conn).await.unwrap();
+    let has = |needle: &str| prepared.iter().filter(|r| r.statement.contains(needle)).count();
+    assert_eq!(has("FOR UPDATE SKIP LOCKED"), 1, "claim_next prepared once and reused");
+    assert_eq!(has("outcome = 'completed'"), 1, "complete prepared once and reused");
+    assert_eq!(has("INSERT INTO todos"), 1, "create prepared once and reused");
+}

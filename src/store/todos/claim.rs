@@ -11,6 +11,7 @@ use diesel_async::RunQueryDsl;
 use super::super::Store;
 use super::{Actor, explain_miss, todo_query};
 use crate::db::models::{AttemptRow, TodoRow};
+use crate::db::prepared::Prepared;
 use crate::db::schema::todo_attempts;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{QUARANTINE_QUEUE, claimant_label, is_relay_claimant, valid_queue_name};
@@ -136,7 +137,7 @@ impl Store {
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(req.queue.as_deref());
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = params.bind_tail(head).get_result(&mut conn).await.optional()?;
+        let row: Option<TodoRow> = Prepared(params.bind_tail(head)).get_result(&mut conn).await.optional()?;
         match row {
             None => Ok(None),
             Some(todo) => Ok(Some(self.finish_claim(&mut conn, todo, params.token).await?)),
@@ -154,7 +155,7 @@ impl Store {
         );
         let mut conn = self.conn().await?;
         let head = todo_query(sql, id).bind::<SqlUuid, _>(endpoint.0);
-        let row: Option<TodoRow> = params.bind_tail(head).get_result(&mut conn).await.optional()?;
+        let row: Option<TodoRow> = Prepared(params.bind_tail(head)).get_result(&mut conn).await.optional()?;
         match row {
             Some(todo) => self.finish_claim(&mut conn, todo, params.token).await,
             None => Err(explain_miss(

@@ -8,6 +8,7 @@ use super::super::Store;
 use super::super::signals::{Signal, TodoFacts, TodoReady};
 use super::SENDER_GATE;
 use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, EventId, TodoId};
 use crate::domain::text::{self, QUARANTINE_QUEUE};
 use crate::domain::todo_state::ReadyReason;
@@ -141,8 +142,9 @@ pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<
 /// cascade it), or this insert wait for the revocation (and then find it revoked).
 async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
     let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
-    Ok(diesel::sql_query(format!(
-        "WITH t AS ( \
+    Ok(Prepared(
+        diesel::sql_query(format!(
+            "WITH t AS ( \
            INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
                               event_id, idempotency_key, state, max_attempts) \
            SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11 \
@@ -156,18 +158,19 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
            RETURNING *) \
          SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
            {SENDER_GATE} AS sender_gate FROM t"
-    ))
-    .bind::<SqlUuid, _>(TodoId::new().0)
-    .bind::<SqlUuid, _>(new.endpoint_id.0)
-    .bind::<Text, _>(&new.queue)
-    .bind::<Nullable<Text>, _>(new.source.as_deref())
-    .bind::<Nullable<Text>, _>(new.kind.as_deref())
-    .bind::<Text, _>(new.title.trim())
-    .bind::<Nullable<Jsonb>, _>(new.payload.as_ref())
-    .bind::<Int4, _>(payload_size)
-    .bind::<Nullable<SqlUuid>, _>(new.event_id.map(|e| e.0))
-    .bind::<Nullable<Text>, _>(new.idempotency_key.as_deref())
-    .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS))
+        ))
+        .bind::<SqlUuid, _>(TodoId::new().0)
+        .bind::<SqlUuid, _>(new.endpoint_id.0)
+        .bind::<Text, _>(&new.queue)
+        .bind::<Nullable<Text>, _>(new.source.as_deref())
+        .bind::<Nullable<Text>, _>(new.kind.as_deref())
+        .bind::<Text, _>(new.title.trim())
+        .bind::<Nullable<Jsonb>, _>(new.payload.as_ref())
+        .bind::<Int4, _>(payload_size)
+        .bind::<Nullable<SqlUuid>, _>(new.event_id.map(|e| e.0))
+        .bind::<Nullable<Text>, _>(new.idempotency_key.as_deref())
+        .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)),
+    )
     .get_result(conn)
     .await
     .optional()?)

@@ -8,6 +8,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::super::Store;
 use super::{Actor, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
 use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{QUARANTINE_QUEUE, SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
 use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, TodoState};
@@ -36,7 +37,7 @@ impl std::fmt::Debug for Finish {
 }
 
 /// A [`Finish`] checked and normalised for the statements.
-pub(crate) struct Prepared {
+pub(crate) struct Checked {
     /// Summary, cut to 2 048 bytes.
     pub summary: Option<String>,
     /// Whether it was cut.
@@ -49,7 +50,7 @@ pub(crate) struct Prepared {
 
 impl Finish {
     /// Validates and normalises.
-    pub(crate) fn prepare(&self) -> Result<Prepared> {
+    pub(crate) fn check(&self) -> Result<Checked> {
         let nul =
             self.summary.as_ref().is_some_and(|s| s.contains('\0')) || self.result.as_ref().is_some_and(json_has_nul);
         if nul {
@@ -66,14 +67,14 @@ impl Finish {
             None => (None, false),
         };
         let token_hash = self.lease_token.as_deref().map(|t| sha256(t.as_bytes()));
-        Ok(Prepared { summary, truncated, artifact: self.artifact.clone(), token_hash })
+        Ok(Checked { summary, truncated, artifact: self.artifact.clone(), token_hash })
     }
 }
 
 impl Store {
     /// Completes a claimed todo; its attempt closes `completed` / `done`.
     pub async fn complete(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
-        let Prepared { summary, truncated, artifact, token_hash } = finish.prepare()?;
+        let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
         let sql = "WITH done AS ( \
                UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
                  lease_expires_at = NULL, lease_token_hash = NULL \
@@ -108,7 +109,7 @@ impl Store {
     /// the cap it becomes a dead letter (`attempts_exhausted`) and, after commit,
     /// `DeadLettered` is emitted with the attempt this fail closed.
     pub async fn fail(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
-        let prepared = finish.prepare()?;
+        let prepared = finish.check()?;
         let mut conn = self.conn().await?;
         let failed = conn
             .transaction::<_, Error, _>(async move |conn| {
@@ -126,7 +127,7 @@ impl Store {
     /// and, because releasing is not failing, it does not count toward the cap (the
     /// history keeps it; `seq` is never reused). Rings `todo.ready` (`requeued`).
     pub async fn release(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
-        let Prepared { summary, truncated, artifact, token_hash } = finish.prepare()?;
+        let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
         let sql = format!(
             "WITH moved AS ( \
                UPDATE todos t SET state = 'pending', attempt = GREATEST(t.attempt - 1, 0), claimed_by = NULL, \
@@ -169,10 +170,10 @@ pub(crate) async fn fail_in_tx(
     id: TodoId,
     allowed: &[TodoState],
     result: Option<serde_json::Value>,
-    Prepared { summary, truncated, artifact, token_hash }: Prepared,
+    Checked { summary, truncated, artifact, token_hash }: Checked,
 ) -> Result<MovedRow> {
     let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", actor.predicate());
-    let current: Option<TodoRow> = actor.bind(todo_query(lock_sql, id)).get_result(conn).await.optional()?;
+    let current: Option<TodoRow> = Prepared(actor.bind(todo_query(lock_sql, id))).get_result(conn).await.optional()?;
     let current = current.ok_or(Error::NotFound)?;
     if current.queue == QUARANTINE_QUEUE {
         // Quarantine leaves only by release, discard or expiry, never by a fail.
@@ -211,17 +212,19 @@ pub(crate) async fn fail_in_tx(
            c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
          FROM moved t LEFT JOIN closed c ON true"
     );
-    let row: MovedRow = todo_query(sql, id)
-        .bind::<Nullable<Jsonb>, _>(result)
-        .bind::<Nullable<diesel::sql_types::Double>, _>(retry_secs)
-        .bind::<Nullable<Text>, _>(dead_reason)
-        .bind::<Text, _>(AttemptOutcome::Failed)
-        .bind::<Text, _>(disposition)
-        .bind::<Nullable<Text>, _>(summary)
-        .bind::<Bool, _>(truncated)
-        .bind::<Nullable<Text>, _>(artifact)
-        .bind::<diesel::sql_types::Int4, _>(attempt)
-        .get_result(conn)
-        .await?;
+    let row: MovedRow = Prepared(
+        todo_query(sql, id)
+            .bind::<Nullable<Jsonb>, _>(result)
+            .bind::<Nullable<diesel::sql_types::Double>, _>(retry_secs)
+            .bind::<Nullable<Text>, _>(dead_reason)
+            .bind::<Text, _>(AttemptOutcome::Failed)
+            .bind::<Text, _>(disposition)
+            .bind::<Nullable<Text>, _>(summary)
+            .bind::<Bool, _>(truncated)
+            .bind::<Nullable<Text>, _>(artifact)
+            .bind::<diesel::sql_types::Int4, _>(attempt),
+    )
+    .get_result(conn)
+    .await?;
     Ok(row)
 }

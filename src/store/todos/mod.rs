@@ -26,6 +26,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::signals::{DeadLettered, FinalAttempt, Signal, TodoFacts, TodoReady};
 use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, ScopeId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::{AttemptOutcome, ReadyReason, TodoState};
@@ -155,7 +156,7 @@ pub(crate) async fn agent_transition<R>(
 where
     R: QueryableByName<Pg> + Send + 'static,
 {
-    match query.get_result::<R>(conn).await.optional()? {
+    match Prepared(query).get_result::<R>(conn).await.optional()? {
         Some(row) => Ok(row),
         None => {
             Err(explain_miss(conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), wanted)

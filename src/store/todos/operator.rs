@@ -21,7 +21,7 @@ impl Store {
     /// dead letter (`attempts_exhausted`) and `DeadLettered` is emitted after commit.
     pub async fn operator_fail(&self, scopes: &[ScopeId], id: TodoId, summary: Option<String>) -> Result<TodoRow> {
         let finish = Finish { summary, ..Finish::default() };
-        let prepared = finish.prepare()?;
+        let prepared = finish.check()?;
         let actor = Actor::Operator(scopes.to_vec());
         let mut conn = self.conn().await?;
         let allowed = [

@@ -11,6 +11,7 @@ use diesel_async::RunQueryDsl;
 use super::super::Store;
 use super::super::signals::Signal;
 use super::{MovedRow, SIGNAL_COLUMNS};
+use crate::db::prepared::Prepared;
 use crate::error::Result;
 
 /// Whether the endpoint of the todo aliased `t` may still act. A sweep leaves the work
@@ -86,7 +87,8 @@ impl Store {
         loop {
             let started = std::time::Instant::now();
             let mut conn = self.conn().await?;
-            let rows: Vec<MovedRow> = diesel::sql_query(sql).bind::<Int8, _>(SWEEP_BATCH).load(&mut conn).await?;
+            let rows: Vec<MovedRow> =
+                Prepared(diesel::sql_query(sql).bind::<Int8, _>(SWEEP_BATCH)).load(&mut conn).await?;
             drop(conn);
             let moved = rows.len();
             let signals: Vec<Signal> = rows.iter().filter_map(MovedRow::signal).collect();
