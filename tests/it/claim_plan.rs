@@ -5,9 +5,7 @@ use crate::harness::TestApp;
 
 #[actix_web::test]
 async fn claim_next_uses_the_pending_index_not_the_primary_key_or_a_seq_scan() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     app.db
         .exec(&format!(
             "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, completed_at, created_at) \
@@ -55,9 +53,7 @@ async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
     use switchboard::store::signals::Emitter;
     use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
 
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     // One connection, so every call below runs on it.
     let store = Store::new(switchboard::db::pool(&app.db.url, 1).unwrap(), Emitter::none());
     for i in 0..3 {

@@ -341,6 +341,15 @@ impl TestApp {
         TestApp { base, db, store, signals, client, handle }
     }
 
+    /// The common fixture: the app, an owner `a@example.com` and their endpoint
+    /// `worker` granted every agent verb.
+    pub async fn with_worker() -> (TestApp, Owner, Ep) {
+        let app = Self::spawn().await;
+        let owner = app.owner("a@example.com").await;
+        let ep = app.agent(owner.scope, "worker").await;
+        (app, owner, ep)
+    }
+
     /// A human with an operator token.
     pub async fn owner(&self, email: &str) -> Owner {
         let h = self.store.create_human(email, "Test Human", None).await.expect("create human");

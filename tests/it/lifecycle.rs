@@ -14,9 +14,7 @@ fn secs_between(a: &serde_json::Value, b: &serde_json::Value) -> i64 {
 
 #[actix_web::test]
 async fn claim_next_claims_the_oldest_pending_todo_and_opens_an_attempt() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let first = app.create_todo(&ep, "builds", "first").await;
     let _second = app.create_todo(&ep, "builds", "second").await;
 
@@ -41,18 +39,14 @@ async fn claim_next_claims_the_oldest_pending_todo_and_opens_an_attempt() {
 
 #[actix_web::test]
 async fn claim_next_on_an_empty_queue_answers_empty() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let c = app.claim_next(&ep).await;
     assert_eq!(c, json!({"empty": true}));
 }
 
 #[actix_web::test]
 async fn claim_next_with_a_queue_only_claims_from_that_queue() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     app.create_todo(&ep, "a", "in a").await;
     let in_b = app.create_todo(&ep, "b", "in b").await;
     let (_, c) = app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"queue": "b"})).await;
@@ -63,9 +57,7 @@ async fn claim_next_with_a_queue_only_claims_from_that_queue() {
 
 #[actix_web::test]
 async fn complete_closes_the_attempt_as_completed_with_summary_and_artifact() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     let c = app.claim_next(&ep).await;
     let (s, row) = app
@@ -92,9 +84,7 @@ async fn complete_closes_the_attempt_as_completed_with_summary_and_artifact() {
 
 #[actix_web::test]
 async fn fail_below_the_cap_schedules_a_retry_with_doubling_backoff() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     let mut expected = [30i64, 60, 120].into_iter();
     for attempt in 1..=3 {
@@ -118,9 +108,7 @@ async fn fail_below_the_cap_schedules_a_retry_with_doubling_backoff() {
 
 #[actix_web::test]
 async fn fail_at_the_cap_makes_a_dead_letter_that_no_sweep_revives() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let (s, b) =
         app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "max_attempts": 2})).await;
     assert_eq!(s, StatusCode::CREATED, "{b}");
@@ -146,9 +134,7 @@ async fn fail_at_the_cap_makes_a_dead_letter_that_no_sweep_revives() {
 
 #[actix_web::test]
 async fn release_requeues_without_spending_an_attempt_but_keeps_the_history() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     app.claim_next(&ep).await;
     let (s, row) =
@@ -164,9 +150,7 @@ async fn release_requeues_without_spending_an_attempt_but_keeps_the_history() {
 
 #[actix_web::test]
 async fn heartbeat_extends_the_lease_and_stamps_the_attempt() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     let c = app.claim_next(&ep).await;
     let (s, row) = app
@@ -186,9 +170,7 @@ async fn heartbeat_extends_the_lease_and_stamps_the_attempt() {
 
 #[actix_web::test]
 async fn a_lease_token_mismatch_is_a_conflict_and_changes_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     app.claim_next(&ep).await;
     for verb in ["heartbeat", "complete", "fail", "release"] {
@@ -235,9 +217,7 @@ async fn lease_length_per_call_beats_the_endpoint_default_which_beats_300() {
 
 #[actix_web::test]
 async fn interrupt_and_resume_keep_the_same_attempt_and_heartbeat_renews_the_wait() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     app.claim_next(&ep).await;
     let (s, row) = app
@@ -270,9 +250,7 @@ async fn interrupt_and_resume_keep_the_same_attempt_and_heartbeat_renews_the_wai
 
 #[actix_web::test]
 async fn an_idempotency_key_returns_the_live_todo_and_a_dead_letter_releases_it() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let body = json!({"queue": "q", "title": "t", "idempotency_key": "k1", "max_attempts": 1});
     let (s1, a) = app.post("/api/v1/agent/todos", &ep.token, body.clone()).await;
     let (s2, b) = app.post("/api/v1/agent/todos", &ep.token, body.clone()).await;
@@ -291,9 +269,7 @@ async fn an_idempotency_key_returns_the_live_todo_and_a_dead_letter_releases_it(
 
 #[actix_web::test]
 async fn claim_by_id_takes_a_pending_todo_or_a_due_retry_and_refuses_the_rest() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     let (s, c) = app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({"claimant": "w-1"})).await;
     assert_eq!(s, StatusCode::OK, "{c}");
@@ -311,9 +287,7 @@ async fn claim_by_id_takes_a_pending_todo_or_a_due_retry_and_refuses_the_rest() 
 
 #[actix_web::test]
 async fn list_todos_shows_only_this_endpoints_drainable_work_newest_first() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let other = app.agent(o.scope, "other").await;
     let done = app.create_todo(&ep, "q", "done").await;
     app.claim_next(&ep).await;
@@ -356,9 +330,7 @@ async fn presence_clock_in_and_out_is_recorded_for_any_valid_endpoint_token() {
 
 #[actix_web::test]
 async fn the_store_itself_refuses_nul_characters_that_postgres_cannot_hold() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let new = |title: &str, payload: serde_json::Value| switchboard::store::todos::NewTodo {
         endpoint_id: ep.id,
         queue: "q".into(),

@@ -22,9 +22,7 @@ async fn drain(store: Store, endpoint: switchboard::domain::ids::EndpointId) -> 
 
 #[actix_web::test]
 async fn two_instances_racing_claims_never_claim_a_todo_twice() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     app.db
         .exec(&format!(
             "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state) \
@@ -46,9 +44,7 @@ async fn two_instances_racing_claims_never_claim_a_todo_twice() {
 
 #[actix_web::test]
 async fn racing_lease_reapers_move_each_row_once_and_announce_it_once() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     // Half at the cap (dead letters), half below (requeues).
     app.db
         .exec(&format!(
@@ -87,9 +83,7 @@ async fn racing_lease_reapers_move_each_row_once_and_announce_it_once() {
 
 #[actix_web::test]
 async fn a_complete_racing_the_reaper_lands_exactly_one_of_them() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     for _ in 0..30 {
         let id = app.create_todo(&ep, "q", "t").await;
         app.claim_next(&ep).await;
@@ -119,9 +113,7 @@ async fn a_todo_created_while_its_endpoint_is_revoked_is_either_refused_or_dead_
     use diesel_async::AsyncConnection;
     use switchboard::store::todos::{NewTodo, insert_todo};
 
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let creator = app.db.store(Signals::start().emitter());
     let mut conn = creator.conn().await.unwrap();
     // Intake inserts inside its own transaction; hold that transaction open while the

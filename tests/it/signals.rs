@@ -53,9 +53,7 @@ async fn todo_from_event(app: &TestApp, endpoint: EndpointId, event: EventId) ->
 
 #[actix_web::test]
 async fn todo_ready_rings_on_create_with_reason_created() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = app.create_todo(&ep, "q", "t").await;
     let ready = app.signals.take_ready().await;
     assert_eq!(ready.len(), 1);
@@ -68,9 +66,7 @@ async fn todo_ready_rings_on_create_with_reason_created() {
 
 #[actix_web::test]
 async fn an_idempotency_hit_rings_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let body = json!({"queue": "q", "title": "t", "idempotency_key": "k"});
     app.post("/api/v1/agent/todos", &ep.token, body.clone()).await;
     app.signals.take().await;
@@ -80,9 +76,7 @@ async fn an_idempotency_hit_rings_nothing() {
 
 #[actix_web::test]
 async fn todo_ready_rings_requeued_for_a_lapsed_lease_a_due_retry_and_a_release() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 5).await;
     app.claim_next(&ep).await;
     app.signals.take().await;
@@ -110,9 +104,7 @@ async fn todo_ready_rings_requeued_for_a_lapsed_lease_a_due_retry_and_a_release(
 
 #[actix_web::test]
 async fn agent_fail_at_the_cap_announces_attempts_exhausted_with_the_closing_attempt() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 2).await;
     app.claim_next(&ep).await;
     app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "red"})).await;
@@ -144,9 +136,7 @@ async fn agent_fail_at_the_cap_announces_attempts_exhausted_with_the_closing_att
 
 #[actix_web::test]
 async fn operator_fail_at_the_cap_announces_and_below_the_cap_schedules_a_retry() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 2).await;
     app.claim_next(&ep).await;
     app.signals.take().await;
@@ -172,9 +162,7 @@ async fn operator_fail_at_the_cap_announces_and_below_the_cap_schedules_a_retry(
 
 #[actix_web::test]
 async fn operator_fails_of_unclaimed_work_count_as_attempts_and_at_the_cap_announce_with_no_final_attempt() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 2).await;
     app.signals.take().await;
     // Pending, never claimed: the operator's fail is attempt 1 of 2, a retry.
@@ -197,9 +185,7 @@ async fn operator_fails_of_unclaimed_work_count_as_attempts_and_at_the_cap_annou
 
 #[actix_web::test]
 async fn lease_reaper_at_the_cap_announces_lease_expired_and_below_the_cap_requeues() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 2).await;
     app.claim_next(&ep).await;
     app.lapse_lease(id).await;
@@ -224,9 +210,7 @@ async fn lease_reaper_at_the_cap_announces_lease_expired_and_below_the_cap_reque
 
 #[actix_web::test]
 async fn interrupt_reaper_at_the_cap_announces_interrupt_expired_and_below_the_cap_requeues() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 2).await;
     for round in 1..=2 {
         app.claim_next(&ep).await;
@@ -250,9 +234,7 @@ async fn interrupt_reaper_at_the_cap_announces_interrupt_expired_and_below_the_c
 
 #[actix_web::test]
 async fn revocation_cascade_dead_letters_live_work_silently() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let pending = app.create_todo(&ep, "q", "pending").await;
     let claimed = app.create_todo(&ep, "q", "claimed").await;
     let interrupted = app.create_todo(&ep, "q", "interrupted").await;
@@ -303,9 +285,7 @@ async fn revocation_cascade_dead_letters_live_work_silently() {
 
 #[actix_web::test]
 async fn manual_retry_resets_the_attempt_counter_keeps_history_and_rings_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 1).await;
     app.claim_next(&ep).await;
     app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "boom"})).await;
@@ -328,9 +308,7 @@ async fn manual_retry_resets_the_attempt_counter_keeps_history_and_rings_nothing
 
 #[actix_web::test]
 async fn the_sender_gate_passes_only_verified_or_token_trust_deliveries() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let cases = [(true, "signed", true), (false, "token", true), (false, "open", false), (false, "signed", false)];
     for (verified, mode, gate) in cases {
         let ev = event(&app, o.scope, verified, mode).await;
@@ -349,9 +327,7 @@ async fn the_sender_gate_passes_only_verified_or_token_trust_deliveries() {
 
 #[actix_web::test]
 async fn a_relay_attempt_marks_the_dead_letter_as_relay() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 1).await;
     app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"claimant": "harness/box-1/claude/run-7"})).await;
     app.signals.take().await;
@@ -363,9 +339,7 @@ async fn a_relay_attempt_marks_the_dead_letter_as_relay() {
 
 #[actix_web::test]
 async fn a_quarantined_todo_never_rings() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let ev = event(&app, o.scope, true, "signed").await;
     let out = app
         .store
@@ -408,9 +382,7 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
         fn handle(&mut self, _: DeadLettered, _: &mut Context<Self>) {}
     }
 
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     // On its own thread, so its slow handler blocks only itself.
     let arbiter = actix::Arbiter::new();
     let stuck = Stuck::start_in_arbiter(&arbiter.handle(), |ctx| {
@@ -430,9 +402,7 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
 #[actix_web::test]
 async fn the_sweeps_cap_rule_agrees_with_the_domain_rule() {
     use switchboard::domain::transitions::{AfterLapse, after_lapse};
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let cases = [(1, 1), (1, 2), (2, 2), (4, 5), (5, 5), (3, 100)];
     for (attempt, max) in cases {
         app.db
@@ -458,9 +428,7 @@ async fn the_sweeps_cap_rule_agrees_with_the_domain_rule() {
 
 #[actix_web::test]
 async fn sweeps_leave_an_expired_endpoints_work_to_the_silent_expiry_cascade() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let id = todo_with_cap(&app, &ep, 1).await;
     app.claim_next(&ep).await;
     app.lapse_lease(id).await;

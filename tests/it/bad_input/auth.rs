@@ -14,9 +14,7 @@ use crate::harness::TestApp;
 
 #[actix_web::test]
 async fn missing_garbage_and_wrong_kind_tokens_are_unauthenticated_and_change_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let long = format!("sbk_{}", "a".repeat(400));
@@ -89,9 +87,7 @@ async fn missing_garbage_and_wrong_kind_tokens_are_unauthenticated_and_change_no
 
 #[actix_web::test]
 async fn a_revoked_endpoint_token_is_unauthenticated_and_changes_nothing_more() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let pending = app.create_todo(&ep, "q", "t").await;
     // Use the token once so that any cache holds it.
     let (s, _) = app.get(TODOS, &ep.token).await;
@@ -120,9 +116,7 @@ async fn a_revoked_endpoint_token_is_unauthenticated_and_changes_nothing_more() 
 
 #[actix_web::test]
 async fn expired_endpoints_and_revoked_operator_tokens_are_unauthenticated() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     app.db
         .exec(&format!("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE id = '{}'", ep.id.0))
         .await;

@@ -46,9 +46,7 @@ async fn raw_http(app: &TestApp, head: String, body: Vec<u8>) -> (StatusCode, Va
 
 #[actix_web::test]
 async fn malformed_json_is_invalid_argument_and_changes_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let broken: &[&[u8]] =
@@ -87,9 +85,7 @@ async fn malformed_json_is_invalid_argument_and_changes_nothing() {
 
 #[actix_web::test]
 async fn wrong_json_types_are_invalid_argument_and_change_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let pending = app.create_todo(&ep, "q", "waiting").await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
@@ -144,9 +140,7 @@ async fn wrong_json_types_are_invalid_argument_and_change_nothing() {
 
 #[actix_web::test]
 async fn unknown_body_fields_are_invalid_argument_and_change_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let cases = [
@@ -173,9 +167,7 @@ async fn unknown_body_fields_are_invalid_argument_and_change_nothing() {
 
 #[actix_web::test]
 async fn unknown_query_parameters_and_bad_query_values_are_invalid_argument() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     for query in ["?page=2", "?limit=ten", "?limit=99999999999999999999", "?state=exploded", "?limit=-1&limit=2"] {
         let got = app.get(&format!("{TODOS}{query}"), &ep.token).await;
         expect_error(&got, StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", query);
@@ -188,9 +180,7 @@ async fn unknown_query_parameters_and_bad_query_values_are_invalid_argument() {
 
 #[actix_web::test]
 async fn a_non_json_content_type_is_invalid_argument_and_changes_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let create = br#"{"queue": "q", "title": "t"}"#.to_vec();
@@ -223,9 +213,7 @@ async fn a_non_json_content_type_is_invalid_argument_and_changes_nothing() {
 
 #[actix_web::test]
 async fn an_empty_body_where_one_is_required_is_invalid_argument() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     for (path, token) in [
@@ -249,9 +237,7 @@ async fn an_empty_body_where_one_is_required_is_invalid_argument() {
 
 #[actix_web::test]
 async fn a_body_over_one_mebibyte_is_payload_too_large_and_changes_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let big = "x".repeat(2 * 1024 * 1024);
@@ -275,9 +261,7 @@ async fn a_body_over_one_mebibyte_is_payload_too_large_and_changes_nothing() {
 
 #[actix_web::test]
 async fn a_large_declared_content_length_is_refused_before_the_body_is_read() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let before = Snapshot::take(&app).await;
     // Declares 10 MiB, sends a few bytes: the answer comes without waiting for the rest.
     let head = format!(

@@ -39,9 +39,7 @@ fn nested_objects(depth: usize) -> Vec<u8> {
 
 #[actix_web::test]
 async fn fuzzed_bodies_are_client_errors_never_server_errors_and_the_server_stays_up() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let (interrupted_id, _) = interrupted(&app, &ep).await;
     let before = Snapshot::take(&app).await;
@@ -108,9 +106,7 @@ async fn fuzzed_bodies_are_client_errors_never_server_errors_and_the_server_stay
 
 #[actix_web::test]
 async fn fuzzed_paths_methods_and_queries_are_client_errors_never_server_errors() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let long = "a".repeat(4000);
@@ -155,9 +151,7 @@ async fn fuzzed_paths_methods_and_queries_are_client_errors_never_server_errors(
 
 #[actix_web::test]
 async fn nul_characters_in_text_fields_are_refused_not_a_server_error() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (id, lease) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let agent_cases = [

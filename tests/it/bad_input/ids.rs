@@ -13,9 +13,7 @@ use crate::harness::TestApp;
 
 #[actix_web::test]
 async fn unknown_and_malformed_todo_ids_are_not_found_and_change_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (real, _) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let unknown = TodoId::new().to_string();
@@ -138,9 +136,7 @@ async fn another_owners_todos_and_endpoints_are_not_found_on_the_operator_api() 
 
 #[actix_web::test]
 async fn unknown_routes_answer_not_found_in_the_envelope() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let paths = [
         "/",
         "/nope",

@@ -12,9 +12,7 @@ use crate::harness::TestApp;
 
 #[actix_web::test]
 async fn invalid_artifacts_are_invalid_argument_and_leave_the_attempt_open() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let (id, lease) = claimed(&app, &ep).await;
     let before = Snapshot::take(&app).await;
     let too_long = format!("https://ci.example.com/{}", "a".repeat(512));
@@ -53,9 +51,7 @@ async fn invalid_artifacts_are_invalid_argument_and_leave_the_attempt_open() {
 
 #[actix_web::test]
 async fn lease_and_wait_lengths_out_of_range_are_invalid_argument_and_change_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let (claimed_id, lease) = claimed(&app, &ep).await;
     let (interrupted_id, _) = interrupted(&app, &ep).await;
     let pending = app.create_todo(&ep, "q", "pending").await;
@@ -85,9 +81,7 @@ async fn lease_and_wait_lengths_out_of_range_are_invalid_argument_and_change_not
 
 #[actix_web::test]
 async fn create_todo_with_out_of_range_or_malformed_fields_is_invalid_argument_and_creates_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let before = Snapshot::take(&app).await;
     let long_queue = "q".repeat(65);
     let bodies = [
@@ -120,9 +114,7 @@ async fn create_todo_with_out_of_range_or_malformed_fields_is_invalid_argument_a
 
 #[actix_web::test]
 async fn claiming_from_a_bad_or_reserved_queue_is_invalid_argument_and_claims_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let pending = app.create_todo(&ep, "q", "t").await;
     let before = Snapshot::take(&app).await;
     for queue in ["quarantine", "Q", "", " q", "q q", ".q", &"q".repeat(65)] {
@@ -138,9 +130,7 @@ async fn claiming_from_a_bad_or_reserved_queue_is_invalid_argument_and_claims_no
 
 #[actix_web::test]
 async fn list_limits_and_states_out_of_range_are_invalid_argument() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     app.create_todo(&ep, "q", "t").await;
     for query in ["?limit=0", "?limit=201", "?limit=-1", "?state=done", "?state=canceled"] {
         let got = app.get(&format!("{TODOS}{query}"), &ep.token).await;

@@ -12,9 +12,7 @@ use crate::harness::TestApp;
 
 #[actix_web::test]
 async fn a_lease_token_mismatch_is_a_conflict_on_every_verb_and_changes_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, _, ep) = TestApp::with_worker().await;
     let (claimed_id, _) = claimed(&app, &ep).await;
     let (interrupted_id, _) = interrupted(&app, &ep).await;
     let before = Snapshot::take(&app).await;
@@ -48,9 +46,7 @@ async fn a_lease_token_mismatch_is_a_conflict_on_every_verb_and_changes_nothing(
 
 #[actix_web::test]
 async fn transitions_the_state_does_not_allow_are_conflicts_and_change_nothing() {
-    let app = TestApp::spawn().await;
-    let o = app.owner("a@example.com").await;
-    let ep = app.agent(o.scope, "worker").await;
+    let (app, o, ep) = TestApp::with_worker().await;
     let (done, _) = claimed(&app, &ep).await;
     let (s, b) = app.post(&todo_path(done, "complete"), &ep.token, json!({})).await;
     assert_eq!(s, StatusCode::OK, "{b}");
