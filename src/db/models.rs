@@ -43,6 +43,7 @@ pub struct TodoRow {
     pub updated_at: DateTime<Utc>,
     pub claimed_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
+    pub quarantine_reason: Option<String>,
 }
 
 impl TodoRow {

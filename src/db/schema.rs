@@ -82,6 +82,27 @@ diesel::table! {
         payload_size -> Int4,
         disposition -> Text,
         received_at -> Timestamptz,
+        webhook_id -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    webhooks (id) {
+        id -> Uuid,
+        scope_id -> Uuid,
+        endpoint_id -> Uuid,
+        source_type -> Text,
+        queue -> Text,
+        max_attempts -> Int4,
+        ingest_token_hash -> Bytea,
+        ingest_token_prefix -> Text,
+        signing_secret -> Nullable<Text>,
+        secret_fingerprint -> Nullable<Text>,
+        unverified -> Bool,
+        trusted_actors -> Nullable<Jsonb>,
+        rules -> Jsonb,
+        refused_deliveries -> Int8,
+        created_at -> Timestamptz,
     }
 }
 
@@ -117,6 +138,7 @@ diesel::table! {
         updated_at -> Timestamptz,
         claimed_at -> Nullable<Timestamptz>,
         completed_at -> Nullable<Timestamptz>,
+        quarantine_reason -> Nullable<Text>,
     }
 }
 
@@ -140,6 +162,7 @@ diesel::table! {
 }
 
 diesel::joinable!(endpoints -> owner_scopes (scope_id));
+diesel::joinable!(webhooks -> endpoints (endpoint_id));
 diesel::joinable!(todos -> endpoints (endpoint_id));
 diesel::joinable!(todo_attempts -> todos (todo_id));
 diesel::joinable!(team_members -> teams (team_id));
