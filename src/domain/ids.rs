@@ -131,6 +131,10 @@ typed_id!(
     /// An operator API token row.
     OperatorTokenId, "ot", "operator token"
 );
+typed_id!(
+    /// An inbound webhook: an ingest URL bound to an endpoint and a default queue.
+    WebhookId, "wh", "webhook"
+);
 
 #[cfg(test)]
 mod tests {

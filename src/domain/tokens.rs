@@ -10,6 +10,8 @@ use sha2::{Digest, Sha256};
 pub const ENDPOINT_TOKEN_PREFIX: &str = "sbk_";
 /// Prefix of a human's operator API token.
 pub const OPERATOR_TOKEN_PREFIX: &str = "sbo_";
+/// Prefix of a webhook's ingest token (the last segment of its ingest URL).
+pub const INGEST_TOKEN_PREFIX: &str = "sbw_";
 
 /// A freshly minted secret and what is stored of it. Its Debug form never shows the
 /// secret.
@@ -46,6 +48,16 @@ pub fn mint(prefix: &str) -> MintedToken {
 /// SHA-256 of `bytes`.
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
+}
+
+/// A signing secret Switchboard generates for a webhook: `whsec_` + standard base64
+/// of 32 random bytes (the Standard Webhooks form; the HMAC key is the decoded bytes
+/// for `standard`, the whole string for the other schemes).
+pub fn mint_signing_secret() -> String {
+    use base64::engine::general_purpose::STANDARD;
+    let mut buf = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut buf);
+    format!("whsec_{}", STANDARD.encode(buf))
 }
 
 /// A lease token: 16 random bytes, base64url; the claim returns it, and any later call

@@ -6,6 +6,7 @@ pub mod dead_letters;
 pub mod endpoints;
 pub mod signals;
 pub mod tenancy;
+pub mod webhooks;
 pub mod todos;
 
 use crate::db::{DbConn, DbPool};

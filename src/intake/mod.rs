@@ -1,0 +1,2 @@
+//! Intake: per-source verification of inbound webhooks, routing rules, quarantine.
+pub mod verify;
