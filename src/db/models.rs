@@ -7,7 +7,9 @@ use diesel::prelude::*;
 use crate::db::schema::{endpoints, humans, todo_attempts, todos};
 use crate::domain::grants::Verb;
 use crate::domain::ids::{EndpointId, EventId, HumanId, ScopeId, TodoId};
-use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, DeadReason, EndpointState, Presence, TodoState};
+use crate::domain::todo_state::{
+    AttemptDisposition, AttemptOutcome, DeadReason, EndpointState, Presence, QuarantineReason, TodoState,
+};
 
 /// A todo as stored.
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
@@ -43,7 +45,7 @@ pub struct TodoRow {
     pub updated_at: DateTime<Utc>,
     pub claimed_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
-    pub quarantine_reason: Option<String>,
+    pub quarantine_reason: Option<QuarantineReason>,
 }
 
 impl TodoRow {

@@ -121,6 +121,18 @@ text_enum!(
 );
 
 text_enum!(
+    /// Why intake held a delivery in quarantine.
+    QuarantineReason {
+        /// The sender is not among the webhook's trusted actors.
+        UntrustedActor => "untrusted_actor",
+        /// A routing rule faulted.
+        RuleFault => "rule_fault",
+        /// A routing rule chose quarantine.
+        RuleAction => "rule_action",
+    }
+);
+
+text_enum!(
     /// Which interrupt state an agent asks for.
     InterruptState {
         /// Waiting on a human's input.

@@ -3,11 +3,12 @@
 //! transaction), so racing instances move a row once.
 
 pub mod dead_letters;
+pub mod deliveries;
 pub mod endpoints;
 pub mod signals;
 pub mod tenancy;
-pub mod webhooks;
 pub mod todos;
+pub mod webhooks;
 
 use crate::db::{DbConn, DbPool};
 use crate::error::Result;

@@ -105,7 +105,8 @@ impl Store {
         if new.unverified && new.secret.is_some() {
             return Err(Error::invalid("secret", "an unverified webhook has no secret"));
         }
-        let signing_secret = (new.signed && !new.unverified).then(|| new.secret.clone().unwrap_or_else(tokens::mint_signing_secret));
+        let signing_secret =
+            (new.signed && !new.unverified).then(|| new.secret.clone().unwrap_or_else(tokens::mint_signing_secret));
         let (sealed, fingerprint) = match &signing_secret {
             Some(secret) => {
                 let sealed = vault.seal(secret.as_bytes()).map_err(|e| match e {
@@ -188,7 +189,12 @@ impl Store {
     }
 
     /// Replaces a webhook's rules (validated by the caller).
-    pub async fn set_webhook_rules(&self, scopes: &[ScopeId], id: WebhookId, rules: serde_json::Value) -> Result<WebhookRow> {
+    pub async fn set_webhook_rules(
+        &self,
+        scopes: &[ScopeId],
+        id: WebhookId,
+        rules: serde_json::Value,
+    ) -> Result<WebhookRow> {
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
         diesel::update(webhooks::table.filter(webhooks::id.eq(id.0).and(webhooks::scope_id.eq_any(ids))))

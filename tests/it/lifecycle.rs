@@ -332,15 +332,9 @@ async fn presence_clock_in_and_out_is_recorded_for_any_valid_endpoint_token() {
 async fn the_store_itself_refuses_nul_characters_that_postgres_cannot_hold() {
     let (app, _, ep) = TestApp::with_worker().await;
     let new = |title: &str, payload: serde_json::Value| switchboard::store::todos::NewTodo {
-        endpoint_id: ep.id,
-        queue: "q".into(),
-        title: title.into(),
-        kind: None,
         source: Some("github".into()),
         payload: Some(payload),
-        idempotency_key: None,
-        max_attempts: None,
-        event_id: None,
+        ..switchboard::store::todos::NewTodo::new(ep.id, "q", title)
     };
     for bad in [new("a\0b", json!({})), new("ok", json!({"k": "v\u{0}"}))] {
         let err = app.store.create_todo(bad).await.unwrap_err();

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use switchboard::domain::ids::{EndpointId, EventId, ScopeId, TodoId};
-use switchboard::domain::todo_state::{AttemptOutcome, DeadReason, ReadyReason};
+use switchboard::domain::todo_state::{AttemptOutcome, DeadReason, QuarantineReason, ReadyReason};
 use switchboard::store::signals::Signal;
 use switchboard::store::todos::NewTodo;
 
@@ -36,15 +36,12 @@ async fn todo_from_event(app: &TestApp, endpoint: EndpointId, event: EventId) ->
     let out = app
         .store
         .create_todo(NewTodo {
-            endpoint_id: endpoint,
-            queue: "q".into(),
-            title: "from a delivery".into(),
             kind: Some("push".into()),
             source: Some("github".into()),
             payload: Some(json!({"secret": "never announced"})),
-            idempotency_key: None,
             max_attempts: Some(1),
             event_id: Some(event),
+            ..NewTodo::new(endpoint, "q", "from a delivery")
         })
         .await
         .unwrap();
@@ -344,15 +341,10 @@ async fn a_quarantined_todo_never_rings() {
     let out = app
         .store
         .create_todo(NewTodo {
-            endpoint_id: ep.id,
-            queue: "quarantine".into(),
-            title: "held".into(),
-            kind: None,
             source: Some("github".into()),
-            payload: None,
-            idempotency_key: None,
-            max_attempts: None,
             event_id: Some(ev),
+            quarantine_reason: Some(QuarantineReason::UntrustedActor),
+            ..NewTodo::new(ep.id, "quarantine", "held")
         })
         .await
         .unwrap();

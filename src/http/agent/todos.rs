@@ -253,15 +253,12 @@ pub async fn create(state: web::Data<AppState>, agent: Agent, body: Json<CreateT
     let outcome = state
         .store
         .create_todo(NewTodo {
-            endpoint_id: me.endpoint_id,
-            queue: b.queue,
-            title: b.title,
             kind: b.kind,
             source: Some("agent".into()),
             payload: b.payload,
             idempotency_key: b.idempotency_key,
             max_attempts: b.max_attempts,
-            event_id: None,
+            ..NewTodo::new(me.endpoint_id, b.queue, b.title)
         })
         .await?;
     let body = CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created };

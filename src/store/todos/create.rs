@@ -11,7 +11,7 @@ use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, EventId, TodoId};
 use crate::domain::text::{self, QUARANTINE_QUEUE};
-use crate::domain::todo_state::ReadyReason;
+use crate::domain::todo_state::{QuarantineReason, ReadyReason};
 use crate::domain::transitions::{DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RANGE, within};
 use crate::error::{Error, Result};
 
@@ -37,6 +37,8 @@ pub struct NewTodo {
     /// The delivery that produced it (intake only; agent-authored todos have none and
     /// so never pass the sender gate).
     pub event_id: Option<EventId>,
+    /// Why intake held it (only on the reserved `quarantine` queue).
+    pub quarantine_reason: Option<QuarantineReason>,
 }
 
 impl NewTodo {
@@ -52,6 +54,7 @@ impl NewTodo {
             idempotency_key: None,
             max_attempts: None,
             event_id: None,
+            quarantine_reason: None,
         }
     }
 
@@ -63,8 +66,9 @@ impl NewTodo {
                 "must be 1–64 of a-z, 0-9, '.', '_' or '-', starting with a letter or digit",
             ));
         }
-        if self.queue == QUARANTINE_QUEUE && self.event_id.is_none() {
-            return Err(Error::invalid("queue", "quarantine is reserved"));
+        // The reserved queue holds intake's deliveries only, each with its reason.
+        if (self.queue == QUARANTINE_QUEUE) != (self.event_id.is_some() && self.quarantine_reason.is_some()) {
+            return Err(Error::invalid("queue", "quarantine is reserved for held deliveries"));
         }
         if self.title.trim().is_empty() || self.title.len() > text::TITLE_MAX_BYTES {
             return Err(Error::invalid("title", "must be 1–1024 bytes"));
@@ -146,8 +150,8 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
         diesel::sql_query(format!(
             "WITH t AS ( \
            INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
-                              event_id, idempotency_key, state, max_attempts) \
-           SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11 \
+                              event_id, idempotency_key, state, max_attempts, quarantine_reason) \
+           SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12 \
            FROM endpoints ep \
            WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
            FOR SHARE OF ep \
@@ -169,7 +173,8 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
         .bind::<Int4, _>(payload_size)
         .bind::<Nullable<SqlUuid>, _>(new.event_id.map(|e| e.0))
         .bind::<Nullable<Text>, _>(new.idempotency_key.as_deref())
-        .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)),
+        .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS))
+        .bind::<Nullable<Text>, _>(new.quarantine_reason),
     )
     .get_result(conn)
     .await
