@@ -4,6 +4,7 @@
 mod harness;
 
 mod api_doc;
+mod deliveries;
 mod bad_input;
 mod claim_plan;
 mod cli;
