@@ -11,6 +11,7 @@ pub mod db;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod intake;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

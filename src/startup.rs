@@ -91,8 +91,16 @@ impl Application {
             .local_addr()
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
             .port();
-        let state =
-            AppState { store: store.clone(), auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)) };
+        let base_url = match &settings.base_url {
+            Some(b) => b.clone(),
+            None => format!("http://{}:{port}", settings.addr.ip()),
+        };
+        let state = AppState {
+            store: store.clone(),
+            auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)),
+            vault: crate::vault::Vault::new(settings.secret_encryption_key.as_ref()),
+            base_url,
+        };
         let mut server = HttpServer::new(move || {
             App::new()
                 // Log the route pattern, never the concrete path: paths may carry ids

@@ -8,11 +8,14 @@ use utoipa::ToSchema;
 
 use crate::db::models::{AttemptRow, EndpointRow, TodoRow};
 use crate::domain::grants::Verb;
-use crate::domain::ids::{EndpointId, TodoId};
+use crate::domain::ids::{EndpointId, TodoId, WebhookId};
 use crate::domain::todo_state::{
     AttemptDisposition, AttemptOutcome, DeadReason, EndpointState, InterruptState, Presence, TodoState,
 };
+use crate::intake::actors::TrustedActors;
+use crate::intake::verify::SourceType;
 use crate::store::dead_letters::DeadLetter;
+use crate::store::webhooks::WebhookRow;
 
 /// A todo as listed (no payload).
 #[derive(Debug, Serialize, ToSchema)]
@@ -367,4 +370,74 @@ impl From<DeadLetter> for DeadLetterView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeadLetterList {
     pub dead_letters: Vec<DeadLetterView>,
+}
+
+/// Webhook creation request.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWebhookBody {
+    pub endpoint_id: EndpointId,
+    pub source_type: SourceType,
+    /// Default queue for deliveries no rule routes elsewhere.
+    pub queue: String,
+    /// 1–100; default 5.
+    pub max_attempts: Option<i32>,
+    /// `{"logins": [...]}` or `{"allow_all": true}`; absent trusts no one (GitHub/Gitea).
+    pub trusted_actors: Option<TrustedActors>,
+    /// A secret the provider supplies; absent: Switchboard generates one.
+    pub secret: Option<String>,
+    /// A signed source that cannot sign: routed in trust mode `open`, never announced.
+    pub unverified: Option<bool>,
+}
+
+/// Webhook creation answer: the ingest token and signing secret are shown here once.
+#[derive(Serialize, ToSchema)]
+pub struct CreatedWebhookView {
+    pub id: WebhookId,
+    pub ingest_url: String,
+    pub ingest_token: String,
+    pub signing_secret: Option<String>,
+}
+
+/// A webhook as listed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    pub id: WebhookId,
+    pub endpoint_id: EndpointId,
+    pub source_type: SourceType,
+    pub queue: String,
+    pub max_attempts: i32,
+    pub ingest_token_prefix: String,
+    pub secret_fingerprint: Option<String>,
+    pub unverified: bool,
+    pub trusted_actors: Option<serde_json::Value>,
+    pub rules: serde_json::Value,
+    /// Deliveries refused (bad or missing signature, stale timestamp).
+    pub refused_deliveries: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<&WebhookRow> for WebhookView {
+    fn from(w: &WebhookRow) -> Self {
+        WebhookView {
+            id: w.id,
+            endpoint_id: w.endpoint_id,
+            source_type: w.source_type,
+            queue: w.queue.clone(),
+            max_attempts: w.max_attempts,
+            ingest_token_prefix: w.ingest_token_prefix.clone(),
+            secret_fingerprint: w.secret_fingerprint.clone(),
+            unverified: w.unverified,
+            trusted_actors: w.trusted_actors.clone(),
+            rules: w.rules.clone(),
+            refused_deliveries: w.refused_deliveries,
+            created_at: w.created_at,
+        }
+    }
+}
+
+/// Webhook list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
 }

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod body;
 pub mod dto;
 pub mod health;
+pub mod intake;
 pub mod openapi;
 pub mod operator;
 
@@ -22,6 +23,10 @@ pub struct AppState {
     pub store: Store,
     /// Verified endpoint tokens.
     pub auth_cache: AuthCache,
+    /// Secrets at rest.
+    pub vault: crate::vault::Vault,
+    /// Public base URL (links, ingest URLs), without a trailing slash.
+    pub base_url: String,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {
@@ -35,6 +40,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
         .route("/api/openapi.json", web::get().to(openapi::document))
+        .route("/webhooks/w/{ingest_token}", web::post().to(intake::ingest))
         .service(
             web::scope("/api/v1/agent")
                 .route("/todos", web::get().to(agent::todos::list))
@@ -59,7 +65,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/todos/{id}", web::get().to(operator::todos::get))
                 .route("/todos/{id}/fail", web::post().to(operator::todos::fail))
                 .route("/todos/{id}/retry", web::post().to(operator::todos::retry))
-                .route("/dead-letters", web::get().to(operator::dead_letters::list)),
+                .route("/dead-letters", web::get().to(operator::dead_letters::list))
+                .route("/webhooks", web::post().to(operator::webhooks::create))
+                .route("/webhooks", web::get().to(operator::webhooks::list)),
         )
         .default_service(web::to(not_found));
 }

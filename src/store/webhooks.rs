@@ -12,6 +12,7 @@ use crate::domain::text::{QUARANTINE_QUEUE, valid_queue_name};
 use crate::domain::tokens::{self, INGEST_TOKEN_PREFIX};
 use crate::domain::transitions::{DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RANGE, within};
 use crate::error::{Error, Result};
+use crate::intake::verify::SourceType;
 use crate::vault::{self, Vault, VaultError};
 
 /// A webhook as stored (the ingest token hash and sealed secret stay in the store).
@@ -21,7 +22,7 @@ pub struct WebhookRow {
     pub id: WebhookId,
     pub scope_id: ScopeId,
     pub endpoint_id: EndpointId,
-    pub source_type: String,
+    pub source_type: SourceType,
     pub queue: String,
     pub max_attempts: i32,
     pub ingest_token_prefix: String,
@@ -40,10 +41,8 @@ pub struct NewWebhook {
     pub scope: ScopeId,
     /// The endpoint whose queues receive its todos.
     pub endpoint_id: EndpointId,
-    /// `github`, `gitea`, `stripe`, `standard` or `generic` (already validated).
-    pub source_type: String,
-    /// Whether that source signs its deliveries.
-    pub signed: bool,
+    /// The provider scheme.
+    pub source_type: SourceType,
     /// Default queue.
     pub queue: String,
     /// Attempt cap of its todos (default 5).
@@ -99,14 +98,14 @@ impl Store {
         if new.secret.as_ref().is_some_and(|s| s.is_empty() || s.len() > SECRET_MAX_BYTES || s.contains('\0')) {
             return Err(Error::invalid("secret", "must be 1–512 bytes"));
         }
-        if !new.signed && (new.secret.is_some() || new.unverified) {
+        if !new.source_type.is_signed() && (new.secret.is_some() || new.unverified) {
             return Err(Error::invalid("source_type", "a generic webhook takes neither a secret nor `unverified`"));
         }
         if new.unverified && new.secret.is_some() {
             return Err(Error::invalid("secret", "an unverified webhook has no secret"));
         }
-        let signing_secret =
-            (new.signed && !new.unverified).then(|| new.secret.clone().unwrap_or_else(tokens::mint_signing_secret));
+        let signing_secret = (new.source_type.is_signed() && !new.unverified)
+            .then(|| new.secret.clone().unwrap_or_else(tokens::mint_signing_secret));
         let (sealed, fingerprint) = match &signing_secret {
             Some(secret) => {
                 let sealed = vault.seal(secret.as_bytes()).map_err(|e| match e {
@@ -124,7 +123,7 @@ impl Store {
                 webhooks::id.eq(WebhookId::new().0),
                 webhooks::scope_id.eq(new.scope.0),
                 webhooks::endpoint_id.eq(new.endpoint_id.0),
-                webhooks::source_type.eq(&new.source_type),
+                webhooks::source_type.eq(new.source_type),
                 webhooks::queue.eq(&new.queue),
                 webhooks::max_attempts.eq(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)),
                 webhooks::ingest_token_hash.eq(ingest.hash.as_slice()),

@@ -43,8 +43,7 @@ async fn a_delivery_is_recorded_once_and_its_todos_carry_the_sender_gate() {
             NewWebhook {
                 scope: o.scope,
                 endpoint_id: ep.id,
-                source_type: "github".into(),
-                signed: true,
+                source_type: switchboard::intake::verify::SourceType::Github,
                 queue: "builds".into(),
                 max_attempts: None,
                 trusted_actors: None,
@@ -107,8 +106,7 @@ async fn without_an_encryption_key_a_signed_webhook_is_refused_and_nothing_is_st
             NewWebhook {
                 scope: o.scope,
                 endpoint_id: ep.id,
-                source_type: "github".into(),
-                signed: true,
+                source_type: switchboard::intake::verify::SourceType::Github,
                 queue: "builds".into(),
                 max_attempts: None,
                 trusted_actors: None,

@@ -4,11 +4,12 @@
 mod harness;
 
 mod api_doc;
-mod deliveries;
 mod bad_input;
 mod claim_plan;
 mod cli;
 mod dead_letters;
+mod deliveries;
+mod intake;
 mod lifecycle;
 mod races;
 mod signals;

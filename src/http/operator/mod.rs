@@ -3,3 +3,4 @@
 pub mod dead_letters;
 pub mod endpoints;
 pub mod todos;
+pub mod webhooks;

@@ -55,8 +55,9 @@ pub const MAX_HEADER_BYTES: usize = 4096;
 pub const MAX_LABEL_BYTES: usize = 256;
 
 /// A request as intake sees it. Header names are matched case-insensitively and the
-/// first occurrence of a name wins; values are the header text as received.
-#[derive(Debug, Clone, Copy)]
+/// first occurrence of a name wins; values are the header text as received. Its Debug
+/// form shows header names and the body length only, so logging it leaks no credential.
+#[derive(Clone, Copy)]
 pub struct Inbound<'a> {
     /// `(name, value)` pairs in arrival order.
     pub headers: &'a [(String, String)],
@@ -68,6 +69,15 @@ impl<'a> Inbound<'a> {
     /// The value of the first header called `name` (ASCII case-insensitive), if any.
     pub fn header(&self, name: &str) -> Option<&'a str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+impl std::fmt::Debug for Inbound<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbound")
+            .field("header_names", &self.headers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>())
+            .field("body_len", &self.body.len())
+            .finish()
     }
 }
 
@@ -138,9 +148,7 @@ pub fn delivery_id(source: SourceType, inbound: &Inbound) -> String {
         SourceType::Gitea => label(inbound.header("X-Gitea-Delivery")),
         SourceType::Stripe => body_field(inbound.body, "id"),
         SourceType::Standard => label(inbound.header(standard::ID_HEADER)),
-        SourceType::Generic => {
-            label(inbound.header("X-Delivery-Id")).or_else(|| label(inbound.header("Webhook-Id")))
-        }
+        SourceType::Generic => label(inbound.header("X-Delivery-Id")).or_else(|| label(inbound.header("Webhook-Id"))),
     };
     provided.unwrap_or_else(|| hex::encode(Sha256::digest(inbound.body)))
 }
@@ -224,11 +232,16 @@ fn decode_hex_tag(text: &str) -> Result<[u8; 32], VerifyError> {
     Ok(tag)
 }
 
-/// Parses a signed Unix timestamp: ASCII digits only (no sign, no spaces), so that the
-/// text that was signed and the number that is checked cannot disagree.
+/// Parses a signed Unix timestamp in canonical form: ASCII digits only, no sign, no
+/// leading zero. Senders sign the text and we check the number, so the text must be the
+/// only spelling of the number or the two could disagree.
 fn parse_unix_seconds(text: &str) -> Result<i64, VerifyError> {
-    const MALFORMED: VerifyError = VerifyError::Malformed("timestamp is not a Unix time in seconds");
-    if text.is_empty() || text.len() > 19 || !text.bytes().all(|b| b.is_ascii_digit()) {
+    const MALFORMED: VerifyError = VerifyError::Malformed("timestamp is not canonical Unix seconds");
+    let canonical = !text.is_empty()
+        && text.len() <= 19
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    if !canonical {
         return Err(MALFORMED);
     }
     text.parse().map_err(|_| MALFORMED)

@@ -1,0 +1,183 @@
+//! `POST /webhooks/w/{ingest_token}`: the front door for providers. Verifies the
+//! delivery on its raw body, applies the trusted-actor gate and the webhook's rules,
+//! and records the event with its todos. A refused delivery stores nothing but a count.
+
+use actix_web::dev::Payload;
+use actix_web::web::BytesMut;
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use crate::domain::ids::{EndpointId, EventId, TodoId};
+use crate::domain::todo_state::{Disposition, TrustMode};
+use crate::error::{Error, ErrorEnvelope, Result};
+use crate::intake::actors::{TrustedActors, is_trusted};
+use crate::intake::redact::redacted_headers;
+use crate::intake::routing::{Inputs, route};
+use crate::intake::rules::{self, Decision, Envelope, Route};
+use crate::intake::verify::{self, Inbound, VerifyError};
+use crate::store::deliveries::{Delivery, Recorded};
+
+/// Largest delivery accepted.
+pub const INGEST_BODY_LIMIT: usize = 5 * 1024 * 1024;
+
+/// What the provider is told.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IngestAnswer {
+    /// The recorded event.
+    pub event_id: EventId,
+    /// `routed`, `dropped`, `quarantined` or `faulted`.
+    pub disposition: Disposition,
+    /// Todos created for it.
+    pub todos: Vec<TodoId>,
+    /// True when this delivery id was already recorded (nothing new was created).
+    pub duplicate: bool,
+}
+
+async fn read_body(req: &HttpRequest, mut payload: Payload) -> Result<BytesMut> {
+    let declared: Option<usize> = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    if declared.is_some_and(|n| n > INGEST_BODY_LIMIT) {
+        return Err(Error::PayloadTooLarge(INGEST_BODY_LIMIT));
+    }
+    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(INGEST_BODY_LIMIT));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| Error::InvalidArgument("body: could not be read".into()))?;
+        if buf.len() + chunk.len() > INGEST_BODY_LIMIT {
+            return Err(Error::PayloadTooLarge(INGEST_BODY_LIMIT));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf)
+}
+
+/// Receives one delivery.
+#[utoipa::path(post, path = "/webhooks/w/{ingest_token}", tag = "intake",
+    params(("ingest_token" = String, Path, description = "the webhook's ingest token")),
+    responses((status = 202, body = IngestAnswer), (status = 401, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
+              (status = 413, body = ErrorEnvelope), (status = 503, body = ErrorEnvelope)))]
+pub async fn ingest(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    token: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse> {
+    let target = state.store.webhook_by_ingest_token(&token).await?.ok_or(Error::NotFound)?;
+    let body = read_body(&req, payload.into_inner()).await?;
+    let wh = target.webhook;
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let inbound = Inbound { headers: &headers, body: &body };
+
+    let (trust_mode, verified) = if !wh.source_type.is_signed() {
+        (TrustMode::Token, false)
+    } else if wh.unverified {
+        (TrustMode::Open, false)
+    } else {
+        let secret = match target.sealed_secret.as_deref() {
+            Some(sealed) => Some(state.vault.open(sealed).map_err(|e| Error::Unavailable(e.to_string()))?),
+            None => None,
+        };
+        match verify::verify(wh.source_type, secret.as_deref(), &inbound, chrono::Utc::now()) {
+            Ok(_) => (TrustMode::Signed, true),
+            Err(VerifyError::NoSecret) => return Err(Error::Unavailable("the webhook has no signing secret".into())),
+            Err(refused) => {
+                state.store.count_refused_delivery(wh.id).await?;
+                tracing::info!(webhook = %wh.id, reason = %refused, "delivery refused");
+                return Err(Error::Unauthenticated);
+            }
+        }
+    };
+
+    let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
+    let event_type = verify::event_type(wh.source_type, &inbound);
+    let policy: Option<TrustedActors> = wh.trusted_actors.clone().and_then(|v| serde_json::from_value(v).ok());
+    let trusted = is_trusted(wh.source_type.as_str(), policy.as_ref(), json.as_ref());
+    let decision = match rules::parse(&wh.rules) {
+        Ok(set) => rules::evaluate(
+            &set,
+            &Envelope {
+                source: wh.source_type.to_string(),
+                event_type: event_type.clone(),
+                headers: headers.clone(),
+                body: json.clone(),
+            },
+            rules::DEFAULT_BUDGET,
+        ),
+        Err(e) => Decision::Fault { rule_id: String::new(), reason: e.to_string() },
+    };
+    let fan_out = granted_fan_out(&state, &wh.scope_id, &decision).await?;
+    let raw_text = String::from_utf8_lossy(&body);
+    let routed = route(
+        &Inputs {
+            endpoint_id: wh.endpoint_id,
+            default_queue: &wh.queue,
+            max_attempts: wh.max_attempts,
+            source: wh.source_type.as_str(),
+            event_type: event_type.as_deref(),
+            body: json.as_ref(),
+            raw_text: &raw_text,
+        },
+        trusted,
+        &decision,
+        &fan_out,
+    );
+    let recorded = state
+        .store
+        .record_delivery(Delivery {
+            webhook_id: wh.id,
+            scope_id: wh.scope_id,
+            endpoint_id: wh.endpoint_id,
+            source: wh.source_type.to_string(),
+            event_type,
+            external_id: verify::delivery_id(wh.source_type, &inbound),
+            trust_mode,
+            verified,
+            headers: redacted_headers(&headers),
+            payload: body.to_vec(),
+            disposition: routed.disposition,
+            todos: routed.todos,
+        })
+        .await?;
+    let answer = match recorded {
+        Recorded::New { event_id, todos } => IngestAnswer {
+            event_id,
+            disposition: routed.disposition,
+            todos: todos.iter().map(|t| t.todo.id).collect(),
+            duplicate: false,
+        },
+        Recorded::Duplicate { event_id } => {
+            IngestAnswer { event_id, disposition: routed.disposition, todos: Vec::new(), duplicate: true }
+        }
+    };
+    Ok(HttpResponse::Accepted().json(answer))
+}
+
+/// The extra endpoints a matched queue rule names, limited to active endpoints in the
+/// webhook's own scope (cross-owner grants are not built yet); others are ignored.
+async fn granted_fan_out(
+    state: &AppState,
+    scope: &crate::domain::ids::ScopeId,
+    decision: &Decision,
+) -> Result<Vec<EndpointId>> {
+    let Decision::Matched { action, .. } = decision else { return Ok(Vec::new()) };
+    let Route::Queue { endpoints, .. } = &action.route else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for raw in endpoints {
+        let Ok(id) = raw.parse::<EndpointId>() else { continue };
+        match state.store.endpoint_in(&[*scope], id).await {
+            Ok(e) if e.state == crate::domain::todo_state::EndpointState::Active => out.push(id),
+            Ok(_) | Err(Error::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}

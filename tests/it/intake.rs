@@ -1,0 +1,163 @@
+//! Intake end to end: real provider signatures into the running server, routed to a
+//! queue, deduplicated, refused, quarantined.
+
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use crate::harness::{Ep, Owner, TestApp};
+
+async fn app_with_key() -> (TestApp, Owner, Ep) {
+    let app = TestApp::spawn_with(|s| s.secret_encryption_key = Some(switchboard::config::SecretKey([5; 32]))).await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    (app, owner, ep)
+}
+
+fn github_signature(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+async fn webhook(app: &TestApp, owner: &Owner, ep: &Ep, body: Value) -> Value {
+    let mut body = body;
+    body["endpoint_id"] = json!(ep.id.to_string());
+    let (s, w) = app.post("/api/v1/webhooks", &owner.token, body).await;
+    assert_eq!(s, 201, "{w}");
+    w
+}
+
+/// Posts a delivery to an ingest URL with extra headers.
+async fn deliver(app: &TestApp, ingest_url: &str, headers: &[(&str, String)], body: &[u8]) -> (u16, Value) {
+    let path = ingest_url.split_once("/webhooks/").map(|(_, p)| format!("/webhooks/{p}")).unwrap();
+    let mut req = app.client.post(format!("{}{}", app.base, path)).insert_header(("content-type", "application/json"));
+    for (k, v) in headers {
+        req = req.insert_header((*k, v.as_str()));
+    }
+    let mut resp = req.send_body(body.to_vec()).await.unwrap();
+    let bytes = resp.body().limit(1 << 20).await.unwrap();
+    (resp.status().as_u16(), serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[actix_web::test]
+async fn a_signed_github_delivery_from_a_trusted_sender_becomes_one_announceable_todo() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(
+        &app,
+        &owner,
+        &ep,
+        json!({"source_type": "github", "queue": "builds", "trusted_actors": {"logins": ["octo"]}}),
+    )
+    .await;
+    let secret = w["signing_secret"].as_str().unwrap().to_owned();
+    let body = br#"{"ref":"refs/heads/main","sender":{"login":"octo"}}"#;
+    let headers = [
+        ("X-GitHub-Event", "push".to_owned()),
+        ("X-GitHub-Delivery", "d-1".to_owned()),
+        ("X-Hub-Signature-256", github_signature(&secret, body)),
+        ("Authorization", "Bearer should-never-be-stored".to_owned()),
+    ];
+    app.signals.take().await;
+    let (s, answer) = deliver(&app, w["ingest_url"].as_str().unwrap(), &headers, body).await;
+    assert_eq!(s, 202, "{answer}");
+    assert_eq!((answer["disposition"].as_str(), answer["duplicate"].as_bool()), (Some("routed"), Some(false)));
+    let ready = app.signals.take_ready().await;
+    assert_eq!(ready.len(), 1);
+    assert!(ready[0].todo.sender_gate, "a verified delivery passes the sender gate");
+    let c = app.claim_next(&ep).await;
+    assert_eq!((c["todo"]["queue"].as_str(), c["todo"]["title"].as_str()), (Some("builds"), Some("github push")));
+    assert_eq!(c["todo"]["payload"]["sender"]["login"], "octo");
+    assert_eq!(app.db.count("SELECT count(*) FROM events WHERE verified AND trust_mode = 'signed'").await, 1);
+    assert_eq!(
+        app.db.count("SELECT count(*) FROM events WHERE headers::text LIKE '%should-never-be-stored%'").await,
+        0
+    );
+
+    // A redelivery creates nothing new.
+    let (s, again) = deliver(&app, w["ingest_url"].as_str().unwrap(), &headers, body).await;
+    assert_eq!((s, again["duplicate"].as_bool()), (202, Some(true)));
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 1);
+}
+
+#[actix_web::test]
+async fn a_bad_signature_is_refused_and_only_counted_and_an_unknown_token_is_not_found() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(
+        &app,
+        &owner,
+        &ep,
+        json!({"source_type": "github", "queue": "builds", "trusted_actors": {"allow_all": true}}),
+    )
+    .await;
+    let url = w["ingest_url"].as_str().unwrap();
+    let body = br#"{"a":1}"#;
+    let (s, e) = deliver(&app, url, &[("X-Hub-Signature-256", github_signature("wrong", body))], body).await;
+    assert_eq!((s, e["error"]["code"].as_str()), (401, Some("unauthenticated")));
+    let (s, _) = deliver(&app, url, &[], body).await;
+    assert_eq!(s, 401);
+    assert_eq!(app.db.count("SELECT count(*) FROM events").await, 0, "nothing stored for a refused delivery");
+    assert_eq!(app.db.count("SELECT refused_deliveries FROM webhooks").await, 2);
+    let (s, e) = deliver(&app, "http://x/webhooks/w/sbw_unknown", &[], body).await;
+    assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")));
+    let big = vec![b'a'; 5 * 1024 * 1024 + 1];
+    let (s, _) = deliver(&app, url, &[], &big).await;
+    assert_eq!(s, 413);
+}
+
+#[actix_web::test]
+async fn an_untrusted_sender_is_quarantined_out_of_agents_sight() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(
+        &app,
+        &owner,
+        &ep,
+        json!({"source_type": "github", "queue": "builds", "trusted_actors": {"logins": []}}),
+    )
+    .await;
+    let secret = w["signing_secret"].as_str().unwrap().to_owned();
+    let body = br#"{"sender":{"login":"mallory"}}"#;
+    let (s, answer) = deliver(
+        &app,
+        w["ingest_url"].as_str().unwrap(),
+        &[("X-Hub-Signature-256", github_signature(&secret, body))],
+        body,
+    )
+    .await;
+    assert_eq!((s, answer["disposition"].as_str()), (202, Some("quarantined")));
+    assert_eq!(app.claim_next(&ep).await["empty"], true);
+    assert_eq!(
+        app.db
+            .count("SELECT count(*) FROM todos WHERE queue = 'quarantine' AND quarantine_reason = 'untrusted_actor'")
+            .await,
+        1
+    );
+}
+
+#[actix_web::test]
+async fn a_generic_webhook_takes_malformed_json_as_raw_text_and_trusts_its_token() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(&app, &owner, &ep, json!({"source_type": "generic", "queue": "inbox"})).await;
+    assert!(w["signing_secret"].is_null());
+    app.signals.take().await;
+    let (s, answer) =
+        deliver(&app, w["ingest_url"].as_str().unwrap(), &[("X-Delivery-Id", "g-1".into())], b"{not json").await;
+    assert_eq!(s, 202, "{answer}");
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c["todo"]["payload"]["raw_body"], "{not json");
+    let ready = app.signals.take_ready().await;
+    assert!(ready[0].todo.sender_gate, "token trust passes the sender gate");
+}
+
+#[actix_web::test]
+async fn an_unverified_signed_source_is_routed_in_open_trust_and_never_announces() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(&app, &owner, &ep, json!({"source_type": "stripe", "queue": "billing", "unverified": true})).await;
+    app.signals.take().await;
+    let (s, _) =
+        deliver(&app, w["ingest_url"].as_str().unwrap(), &[], br#"{"id":"evt_1","type":"charge.failed"}"#).await;
+    assert_eq!(s, 202);
+    let ready = app.signals.take_ready().await;
+    assert!(!ready[0].todo.sender_gate);
+    assert_eq!(app.db.count("SELECT count(*) FROM events WHERE trust_mode = 'open' AND NOT verified").await, 1);
+}
