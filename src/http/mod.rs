@@ -67,7 +67,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/todos/{id}/retry", web::post().to(operator::todos::retry))
                 .route("/dead-letters", web::get().to(operator::dead_letters::list))
                 .route("/webhooks", web::post().to(operator::webhooks::create))
-                .route("/webhooks", web::get().to(operator::webhooks::list)),
+                .route("/webhooks", web::get().to(operator::webhooks::list))
+                .route("/webhooks/{id}/rules", web::put().to(operator::webhooks::put_rules))
+                .route("/webhooks/{id}/rules/test", web::post().to(operator::webhooks::test_rules)),
         )
         .default_service(web::to(not_found));
 }

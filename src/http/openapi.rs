@@ -4,7 +4,7 @@ use actix_web::HttpResponse;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{agent, health, operator};
+use super::{agent, health, intake, operator};
 
 struct BearerSchemes;
 
@@ -35,6 +35,8 @@ impl Modify for BearerSchemes {
         operator::endpoints::vend, operator::endpoints::list, operator::endpoints::revoke,
         operator::todos::get, operator::todos::fail, operator::todos::retry,
         operator::dead_letters::list,
+        operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,
+        operator::webhooks::test_rules, intake::ingest,
     ),
     modifiers(&BearerSchemes)
 )]

@@ -161,3 +161,82 @@ async fn an_unverified_signed_source_is_routed_in_open_trust_and_never_announces
     assert!(!ready[0].todo.sender_gate);
     assert_eq!(app.db.count("SELECT count(*) FROM events WHERE trust_mode = 'open' AND NOT verified").await, 1);
 }
+
+#[actix_web::test]
+async fn rules_route_drop_and_quarantine_first_match_wins_and_fan_out_within_the_scope() {
+    let (app, owner, ep) = app_with_key().await;
+    let second = app.agent(owner.scope, "second").await;
+    let w = webhook(&app, &owner, &ep, json!({"source_type": "generic", "queue": "inbox"})).await;
+    let id = w["id"].as_str().unwrap();
+    let rules = json!({"rules": [
+        {"id": "drop-pings", "match": {"any": [{"header": "X-Event", "equals": "ping"}]}, "action": {"drop": true}},
+        {"id": "hold", "match": {"pointer": "/suspicious", "exists": true}, "action": {"quarantine": true}},
+        {"id": "to-builds", "match": {"all": [{"pointer": "/kind", "equals": "build"}, {"header": "X-Event", "glob": "push*"}]},
+         "action": {"queue": "builds", "endpoints": [second.id.to_string()]}}
+    ]});
+    let (s, saved) = app.call("PUT", &format!("/api/v1/webhooks/{id}/rules"), Some(&owner.token), Some(&rules)).await;
+    assert_eq!(s, 200, "{saved}");
+    let url = w["ingest_url"].as_str().unwrap();
+    let send = async |event: &str, id: &str, body: Value| {
+        deliver(
+            &app,
+            url,
+            &[("X-Event", event.to_owned()), ("X-Delivery-Id", id.to_owned())],
+            body.to_string().as_bytes(),
+        )
+        .await
+    };
+    let (_, a) = send("ping", "1", json!({"kind": "build"})).await;
+    assert_eq!((a["disposition"].as_str(), a["todos"].as_array().unwrap().len()), (Some("dropped"), 0));
+    let (_, a) = send("push", "2", json!({"kind": "build", "suspicious": true})).await;
+    assert_eq!(a["disposition"], "quarantined");
+    let (_, a) = send("push-tag", "3", json!({"kind": "build"})).await;
+    assert_eq!((a["disposition"].as_str(), a["todos"].as_array().unwrap().len()), (Some("routed"), 2));
+    let (_, a) = send("issue", "4", json!({"kind": "other"})).await;
+    assert_eq!(a["todos"].as_array().unwrap().len(), 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE queue = 'builds'").await, 2);
+    assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE queue = 'inbox'").await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE quarantine_reason = 'rule_action'").await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM events WHERE disposition = 'dropped'").await, 1);
+    assert_eq!(app.claim_next(&second).await["todo"]["queue"], "builds", "fan-out reached the second endpoint");
+}
+
+#[actix_web::test]
+async fn malformed_rules_are_refused_naming_the_rule_and_a_dry_run_changes_nothing() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(&app, &owner, &ep, json!({"source_type": "generic", "queue": "inbox"})).await;
+    let path = format!("/api/v1/webhooks/{}/rules", w["id"].as_str().unwrap());
+    let bad = json!({"rules": [{"id": "two-routes", "match": {"header": "X", "exists": true}, "action": {"drop": true, "queue": "q"}}]});
+    let (s, e) = app.call("PUT", &path, Some(&owner.token), Some(&bad)).await;
+    assert_eq!(s, 422);
+    assert!(e["error"]["message"].as_str().unwrap().contains("two-routes"), "{e}");
+    let notify = json!({"rules": [{"id": "tell-me", "match": {"header": "X", "exists": true}, "action": {"drop": true, "notify": "phone"}}]});
+    let (s, e) = app.call("PUT", &path, Some(&owner.token), Some(&notify)).await;
+    assert_eq!(s, 422);
+    assert!(e["error"]["message"].as_str().unwrap().contains("tell-me"), "{e}");
+    let too_many: Vec<Value> = (0..33)
+        .map(|i| json!({"id": format!("r{i}"), "match": {"header": "X", "exists": true}, "action": {"drop": true}}))
+        .collect();
+    let (s, _) = app.call("PUT", &path, Some(&owner.token), Some(&json!({"rules": too_many}))).await;
+    assert_eq!(s, 422);
+    assert_eq!(
+        app.db.count("SELECT count(*) FROM webhooks WHERE rules = '{\"rules\": []}'::jsonb").await,
+        1,
+        "nothing saved"
+    );
+
+    let trial = json!({
+        "rules": [{"id": "to-builds", "match": {"pointer": "/kind", "equals": "build"}, "action": {"queue": "builds"}}],
+        "headers": {"X-Event": "push"},
+        "body": {"kind": "build"}
+    });
+    let (s, answer) = app.post(&format!("{path}/test"), &owner.token, trial).await;
+    assert_eq!(s, 200, "{answer}");
+    assert_eq!(answer, json!({"matched_rule": "to-builds", "outcome": "queue", "queue": "builds", "fault": null}));
+    let (_, answer) = app.post(&format!("{path}/test"), &owner.token, json!({"body": {"kind": "x"}})).await;
+    assert_eq!((answer["outcome"].as_str(), answer["queue"].as_str()), (Some("default_queue"), Some("inbox")));
+    assert_eq!(app.db.count("SELECT count(*) FROM events").await + app.db.count("SELECT count(*) FROM todos").await, 0);
+    // Another owner's webhook is unknown.
+    let other = app.owner("b@example.com").await;
+    assert_eq!(app.call("PUT", &path, Some(&other.token), Some(&json!({"rules": []}))).await.0, 404);
+}
