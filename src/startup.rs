@@ -8,7 +8,7 @@ use actix_web::dev::Server;
 use actix_web::middleware::Logger;
 use actix_web::{App, HttpServer, web};
 
-use crate::actors::{EndpointExpirer, InterruptReaper, LeaseReaper, RetryScheduler};
+use crate::actors::{EndpointExpirer, InterruptReaper, LeaseReaper, QuarantineExpirer, RetryScheduler};
 use crate::config::Settings;
 use crate::db;
 use crate::http::auth::AuthCache;
@@ -42,6 +42,8 @@ pub struct Sweepers {
     pub retry_scheduler: Addr<RetryScheduler>,
     /// Endpoint expiry.
     pub endpoint_expirer: Addr<EndpointExpirer>,
+    /// Quarantine expiry (hourly: it acts on a 30-day clock).
+    pub quarantine_expirer: Addr<QuarantineExpirer>,
 }
 
 impl Sweepers {
@@ -65,6 +67,7 @@ impl Sweepers {
                 Settings::interval(settings.endpoint_expiry_interval_ms),
             )
             .start(),
+            quarantine_expirer: QuarantineExpirer::new(store.clone(), std::time::Duration::from_secs(3600)).start(),
         }
     }
 }

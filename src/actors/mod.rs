@@ -4,4 +4,4 @@
 pub mod periodic;
 pub mod sweeps;
 
-pub use sweeps::{EndpointExpirer, InterruptReaper, LeaseReaper, RetryScheduler};
+pub use sweeps::{EndpointExpirer, InterruptReaper, LeaseReaper, QuarantineExpirer, RetryScheduler};

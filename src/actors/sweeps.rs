@@ -15,6 +15,15 @@ pub struct InterruptReap;
 pub struct RetryDue;
 /// Marker for the endpoint expiry sweep.
 pub struct EndpointExpiry;
+/// Marker for the quarantine expiry sweep.
+pub struct QuarantineExpiry;
+
+impl Sweep for QuarantineExpiry {
+    const NAME: &'static str = "quarantine_expiry";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.expire_quarantine().await }.boxed()
+    }
+}
 
 impl Sweep for LeaseReap {
     const NAME: &'static str = "lease_reaper";
@@ -52,3 +61,5 @@ pub type InterruptReaper = Periodic<InterruptReap>;
 pub type RetryScheduler = Periodic<RetryDue>;
 /// Revokes endpoints past their expiry (with the silent cascade).
 pub type EndpointExpirer = Periodic<EndpointExpiry>;
+/// Closes deliveries held in quarantine for more than 30 days.
+pub type QuarantineExpirer = Periodic<QuarantineExpiry>;

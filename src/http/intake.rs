@@ -15,10 +15,11 @@ use crate::domain::todo_state::{Disposition, TrustMode};
 use crate::error::{Error, ErrorEnvelope, Result};
 use crate::intake::actors::{TrustedActors, is_trusted};
 use crate::intake::redact::redacted_headers;
-use crate::intake::routing::{Inputs, route};
+use crate::intake::routing::{Inputs, Routed, route};
 use crate::intake::rules::{self, Decision, Envelope, Route};
 use crate::intake::verify::{self, Inbound, VerifyError};
 use crate::store::deliveries::{Delivery, Recorded};
+use crate::store::webhooks::WebhookRow;
 
 /// Largest delivery accepted.
 pub const INGEST_BODY_LIMIT: usize = 5 * 1024 * 1024;
@@ -101,35 +102,9 @@ pub async fn ingest(
     let event_type = verify::event_type(wh.source_type, &inbound);
     let policy: Option<TrustedActors> = wh.trusted_actors.clone().and_then(|v| serde_json::from_value(v).ok());
     let trusted = is_trusted(wh.source_type.as_str(), policy.as_ref(), json.as_ref());
-    let decision = match rules::parse(&wh.rules) {
-        Ok(set) => rules::evaluate(
-            &set,
-            &Envelope {
-                source: wh.source_type.to_string(),
-                event_type: event_type.clone(),
-                headers: headers.clone(),
-                body: json.clone(),
-            },
-            rules::DEFAULT_BUDGET,
-        ),
-        Err(e) => Decision::Fault { rule_id: String::new(), reason: e.to_string() },
-    };
-    let fan_out = granted_fan_out(&state, &wh.scope_id, &decision).await?;
     let raw_text = String::from_utf8_lossy(&body);
-    let routed = route(
-        &Inputs {
-            endpoint_id: wh.endpoint_id,
-            default_queue: &wh.queue,
-            max_attempts: wh.max_attempts,
-            source: wh.source_type.as_str(),
-            event_type: event_type.as_deref(),
-            body: json.as_ref(),
-            raw_text: &raw_text,
-        },
-        trusted,
-        &decision,
-        &fan_out,
-    );
+    let routed =
+        route_delivery(&state, &wh, trusted, event_type.as_deref(), &headers, json.as_ref(), &raw_text).await?;
     let recorded = state
         .store
         .record_delivery(Delivery {
@@ -159,6 +134,43 @@ pub async fn ingest(
         }
     };
     Ok(HttpResponse::Accepted().json(answer))
+}
+
+/// Runs the webhook's rules on a delivery and decides what it becomes (shared by intake
+/// and by a quarantine release, which passes `trusted = true`).
+pub(crate) async fn route_delivery(
+    state: &AppState,
+    wh: &WebhookRow,
+    trusted: bool,
+    event_type: Option<&str>,
+    headers: &[(String, String)],
+    json: Option<&serde_json::Value>,
+    raw_text: &str,
+) -> Result<Routed> {
+    let decision = match rules::parse(&wh.rules) {
+        Ok(set) => rules::evaluate(
+            &set,
+            &Envelope {
+                source: wh.source_type.to_string(),
+                event_type: event_type.map(str::to_owned),
+                headers: headers.to_vec(),
+                body: json.cloned(),
+            },
+            rules::DEFAULT_BUDGET,
+        ),
+        Err(e) => Decision::Fault { rule_id: String::new(), reason: e.to_string() },
+    };
+    let fan_out = granted_fan_out(state, &wh.scope_id, &decision).await?;
+    let inputs = Inputs {
+        endpoint_id: wh.endpoint_id,
+        default_queue: &wh.queue,
+        max_attempts: wh.max_attempts,
+        source: wh.source_type.as_str(),
+        event_type,
+        body: json,
+        raw_text,
+    };
+    Ok(route(&inputs, trusted, &decision, &fan_out))
 }
 
 /// The extra endpoints a matched queue rule names, limited to active endpoints in the

@@ -69,7 +69,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/webhooks", web::post().to(operator::webhooks::create))
                 .route("/webhooks", web::get().to(operator::webhooks::list))
                 .route("/webhooks/{id}/rules", web::put().to(operator::webhooks::put_rules))
-                .route("/webhooks/{id}/rules/test", web::post().to(operator::webhooks::test_rules)),
+                .route("/webhooks/{id}/rules/test", web::post().to(operator::webhooks::test_rules))
+                .route("/quarantine", web::get().to(operator::quarantine::list))
+                .route("/quarantine/{id}/release", web::post().to(operator::quarantine::release))
+                .route("/quarantine/{id}/discard", web::post().to(operator::quarantine::discard)),
         )
         .default_service(web::to(not_found));
 }

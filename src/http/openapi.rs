@@ -37,6 +37,7 @@ impl Modify for BearerSchemes {
         operator::dead_letters::list,
         operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,
         operator::webhooks::test_rules, intake::ingest,
+        operator::quarantine::list, operator::quarantine::release, operator::quarantine::discard,
     ),
     modifiers(&BearerSchemes)
 )]

@@ -10,6 +10,7 @@ mod cli;
 mod dead_letters;
 mod deliveries;
 mod intake;
+mod quarantine;
 mod lifecycle;
 mod races;
 mod signals;

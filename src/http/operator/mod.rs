@@ -2,5 +2,6 @@
 
 pub mod dead_letters;
 pub mod endpoints;
+pub mod quarantine;
 pub mod todos;
 pub mod webhooks;
