@@ -45,8 +45,8 @@ fn main() -> ExitCode {
             Command::Admin(cmd) => {
                 db::run_migrations(&database.url).await.map_err(unavailable)?;
                 let pool = db::pool(&database.url, 2).map_err(unavailable)?;
-                let store = Store::new(pool, Emitter::none());
-                admin::run(&store, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
+                let ctx = admin::Context::new(Store::new(pool, Emitter::none()), &settings);
+                admin::run(&ctx, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
             }
         }
     });

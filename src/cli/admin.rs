@@ -1,5 +1,5 @@
-//! `switchboard admin …`: bootstrap humans, teams and endpoints from a shell. These act
-//! as the instance operator, so they are not scoped to a caller.
+//! `switchboard admin …`: bootstrap humans, teams, endpoints and webhooks from a shell.
+//! These act as the instance operator, so they are not scoped to a caller.
 
 use std::io::Read;
 
@@ -8,12 +8,36 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::Output;
+use crate::config::Settings;
 use crate::domain::grants::Verb;
 use crate::domain::todo_state::TeamRole;
 use crate::error::{Error, Result};
+use crate::http::dto::{CreatedWebhookView, WebhookList, WebhookView};
+use crate::intake::actors::TrustedActors;
+use crate::intake::verify::SourceType;
 use crate::store::Store;
 use crate::store::endpoints::VendEndpoint;
 use crate::store::tenancy::OwnerRef;
+use crate::store::webhooks::{NewWebhook, trusted_actors_json};
+use crate::vault::Vault;
+
+/// What admin commands work with: the store, the vault that seals webhook secrets, and
+/// the public base URL that links (ingest URLs) are built on.
+pub struct Context {
+    /// The store.
+    pub store: Store,
+    /// Seals secrets under `SWITCHBOARD_SECRET_ENCRYPTION_KEY` (refuses without it).
+    pub vault: Vault,
+    /// The public base URL, without a trailing slash.
+    pub base_url: String,
+}
+
+impl Context {
+    /// The context for `store` under `settings`.
+    pub fn new(store: Store, settings: &Settings) -> Self {
+        Context { store, vault: Vault::new(settings.secret_encryption_key.as_ref()), base_url: settings.base_url() }
+    }
+}
 
 /// Admin commands.
 #[derive(Debug, Subcommand)]
@@ -87,10 +111,46 @@ pub enum AdminCommand {
         #[arg(long)]
         email: String,
     },
+    /// Create a webhook on an endpoint (prints its ingest URL, token and signing secret once).
+    CreateWebhook {
+        /// Slug of the endpoint whose queues receive its todos.
+        #[arg(long)]
+        endpoint: String,
+        /// Provider scheme: github, gitea, stripe, standard or generic.
+        #[arg(long, value_parser = parse_source)]
+        source: SourceType,
+        /// Default queue for deliveries no rule routes elsewhere.
+        #[arg(long)]
+        queue: String,
+        /// Attempt cap of its todos (1–100; default 5).
+        #[arg(long)]
+        max_attempts: Option<i32>,
+        /// A trusted sender login (GitHub/Gitea); repeat for several. None trusts no one.
+        #[arg(long = "trusted-login", conflicts_with = "allow_all_actors")]
+        trusted_logins: Vec<String>,
+        /// Trust every sender.
+        #[arg(long)]
+        allow_all_actors: bool,
+        /// Read the provider's signing secret from standard input (default: one is generated).
+        #[arg(long)]
+        secret_stdin: bool,
+        /// A signed source that cannot sign: no secret; deliveries never ring or announce.
+        #[arg(long)]
+        unverified: bool,
+    },
+    /// List every webhook (never their credentials).
+    ListWebhooks,
 }
 
 fn parse_role(raw: &str) -> std::result::Result<TeamRole, String> {
     raw.parse().map_err(|_| format!("unknown role {raw:?}; known: admin, member"))
+}
+
+fn parse_source(raw: &str) -> std::result::Result<SourceType, String> {
+    raw.parse().map_err(|_| {
+        let known: Vec<&str> = SourceType::ALL.iter().map(|s| s.as_str()).collect();
+        format!("unknown source {raw:?}; known: {}", known.join(", "))
+    })
 }
 
 fn parse_verb(raw: &str) -> std::result::Result<Verb, String> {
@@ -115,19 +175,19 @@ pub fn hash_password(password: &str) -> Result<String> {
         .map_err(|e| Error::Internal(format!("password hashing: {e}")))
 }
 
-/// Runs one admin command against `store`.
-pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
+/// Reads a secret from standard input, without its line ending.
+fn read_stdin(field: &str) -> Result<String> {
+    let mut raw = String::new();
+    std::io::stdin().read_to_string(&mut raw).map_err(|_| Error::invalid(field, "could not read standard input"))?;
+    Ok(raw.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+/// Runs one admin command.
+pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
+    let store = &ctx.store;
     match cmd {
         AdminCommand::CreateHuman { email, name, password_stdin } => {
-            let password_hash = if password_stdin {
-                let mut raw = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut raw)
-                    .map_err(|_| Error::invalid("password", "could not read standard input"))?;
-                Some(hash_password(raw.trim_end_matches(['\r', '\n']))?)
-            } else {
-                None
-            };
+            let password_hash = if password_stdin { Some(hash_password(&read_stdin("password")?)?) } else { None };
             let h = store.create_human(&email, &name, password_hash).await?;
             Ok(Output {
                 json: json!({"id": h.human.id, "email": h.human.email, "token": h.token}),
@@ -192,7 +252,75 @@ pub async fn run(store: &Store, cmd: AdminCommand) -> Result<Output> {
                 text: format!("revoked endpoint {slug}; {} live todos became dead letters", r.dead_lettered),
             })
         }
+        AdminCommand::CreateWebhook {
+            endpoint,
+            source,
+            queue,
+            max_attempts,
+            trusted_logins,
+            allow_all_actors,
+            secret_stdin,
+            unverified,
+        } => {
+            let endpoint = store.endpoint_by_slug(&endpoint).await?;
+            let policy = if allow_all_actors {
+                Some(TrustedActors::AllowAll { allow_all: true })
+            } else if !trusted_logins.is_empty() {
+                Some(TrustedActors::Logins { logins: trusted_logins })
+            } else {
+                None
+            };
+            let secret = if secret_stdin { Some(read_stdin("secret")?) } else { None };
+            let created = store
+                .create_webhook(
+                    &ctx.vault,
+                    NewWebhook {
+                        scope: endpoint.scope_id,
+                        endpoint_id: endpoint.id,
+                        source_type: source,
+                        queue,
+                        max_attempts,
+                        trusted_actors: trusted_actors_json(policy.as_ref())?,
+                        secret,
+                        unverified,
+                    },
+                )
+                .await?;
+            let view = CreatedWebhookView::new(created, &ctx.base_url);
+            let mut text = format!(
+                "created {source} webhook {} on endpoint {}\ningest URL (shown once): {}",
+                view.id, endpoint.slug, view.ingest_url
+            );
+            if let Some(secret) = &view.signing_secret {
+                text.push_str(&format!("\nsigning secret (shown once): {secret}"));
+            }
+            Ok(Output { json: to_json(&view)?, text })
+        }
+        AdminCommand::ListWebhooks => {
+            let rows = store.list_all_webhooks().await?;
+            let list = WebhookList { webhooks: rows.iter().map(WebhookView::from).collect() };
+            let text = if list.webhooks.is_empty() {
+                "no webhooks".to_owned()
+            } else {
+                let lines: Vec<String> = list
+                    .webhooks
+                    .iter()
+                    .map(|w| {
+                        format!(
+                            "{} {} queue={} ingest token {}… refused={}",
+                            w.id, w.source_type, w.queue, w.ingest_token_prefix, w.refused_deliveries
+                        )
+                    })
+                    .collect();
+                lines.join("\n")
+            };
+            Ok(Output { json: to_json(&list)?, text })
+        }
     }
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value> {
+    serde_json::to_value(value).map_err(|e| Error::Internal(format!("json: {e}")))
 }
 
 async fn human(store: &Store, email: &str) -> Result<crate::db::models::HumanRow> {

@@ -15,7 +15,7 @@ use crate::domain::todo_state::{
 use crate::intake::actors::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::dead_letters::DeadLetter;
-use crate::store::webhooks::WebhookRow;
+use crate::store::webhooks::{CreatedWebhook, WebhookRow};
 
 /// A todo as listed (no payload).
 #[derive(Debug, Serialize, ToSchema)]
@@ -397,6 +397,18 @@ pub struct CreatedWebhookView {
     pub ingest_url: String,
     pub ingest_token: String,
     pub signing_secret: Option<String>,
+}
+
+impl CreatedWebhookView {
+    /// The answer for a webhook just created (the operator API and the CLI print the same).
+    pub fn new(created: CreatedWebhook, base_url: &str) -> Self {
+        CreatedWebhookView {
+            id: created.webhook.id,
+            ingest_url: created.ingest_url(base_url),
+            ingest_token: created.ingest_token,
+            signing_secret: created.signing_secret,
+        }
+    }
 }
 
 /// A webhook as listed.

@@ -173,8 +173,8 @@ pub(crate) async fn route_delivery(
     Ok(route(&inputs, trusted, &decision, &fan_out))
 }
 
-/// The extra endpoints a matched queue rule names, limited to active endpoints in the
-/// webhook's own scope (cross-owner grants are not built yet); others are ignored.
+/// The extra endpoints a matched queue rule names that the webhook's owner may still
+/// reach (own scope, or granted by the endpoint's owner); the others are skipped.
 async fn granted_fan_out(
     state: &AppState,
     scope: &crate::domain::ids::ScopeId,
@@ -185,10 +185,8 @@ async fn granted_fan_out(
     let mut out = Vec::new();
     for raw in endpoints {
         let Ok(id) = raw.parse::<EndpointId>() else { continue };
-        match state.store.endpoint_in(&[*scope], id).await {
-            Ok(e) if e.state == crate::domain::todo_state::EndpointState::Active => out.push(id),
-            Ok(_) | Err(Error::NotFound) => {}
-            Err(e) => return Err(e),
+        if state.store.may_fan_out(*scope, id).await? {
+            out.push(id);
         }
     }
     Ok(out)

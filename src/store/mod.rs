@@ -5,6 +5,7 @@
 pub mod dead_letters;
 pub mod deliveries;
 pub mod endpoints;
+pub mod fanout;
 pub mod quarantine;
 pub mod signals;
 pub mod tenancy;

@@ -12,6 +12,7 @@ use crate::domain::text::{QUARANTINE_QUEUE, valid_queue_name};
 use crate::domain::tokens::{self, INGEST_TOKEN_PREFIX};
 use crate::domain::transitions::{DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RANGE, within};
 use crate::error::{Error, Result};
+use crate::intake::actors::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::vault::{self, Vault, VaultError};
 
@@ -70,6 +71,21 @@ impl std::fmt::Debug for CreatedWebhook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CreatedWebhook").field("webhook", &self.webhook).finish_non_exhaustive()
     }
+}
+
+impl CreatedWebhook {
+    /// Where the provider posts deliveries: `{base_url}/webhooks/w/{ingest_token}`.
+    pub fn ingest_url(&self, base_url: &str) -> String {
+        format!("{}/webhooks/w/{}", base_url.trim_end_matches('/'), self.ingest_token)
+    }
+}
+
+/// The stored form of a trusted-actor policy ([`NewWebhook::trusted_actors`]), checked
+/// first. The operator API and `switchboard admin create-webhook` both go through here.
+pub fn trusted_actors_json(policy: Option<&TrustedActors>) -> Result<Option<serde_json::Value>> {
+    let Some(policy) = policy else { return Ok(None) };
+    policy.validate().map_err(|why| Error::invalid("trusted_actors", why))?;
+    Ok(Some(policy.to_json()))
 }
 
 /// What intake needs of a webhook found by its ingest token.
@@ -141,14 +157,27 @@ impl Store {
 
     /// Webhooks in any of `scopes`, newest first.
     pub async fn list_webhooks(&self, scopes: &[ScopeId]) -> Result<Vec<WebhookRow>> {
-        let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
-        let mut conn = self.conn().await?;
-        Ok(webhooks::table
-            .filter(webhooks::scope_id.eq_any(ids))
+        self.load_webhooks(Some(scopes)).await
+    }
+
+    /// Every webhook of the instance, newest first (for the CLI, which acts as the
+    /// instance's operator).
+    pub async fn list_all_webhooks(&self) -> Result<Vec<WebhookRow>> {
+        self.load_webhooks(None).await
+    }
+
+    /// Webhooks in any of `scopes` (all of them for `None`), newest first.
+    async fn load_webhooks(&self, scopes: Option<&[ScopeId]>) -> Result<Vec<WebhookRow>> {
+        let mut query = webhooks::table
             .order((webhooks::created_at.desc(), webhooks::id.desc()))
             .select(WebhookRow::as_select())
-            .load(&mut conn)
-            .await?)
+            .into_boxed();
+        if let Some(scopes) = scopes {
+            let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+            query = query.filter(webhooks::scope_id.eq_any(ids));
+        }
+        let mut conn = self.conn().await?;
+        Ok(query.load(&mut conn).await?)
     }
 
     /// One webhook, if it is in one of `scopes`.

@@ -251,3 +251,183 @@ async fn the_demo_reseeds_with_fresh_tokens_and_replaces_a_revoked_demo_endpoint
     assert_eq!(third.endpoint_slug, "demo-2");
     assert_eq!(app.get("/api/v1/agent/todos", &third.endpoint_token).await.0, 200);
 }
+
+/// The hex HMAC-SHA256 of `body` under `secret` (GitHub prefixes it with `sha256=`).
+fn hmac_hex(secret: &str, body: &[u8]) -> String {
+    use hmac::{Hmac, Mac};
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Posts a delivery to an ingest URL as printed by the CLI.
+async fn deliver(app: &crate::harness::TestApp, url: &str, headers: &[(&str, String)], body: &[u8]) -> (u16, Value) {
+    let mut req = app.client.post(url).insert_header(("content-type", "application/json"));
+    for (k, v) in headers {
+        req = req.insert_header((*k, v.as_str()));
+    }
+    let mut resp = req.send_body(body.to_vec()).await.unwrap();
+    let bytes = resp.body().await.unwrap();
+    (resp.status().as_u16(), serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[actix_web::test]
+async fn webhooks_created_from_the_cli_take_signed_deliveries_and_list_like_the_api() {
+    let app = crate::harness::TestApp::spawn_with(|s| {
+        s.secret_encryption_key = Some(switchboard::config::SecretKey([5; 32]));
+    })
+    .await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let key = hex::encode([5u8; 32]);
+    let env = [
+        ("SWITCHBOARD_DATABASE_URL", app.db.url.as_str()),
+        ("SWITCHBOARD_SECRET_ENCRYPTION_KEY", key.as_str()),
+        ("SWITCHBOARD_BASE_URL", app.base.as_str()),
+    ];
+    let create = |extra: &[&str], stdin: Option<&str>| {
+        let mut args = vec!["admin", "create-webhook", "--json"];
+        if !extra.contains(&"--endpoint") {
+            args.extend(["--endpoint", "worker"]);
+        }
+        args.extend_from_slice(extra);
+        run(&env, &args, stdin)
+    };
+    const CREATED_KEYS: [&str; 4] = ["id", "ingest_token", "ingest_url", "signing_secret"];
+
+    // A GitHub webhook trusting one sender: the printed secret signs a real delivery.
+    let (code, out, err) = create(&["--source", "github", "--queue", "builds", "--trusted-login", "octo"], None);
+    assert_eq!(code, 0, "{err}");
+    let github = json_line(&out);
+    assert_eq!(keys(&github), CREATED_KEYS);
+    let token = github["ingest_token"].as_str().unwrap();
+    let url = github["ingest_url"].as_str().unwrap();
+    assert_eq!(url, format!("{}/webhooks/w/{token}", app.base));
+    let secret = github["signing_secret"].as_str().unwrap();
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    assert!(!err.contains(token) && !err.contains(secret), "credentials never reach the log: {err}");
+    let body = br#"{"ref":"refs/heads/main","sender":{"login":"octo"}}"#;
+    let headers = [
+        ("X-GitHub-Event", "push".to_owned()),
+        ("X-GitHub-Delivery", "cli-1".to_owned()),
+        ("X-Hub-Signature-256", format!("sha256={}", hmac_hex(secret, body))),
+    ];
+    let (s, answer) = deliver(&app, url, &headers, body).await;
+    assert_eq!((s, answer["disposition"].as_str()), (202, Some("routed")), "{answer}");
+    let c = app.claim_next(&ep).await;
+    assert_eq!((c["todo"]["queue"].as_str(), c["todo"]["title"].as_str()), (Some("builds"), Some("github push")));
+    assert_eq!(app.db.count("SELECT count(*) FROM events WHERE verified AND trust_mode = 'signed'").await, 1);
+    let forged = [("X-Hub-Signature-256", format!("sha256={}", hmac_hex("not the secret", body)))];
+    assert_eq!(deliver(&app, url, &forged, body).await.0, 401);
+
+    // A provider-supplied secret read from standard input signs Gitea deliveries.
+    let gitea_flags =
+        ["--source", "gitea", "--queue", "forge", "--allow-all-actors", "--max-attempts", "3", "--secret-stdin"];
+    let (code, out, err) = create(&gitea_flags, Some("gitea-shared-secret\n"));
+    assert_eq!(code, 0, "{err}");
+    let gitea = json_line(&out);
+    assert_eq!(gitea["signing_secret"], "gitea-shared-secret");
+    let body = br#"{"sender":{"login":"anyone"}}"#;
+    let signature = [("X-Gitea-Signature", hmac_hex("gitea-shared-secret", body))];
+    let (s, answer) = deliver(&app, gitea["ingest_url"].as_str().unwrap(), &signature, body).await;
+    assert_eq!((s, answer["disposition"].as_str()), (202, Some("routed")), "{answer}");
+    assert_eq!(app.claim_next(&ep).await["todo"]["max_attempts"], 3);
+
+    // Generic and unverified webhooks have no signing secret.
+    let secretless: [&[&str]; 2] =
+        [&["--source", "generic", "--queue", "inbox"], &["--source", "stripe", "--queue", "billing", "--unverified"]];
+    for extra in secretless {
+        let (code, out, err) = create(extra, None);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        let w = json_line(&out);
+        assert_eq!(keys(&w), CREATED_KEYS);
+        assert!(w["signing_secret"].is_null(), "{extra:?}: {w}");
+    }
+
+    // The listing is the API's view, entry for entry, and shows no credential.
+    let (code, out, err) = run(&env, &["admin", "list-webhooks", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    let listed = json_line(&out);
+    assert_eq!(keys(&listed), vec!["webhooks"]);
+    assert_eq!(listed["webhooks"].as_array().unwrap().len(), 4);
+    let (s, api) = app.get("/api/v1/webhooks", &owner.token).await;
+    assert_eq!(s, 200);
+    assert_eq!(listed, api, "the CLI lists exactly what GET /api/v1/webhooks answers");
+    assert_eq!(listed["webhooks"][3]["id"], github["id"], "newest first");
+    assert_eq!(listed["webhooks"][3]["refused_deliveries"], 1);
+    assert!(!out.contains(token) && !out.contains(secret), "a listing never shows credentials");
+
+    // Refusals: one JSON error object, a line on stderr, and nothing stored.
+    let before = app.db.count("SELECT count(*) FROM webhooks").await;
+    let refusals: [(&[&str], Option<&str>, &str); 7] = [
+        (&["--source", "github", "--queue", "q", "--endpoint", "nope"], None, "not_found"),
+        (&["--source", "github", "--queue", "Bad Queue"], None, "invalid_argument"),
+        (&["--source", "github", "--queue", "quarantine"], None, "invalid_argument"),
+        (&["--source", "github", "--queue", "q", "--max-attempts", "101"], None, "invalid_argument"),
+        (&["--source", "github", "--queue", "q", "--trusted-login", ""], None, "invalid_argument"),
+        (&["--source", "stripe", "--queue", "q", "--unverified", "--secret-stdin"], Some("s\n"), "invalid_argument"),
+        (&["--source", "generic", "--queue", "q", "--secret-stdin"], Some("s\n"), "invalid_argument"),
+    ];
+    for (extra, stdin, code_name) in refusals {
+        let (code, out, err) = create(extra, stdin);
+        assert_ne!(code, 0, "{extra:?} was accepted");
+        assert_eq!(json_line(&out)["error"]["code"], code_name, "{extra:?}: {out}");
+        assert!(err.starts_with("switchboard: "), "{extra:?}: {err}");
+    }
+    let unparsed: [(&[&str], &str); 2] = [
+        (&["--source", "svn", "--queue", "q"], "unknown source"),
+        (&["--source", "github", "--queue", "q", "--trusted-login", "octo", "--allow-all-actors"], "cannot be used"),
+    ];
+    for (extra, message) in unparsed {
+        let (code, _, err) = create(extra, None);
+        assert_ne!(code, 0, "{extra:?} was accepted");
+        assert!(err.contains(message), "{extra:?}: {err}");
+    }
+    assert_eq!(app.db.count("SELECT count(*) FROM webhooks").await, before, "no refusal stored a webhook");
+}
+
+#[actix_web::test]
+async fn without_an_encryption_key_the_cli_refuses_a_signed_webhook_naming_the_variable_and_stores_nothing() {
+    let db = TestDb::new().await;
+    let store = db.store(switchboard::store::signals::Emitter::none());
+    let human = store.create_human("a@example.com", "A", None).await.unwrap();
+    store
+        .vend_endpoint(switchboard::store::endpoints::VendEndpoint {
+            scope: human.scope,
+            slug: "worker".into(),
+            grants: Vec::new(),
+            default_lease_seconds: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    let env = [("SWITCHBOARD_DATABASE_URL", db.url.as_str())];
+    for (source, stdin) in [("github", None), ("stripe", None), ("standard", Some("whsec_c2VjcmV0\n"))] {
+        let mut args = vec!["admin", "create-webhook", "--endpoint", "worker", "--source", source, "--queue", "q"];
+        if stdin.is_some() {
+            args.push("--secret-stdin");
+        }
+        let (code, out, err) = run(&env, &args, stdin);
+        assert_ne!(code, 0, "{source}: accepted without a key");
+        assert!(out.is_empty(), "{source}: nothing on stdout without --json: {out}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{source}: one line: {err}");
+        assert!(lines[0].contains("SWITCHBOARD_SECRET_ENCRYPTION_KEY"), "{source}: {err}");
+        args.push("--json");
+        let (code, out, _) = run(&env, &args, stdin);
+        assert_ne!(code, 0);
+        let e = json_line(&out);
+        assert_eq!(e["error"]["code"], "conflict", "{e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("SWITCHBOARD_SECRET_ENCRYPTION_KEY"), "{e}");
+    }
+    assert_eq!(db.count("SELECT count(*) FROM webhooks").await, 0, "nothing stored");
+    // A generic webhook needs no secret, so no key either.
+    let (code, out, err) = run(
+        &env,
+        &["admin", "create-webhook", "--endpoint", "worker", "--source", "generic", "--queue", "q", "--json"],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(json_line(&out)["signing_secret"].is_null());
+    assert_eq!(db.count("SELECT count(*) FROM webhooks").await, 1);
+}

@@ -240,3 +240,48 @@ async fn malformed_rules_are_refused_naming_the_rule_and_a_dry_run_changes_nothi
     let other = app.owner("b@example.com").await;
     assert_eq!(app.call("PUT", &path, Some(&other.token), Some(&json!({"rules": []}))).await.0, 404);
 }
+
+#[actix_web::test]
+async fn one_delivery_fans_out_to_two_owners_endpoints_only_once_granted_each_todo_in_its_own_scope() {
+    let (app, alice, alice_ep) = app_with_key().await;
+    let bob = app.owner("b@example.com").await;
+    let bob_ep = app.agent(bob.scope, "bob-worker").await;
+    let w = webhook(&app, &alice, &alice_ep, json!({"source_type": "generic", "queue": "inbox"})).await;
+    let path = format!("/api/v1/webhooks/{}/rules", w["id"].as_str().unwrap());
+    let rules = json!({"rules": [{"id": "share", "match": {"pointer": "/share", "equals": true},
+                                  "action": {"queue": "shared", "endpoints": [bob_ep.id.to_string()]}}]});
+    let (s, e) = app.call("PUT", &path, Some(&alice.token), Some(&rules)).await;
+    assert_eq!(s, 422, "not granted yet: {e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("reference_out_of_scope"), "{e}");
+    // Alice may not grant on Bob's endpoint; Bob may.
+    let grant = json!({"owner": "a@example.com"});
+    assert_eq!(
+        app.post(&format!("/api/v1/endpoints/{}/fanout-grants", bob_ep.id), &alice.token, grant.clone()).await.0,
+        404
+    );
+    assert_eq!(app.post(&format!("/api/v1/endpoints/{}/fanout-grants", bob_ep.id), &bob.token, grant).await.0, 204);
+    assert_eq!(app.call("PUT", &path, Some(&alice.token), Some(&rules)).await.0, 200);
+
+    let (s, a) =
+        deliver(&app, w["ingest_url"].as_str().unwrap(), &[("X-Delivery-Id", "f-1".into())], br#"{"share":true}"#)
+            .await;
+    assert_eq!((s, a["todos"].as_array().unwrap().len()), (202, 2), "{a}");
+    assert_eq!(app.claim_next(&bob_ep).await["todo"]["queue"], "shared");
+    assert_eq!(app.claim_next(&alice_ep).await["todo"]["queue"], "shared");
+    assert_eq!(
+        app.db
+            .count(
+                "SELECT count(*) FROM todos t JOIN endpoints e ON e.id = t.endpoint_id WHERE t.scope_id <> e.scope_id"
+            )
+            .await,
+        0
+    );
+    assert_eq!(app.db.count(&format!("SELECT count(*) FROM todos WHERE scope_id = '{}'", bob.scope.0)).await, 1);
+
+    // Withdrawn: the next delivery reaches only Alice's endpoint.
+    app.store.revoke_fanout(bob_ep.id, alice.scope).await.unwrap();
+    let (_, a) =
+        deliver(&app, w["ingest_url"].as_str().unwrap(), &[("X-Delivery-Id", "f-2".into())], br#"{"share":true}"#)
+            .await;
+    assert_eq!(a["todos"].as_array().unwrap().len(), 1);
+}

@@ -74,3 +74,31 @@ pub async fn revoke(state: web::Data<AppState>, op: Operator, id: web::Path<Endp
     state.auth_cache.evict(id);
     Ok(HttpResponse::Ok().json(RevokedView { id, revoked: true, dead_lettered: revoked.dead_lettered }))
 }
+
+/// Who may fan out onto an endpoint.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FanoutGrantBody {
+    /// The grantee: a human's email or `team:<name>`.
+    pub owner: String,
+}
+
+/// Lets another owner's webhooks route deliveries onto this endpoint (rules may then
+/// name it in `endpoints[]`). Only an admin of the endpoint's scope may grant.
+#[utoipa::path(post, path = "/api/v1/endpoints/{id}/fanout-grants", request_body = FanoutGrantBody, tag = "operator",
+    params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
+    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn grant_fanout(
+    state: web::Data<AppState>,
+    op: Operator,
+    id: web::Path<EndpointId>,
+    body: Json<FanoutGrantBody>,
+) -> Result<HttpResponse> {
+    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
+    if !op.0.is_admin_of(endpoint.scope_id) {
+        return Err(Error::Forbidden("only an admin of the endpoint's owner may grant fan-out".into()));
+    }
+    let grantee = state.store.resolve_owner(&OwnerRef::parse(&body.0.owner)?).await?;
+    state.store.grant_fanout(endpoint.id, grantee, op.0.human).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -11,9 +11,8 @@ use super::super::body::Json;
 use super::super::dto::{CreateWebhookBody, CreatedWebhookView, WebhookList, WebhookView};
 use crate::domain::ids::WebhookId;
 use crate::error::{Error, ErrorEnvelope, Result};
-use crate::intake::actors::TrustedActors;
 use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
-use crate::store::webhooks::NewWebhook;
+use crate::store::webhooks::{NewWebhook, trusted_actors_json};
 
 /// Creates a webhook on an endpoint the caller administers.
 #[utoipa::path(post, path = "/api/v1/webhooks", request_body = CreateWebhookBody, tag = "operator",
@@ -26,9 +25,7 @@ pub async fn create(state: web::Data<AppState>, op: Operator, body: Json<CreateW
     if !op.0.is_admin_of(endpoint.scope_id) {
         return Err(Error::Forbidden("only a team admin may add webhooks to the team's endpoints".into()));
     }
-    if let Some(actors) = &b.trusted_actors {
-        actors.validate().map_err(|why| Error::invalid("trusted_actors", why))?;
-    }
+    let trusted_actors = trusted_actors_json(b.trusted_actors.as_ref())?;
     let created = state
         .store
         .create_webhook(
@@ -39,19 +36,13 @@ pub async fn create(state: web::Data<AppState>, op: Operator, body: Json<CreateW
                 source_type: b.source_type,
                 queue: b.queue,
                 max_attempts: b.max_attempts,
-                trusted_actors: b.trusted_actors.as_ref().map(TrustedActors::to_json),
+                trusted_actors,
                 secret: b.secret,
                 unverified: b.unverified.unwrap_or(false),
             },
         )
         .await?;
-    let ingest_url = format!("{}/webhooks/w/{}", state.base_url, created.ingest_token);
-    Ok(HttpResponse::Created().json(CreatedWebhookView {
-        id: created.webhook.id,
-        ingest_url,
-        ingest_token: created.ingest_token,
-        signing_secret: created.signing_secret,
-    }))
+    Ok(HttpResponse::Created().json(CreatedWebhookView::new(created, &state.base_url)))
 }
 
 /// Webhooks in every scope the caller belongs to (never their credentials).
@@ -77,6 +68,28 @@ fn checked_rules(body: &serde_json::Value) -> Result<RuleSet> {
     Ok(set)
 }
 
+/// Refuses a rule that fans out to an endpoint the webhook's owner may not reach
+/// (`reference_out_of_scope`; a foreign endpoint reads like an unknown one).
+async fn check_fan_out(state: &AppState, webhook: &crate::store::webhooks::WebhookRow, set: &RuleSet) -> Result<()> {
+    for rule in &set.rules {
+        if let Route::Queue { endpoints, .. } = &rule.action.route {
+            for raw in endpoints {
+                let reachable = match raw.parse() {
+                    Ok(id) => state.store.may_fan_out(webhook.scope_id, id).await?,
+                    Err(_) => false,
+                };
+                if !reachable {
+                    return Err(Error::InvalidArgument(format!(
+                        "rule {:?}: reference_out_of_scope: endpoint {raw} is unknown or not granted to this webhook's owner",
+                        rule.id
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Replaces a webhook's routing rules (ordered; first match wins).
 #[utoipa::path(put, path = "/api/v1/webhooks/{id}/rules", tag = "operator",
     params(("id" = WebhookId, Path, description = "webhook id")), security(("operator_token" = [])),
@@ -92,6 +105,7 @@ pub async fn put_rules(
         return Err(Error::Forbidden("only a team admin may change the team's rules".into()));
     }
     let set = checked_rules(&body.0)?;
+    check_fan_out(&state, &webhook, &set).await?;
     let stored = serde_json::to_value(&set).map_err(|e| Error::Internal(e.to_string()))?;
     let row = state.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
     Ok(HttpResponse::Ok().json(WebhookView::from(&row)))
