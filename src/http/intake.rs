@@ -99,7 +99,9 @@ pub async fn ingest(
     };
 
     let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
-    let event_type = verify::event_type(wh.source_type, &inbound);
+    // Stripe and Standard take these labels from the JSON body, where `\u0000` is valid;
+    // a PostgreSQL text column cannot hold U+0000, so storing one was a 500. Replace it.
+    let event_type = verify::event_type(wh.source_type, &inbound).map(|t| t.replace('\0', "\u{fffd}"));
     let policy: Option<TrustedActors> = wh.trusted_actors.clone().and_then(|v| serde_json::from_value(v).ok());
     let trusted = is_trusted(wh.source_type.as_str(), policy.as_ref(), json.as_ref());
     let raw_text = String::from_utf8_lossy(&body);
@@ -113,7 +115,7 @@ pub async fn ingest(
             endpoint_id: wh.endpoint_id,
             source: wh.source_type.to_string(),
             event_type,
-            external_id: verify::delivery_id(wh.source_type, &inbound),
+            external_id: verify::delivery_id(wh.source_type, &inbound).replace('\0', "\u{fffd}"),
             trust_mode,
             verified,
             headers: redacted_headers(&headers),

@@ -6,6 +6,7 @@ mod auth;
 mod bodies;
 mod fuzz;
 mod ids;
+mod intake;
 mod operator;
 mod ranges;
 mod transitions;
