@@ -41,6 +41,20 @@ pub fn json_has_nul(value: &serde_json::Value) -> bool {
     }
 }
 
+/// Replaces U+0000 with U+FFFD in every string and key of a JSON value: a sender's
+/// payload is kept (PostgreSQL cannot store NUL) rather than refused after it verified.
+pub fn scrub_nul_json(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.contains('\0') => Value::String(s.replace('\0', "\u{fffd}")),
+        Value::Array(a) => Value::Array(a.into_iter().map(scrub_nul_json).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k.replace('\0', "\u{fffd}"), scrub_nul_json(v))).collect())
+        }
+        other => other,
+    }
+}
+
 /// Removes control characters (a label is one line of plain text).
 pub fn strip_controls(text: &str) -> String {
     text.chars().filter(|c| !c.is_control()).collect()

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::rules::{Decision, Route};
 use crate::domain::ids::EndpointId;
-use crate::domain::text::{QUARANTINE_QUEUE, TITLE_MAX_BYTES, strip_controls, truncate_bytes};
+use crate::domain::text::{QUARANTINE_QUEUE, TITLE_MAX_BYTES, scrub_nul_json, strip_controls, truncate_bytes};
 use crate::domain::todo_state::{Disposition, QuarantineReason};
 use crate::store::todos::NewTodo;
 
@@ -90,9 +90,9 @@ fn held(inputs: &Inputs, reason: QuarantineReason, rule_id: Option<String>) -> R
 /// A todo for one target; its event id is filled in when the delivery is recorded.
 fn todo(inputs: &Inputs, endpoint: EndpointId, queue: &str) -> NewTodo {
     let payload = match inputs.body {
-        Some(v) => v.clone(),
+        Some(v) => scrub_nul_json(v.clone()),
         // Providers send what they send: a body that is not JSON travels as text.
-        None => serde_json::json!({ "raw_body": inputs.raw_text }),
+        None => serde_json::json!({ "raw_body": inputs.raw_text.replace('\0', "\u{fffd}") }),
     };
     NewTodo {
         kind: inputs.event_type.map(|k| label(k, 128)),

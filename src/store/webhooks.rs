@@ -134,6 +134,22 @@ impl Store {
         };
         let ingest = tokens::mint(INGEST_TOKEN_PREFIX);
         let mut conn = self.conn().await?;
+        // Deliveries to a revoked or expired endpoint could never become work.
+        let active: bool = diesel::select(diesel::dsl::exists(
+            crate::db::schema::endpoints::table
+                .filter(crate::db::schema::endpoints::id.eq(new.endpoint_id.0))
+                .filter(crate::db::schema::endpoints::state.eq(crate::domain::todo_state::EndpointState::Active))
+                .filter(
+                    crate::db::schema::endpoints::expires_at
+                        .is_null()
+                        .or(crate::db::schema::endpoints::expires_at.gt(diesel::dsl::now)),
+                ),
+        ))
+        .get_result(&mut conn)
+        .await?;
+        if !active {
+            return Err(Error::Conflict("the endpoint is revoked or expired".into()));
+        }
         let webhook = diesel::insert_into(webhooks::table)
             .values((
                 webhooks::id.eq(WebhookId::new().0),

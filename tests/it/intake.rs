@@ -285,3 +285,28 @@ async fn one_delivery_fans_out_to_two_owners_endpoints_only_once_granted_each_to
             .await;
     assert_eq!(a["todos"].as_array().unwrap().len(), 1);
 }
+
+#[actix_web::test]
+async fn a_verified_payload_holding_nul_is_kept_with_a_replacement_character_not_lost() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(&app, &owner, &ep, json!({"source_type": "generic", "queue": "inbox"})).await;
+    let (s, a) = deliver(&app, w["ingest_url"].as_str().unwrap(), &[], br#"{"note":"a\u0000b"}"#).await;
+    assert_eq!(s, 202, "{a}");
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c["todo"]["payload"]["note"], "a\u{fffd}b");
+}
+
+#[actix_web::test]
+async fn a_webhook_on_a_revoked_endpoint_is_refused() {
+    let (app, owner, ep) = app_with_key().await;
+    app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &owner.token, json!({})).await;
+    let (s, _) = app
+        .post(
+            "/api/v1/webhooks",
+            &owner.token,
+            json!({"endpoint_id": ep.id.to_string(), "source_type": "generic", "queue": "inbox"}),
+        )
+        .await;
+    assert_eq!(s, 409);
+    assert_eq!(app.db.count("SELECT count(*) FROM webhooks").await, 0);
+}

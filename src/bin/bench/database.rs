@@ -23,8 +23,10 @@ const DB_PREFIX: &str = "sb_bench_";
 /// What seeding created.
 #[derive(Debug, Clone)]
 pub struct Seeded {
-    /// Owner scope of both endpoints.
+    /// Owner scope of every endpoint.
     pub scope: ScopeId,
+    /// The owner's operator token (`sbo_…`), for the operator API.
+    pub owner_token: String,
     /// The endpoint whose queue the agents drain (REST and raw SQL alike).
     pub cycles: EndpointId,
     /// Its bearer token.
@@ -154,6 +156,7 @@ impl BenchDb {
         let reaped = store.vend_endpoint(vend("bench-lapsed")).await.map_err(|e| e.to_string())?;
         let seeded = Seeded {
             scope: human.scope,
+            owner_token: human.token,
             cycles: cycles.endpoint.id,
             cycles_token: cycles.token,
             reaped: reaped.endpoint.id,

@@ -1,4 +1,5 @@
-//! Agents doing claim_next → complete cycles, and the windows that count them.
+//! Agents doing claim_next → complete cycles, and the windows that count them. The
+//! intake benchmark's senders and creators run in the same harness (intake.rs).
 //!
 //! A REST agent is what a real agent does: bearer token, JSON over HTTP/1.1 keep-alive,
 //! claim on one queue, complete with the lease token. A raw agent makes the very same
@@ -16,6 +17,7 @@ use switchboard::store::todos::{ClaimRequest, Finish};
 
 use crate::BenchResult;
 use crate::database::{QUEUE, Seeded};
+use crate::intake::{Creator, Sender};
 use crate::machine::{CpuSample, CpuSpent, Probe};
 
 /// One simulated agent.
@@ -38,6 +40,12 @@ pub enum Agent {
         /// The endpoint whose queue it drains.
         endpoint: EndpointId,
     },
+    /// A provider posting signed deliveries to intake; its "cycle" is one accepted
+    /// delivery (see intake.rs).
+    Sender(Sender),
+    /// Plain todo creation through the store, intake's ceiling; its "cycle" is one
+    /// todo created.
+    Creator(Creator),
 }
 
 /// The part of a claim answer an agent needs.
@@ -70,9 +78,12 @@ impl Agent {
         Agent::Raw { store: store.clone(), endpoint: seeded.cycles }
     }
 
-    /// One claim_next → complete cycle. `Ok(false)` when the queue was empty.
+    /// One claim_next → complete cycle (one delivery, one todo). `Ok(false)` when the
+    /// queue was empty.
     async fn cycle(&self) -> BenchResult<bool> {
         match self {
+            Agent::Sender(sender) => sender.deliver().await.map(|()| true),
+            Agent::Creator(creator) => creator.create().await.map(|()| true),
             Agent::Rest { client, claim_url, todos_url, authorization } => {
                 let mut resp = client
                     .post(claim_url)

@@ -6,13 +6,16 @@
 //! 2. one lease-reaper sweep over 10 000 expired leases, and REST claim throughput
 //!    while it runs;
 //! 3. the server's peak RSS;
-//! 4. the `EXPLAIN (ANALYZE, BUFFERS)` plan of the claim_next statement.
+//! 4. the `EXPLAIN (ANALYZE, BUFFERS)` plan of the claim_next statement;
+//! 5. signed GitHub-style deliveries per second through intake (verify → rules → event
+//!    and todo), beside the ceiling of plain todo creation through the store.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers. Run it through `scripts/bench`, which builds both
 //! binaries in release mode first.
 
 mod database;
+mod intake;
 mod load;
 mod machine;
 mod plan;
@@ -72,6 +75,10 @@ pub struct Args {
     /// Completed todos seeded on the same queue, so most rows are done as in production.
     #[arg(long, default_value_t = 300_000)]
     pub done: u32,
+    /// Concurrent senders posting signed deliveries to intake (and concurrent tasks
+    /// creating todos for its ceiling).
+    #[arg(long, default_value_t = 16)]
+    pub intake_clients: usize,
     /// Database connections of the server's pool and of the raw SQL pool.
     #[arg(long, default_value_t = 16)]
     pub pool_size: u32,
@@ -106,8 +113,11 @@ fn main() -> std::process::ExitCode {
         || args.clients.is_empty()
         || args.clients.contains(&0)
         || args.sweep_clients == 0
+        || args.intake_clients == 0
     {
-        eprintln!("switchboard-bench: --seconds, --rounds, --clients and --sweep-clients must be positive");
+        eprintln!(
+            "switchboard-bench: --seconds, --rounds, --clients, --sweep-clients and --intake-clients must be positive"
+        );
         return std::process::ExitCode::FAILURE;
     }
     // awc clients are not Send, so the whole client side runs on one actix thread; the
@@ -207,6 +217,16 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
 
     run.plans = plan::explain_claim_next(db, &seeded).await?;
     run.table_counts = db.state_counts().await?;
+
+    // Last, on an endpoint of its own, so its rows never sit under the figures above.
+    run.intake = intake::measure(args, db, server, &seeded, &raw_store, &probe).await?;
+    progress(&format!(
+        "intake: {:.0} deliveries/s at {} senders, ceiling {:.0} todos/s ({:.1} %)",
+        run.intake.intake.window.rate(),
+        run.intake.senders,
+        run.intake.ceiling.window.rate(),
+        run.intake.ratio() * 100.0
+    ));
     Ok(run)
 }
 

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::Args;
+use crate::intake::IntakeResult;
 use crate::load::Window;
 use crate::machine::Machine;
 use crate::plan::Plan;
@@ -17,6 +18,10 @@ const RATIO_CLIENTS: usize = 16;
 const SWEEP_DROP_TARGET_PCT: f64 = 30.0;
 /// The server's peak RSS must stay under this, MiB.
 const RSS_TARGET_MIB: f64 = 100.0;
+/// Signed deliveries through intake must reach this share of plain todo creation…
+const INTAKE_TARGET: f64 = 0.60;
+/// …at this many concurrent senders.
+const INTAKE_SENDERS: usize = 16;
 
 /// REST and raw SQL windows at one concurrency.
 #[derive(Debug, Clone)]
@@ -76,6 +81,8 @@ pub struct Run {
     pub plans: Vec<Plan>,
     /// Rows per (endpoint slug, state) when the plans were taken.
     pub table_counts: Vec<(String, String, i64)>,
+    /// Intake beside plain todo creation.
+    pub intake: IntakeResult,
     /// The whole run, seconds.
     pub total_seconds: f64,
 }
@@ -103,7 +110,11 @@ impl Run {
     /// The largest share of all cores that other processes took in any measured
     /// window: how far a shared machine's neighbours may have moved the figures.
     pub(crate) fn worst_noise(&self) -> f64 {
-        let windows = self.cycles.iter().flat_map(|p| [&p.rest, &p.raw]).chain([&self.sweep.baseline]);
+        let windows = self.cycles.iter().flat_map(|p| [&p.rest, &p.raw]).chain([
+            &self.sweep.baseline,
+            &self.intake.intake.window,
+            &self.intake.ceiling.window,
+        ]);
         let sweeps = self.sweep.sweeps.iter().map(|t| t.cpu.other_share());
         windows.map(|w| w.cpu.other_share()).chain(sweeps).fold(0.0, f64::max)
     }
@@ -149,6 +160,21 @@ impl Run {
             format!("{good} of {} plans", self.plans.len()),
             "custom and generic plan of both forms".into(),
             pass(!self.plans.is_empty() && good == self.plans.len()),
+        ]);
+        let i = &self.intake;
+        let errors = i.intake.window.errors;
+        rows.push([
+            format!(
+                "signed intake ≥ {:.0} % of plain todo creation at {INTAKE_SENDERS} senders",
+                INTAKE_TARGET * 100.0
+            ),
+            if errors > 0 {
+                format!("{} deliveries/s ({errors} refused or failed)", group(i.intake.window.rate()))
+            } else {
+                format!("{} deliveries/s", group(i.intake.window.rate()))
+            },
+            format!("{} todos/s created → {:.1} %", group(i.ceiling.window.rate()), i.ratio() * 100.0),
+            pass(i.senders == INTAKE_SENDERS && errors == 0 && i.ratio() >= INTAKE_TARGET),
         ]);
         rows
     }
@@ -231,6 +257,21 @@ pub fn table(run: &Run) -> String {
         s.baseline.rate(),
         s.during_rate(),
         s.drop_pct()
+    );
+    let i = &run.intake;
+    let _ = writeln!(
+        t,
+        "intake at {} senders: {:.0} deliveries/s (p50/p99 {:.1}/{:.1} ms, {} errors); plain todo creation \
+         {:.0} todos/s (p50/p99 {:.1}/{:.1} ms): {:.1} %",
+        i.senders,
+        i.intake.window.rate(),
+        i.intake.window.latency_ms(0.5),
+        i.intake.window.latency_ms(0.99),
+        i.intake.window.errors,
+        i.ceiling.window.rate(),
+        i.ceiling.window.latency_ms(0.5),
+        i.ceiling.window.latency_ms(0.99),
+        i.ratio() * 100.0
     );
     let _ = writeln!(t, "server peak RSS (VmHWM): {:.1} MiB", run.peak_rss_mib());
     for p in &run.plans {

@@ -172,6 +172,8 @@ fn section(run: &Run) -> String {
         }
     }
 
+    intake_section(&mut d, run);
+
     let _ = writeln!(d, "\n#### Server memory\n");
     let _ = writeln!(
         d,
@@ -205,6 +207,97 @@ fn section(run: &Run) -> String {
     }
     let _ = writeln!(d, "{END}");
     d
+}
+
+/// Intake beside plain todo creation: the figures, where the deliveries went, and
+/// what the database sessions were doing on each side.
+fn intake_section(d: &mut String, run: &Run) {
+    let i = &run.intake;
+    let _ = writeln!(d, "\n#### Signed intake beside plain todo creation\n");
+    let _ = writeln!(
+        d,
+        "{} senders, each on its own keep-alive connection, post a {}-byte GitHub `push` delivery (a fresh commit \
+         id and `X-GitHub-Delivery` each, `X-Hub-Signature-256` over the body) to a `github` webhook's ingest URL \
+         (trusted actors: allow all; rules: `ping` → drop, `push*` → queue `{}`); a 202 that routed one new todo \
+         counts. Ceiling: {} tasks in the bench process calling `Store::create_todo` for the todo such a delivery \
+         becomes (same title, kind, source and payload; queue `{}`) through one pool of {} connections, no HTTP. \
+         {} rounds of {} s per side, alternating which goes first, each after a `CHECKPOINT` and {} s of warm-up. \
+         **{} deliveries/s against {} todos/s: {:.1} %.**\n",
+        i.senders,
+        group(i.body_bytes as f64),
+        crate::intake::ROUTED_QUEUE,
+        i.senders,
+        crate::intake::DEFAULT_QUEUE,
+        run.pool_size,
+        run.rounds,
+        run.seconds,
+        run.warmup,
+        group(i.intake.window.rate()),
+        group(i.ceiling.window.rate()),
+        i.ratio() * 100.0
+    );
+    let _ = writeln!(
+        d,
+        "| side | per second | p50 / p99 ms | CPU µs each: server · postgres · bench | WAL bytes each \
+         | DB sessions busy (mean) | cores busy | of which other processes | errors |"
+    );
+    let _ = writeln!(d, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    // The server idles while the ceiling runs: its CPU then is nobody's work.
+    for (label, side, via_server) in
+        [("intake: signed deliveries", &i.intake, true), ("ceiling: `create_todo`", &i.ceiling, false)]
+    {
+        let w = &side.window;
+        let server = if via_server { us(w, w.cpu.server_s) } else { "-".to_owned() };
+        let _ = writeln!(
+            d,
+            "| {label} | {} | {:.1} / {:.1} | {server} · {} · {} | {} | {:.1} | {} | {} | {} |",
+            group(w.rate()),
+            w.latency_ms(0.5),
+            w.latency_ms(0.99),
+            us(w, w.cpu.postgres_s),
+            us(w, w.cpu.bench_s),
+            side.wal_per_op().map_or_else(|| "-".into(), group),
+            side.sessions.mean_busy(),
+            pct(w.cpu.busy_share()),
+            pct(w.cpu.other_share()),
+            match &w.first_error {
+                Some(e) if w.errors > 0 => format!("{} (first: {})", w.errors, e.replace('|', "/")),
+                _ => w.errors.to_string(),
+            },
+        );
+    }
+
+    let _ = writeln!(
+        d,
+        "\nWhere they went (the webhook's events and the endpoint's todos after the run; warm-ups and {} \
+         sanity-check deliveries, one refused, included):\n",
+        i.probes
+    );
+    let _ = writeln!(d, "| events: disposition · trust mode · verified | rows |\n|---|--:|");
+    for (disposition, trust, verified, n) in &i.events {
+        let _ = writeln!(d, "| {disposition} · {trust} · {verified} | {} |", group(*n as f64));
+    }
+    let _ = writeln!(d, "\n| todos: queue | rows |\n|---|--:|");
+    for (queue, n) in &i.todos {
+        let _ = writeln!(d, "| {queue} | {} |", group(*n as f64));
+    }
+
+    let (a, b) = (&i.intake.sessions, &i.ceiling.sessions);
+    let _ = writeln!(
+        d,
+        "\nWhat the database sessions were doing (`pg_stat_activity` every 20 ms, all sessions on the benchmark \
+         database; mean sessions per sample in each state, by the statement running or last run; {} samples \
+         during intake, {} during the ceiling):\n",
+        a.samples, b.samples
+    );
+    let _ = writeln!(d, "| state · statement | intake | ceiling |\n|---|--:|--:|");
+    let mut keys: Vec<&String> = a.seen.keys().chain(b.seen.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.sort_by(|x, y| (a.mean(y) + b.mean(y)).total_cmp(&(a.mean(x) + b.mean(x))));
+    for k in keys.into_iter().filter(|k| a.mean(k) >= 0.05 || b.mean(k) >= 0.05) {
+        let _ = writeln!(d, "| {k} | {:.2} | {:.2} |", a.mean(k), b.mean(k));
+    }
 }
 
 /// Writes this run's section into `path`, replacing the previous one.

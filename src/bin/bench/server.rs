@@ -45,16 +45,20 @@ fn free_port() -> BenchResult<u16> {
 impl Server {
     /// Starts `switchboard serve` on a free loopback port against `database_url` (the
     /// server migrates it on start). Sweeps are set to a day so the server's own lease
-    /// reaper never touches the expired leases the benchmark times itself.
+    /// reaper never touches the expired leases the benchmark times itself. A secret
+    /// encryption key fresh for this run (32 random bytes, hex) lets the intake
+    /// benchmark create a signed webhook; it lives only in the server's environment.
     pub async fn start(bin: &Path, database_url: &str, pool_size: u32) -> BenchResult<Server> {
         let port = free_port()?;
         let day_ms = (24 * 3600 * 1000).to_string();
+        let secret_key = hex::encode(rand::random::<[u8; 32]>());
         let child = Command::new(bin)
             .arg("serve")
             .env("SWITCHBOARD_DATABASE_URL", database_url)
             .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
             .env("SWITCHBOARD_LOG", "warn")
             .env("SWITCHBOARD_DB_POOL_SIZE", pool_size.to_string())
+            .env("SWITCHBOARD_SECRET_ENCRYPTION_KEY", &secret_key)
             .env("SWITCHBOARD_LEASE_REAPER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS", &day_ms)

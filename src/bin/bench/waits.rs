@@ -1,6 +1,7 @@
 //! What the agents' database sessions wait on, sampled from `pg_stat_activity` during
 //! the sweep measurement: with a sweep running and without. A throughput drop with
-//! cores to spare is a wait somewhere; this says where, from the same run.
+//! cores to spare is a wait somewhere; this says where, from the same run. During the
+//! intake windows every session is sampled, with the statement it is on.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -86,5 +87,89 @@ impl WaitSampler {
     pub async fn finish(self) -> BenchResult<WaitTally> {
         self.stop.store(true, Ordering::SeqCst);
         self.task.await.map_err(|e| format!("wait sampler: {e}"))?
+    }
+}
+
+/// One sample of every session on the database but the sampler's: what it is doing
+/// (a wait, on CPU, or idle inside a transaction while its client works) and which
+/// statement it is running or last ran.
+const SESSIONS_SQL: &str = "\
+    SELECT CASE WHEN state = 'idle in transaction' THEN 'idle in transaction' \
+                ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU (no wait)') END, \
+      CASE WHEN query LIKE 'INSERT INTO events%' THEN 'insert event' \
+           WHEN query LIKE 'WITH t AS%' THEN 'insert todo' \
+           WHEN query LIKE 'SELECT%FROM \"webhooks\"%' THEN 'webhook lookup' \
+           WHEN upper(query) LIKE 'BEGIN%' THEN 'BEGIN' \
+           WHEN upper(query) LIKE 'COMMIT%' THEN 'COMMIT' \
+           ELSE 'other' END \
+    FROM pg_stat_activity \
+    WHERE datname = current_database() AND backend_type = 'client backend' \
+      AND state IN ('active', 'idle in transaction') AND pid <> pg_backend_pid()";
+
+/// Session states summed over samples: `state · statement` → sessions seen.
+#[derive(Debug, Clone, Default)]
+pub struct SessionTally {
+    /// Samples taken.
+    pub samples: u64,
+    /// Sessions seen per `state · statement`.
+    pub seen: BTreeMap<String, u64>,
+}
+
+impl SessionTally {
+    /// Adds another tally's samples.
+    pub fn add(&mut self, o: &SessionTally) {
+        self.samples += o.samples;
+        for (k, n) in &o.seen {
+            *self.seen.entry(k.clone()).or_default() += n;
+        }
+    }
+
+    /// Sessions in state `k` on average over the samples.
+    pub fn mean(&self, k: &str) -> f64 {
+        self.seen.get(k).copied().unwrap_or(0) as f64 / self.samples.max(1) as f64
+    }
+
+    /// Sessions busy (active or idle in a transaction) on average.
+    pub fn mean_busy(&self) -> f64 {
+        self.seen.values().sum::<u64>() as f64 / self.samples.max(1) as f64
+    }
+}
+
+/// Samples every session on the database (not just agents) until stopped.
+pub struct SessionSampler {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<BenchResult<SessionTally>>,
+}
+
+impl SessionSampler {
+    /// Starts sampling the database at `url` on a connection of its own.
+    pub async fn start(url: &str) -> BenchResult<SessionSampler> {
+        let (client, conn) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("session sampler: {e}"))?;
+        actix_rt::spawn(async move {
+            let _ = conn.await;
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let task = actix_rt::spawn(async move {
+            let mut tally = SessionTally::default();
+            while !stopping.load(Ordering::SeqCst) {
+                let rows = client.query(SESSIONS_SQL, &[]).await.map_err(|e| format!("session sampler: {e}"))?;
+                tally.samples += 1;
+                for r in &rows {
+                    let (state, statement): (String, String) = (r.get(0), r.get(1));
+                    *tally.seen.entry(format!("{state} · {statement}")).or_default() += 1;
+                }
+                tokio::time::sleep(EVERY).await;
+            }
+            Ok(tally)
+        });
+        Ok(SessionSampler { stop, task })
+    }
+
+    /// Stops sampling and returns the counts.
+    pub async fn finish(self) -> BenchResult<SessionTally> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.map_err(|e| format!("session sampler: {e}"))?
     }
 }
