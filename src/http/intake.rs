@@ -118,7 +118,7 @@ pub async fn ingest(
             external_id: verify::delivery_id(wh.source_type, &inbound).replace('\0', "\u{fffd}"),
             trust_mode,
             verified,
-            headers: redacted_headers(&headers),
+            headers: redacted_headers(&headers, &[token.as_str()]),
             payload: body.to_vec(),
             disposition: routed.disposition,
             todos: routed.todos,

@@ -63,6 +63,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/endpoints", web::get().to(operator::endpoints::list))
                 .route("/endpoints/{id}/revoke", web::post().to(operator::endpoints::revoke))
                 .route("/endpoints/{id}/fanout-grants", web::post().to(operator::endpoints::grant_fanout))
+                .route("/endpoints/{id}/fanout-grants", web::delete().to(operator::endpoints::revoke_fanout))
                 .route("/todos/{id}", web::get().to(operator::todos::get))
                 .route("/todos/{id}/fail", web::post().to(operator::todos::fail))
                 .route("/todos/{id}/retry", web::post().to(operator::todos::retry))

@@ -33,7 +33,7 @@ impl Modify for BearerSchemes {
         agent::todos::interrupt, agent::todos::resume, agent::todos::create,
         agent::presence::clock_in, agent::presence::clock_out,
         operator::endpoints::vend, operator::endpoints::list, operator::endpoints::revoke,
-        operator::endpoints::grant_fanout,
+        operator::endpoints::grant_fanout, operator::endpoints::revoke_fanout,
         operator::todos::get, operator::todos::fail, operator::todos::retry,
         operator::dead_letters::list,
         operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,

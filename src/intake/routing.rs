@@ -95,7 +95,8 @@ fn todo(inputs: &Inputs, endpoint: EndpointId, queue: &str) -> NewTodo {
         None => serde_json::json!({ "raw_body": inputs.raw_text.replace('\0', "\u{fffd}") }),
     };
     NewTodo {
-        kind: inputs.event_type.map(|k| label(k, 128)),
+        // A label that is nothing but control characters is no label at all.
+        kind: inputs.event_type.map(|k| label(k, 128)).filter(|k| !k.trim().is_empty()),
         source: Some(inputs.source.to_owned()),
         payload: Some(payload),
         max_attempts: Some(inputs.max_attempts),

@@ -279,7 +279,15 @@ async fn one_delivery_fans_out_to_two_owners_endpoints_only_once_granted_each_to
     assert_eq!(app.db.count(&format!("SELECT count(*) FROM todos WHERE scope_id = '{}'", bob.scope.0)).await, 1);
 
     // Withdrawn: the next delivery reaches only Alice's endpoint.
-    app.store.revoke_fanout(bob_ep.id, alice.scope).await.unwrap();
+    let (s, _) = app
+        .call(
+            "DELETE",
+            &format!("/api/v1/endpoints/{}/fanout-grants", bob_ep.id),
+            Some(&bob.token),
+            Some(&json!({"owner": "a@example.com"})),
+        )
+        .await;
+    assert_eq!(s, 204);
     let (_, a) =
         deliver(&app, w["ingest_url"].as_str().unwrap(), &[("X-Delivery-Id", "f-2".into())], br#"{"share":true}"#)
             .await;

@@ -87,7 +87,7 @@ pub struct FanoutGrantBody {
 /// name it in `endpoints[]`). Only an admin of the endpoint's scope may grant.
 #[utoipa::path(post, path = "/api/v1/endpoints/{id}/fanout-grants", request_body = FanoutGrantBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
-    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn grant_fanout(
     state: web::Data<AppState>,
     op: Operator,
@@ -98,7 +98,37 @@ pub async fn grant_fanout(
     if !op.0.is_admin_of(endpoint.scope_id) {
         return Err(Error::Forbidden("only an admin of the endpoint's owner may grant fan-out".into()));
     }
-    let grantee = state.store.resolve_owner(&OwnerRef::parse(&body.0.owner)?).await?;
+    let grantee = grantee_scope(&state, &body.0.owner).await?;
     state.store.grant_fanout(endpoint.id, grantee, op.0.human).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Resolves a grantee; an unknown owner answers like an unknown grant (404), so the
+/// route tells nobody which accounts exist.
+async fn grantee_scope(state: &AppState, owner: &str) -> Result<crate::domain::ids::ScopeId> {
+    match state.store.resolve_owner(&OwnerRef::parse(owner)?).await {
+        Ok(scope) => Ok(scope),
+        Err(Error::InvalidArgument(_)) => Err(Error::NotFound),
+        Err(e) => Err(e),
+    }
+}
+
+/// Withdraws a fan-out grant: the grantee's webhooks stop routing onto this endpoint
+/// from the next delivery on.
+#[utoipa::path(delete, path = "/api/v1/endpoints/{id}/fanout-grants", request_body = FanoutGrantBody, tag = "operator",
+    params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
+    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
+pub async fn revoke_fanout(
+    state: web::Data<AppState>,
+    op: Operator,
+    id: web::Path<EndpointId>,
+    body: Json<FanoutGrantBody>,
+) -> Result<HttpResponse> {
+    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
+    if !op.0.is_admin_of(endpoint.scope_id) {
+        return Err(Error::Forbidden("only an admin of the endpoint's owner may withdraw fan-out".into()));
+    }
+    let grantee = grantee_scope(&state, &body.0.owner).await?;
+    state.store.revoke_fanout(endpoint.id, grantee).await?;
     Ok(HttpResponse::NoContent().finish())
 }

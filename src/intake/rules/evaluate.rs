@@ -13,6 +13,11 @@ use super::validate::{MAX_GROUP_DEPTH, empty_group, prepare_condition, too_deep}
 /// per-event limit).
 pub const DEFAULT_BUDGET: Duration = Duration::from_millis(250);
 
+/// Longest text a glob is matched against. Glob matching cannot be interrupted by the
+/// time budget and its cost grows with text × pattern length, so longer values simply
+/// do not match (the pattern length is capped on save).
+pub const GLOB_SUBJECT_MAX_BYTES: usize = 64 * 1024;
+
 /// The fault reason when the budget runs out.
 pub const BUDGET_EXCEEDED: &str = "evaluation exceeded its time budget";
 
@@ -120,9 +125,9 @@ fn condition_holds(condition: &Condition, envelope: &Envelope) -> Result<bool, S
             Ok(match &condition.test {
                 Test::Exists(wanted) => found.is_some() == *wanted,
                 Test::Equals(expected) => found.is_some_and(|value| json_equal(value, expected)),
-                Test::Glob(_) => {
-                    found.and_then(Value::as_str).is_some_and(|text| glob.is_some_and(|g| g.matches(text)))
-                }
+                Test::Glob(_) => found
+                    .and_then(Value::as_str)
+                    .is_some_and(|text| text.len() <= GLOB_SUBJECT_MAX_BYTES && glob.is_some_and(|g| g.matches(text))),
             })
         }
         Target::Header(name) => {
@@ -134,7 +139,9 @@ fn condition_holds(condition: &Condition, envelope: &Envelope) -> Result<bool, S
             Ok(match &condition.test {
                 Test::Exists(wanted) => values.next().is_some() == *wanted,
                 Test::Equals(expected) => expected.as_str().is_some_and(|wanted| values.any(|v| v == wanted)),
-                Test::Glob(_) => glob.is_some_and(|g| values.any(|v| g.matches(v))),
+                Test::Glob(_) => {
+                    glob.is_some_and(|g| values.any(|v| v.len() <= GLOB_SUBJECT_MAX_BYTES && g.matches(v)))
+                }
             })
         }
     }
@@ -396,5 +403,26 @@ mod tests {
             let reason = fault_reason(&RuleSet { rules: vec![rule("bad", matcher)] }, &delivery, BUDGET);
             assert!(reason.contains(expected), "{reason:?} should contain {expected:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+    use crate::intake::rules::parse;
+    use serde_json::json;
+
+    #[test]
+    fn a_glob_never_runs_over_a_value_longer_than_64_kib() {
+        let pattern = format!("*{}b", "a".repeat(200));
+        let rules = parse(
+            &json!({"rules": [{"id": "slow", "match": {"pointer": "/x", "glob": pattern}, "action": {"drop": true}}]}),
+        )
+        .unwrap();
+        let body = json!({"x": "a".repeat(5 * 1024 * 1024)});
+        let started = Instant::now();
+        let decision = evaluate(&rules, &Envelope { body: Some(body), ..Envelope::default() }, DEFAULT_BUDGET);
+        assert_eq!(decision, Decision::NoMatch);
+        assert!(started.elapsed() < Duration::from_millis(200), "{:?}", started.elapsed());
     }
 }

@@ -23,6 +23,9 @@ pub const MAX_ENDPOINTS: usize = 16;
 /// Most `*` in one glob. The glob matcher recurses once per `*` and its work grows with
 /// their number, and a single match cannot be interrupted by the time budget.
 pub const GLOB_MAX_STARS: usize = 16;
+/// Longest glob pattern (with [`super::evaluate::GLOB_SUBJECT_MAX_BYTES`], this bounds
+/// the cost of one match).
+pub const GLOB_MAX_BYTES: usize = 256;
 /// Deepest JSON accepted anywhere in a rule set: serde_json's own parsing limit, so only
 /// values built in code (never parsed ones) can exceed it.
 pub const JSON_MAX_DEPTH: usize = 128;
@@ -194,6 +197,9 @@ pub(super) fn prepare_condition(condition: &Condition) -> Result<Option<glob::Pa
 }
 
 fn compile_glob(pattern: &str) -> Result<glob::Pattern, String> {
+    if pattern.len() > GLOB_MAX_BYTES {
+        return Err(format!("glob is longer than {GLOB_MAX_BYTES} bytes"));
+    }
     if pattern.matches('*').count() > GLOB_MAX_STARS {
         return Err(format!("glob {} has more than {GLOB_MAX_STARS} *", quoted(pattern)));
     }
