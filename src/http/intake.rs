@@ -115,7 +115,7 @@ pub async fn ingest(
             endpoint_id: wh.endpoint_id,
             source: wh.source_type.to_string(),
             event_type,
-            external_id: verify::delivery_id(wh.source_type, &inbound).replace('\0', "\u{fffd}"),
+            external_id: verify::delivery_id(wh.source_type, &inbound).map(|id| id.replace('\0', "\u{fffd}")),
             trust_mode,
             verified,
             headers: redacted_headers(&headers, &[token.as_str()]),

@@ -25,8 +25,9 @@ pub struct Delivery {
     pub source: String,
     /// Provider event type, if known.
     pub event_type: Option<String>,
-    /// Provider delivery id: a redelivery with the same id is recorded once.
-    pub external_id: String,
+    /// Provider delivery id: a redelivery with the same id is recorded once; none means
+    /// the delivery is not deduplicated.
+    pub external_id: Option<String>,
     /// How much the sender is trusted.
     pub trust_mode: TrustMode,
     /// Whether the signature verified.
@@ -84,7 +85,7 @@ impl Store {
                 .bind::<SqlUuid, _>(delivery.webhook_id.0)
                 .bind::<Text, _>(&delivery.source)
                 .bind::<Nullable<Text>, _>(delivery.event_type.as_deref())
-                .bind::<Text, _>(&delivery.external_id)
+                .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
                 .bind::<Text, _>(delivery.trust_mode)
                 .bind::<Bool, _>(delivery.verified)
                 .bind::<Jsonb, _>(&delivery.headers)
@@ -98,7 +99,7 @@ impl Store {
                     let first: Row =
                         diesel::sql_query("SELECT id FROM events WHERE webhook_id = $1 AND external_id = $2")
                             .bind::<SqlUuid, _>(delivery.webhook_id.0)
-                            .bind::<Text, _>(&delivery.external_id)
+                            .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
                             .get_result(conn)
                             .await?;
                     return Ok((Recorded::Duplicate { event_id: EventId(first.id) }, Vec::new()));

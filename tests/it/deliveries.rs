@@ -22,7 +22,7 @@ fn delivery(
         endpoint_id: webhook.endpoint_id,
         source: "github".into(),
         event_type: Some("push".into()),
-        external_id: id.into(),
+        external_id: Some(id.into()),
         trust_mode: TrustMode::Signed,
         verified: true,
         headers: json!({"x-github-event": "push"}),

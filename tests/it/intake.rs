@@ -318,3 +318,23 @@ async fn a_webhook_on_a_revoked_endpoint_is_refused() {
     assert_eq!(s, 409);
     assert_eq!(app.db.count("SELECT count(*) FROM webhooks").await, 0);
 }
+
+#[actix_web::test]
+async fn identical_generic_deliveries_without_an_id_are_distinct_events_but_a_racing_redelivery_is_recorded_once() {
+    let (app, owner, ep) = app_with_key().await;
+    let w = webhook(&app, &owner, &ep, json!({"source_type": "generic", "queue": "alerts"})).await;
+    let url = w["ingest_url"].as_str().unwrap();
+    for _ in 0..2 {
+        let (s, a) = deliver(&app, url, &[], br#"{"alert":"disk full"}"#).await;
+        assert_eq!((s, a["duplicate"].as_bool()), (202, Some(false)));
+    }
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 2);
+    // The same delivery id sent twice at once: one event, one todo, one duplicate answer.
+    let headers = [("X-Delivery-Id", "same".to_owned())];
+    let (a, b) = tokio::join!(deliver(&app, url, &headers, b"{}"), deliver(&app, url, &headers, b"{}"));
+    assert_eq!((a.0, b.0), (202, 202));
+    let duplicates = [a.1["duplicate"].as_bool(), b.1["duplicate"].as_bool()];
+    assert!(duplicates.contains(&Some(true)) && duplicates.contains(&Some(false)), "{duplicates:?}");
+    assert_eq!(app.db.count("SELECT count(*) FROM events WHERE external_id = 'same'").await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 3);
+}

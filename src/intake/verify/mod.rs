@@ -139,10 +139,12 @@ pub fn verify(
 
 /// The provider's delivery id, for dedup: GitHub `X-GitHub-Delivery`, Gitea
 /// `X-Gitea-Delivery`, Stripe the JSON body's top-level `id`, Standard `webhook-id`,
-/// generic `X-Delivery-Id` or else `Webhook-Id`. When the source has none (absent,
-/// empty, or over [`MAX_LABEL_BYTES`]) it is the lowercase hex SHA-256 of the body, so
-/// a byte-identical redelivery still dedups.
-pub fn delivery_id(source: SourceType, inbound: &Inbound) -> String {
+/// generic `X-Delivery-Id` or else `Webhook-Id`. When a signed source sends none
+/// (absent, empty, or over [`MAX_LABEL_BYTES`]) it is the lowercase hex SHA-256 of the
+/// body, so a byte-identical replay still dedups. A generic delivery without one is not
+/// deduplicated (`None`): identical bodies there are often distinct events (pings,
+/// repeated alerts).
+pub fn delivery_id(source: SourceType, inbound: &Inbound) -> Option<String> {
     let provided = match source {
         SourceType::Github => label(inbound.header("X-GitHub-Delivery")),
         SourceType::Gitea => label(inbound.header("X-Gitea-Delivery")),
@@ -150,7 +152,11 @@ pub fn delivery_id(source: SourceType, inbound: &Inbound) -> String {
         SourceType::Standard => label(inbound.header(standard::ID_HEADER)),
         SourceType::Generic => label(inbound.header("X-Delivery-Id")).or_else(|| label(inbound.header("Webhook-Id"))),
     };
-    provided.unwrap_or_else(|| hex::encode(Sha256::digest(inbound.body)))
+    match (provided, source) {
+        (Some(id), _) => Some(id),
+        (None, SourceType::Generic) => None,
+        (None, _) => Some(hex::encode(Sha256::digest(inbound.body))),
+    }
 }
 
 /// The event type label: GitHub `X-GitHub-Event`, Gitea `X-Gitea-Event`, Stripe and
