@@ -131,8 +131,8 @@ pub async fn ingest(
             todos: todos.iter().map(|t| t.todo.id).collect(),
             duplicate: false,
         },
-        Recorded::Duplicate { event_id } => {
-            IngestAnswer { event_id, disposition: routed.disposition, todos: Vec::new(), duplicate: true }
+        Recorded::Duplicate { event_id, disposition } => {
+            IngestAnswer { event_id, disposition, todos: Vec::new(), duplicate: true }
         }
     };
     Ok(HttpResponse::Accepted().json(answer))

@@ -56,6 +56,8 @@ pub enum Recorded {
     Duplicate {
         /// The event first recorded.
         event_id: EventId,
+        /// What was decided for it then.
+        disposition: Disposition,
     },
 }
 
@@ -64,20 +66,22 @@ impl Store {
     /// every new todo (each signal carries the sender gate).
     pub async fn record_delivery(&self, delivery: Delivery) -> Result<Recorded> {
         #[derive(QueryableByName)]
-        struct Row {
+        struct First {
             #[diesel(sql_type = SqlUuid)]
             id: uuid::Uuid,
+            #[diesel(sql_type = Text)]
+            disposition: Disposition,
         }
         let mut conn = self.conn().await?;
         let (recorded, signals) = conn
             .transaction::<_, Error, _>(async move |conn| {
                 let event_id = EventId::new();
-                let inserted: Option<Row> = diesel::sql_query(
+                let inserted: usize = diesel::sql_query(
                     "INSERT INTO events (id, scope_id, endpoint_id, webhook_id, source, event_type, external_id, \
                                          trust_mode, verified, headers, payload, payload_size, disposition) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
                      ON CONFLICT (webhook_id, external_id) WHERE webhook_id IS NOT NULL AND external_id IS NOT NULL \
-                     DO NOTHING RETURNING id",
+                     DO NOTHING",
                 )
                 .bind::<SqlUuid, _>(event_id.0)
                 .bind::<SqlUuid, _>(delivery.scope_id.0)
@@ -92,17 +96,19 @@ impl Store {
                 .bind::<Bytea, _>(&delivery.payload)
                 .bind::<Int4, _>(delivery.payload.len() as i32)
                 .bind::<Text, _>(delivery.disposition)
-                .get_result(conn)
-                .await
-                .optional()?;
-                if inserted.is_none() {
-                    let first: Row =
-                        diesel::sql_query("SELECT id FROM events WHERE webhook_id = $1 AND external_id = $2")
-                            .bind::<SqlUuid, _>(delivery.webhook_id.0)
-                            .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
-                            .get_result(conn)
-                            .await?;
-                    return Ok((Recorded::Duplicate { event_id: EventId(first.id) }, Vec::new()));
+                .execute(conn)
+                .await?;
+                // Nothing inserted: the conflict on (webhook, delivery id) — a redelivery.
+                if inserted == 0 {
+                    let first: First = diesel::sql_query(
+                        "SELECT id, disposition FROM events WHERE webhook_id = $1 AND external_id = $2",
+                    )
+                    .bind::<SqlUuid, _>(delivery.webhook_id.0)
+                    .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
+                    .get_result(conn)
+                    .await?;
+                    let duplicate = Recorded::Duplicate { event_id: EventId(first.id), disposition: first.disposition };
+                    return Ok((duplicate, Vec::new()));
                 }
                 let mut outcomes = Vec::with_capacity(delivery.todos.len());
                 let mut signals = Vec::new();

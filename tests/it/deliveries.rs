@@ -75,7 +75,7 @@ async fn a_delivery_is_recorded_once_and_its_todos_carry_the_sender_gate() {
     assert_eq!((ready.len(), ready[0].reason, ready[0].todo.sender_gate), (1, ReadyReason::Created, true));
 
     let again = app.store.record_delivery(delivery(o.scope, &wh, "d-1", vec![todo])).await.unwrap();
-    assert!(matches!(again, Recorded::Duplicate { event_id: e } if e == event_id));
+    assert!(matches!(again, Recorded::Duplicate { event_id: e, .. } if e == event_id));
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 1, "a redelivery creates no second todo");
     assert!(app.signals.take().await.is_empty());
 
