@@ -46,6 +46,7 @@ pub struct TodoRow {
     pub claimed_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
     pub quarantine_reason: Option<QuarantineReason>,
+    pub work_order: Option<String>,
 }
 
 impl TodoRow {

@@ -139,6 +139,7 @@ diesel::table! {
         claimed_at -> Nullable<Timestamptz>,
         completed_at -> Nullable<Timestamptz>,
         quarantine_reason -> Nullable<Text>,
+        work_order -> Nullable<Text>,
     }
 }
 

@@ -75,6 +75,8 @@ pub struct TodoDetail {
     pub payload: Option<serde_json::Value>,
     pub result: Option<serde_json::Value>,
     pub attempts_total: i32,
+    /// Instructions a routing rule attached for the agent.
+    pub work_order: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempts: Option<Vec<AttemptView>>,
 }
@@ -87,6 +89,7 @@ impl TodoDetail {
             payload: t.payload.clone(),
             result: t.result.clone(),
             attempts_total: t.attempts_total,
+            work_order: t.work_order.clone(),
             attempts: attempts.map(|a| a.iter().map(AttemptView::from).collect()),
         }
     }

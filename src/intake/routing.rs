@@ -64,7 +64,7 @@ pub fn route(inputs: &Inputs, trusted: bool, decision: &Decision, fan_out: &[End
                 Routed { disposition: Disposition::Dropped, todos: Vec::new(), rule_id: Some(rule_id.clone()) }
             }
             Route::Quarantine => held(inputs, QuarantineReason::RuleAction, Some(rule_id.clone())),
-            Route::Queue { queue, .. } => {
+            Route::Queue { queue, work_order, .. } => {
                 let mut targets = vec![inputs.endpoint_id];
                 for e in fan_out {
                     if !targets.contains(e) {
@@ -73,7 +73,10 @@ pub fn route(inputs: &Inputs, trusted: bool, decision: &Decision, fan_out: &[End
                 }
                 Routed {
                     disposition: Disposition::Routed,
-                    todos: targets.into_iter().map(|e| todo(inputs, e, queue)).collect(),
+                    todos: targets
+                        .into_iter()
+                        .map(|e| NewTodo { work_order: work_order.clone(), ..todo(inputs, e, queue) })
+                        .collect(),
                     rule_id: Some(rule_id.clone()),
                 }
             }

@@ -172,7 +172,7 @@ async fn rules_route_drop_and_quarantine_first_match_wins_and_fan_out_within_the
         {"id": "drop-pings", "match": {"any": [{"header": "X-Event", "equals": "ping"}]}, "action": {"drop": true}},
         {"id": "hold", "match": {"pointer": "/suspicious", "exists": true}, "action": {"quarantine": true}},
         {"id": "to-builds", "match": {"all": [{"pointer": "/kind", "equals": "build"}, {"header": "X-Event", "glob": "push*"}]},
-         "action": {"queue": "builds", "endpoints": [second.id.to_string()]}}
+         "action": {"queue": "builds", "endpoints": [second.id.to_string()], "work_order": "run the build"}}
     ]});
     let (s, saved) = app.call("PUT", &format!("/api/v1/webhooks/{id}/rules"), Some(&owner.token), Some(&rules)).await;
     assert_eq!(s, 200, "{saved}");
@@ -198,7 +198,9 @@ async fn rules_route_drop_and_quarantine_first_match_wins_and_fan_out_within_the
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE queue = 'inbox'").await, 1);
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE quarantine_reason = 'rule_action'").await, 1);
     assert_eq!(app.db.count("SELECT count(*) FROM events WHERE disposition = 'dropped'").await, 1);
-    assert_eq!(app.claim_next(&second).await["todo"]["queue"], "builds", "fan-out reached the second endpoint");
+    let c = app.claim_next(&second).await;
+    assert_eq!(c["todo"]["queue"], "builds", "fan-out reached the second endpoint");
+    assert_eq!(c["todo"]["work_order"], "run the build", "the rule's work order travels with the todo");
 }
 
 #[actix_web::test]

@@ -39,6 +39,8 @@ pub struct NewTodo {
     pub event_id: Option<EventId>,
     /// Why intake held it (only on the reserved `quarantine` queue).
     pub quarantine_reason: Option<QuarantineReason>,
+    /// Instructions a routing rule attached for the agent.
+    pub work_order: Option<String>,
 }
 
 impl NewTodo {
@@ -55,6 +57,7 @@ impl NewTodo {
             max_attempts: None,
             event_id: None,
             quarantine_reason: None,
+            work_order: None,
         }
     }
 
@@ -150,8 +153,8 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
         diesel::sql_query(format!(
             "WITH t AS ( \
            INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
-                              event_id, idempotency_key, state, max_attempts, quarantine_reason) \
-           SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12 \
+                              event_id, idempotency_key, state, max_attempts, quarantine_reason, work_order) \
+           SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13 \
            FROM endpoints ep \
            WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
            FOR SHARE OF ep \
@@ -174,7 +177,8 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
         .bind::<Nullable<SqlUuid>, _>(new.event_id.map(|e| e.0))
         .bind::<Nullable<Text>, _>(new.idempotency_key.as_deref())
         .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS))
-        .bind::<Nullable<Text>, _>(new.quarantine_reason),
+        .bind::<Nullable<Text>, _>(new.quarantine_reason)
+        .bind::<Nullable<Text>, _>(new.work_order.as_deref()),
     )
     .get_result(conn)
     .await
