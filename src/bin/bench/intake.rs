@@ -133,9 +133,8 @@ impl Sender {
     pub fn new(webhook: &Webhook, template: &[u8]) -> BenchResult<Sender> {
         let mac = Hmac::<Sha256>::new_from_slice(webhook.secret.as_bytes()).map_err(|e| format!("hmac key: {e}"))?;
         let slot = SHA_SLOT.as_bytes();
-        let slots: Vec<usize> = (0..=template.len().saturating_sub(slot.len()))
-            .filter(|&i| &template[i..i + slot.len()] == slot)
-            .collect();
+        let slots: Vec<usize> =
+            (0..=template.len().saturating_sub(slot.len())).filter(|&i| &template[i..i + slot.len()] == slot).collect();
         Ok(Sender {
             client: awc::Client::builder().timeout(Duration::from_secs(30)).finish(),
             url: webhook.ingest_url.clone(),
@@ -179,7 +178,10 @@ impl Sender {
         }
         let parsed: IngestAnswer = serde_json::from_slice(&answer).map_err(|e| format!("ingest answer: {e}"))?;
         if parsed.disposition != "routed" || parsed.duplicate || parsed.todos.len() != 1 {
-            return Err(format!("ingest accepted but did not route one new todo: {}", String::from_utf8_lossy(&answer)));
+            return Err(format!(
+                "ingest accepted but did not route one new todo: {}",
+                String::from_utf8_lossy(&answer)
+            ));
         }
         Ok(())
     }
@@ -277,12 +279,8 @@ pub async fn measure(
         db.client().batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))?;
     }
 
-    let mut result = IntakeResult {
-        senders: args.intake_clients,
-        body_bytes: template.len(),
-        probes,
-        ..IntakeResult::default()
-    };
+    let mut result =
+        IntakeResult { senders: args.intake_clients, body_bytes: template.len(), probes, ..IntakeResult::default() };
     for round in 0..args.rounds {
         for intake_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
             let agents: Vec<Agent> = if intake_turn {
@@ -290,7 +288,9 @@ pub async fn measure(
                     .map(|_| Sender::new(&webhook, &template).map(Agent::Sender))
                     .collect::<BenchResult<_>>()?
             } else {
-                (0..args.intake_clients).map(|_| Agent::Creator(Creator::new(store, webhook.endpoint, &payload))).collect()
+                (0..args.intake_clients)
+                    .map(|_| Agent::Creator(Creator::new(store, webhook.endpoint, &payload)))
+                    .collect()
             };
             let side = window(args, db, probe, agents).await?;
             if !intake_turn {
@@ -346,10 +346,6 @@ async fn window(args: &Args, db: &BenchDb, probe: &Probe, agents: Vec<Agent>) ->
     load.record(false);
     let window = load.stop(from, to).await;
     let sessions = sampler?.finish().await?;
-    if std::env::var_os("SB_BENCH_DEBUG_LSN").is_some() {
-        let (a, b) = (wal_from.clone()?, wal_to.clone()?);
-        crate::progress(&format!("DEBUG window WAL {:X}/{:X} .. {:X}/{:X}", a >> 32, a & 0xffff_ffff, b >> 32, b & 0xffff_ffff));
-    }
     Ok(Side { window, wal_bytes: wal_to?.saturating_sub(wal_from?), sessions })
 }
 
