@@ -8,6 +8,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::Store;
 use super::todos::{CreateOutcome, NewTodo, insert_todo};
+use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, EventId, ScopeId, WebhookId};
 use crate::domain::todo_state::{Disposition, TrustMode};
 use crate::error::{Error, Result};
@@ -76,26 +77,28 @@ impl Store {
         let (recorded, signals) = conn
             .transaction::<_, Error, _>(async move |conn| {
                 let event_id = EventId::new();
-                let inserted: usize = diesel::sql_query(
-                    "INSERT INTO events (id, scope_id, endpoint_id, webhook_id, source, event_type, external_id, \
+                let inserted: usize = Prepared(
+                    diesel::sql_query(
+                        "INSERT INTO events (id, scope_id, endpoint_id, webhook_id, source, event_type, external_id, \
                                          trust_mode, verified, headers, payload, payload_size, disposition) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
                      ON CONFLICT (webhook_id, external_id) WHERE webhook_id IS NOT NULL AND external_id IS NOT NULL \
                      DO NOTHING",
+                    )
+                    .bind::<SqlUuid, _>(event_id.0)
+                    .bind::<SqlUuid, _>(delivery.scope_id.0)
+                    .bind::<SqlUuid, _>(delivery.endpoint_id.0)
+                    .bind::<SqlUuid, _>(delivery.webhook_id.0)
+                    .bind::<Text, _>(&delivery.source)
+                    .bind::<Nullable<Text>, _>(delivery.event_type.as_deref())
+                    .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
+                    .bind::<Text, _>(delivery.trust_mode)
+                    .bind::<Bool, _>(delivery.verified)
+                    .bind::<Jsonb, _>(&delivery.headers)
+                    .bind::<Bytea, _>(&delivery.payload)
+                    .bind::<Int4, _>(delivery.payload.len() as i32)
+                    .bind::<Text, _>(delivery.disposition),
                 )
-                .bind::<SqlUuid, _>(event_id.0)
-                .bind::<SqlUuid, _>(delivery.scope_id.0)
-                .bind::<SqlUuid, _>(delivery.endpoint_id.0)
-                .bind::<SqlUuid, _>(delivery.webhook_id.0)
-                .bind::<Text, _>(&delivery.source)
-                .bind::<Nullable<Text>, _>(delivery.event_type.as_deref())
-                .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
-                .bind::<Text, _>(delivery.trust_mode)
-                .bind::<Bool, _>(delivery.verified)
-                .bind::<Jsonb, _>(&delivery.headers)
-                .bind::<Bytea, _>(&delivery.payload)
-                .bind::<Int4, _>(delivery.payload.len() as i32)
-                .bind::<Text, _>(delivery.disposition)
                 .execute(conn)
                 .await?;
                 // Nothing inserted: the conflict on (webhook, delivery id) — a redelivery.
