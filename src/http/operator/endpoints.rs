@@ -94,20 +94,26 @@ pub async fn grant_fanout(
     id: web::Path<EndpointId>,
     body: Json<FanoutGrantBody>,
 ) -> Result<HttpResponse> {
-    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
-    if !op.0.is_admin_of(endpoint.scope_id) {
-        return Err(Error::Forbidden("only an admin of the endpoint's owner may grant fan-out".into()));
-    }
-    let grantee = grantee_scope(&state, &body.0.owner).await?;
-    state.store.grant_fanout(endpoint.id, grantee, op.0.human).await?;
+    let (endpoint, grantee) = fanout_parties(&state, &op, id.into_inner(), &body.0.owner).await?;
+    state.store.grant_fanout(endpoint, grantee, op.0.human).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Resolves a grantee; an unknown owner answers like an unknown grant (404), so the
-/// route tells nobody which accounts exist.
-async fn grantee_scope(state: &AppState, owner: &str) -> Result<crate::domain::ids::ScopeId> {
+/// The endpoint (which the caller must administer) and the grantee's scope. An unknown
+/// grantee answers like an unknown grant (404), so the route tells nobody which
+/// accounts exist.
+async fn fanout_parties(
+    state: &AppState,
+    op: &Operator,
+    id: EndpointId,
+    owner: &str,
+) -> Result<(EndpointId, crate::domain::ids::ScopeId)> {
+    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id).await?;
+    if !op.0.is_admin_of(endpoint.scope_id) {
+        return Err(Error::Forbidden("only an admin of the endpoint's owner may change its fan-out grants".into()));
+    }
     match state.store.resolve_owner(&OwnerRef::parse(owner)?).await {
-        Ok(scope) => Ok(scope),
+        Ok(scope) => Ok((endpoint.id, scope)),
         Err(Error::InvalidArgument(_)) => Err(Error::NotFound),
         Err(e) => Err(e),
     }
@@ -124,11 +130,7 @@ pub async fn revoke_fanout(
     id: web::Path<EndpointId>,
     body: Json<FanoutGrantBody>,
 ) -> Result<HttpResponse> {
-    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
-    if !op.0.is_admin_of(endpoint.scope_id) {
-        return Err(Error::Forbidden("only an admin of the endpoint's owner may withdraw fan-out".into()));
-    }
-    let grantee = grantee_scope(&state, &body.0.owner).await?;
-    state.store.revoke_fanout(endpoint.id, grantee).await?;
+    let (endpoint, grantee) = fanout_parties(&state, &op, id.into_inner(), &body.0.owner).await?;
+    state.store.revoke_fanout(endpoint, grantee).await?;
     Ok(HttpResponse::NoContent().finish())
 }
