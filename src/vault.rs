@@ -44,11 +44,6 @@ impl Vault {
         Vault { cipher: key.map(|k| Aes256Gcm::new((&k.0).into())) }
     }
 
-    /// Whether secrets can be stored.
-    pub fn has_key(&self) -> bool {
-        self.cipher.is_some()
-    }
-
     /// Seals `plaintext` into its stored form.
     pub fn seal(&self, plaintext: &[u8]) -> Result<String, VaultError> {
         let cipher = self.cipher.as_ref().ok_or(VaultError::EncryptionRequired)?;

@@ -32,27 +32,28 @@ fn delivery(
     }
 }
 
+/// A GitHub webhook on `endpoint` routing to `builds`, trusting no one.
+fn github_webhook(
+    scope: switchboard::domain::ids::ScopeId,
+    endpoint: switchboard::domain::ids::EndpointId,
+) -> NewWebhook {
+    NewWebhook {
+        scope,
+        endpoint_id: endpoint,
+        source_type: switchboard::intake::verify::SourceType::Github,
+        queue: "builds".into(),
+        max_attempts: None,
+        trusted_actors: None,
+        secret: None,
+        unverified: false,
+    }
+}
+
 #[actix_web::test]
 async fn a_delivery_is_recorded_once_and_its_todos_carry_the_sender_gate() {
     let (app, o, ep) = TestApp::with_worker().await;
     let vault = Vault::new(Some(&switchboard::config::SecretKey([3; 32])));
-    let created = app
-        .store
-        .create_webhook(
-            &vault,
-            NewWebhook {
-                scope: o.scope,
-                endpoint_id: ep.id,
-                source_type: switchboard::intake::verify::SourceType::Github,
-                queue: "builds".into(),
-                max_attempts: None,
-                trusted_actors: None,
-                secret: None,
-                unverified: false,
-            },
-        )
-        .await
-        .unwrap();
+    let created = app.store.create_webhook(&vault, github_webhook(o.scope, ep.id)).await.unwrap();
     assert!(created.ingest_token.starts_with("sbw_"));
     assert!(created.signing_secret.as_deref().unwrap().starts_with("whsec_"));
     assert_eq!(app.db.count("SELECT count(*) FROM webhooks WHERE signing_secret LIKE 'enc:v1:%'").await, 1);
@@ -99,23 +100,7 @@ async fn a_delivery_is_recorded_once_and_its_todos_carry_the_sender_gate() {
 #[actix_web::test]
 async fn without_an_encryption_key_a_signed_webhook_is_refused_and_nothing_is_stored() {
     let (app, o, ep) = TestApp::with_worker().await;
-    let err = app
-        .store
-        .create_webhook(
-            &Vault::new(None),
-            NewWebhook {
-                scope: o.scope,
-                endpoint_id: ep.id,
-                source_type: switchboard::intake::verify::SourceType::Github,
-                queue: "builds".into(),
-                max_attempts: None,
-                trusted_actors: None,
-                secret: None,
-                unverified: false,
-            },
-        )
-        .await
-        .unwrap_err();
+    let err = app.store.create_webhook(&Vault::new(None), github_webhook(o.scope, ep.id)).await.unwrap_err();
     assert!(err.to_string().contains("encryption_required"), "{err}");
     assert_eq!(app.db.count("SELECT count(*) FROM webhooks").await, 0);
 }

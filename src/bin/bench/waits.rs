@@ -44,52 +44,6 @@ impl WaitTally {
     }
 }
 
-/// A sampler running on the current thread until stopped.
-pub struct WaitSampler {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<BenchResult<WaitTally>>,
-}
-
-impl WaitSampler {
-    /// Starts sampling the database at `url` on a connection of its own.
-    pub async fn start(url: &str) -> BenchResult<WaitSampler> {
-        let (client, conn) =
-            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("wait sampler: {e}"))?;
-        actix_rt::spawn(async move {
-            let _ = conn.await;
-        });
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopping = stop.clone();
-        let task = actix_rt::spawn(async move {
-            let mut tally = WaitTally::default();
-            while !stopping.load(Ordering::SeqCst) {
-                let rows = client.query(SAMPLE_SQL, &[]).await.map_err(|e| format!("wait sampler: {e}"))?;
-                let roles: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-                // A re-lapse is bench set-up, not part of either side: skip its samples.
-                if !roles.iter().any(|(_, role)| role == "relapse") {
-                    let side = if roles.iter().any(|(_, role)| role == "sweep") {
-                        &mut tally.sweeping
-                    } else {
-                        &mut tally.quiet
-                    };
-                    for (state, _) in roles.iter().filter(|(_, role)| role == "agent") {
-                        *side.entry(state.clone()).or_default() += 1;
-                    }
-                }
-                tokio::time::sleep(EVERY).await;
-            }
-            Ok(tally)
-        });
-        Ok(WaitSampler { stop, task })
-    }
-
-    /// Stops sampling and returns the counts.
-    pub async fn finish(self) -> BenchResult<WaitTally> {
-        self.stop.store(true, Ordering::SeqCst);
-        self.task.await.map_err(|e| format!("wait sampler: {e}"))?
-    }
-}
-
 /// One sample of every session on the database but the sampler's: what it is doing
 /// (a wait, on CPU, or idle inside a transaction while its client works) and which
 /// statement it is running or last ran.
@@ -135,41 +89,81 @@ impl SessionTally {
     }
 }
 
-/// Samples every session on the database (not just agents) until stopped.
-pub struct SessionSampler {
+/// A loop on the current thread that samples `pg_stat_activity` on a connection of its
+/// own every [`EVERY`], folding each sample (rows of two text columns) into a tally.
+pub struct Sampler<T> {
     stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<BenchResult<SessionTally>>,
+    task: tokio::task::JoinHandle<BenchResult<T>>,
+    what: &'static str,
 }
 
-impl SessionSampler {
-    /// Starts sampling the database at `url` on a connection of its own.
-    pub async fn start(url: &str) -> BenchResult<SessionSampler> {
+impl<T: Default + 'static> Sampler<T> {
+    async fn spawn(
+        url: &str,
+        what: &'static str,
+        sql: &'static str,
+        fold: fn(&mut T, &[(String, String)]),
+    ) -> BenchResult<Self> {
         let (client, conn) =
-            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("session sampler: {e}"))?;
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("{what}: {e}"))?;
         actix_rt::spawn(async move {
             let _ = conn.await;
         });
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
         let task = actix_rt::spawn(async move {
-            let mut tally = SessionTally::default();
+            let mut tally = T::default();
             while !stopping.load(Ordering::SeqCst) {
-                let rows = client.query(SESSIONS_SQL, &[]).await.map_err(|e| format!("session sampler: {e}"))?;
-                tally.samples += 1;
-                for r in &rows {
-                    let (state, statement): (String, String) = (r.get(0), r.get(1));
-                    *tally.seen.entry(format!("{state} · {statement}")).or_default() += 1;
-                }
+                let rows = client.query(sql, &[]).await.map_err(|e| format!("{what}: {e}"))?;
+                let sample: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+                fold(&mut tally, &sample);
                 tokio::time::sleep(EVERY).await;
             }
             Ok(tally)
         });
-        Ok(SessionSampler { stop, task })
+        Ok(Sampler { stop, task, what })
     }
 
-    /// Stops sampling and returns the counts.
-    pub async fn finish(self) -> BenchResult<SessionTally> {
+    /// Stops sampling and returns the tally.
+    pub async fn finish(self) -> BenchResult<T> {
         self.stop.store(true, Ordering::SeqCst);
-        self.task.await.map_err(|e| format!("session sampler: {e}"))?
+        self.task.await.map_err(|e| format!("{}: {e}", self.what))?
+    }
+}
+
+/// Samples the agents' sessions, split by whether a sweep is running.
+pub type WaitSampler = Sampler<WaitTally>;
+
+impl Sampler<WaitTally> {
+    /// Starts sampling the database at `url`.
+    pub async fn start(url: &str) -> BenchResult<Self> {
+        Self::spawn(url, "wait sampler", SAMPLE_SQL, |tally, roles| {
+            // A re-lapse is bench set-up, not part of either side: skip its samples.
+            if roles.iter().any(|(_, role)| role == "relapse") {
+                return;
+            }
+            let side =
+                if roles.iter().any(|(_, role)| role == "sweep") { &mut tally.sweeping } else { &mut tally.quiet };
+            for (state, _) in roles.iter().filter(|(_, role)| role == "agent") {
+                *side.entry(state.clone()).or_default() += 1;
+            }
+        })
+        .await
+    }
+}
+
+/// Samples every session on the database (not just agents).
+pub type SessionSampler = Sampler<SessionTally>;
+
+impl Sampler<SessionTally> {
+    /// Starts sampling the database at `url`.
+    pub async fn start(url: &str) -> BenchResult<Self> {
+        Self::spawn(url, "session sampler", SESSIONS_SQL, |tally, rows| {
+            tally.samples += 1;
+            for (state, statement) in rows {
+                *tally.seen.entry(format!("{state} · {statement}")).or_default() += 1;
+            }
+        })
+        .await
     }
 }

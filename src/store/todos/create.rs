@@ -145,8 +145,11 @@ pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<
 }
 
 /// The insert itself; nothing when the endpoint is not active or the key is taken.
-/// `FOR SHARE OF ep` makes a concurrent revocation wait for this insert (and then
-/// cascade it), or this insert wait for the revocation (and then find it revoked).
+/// A concurrent revocation or expiry locks the endpoint row (`FOR UPDATE`), which
+/// conflicts with the key-share lock this insert's foreign key takes: the revocation
+/// waits for this insert and then cascades it (pinned by a race test). `FOR SHARE OF ep`
+/// states that dependency here as well, so the insert also waits for an in-flight
+/// revocation and then finds the endpoint revoked.
 async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
     let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
     Ok(Prepared(
