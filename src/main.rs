@@ -9,6 +9,11 @@ use switchboard::store::Store;
 use switchboard::store::signals::Emitter;
 use switchboard::{db, telemetry};
 
+/// The server allocates and frees many small JSON and HTTP objects per request;
+/// glibc's allocator showed as a fifth of intake's CPU profile, mimalloc far less.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A failure as the CLI reports it: a stable code and a one-line message.
 type Failure = (&'static str, String);
 

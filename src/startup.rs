@@ -12,6 +12,7 @@ use crate::actors::{EndpointExpirer, InterruptReaper, LeaseReaper, QuarantineExp
 use crate::config::Settings;
 use crate::db;
 use crate::http::auth::AuthCache;
+use crate::http::webhook_cache::WebhookCache;
 use crate::http::{AppState, routes};
 use crate::store::Store;
 use crate::store::signals::Emitter;
@@ -101,6 +102,7 @@ impl Application {
         let state = AppState {
             store: store.clone(),
             auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)),
+            webhook_cache: WebhookCache::new(Settings::interval(settings.auth_cache_ms)),
             vault: crate::vault::Vault::new(settings.secret_encryption_key.as_ref()),
             base_url,
         };

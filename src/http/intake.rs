@@ -13,10 +13,14 @@ use super::AppState;
 use crate::domain::ids::{EndpointId, EventId, TodoId};
 use crate::domain::todo_state::{Disposition, TrustMode};
 use crate::error::{Error, ErrorEnvelope, Result};
-use crate::intake::actors::{TrustedActors, is_trusted};
+use std::sync::Arc;
+
+use super::webhook_cache::IngestWebhook;
+use crate::domain::tokens;
+use crate::intake::actors::is_trusted;
 use crate::intake::redact::redacted_headers;
 use crate::intake::routing::{Inputs, Routed, route};
-use crate::intake::rules::{self, Decision, Envelope, Route};
+use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
 use crate::intake::verify::{self, Inbound, VerifyError};
 use crate::store::deliveries::{Delivery, Recorded};
 use crate::store::webhooks::WebhookRow;
@@ -68,9 +72,9 @@ pub async fn ingest(
     token: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse> {
-    let target = state.store.webhook_by_ingest_token(&token).await?.ok_or(Error::NotFound)?;
+    let target = ingest_webhook(&state, &token).await?;
     let body = read_body(&req, payload.into_inner()).await?;
-    let wh = target.webhook;
+    let wh = &target.webhook;
     let headers: Vec<(String, String)> = req
         .headers()
         .iter()
@@ -83,10 +87,7 @@ pub async fn ingest(
     } else if wh.unverified {
         (TrustMode::Open, false)
     } else {
-        let secret = match target.sealed_secret.as_deref() {
-            Some(sealed) => Some(state.vault.open(sealed).map_err(|e| Error::Unavailable(e.to_string()))?),
-            None => None,
-        };
+        let secret = target.secret.as_ref().map_err(|e| Error::Unavailable(e.clone()))?;
         match verify::verify(wh.source_type, secret.as_deref(), &inbound, chrono::Utc::now()) {
             Ok(_) => (TrustMode::Signed, true),
             Err(VerifyError::NoSecret) => return Err(Error::Unavailable("the webhook has no signing secret".into())),
@@ -98,27 +99,30 @@ pub async fn ingest(
         }
     };
 
-    let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
     // Stripe and Standard take these labels from the JSON body, where `\u0000` is valid;
     // a PostgreSQL text column cannot hold U+0000, so storing one was a 500. Replace it.
     let event_type = verify::event_type(wh.source_type, &inbound).map(|t| t.replace('\0', "\u{fffd}"));
-    let policy: Option<TrustedActors> = wh.trusted_actors.clone().and_then(|v| serde_json::from_value(v).ok());
-    let trusted = is_trusted(wh.source_type.as_str(), policy.as_ref(), json.as_ref());
+    let external_id = verify::delivery_id(wh.source_type, &inbound).map(|id| id.replace('\0', "\u{fffd}"));
+    let redacted = redacted_headers(&headers, &[token.as_str()]);
+    let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
+    let trusted = is_trusted(wh.source_type.as_str(), target.trusted_actors.as_ref(), json.as_ref());
     let raw_text = String::from_utf8_lossy(&body);
-    let routed =
-        route_delivery(&state, &wh, trusted, event_type.as_deref(), &headers, json.as_ref(), &raw_text).await?;
+    // The envelope takes the headers and body by value: the rules read them, then
+    // routing reads them back from it, so neither is copied per delivery.
+    let envelope = Envelope { source: wh.source_type.to_string(), event_type, headers, body: json };
+    let routed = route_delivery(&state, wh, &target.rules, trusted, &envelope, &raw_text).await?;
     let recorded = state
         .store
         .record_delivery(Delivery {
             webhook_id: wh.id,
             scope_id: wh.scope_id,
             endpoint_id: wh.endpoint_id,
-            source: wh.source_type.to_string(),
-            event_type,
-            external_id: verify::delivery_id(wh.source_type, &inbound).map(|id| id.replace('\0', "\u{fffd}")),
+            source: envelope.source,
+            event_type: envelope.event_type,
+            external_id,
             trust_mode,
             verified,
-            headers: redacted_headers(&headers, &[token.as_str()]),
+            headers: redacted,
             payload: body.to_vec(),
             disposition: routed.disposition,
             todos: routed.todos,
@@ -138,29 +142,31 @@ pub async fn ingest(
     Ok(HttpResponse::Accepted().json(answer))
 }
 
+/// The webhook an ingest token names, from the cache or loaded (and then cached).
+async fn ingest_webhook(state: &AppState, token: &str) -> Result<Arc<IngestWebhook>> {
+    let key = tokens::sha256(token.as_bytes());
+    if let Some(hit) = state.webhook_cache.get(&key) {
+        return Ok(hit);
+    }
+    let target = state.store.webhook_by_ingest_token(token).await?.ok_or(Error::NotFound)?;
+    let prepared = Arc::new(IngestWebhook::prepare(target, &state.vault));
+    state.webhook_cache.put(key, prepared.clone());
+    Ok(prepared)
+}
+
 /// Runs the webhook's rules on a delivery and decides what it becomes (shared by intake
 /// and by a quarantine release, which passes `trusted = true`).
 pub(crate) async fn route_delivery(
     state: &AppState,
     wh: &WebhookRow,
+    rules: &std::result::Result<RuleSet, String>,
     trusted: bool,
-    event_type: Option<&str>,
-    headers: &[(String, String)],
-    json: Option<&serde_json::Value>,
+    envelope: &Envelope,
     raw_text: &str,
 ) -> Result<Routed> {
-    let decision = match rules::parse(&wh.rules) {
-        Ok(set) => rules::evaluate(
-            &set,
-            &Envelope {
-                source: wh.source_type.to_string(),
-                event_type: event_type.map(str::to_owned),
-                headers: headers.to_vec(),
-                body: json.cloned(),
-            },
-            rules::DEFAULT_BUDGET,
-        ),
-        Err(e) => Decision::Fault { rule_id: String::new(), reason: e.to_string() },
+    let decision = match rules {
+        Ok(set) => rules::evaluate(set, envelope, rules::DEFAULT_BUDGET),
+        Err(e) => Decision::Fault { rule_id: String::new(), reason: e.clone() },
     };
     let fan_out = granted_fan_out(state, &wh.scope_id, &decision).await?;
     let inputs = Inputs {
@@ -168,8 +174,8 @@ pub(crate) async fn route_delivery(
         default_queue: &wh.queue,
         max_attempts: wh.max_attempts,
         source: wh.source_type.as_str(),
-        event_type,
-        body: json,
+        event_type: envelope.event_type.as_deref(),
+        body: envelope.body.as_ref(),
         raw_text,
     };
     Ok(route(&inputs, trusted, &decision, &fan_out))

@@ -9,6 +9,7 @@ pub mod health;
 pub mod intake;
 pub mod openapi;
 pub mod operator;
+pub mod webhook_cache;
 
 use actix_web::{HttpResponse, web};
 
@@ -23,6 +24,8 @@ pub struct AppState {
     pub store: Store,
     /// Verified endpoint tokens.
     pub auth_cache: AuthCache,
+    /// Webhooks by ingest token, briefly.
+    pub webhook_cache: webhook_cache::WebhookCache,
     /// Secrets at rest.
     pub vault: crate::vault::Vault,
     /// Public base URL (links, ingest URLs), without a trailing slash.

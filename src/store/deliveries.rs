@@ -2,12 +2,16 @@
 //! delivery id) and the todos routing chose, in one transaction; `todo.ready` for each
 //! new todo after commit.
 
+use std::sync::LazyLock;
+
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{Bool, Bytea, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::Store;
-use super::todos::{CreateOutcome, NewTodo, insert_todo};
+use super::todos::{CreateOutcome, EVENT_GATE, Inserted, NewTodo, TODO_INSERT, bind_todo, insert_todo};
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, EventId, ScopeId, WebhookId};
 use crate::domain::todo_state::{Disposition, TrustMode};
@@ -62,55 +66,105 @@ pub enum Recorded {
     },
 }
 
+/// The event insert, its values bound by [`bind_event`]: the event id is `$id`, the
+/// other values `$first`… in order. (In the one-statement form a todo's values come
+/// first and the event id is the todo's event id.)
+fn event_insert(id: usize, first: usize) -> String {
+    let values: Vec<String> = (first..first + 12).map(|i| format!("${i}")).collect();
+    format!(
+        "INSERT INTO events (id, scope_id, endpoint_id, webhook_id, source, event_type, external_id, \
+                             trust_mode, verified, headers, payload, payload_size, disposition) \
+         SELECT ${id}, {}",
+        values.join(", ")
+    )
+}
+
+/// Where a redelivery collides with the delivery first recorded.
+const EVENT_CONFLICT: &str = "ON CONFLICT (webhook_id, external_id) \
+    WHERE webhook_id IS NOT NULL AND external_id IS NOT NULL DO NOTHING";
+
+fn bind_event<'f>(q: BoxedSqlQuery<'f, Pg, SqlQuery>, d: &'f Delivery) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+    q.bind::<SqlUuid, _>(d.scope_id.0)
+        .bind::<SqlUuid, _>(d.endpoint_id.0)
+        .bind::<SqlUuid, _>(d.webhook_id.0)
+        .bind::<Text, _>(&d.source)
+        .bind::<Nullable<Text>, _>(d.event_type.as_deref())
+        .bind::<Nullable<Text>, _>(d.external_id.as_deref())
+        .bind::<Text, _>(d.trust_mode)
+        .bind::<Bool, _>(d.verified)
+        .bind::<Jsonb, _>(&d.headers)
+        .bind::<Bytea, _>(&d.payload)
+        .bind::<Int4, _>(d.payload.len() as i32)
+        .bind::<Text, _>(d.disposition)
+}
+
+/// The one statement that records a delivery routed to a single todo on the webhook's
+/// own endpoint (the common case): the event, then the todo, each only while the
+/// endpoint is active (both lock it, so a racing revocation leaves neither), the todo
+/// only when the event is new. No row back: a redelivery, or an inactive endpoint.
+static ONE_TODO_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH ev AS ({} FROM endpoints ep \
+             WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
+             FOR SHARE OF ep {EVENT_CONFLICT} RETURNING id, verified, trust_mode), \
+         t AS ({TODO_INSERT} AND EXISTS (SELECT 1 FROM ev) FOR SHARE OF ep RETURNING *) \
+         SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
+           {EVENT_GATE} AS sender_gate FROM t CROSS JOIN ev e",
+        event_insert(9, 14)
+    )
+});
+
 impl Store {
-    /// Records `delivery` and its todos in one transaction, then rings `todo.ready` for
-    /// every new todo (each signal carries the sender gate).
+    /// Records `delivery` and its todos atomically, then rings `todo.ready` for every
+    /// new todo (each signal carries the sender gate).
     pub async fn record_delivery(&self, delivery: Delivery) -> Result<Recorded> {
-        #[derive(QueryableByName)]
-        struct First {
-            #[diesel(sql_type = SqlUuid)]
-            id: uuid::Uuid,
-            #[diesel(sql_type = Text)]
-            disposition: Disposition,
+        match delivery.todos.as_slice() {
+            [only] if only.endpoint_id == delivery.endpoint_id && only.idempotency_key.is_none() => {
+                self.record_with_one_todo(delivery).await
+            }
+            _ => self.record_in_transaction(delivery).await,
         }
+    }
+
+    /// The common case in one statement: no transaction round trips, and the event's
+    /// sender gate read from the row being inserted.
+    async fn record_with_one_todo(&self, mut delivery: Delivery) -> Result<Recorded> {
+        let event_id = EventId::new();
+        let Some(todo) = delivery.todos.pop() else { return self.record_in_transaction(delivery).await };
+        let todo = NewTodo { event_id: Some(event_id), ..todo };
+        todo.validate()?;
+        let payload_size = todo.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
+        let mut conn = self.conn().await?;
+        let query = bind_event(
+            bind_todo(diesel::sql_query(ONE_TODO_SQL.as_str()).into_boxed(), &todo, payload_size),
+            &delivery,
+        );
+        let inserted: Option<Inserted> = Prepared(query).get_result(&mut conn).await.optional()?;
+        if let Some(row) = inserted {
+            let (outcome, signal) = row.into_outcome();
+            self.emit(signal.into_iter().collect());
+            return Ok(Recorded::New { event_id, todos: vec![outcome] });
+        }
+        match first_recorded(&mut conn, &delivery).await? {
+            Some(duplicate) => Ok(duplicate),
+            None => Err(Error::Conflict("the endpoint is not active".into())),
+        }
+    }
+
+    /// Any other routing (none, several todos, another endpoint's) in one transaction.
+    async fn record_in_transaction(&self, delivery: Delivery) -> Result<Recorded> {
         let mut conn = self.conn().await?;
         let (recorded, signals) = conn
             .transaction::<_, Error, _>(async move |conn| {
                 let event_id = EventId::new();
-                let inserted: usize = Prepared(
-                    diesel::sql_query(
-                        "INSERT INTO events (id, scope_id, endpoint_id, webhook_id, source, event_type, external_id, \
-                                         trust_mode, verified, headers, payload, payload_size, disposition) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                     ON CONFLICT (webhook_id, external_id) WHERE webhook_id IS NOT NULL AND external_id IS NOT NULL \
-                     DO NOTHING",
-                    )
-                    .bind::<SqlUuid, _>(event_id.0)
-                    .bind::<SqlUuid, _>(delivery.scope_id.0)
-                    .bind::<SqlUuid, _>(delivery.endpoint_id.0)
-                    .bind::<SqlUuid, _>(delivery.webhook_id.0)
-                    .bind::<Text, _>(&delivery.source)
-                    .bind::<Nullable<Text>, _>(delivery.event_type.as_deref())
-                    .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
-                    .bind::<Text, _>(delivery.trust_mode)
-                    .bind::<Bool, _>(delivery.verified)
-                    .bind::<Jsonb, _>(&delivery.headers)
-                    .bind::<Bytea, _>(&delivery.payload)
-                    .bind::<Int4, _>(delivery.payload.len() as i32)
-                    .bind::<Text, _>(delivery.disposition),
-                )
-                .execute(conn)
-                .await?;
+                let sql = format!("{} {EVENT_CONFLICT}", event_insert(1, 2));
+                let query = bind_event(diesel::sql_query(sql).into_boxed().bind::<SqlUuid, _>(event_id.0), &delivery);
+                let inserted: usize = Prepared(query).execute(conn).await?;
                 // Nothing inserted: the conflict on (webhook, delivery id) — a redelivery.
                 if inserted == 0 {
-                    let first: First = diesel::sql_query(
-                        "SELECT id, disposition FROM events WHERE webhook_id = $1 AND external_id = $2",
-                    )
-                    .bind::<SqlUuid, _>(delivery.webhook_id.0)
-                    .bind::<Nullable<Text>, _>(delivery.external_id.as_deref())
-                    .get_result(conn)
-                    .await?;
-                    let duplicate = Recorded::Duplicate { event_id: EventId(first.id), disposition: first.disposition };
+                    let duplicate = first_recorded(conn, &delivery)
+                        .await?
+                        .ok_or(Error::Conflict("the delivery conflicted but its first record is gone".into()))?;
                     return Ok((duplicate, Vec::new()));
                 }
                 let mut outcomes = Vec::with_capacity(delivery.todos.len());
@@ -126,4 +180,24 @@ impl Store {
         self.emit(signals);
         Ok(recorded)
     }
+}
+
+/// The delivery first recorded under this one's provider delivery id, if any.
+async fn first_recorded(conn: &mut AsyncPgConnection, delivery: &Delivery) -> Result<Option<Recorded>> {
+    #[derive(QueryableByName)]
+    struct First {
+        #[diesel(sql_type = SqlUuid)]
+        id: uuid::Uuid,
+        #[diesel(sql_type = Text)]
+        disposition: Disposition,
+    }
+    let Some(external_id) = delivery.external_id.as_deref() else { return Ok(None) };
+    let first: Option<First> =
+        diesel::sql_query("SELECT id, disposition FROM events WHERE webhook_id = $1 AND external_id = $2")
+            .bind::<SqlUuid, _>(delivery.webhook_id.0)
+            .bind::<Text, _>(external_id)
+            .get_result(conn)
+            .await
+            .optional()?;
+    Ok(first.map(|f| Recorded::Duplicate { event_id: EventId(f.id), disposition: f.disposition }))
 }

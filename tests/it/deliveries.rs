@@ -104,3 +104,39 @@ async fn without_an_encryption_key_a_signed_webhook_is_refused_and_nothing_is_st
     assert!(err.to_string().contains("encryption_required"), "{err}");
     assert_eq!(app.db.count("SELECT count(*) FROM webhooks").await, 0);
 }
+
+#[actix_web::test]
+async fn a_delivery_to_a_revoked_endpoint_records_neither_event_nor_todo_however_it_is_routed() {
+    let (app, o, ep) = TestApp::with_worker().await;
+    let vault = Vault::new(Some(&switchboard::config::SecretKey([3; 32])));
+    let wh = app.store.create_webhook(&vault, github_webhook(o.scope, ep.id)).await.unwrap().webhook;
+    app.store.revoke_endpoint(&[o.scope], ep.id).await.unwrap();
+    let one = vec![NewTodo::new(ep.id, "builds", "push")];
+    let err = app.store.record_delivery(delivery(o.scope, &wh, "d-1", one)).await.unwrap_err();
+    assert!(matches!(err, switchboard::error::Error::Conflict(_)), "{err:?}");
+    let two = vec![NewTodo::new(ep.id, "builds", "push"), NewTodo::new(ep.id, "deploys", "push")];
+    let err = app.store.record_delivery(delivery(o.scope, &wh, "d-2", two)).await.unwrap_err();
+    assert!(matches!(err, switchboard::error::Error::Conflict(_)), "{err:?}");
+    assert_eq!(app.db.count("SELECT count(*) FROM events").await, 0);
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 0);
+}
+
+#[actix_web::test]
+async fn the_sender_gate_of_a_routed_todo_follows_its_event_trust() {
+    let (app, o, ep) = TestApp::with_worker().await;
+    let vault = Vault::new(Some(&switchboard::config::SecretKey([3; 32])));
+    let wh = app.store.create_webhook(&vault, github_webhook(o.scope, ep.id)).await.unwrap().webhook;
+    for (id, trust, verified, gate) in [
+        ("open", TrustMode::Open, false, false),
+        ("token", TrustMode::Token, false, true),
+        ("signed", TrustMode::Signed, true, true),
+    ] {
+        app.signals.take().await;
+        let mut d = delivery(o.scope, &wh, id, vec![NewTodo::new(ep.id, "builds", "push")]);
+        (d.trust_mode, d.verified) = (trust, verified);
+        app.store.record_delivery(d).await.unwrap();
+        let ready = app.signals.take_ready().await;
+        assert_eq!(ready.len(), 1, "{id}");
+        assert_eq!(ready[0].todo.sender_gate, gate, "{id}");
+    }
+}

@@ -91,6 +91,10 @@ pub struct Args {
     /// Print the results without writing the results file.
     #[arg(long)]
     pub no_doc: bool,
+    /// Run only the intake measurement (on a small seed); its results go to a `--doc`
+    /// other than docs/benchmarks.md, which only a full run may rewrite.
+    #[arg(long)]
+    pub only_intake: bool,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -162,7 +166,8 @@ async fn run(args: Args) -> BenchResult<()> {
     dropped?;
     run.total_seconds = started.elapsed().as_secs_f64();
     println!("{}", report::table(&run));
-    if !args.no_doc {
+    // A partial run may only go to a results file of its own.
+    if !args.no_doc && !(args.only_intake && args.doc == PathBuf::from("docs/benchmarks.md")) {
         results_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote {}", args.doc.display()));
     }
@@ -174,6 +179,16 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
     server.wait_ready(Duration::from_secs(60)).await?;
     let server: &Server = server;
     progress(&format!("server pid {} ready at {}", server.pid(), server.base()));
+    if args.only_intake {
+        let small = Args { done: 1_000, pending: 1_000, expired: 0, ..args.clone() };
+        let seeded = db.seed(&small).await?;
+        let probe = Probe { server_pid: server.pid(), database: db.name().to_owned() };
+        let raw_store = db.store(args.pool_size)?;
+        let mut run = Run::new(args, db.settings().await?);
+        run.intake = intake::measure(args, db, server, &seeded, &raw_store, &probe).await?;
+        report_intake(&run);
+        return Ok(run);
+    }
     let seeded = db.seed(args).await?;
     progress(&format!(
         "seeded {} done + {} pending todos on one queue, {} expired leases on another endpoint",
@@ -220,6 +235,11 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
 
     // Last, on an endpoint of its own, so its rows never sit under the figures above.
     run.intake = intake::measure(args, db, server, &seeded, &raw_store, &probe).await?;
+    report_intake(&run);
+    Ok(run)
+}
+
+fn report_intake(run: &Run) {
     progress(&format!(
         "intake: {:.0} deliveries/s at {} senders, ceiling {:.0} todos/s ({:.1} %)",
         run.intake.intake.window.rate(),
@@ -227,7 +247,6 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
         run.intake.ceiling.window.rate(),
         run.intake.ratio() * 100.0
     ));
-    Ok(run)
 }
 
 /// One window of claim → complete cycles by `clients` agents, on a freshly topped-up

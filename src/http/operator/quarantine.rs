@@ -12,6 +12,7 @@ use super::super::intake::route_delivery;
 use crate::domain::ids::{EventId, TodoId, WebhookId};
 use crate::domain::todo_state::{Disposition, QuarantineReason, TodoState};
 use crate::error::{Error, ErrorEnvelope, Result};
+use crate::intake::rules::Envelope;
 use crate::store::quarantine::Held;
 
 /// One held delivery.
@@ -89,7 +90,9 @@ pub async fn release(state: web::Data<AppState>, op: Operator, id: web::Path<Tod
         .unwrap_or_default();
     let raw_text = String::from_utf8_lossy(&body);
     let kind = held.todo.kind.clone();
-    let routed = route_delivery(&state, &webhook, true, kind.as_deref(), &headers, json.as_ref(), &raw_text).await?;
+    let rules = crate::intake::rules::parse(&webhook.rules).map_err(|e| e.to_string());
+    let envelope = Envelope { source: webhook.source_type.to_string(), event_type: kind, headers, body: json };
+    let routed = route_delivery(&state, &webhook, &rules, true, &envelope, &raw_text).await?;
     if matches!(routed.disposition, Disposition::Quarantined | Disposition::Faulted) {
         return Err(Error::Conflict("the webhook's rules would quarantine this delivery again".into()));
     }

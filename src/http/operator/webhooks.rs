@@ -108,6 +108,7 @@ pub async fn put_rules(
     check_fan_out(&state, &webhook, &set).await?;
     let stored = serde_json::to_value(&set).map_err(|e| Error::Internal(e.to_string()))?;
     let row = state.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
+    state.webhook_cache.evict(row.id);
     Ok(HttpResponse::Ok().json(WebhookView::from(&row)))
 }
 

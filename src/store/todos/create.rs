@@ -1,6 +1,8 @@
 //! Creating todos: agent-authored, and the function intake calls with an event.
 
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{Bool, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
@@ -109,14 +111,28 @@ pub struct CreateOutcome {
     pub created: bool,
 }
 
+/// A todo row just inserted, with what its `todo.ready` signal needs.
 #[derive(QueryableByName)]
-struct Inserted {
+pub(crate) struct Inserted {
     #[diesel(embed)]
-    todo: TodoRow,
+    pub todo: TodoRow,
     #[diesel(sql_type = Text)]
-    endpoint_slug: String,
+    pub endpoint_slug: String,
     #[diesel(sql_type = Bool)]
-    sender_gate: bool,
+    pub sender_gate: bool,
+}
+
+impl Inserted {
+    /// The outcome of a create, and its `todo.ready` signal unless it was held.
+    pub(crate) fn into_outcome(self) -> (CreateOutcome, Option<Signal>) {
+        let signal = (self.todo.queue != QUARANTINE_QUEUE).then(|| {
+            Signal::Ready(TodoReady {
+                todo: TodoFacts::from_row(&self.todo, self.endpoint_slug, self.sender_gate),
+                reason: ReadyReason::Created,
+            })
+        });
+        (CreateOutcome { todo: self.todo, created: true }, signal)
+    }
 }
 
 /// Inserts a todo inside the caller's connection or transaction (intake composes this
@@ -128,13 +144,7 @@ pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<
     // found it and the read that looks for it; the second insert then succeeds.
     for _ in 0..2 {
         if let Some(row) = try_insert(conn, new).await? {
-            let signal = (row.todo.queue != QUARANTINE_QUEUE).then(|| {
-                Signal::Ready(TodoReady {
-                    todo: TodoFacts::from_row(&row.todo, row.endpoint_slug, row.sender_gate),
-                    reason: ReadyReason::Created,
-                })
-            });
-            return Ok((CreateOutcome { todo: row.todo, created: true }, signal));
+            return Ok(row.into_outcome());
         }
         let Some(key) = &new.idempotency_key else { break };
         if let Some(todo) = live_todo_with_key(conn, new.endpoint_id, key).await? {
@@ -144,32 +154,29 @@ pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<
     Err(Error::Conflict("the endpoint is not active".into()))
 }
 
-/// The insert itself; nothing when the endpoint is not active or the key is taken.
+/// The todo insert, its values bound by [`bind_todo`] as `$1`–`$13`: a row only when
+/// the endpoint `$2` is active. Statements append their own conditions (`AND …`), then
+/// `FOR SHARE OF ep`.
+///
 /// A concurrent revocation or expiry locks the endpoint row (`FOR UPDATE`), which
 /// conflicts with the key-share lock this insert's foreign key takes: the revocation
 /// waits for this insert and then cascades it (pinned by a race test). `FOR SHARE OF ep`
 /// states that dependency here as well, so the insert also waits for an in-flight
 /// revocation and then finds the endpoint revoked.
-async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
-    let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
-    Ok(Prepared(
-        diesel::sql_query(format!(
-            "WITH t AS ( \
-           INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
-                              event_id, idempotency_key, state, max_attempts, quarantine_reason, work_order) \
-           SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13 \
-           FROM endpoints ep \
-           WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
-           FOR SHARE OF ep \
-           ON CONFLICT (endpoint_id, idempotency_key) \
-             WHERE idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
-               AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine' \
-           DO NOTHING \
-           RETURNING *) \
-         SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
-           {SENDER_GATE} AS sender_gate FROM t"
-        ))
-        .bind::<SqlUuid, _>(TodoId::new().0)
+pub(crate) const TODO_INSERT: &str = "\
+    INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
+                       event_id, idempotency_key, state, max_attempts, quarantine_reason, work_order) \
+    SELECT $1, ep.id, ep.scope_id, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13 \
+    FROM endpoints ep \
+    WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now())";
+
+/// Binds a new todo's values in [`TODO_INSERT`]'s order (`$1`–`$13`).
+pub(crate) fn bind_todo<'f>(
+    q: BoxedSqlQuery<'f, Pg, SqlQuery>,
+    new: &'f NewTodo,
+    payload_size: i32,
+) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+    q.bind::<SqlUuid, _>(TodoId::new().0)
         .bind::<SqlUuid, _>(new.endpoint_id.0)
         .bind::<Text, _>(&new.queue)
         .bind::<Nullable<Text>, _>(new.source.as_deref())
@@ -181,11 +188,23 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
         .bind::<Nullable<Text>, _>(new.idempotency_key.as_deref())
         .bind::<Int4, _>(new.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS))
         .bind::<Nullable<Text>, _>(new.quarantine_reason)
-        .bind::<Nullable<Text>, _>(new.work_order.as_deref()),
-    )
-    .get_result(conn)
-    .await
-    .optional()?)
+        .bind::<Nullable<Text>, _>(new.work_order.as_deref())
+}
+
+/// The insert itself; nothing when the endpoint is not active or the key is taken.
+async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
+    let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
+    let sql = format!(
+        "WITH t AS ({TODO_INSERT} FOR SHARE OF ep \
+           ON CONFLICT (endpoint_id, idempotency_key) \
+             WHERE idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
+               AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine' \
+           DO NOTHING \
+           RETURNING *) \
+         SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
+           {SENDER_GATE} AS sender_gate FROM t"
+    );
+    Ok(Prepared(bind_todo(diesel::sql_query(sql).into_boxed(), new, payload_size)).get_result(conn).await.optional()?)
 }
 
 /// The live, non-quarantined todo of `endpoint` holding idempotency `key`, if any.

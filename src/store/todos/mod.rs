@@ -13,6 +13,7 @@ mod sweeps;
 
 pub use claim::{ClaimRequest, Claimed};
 pub use create::{CreateOutcome, NewTodo, insert_todo};
+pub(crate) use create::{Inserted, TODO_INSERT, bind_todo};
 pub use finish::Finish;
 pub use read::{ListFilter, TodoWithAttempts};
 pub use sweeps::SweepReport;
@@ -70,9 +71,21 @@ pub(crate) fn todo_query<'f>(sql: String, id: TodoId) -> BoxedSqlQuery<'f, Pg, S
 /// A macro so that every statement can splice the one expression with `concat!`.
 macro_rules! sender_gate_sql {
     () => {
-        "EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND (e.verified OR e.trust_mode = 'token'))"
+        concat!("EXISTS (SELECT 1 FROM events e WHERE e.id = t.event_id AND ", event_gate_sql!(), ")")
     };
 }
+
+/// The sender gate of the event aliased `e` itself: verified, or token trust. Used
+/// directly where a statement inserts the event (the gate cannot look the event up
+/// again in the statement that writes it).
+macro_rules! event_gate_sql {
+    () => {
+        "(e.verified OR e.trust_mode = 'token')"
+    };
+}
+
+/// The sender gate of the event aliased `e` (see [`event_gate_sql`]).
+pub(crate) const EVENT_GATE: &str = event_gate_sql!();
 
 /// The sender gate expression (see [`sender_gate_sql`]).
 pub(crate) const SENDER_GATE: &str = sender_gate_sql!();
