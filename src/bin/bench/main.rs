@@ -167,7 +167,7 @@ async fn run(args: Args) -> BenchResult<()> {
     run.total_seconds = started.elapsed().as_secs_f64();
     println!("{}", report::table(&run));
     // A partial run may only go to a results file of its own.
-    let partial_over_full = args.only_intake && args.doc == "docs/benchmarks.md";
+    let partial_over_full = args.only_intake && args.doc == std::path::Path::new("docs/benchmarks.md");
     if !(args.no_doc || partial_over_full) {
         results_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote {}", args.doc.display()));
