@@ -12,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod intake;
+pub mod metrics;
 pub mod outbound;
 pub mod startup;
 pub mod store;

@@ -11,6 +11,7 @@ mod dead_letters;
 mod deliveries;
 mod intake;
 mod lifecycle;
+mod metrics;
 mod outbound;
 mod quarantine;
 mod races;
