@@ -210,6 +210,11 @@ async fn https_to_a_plain_http_server_fails_as_tls() {
     let g = guard(false, &[("127.0.0.1", 32)]);
     let err = g.client().post(format!("https://{}/hook", rx.addr)).send_body("{}").await.unwrap_err();
     assert_eq!(classify(&err), AttemptClass::Tls, "{err:?}");
+    // A real handshake was tried (rustls is wired in), not refused for want of TLS support.
+    assert!(
+        !matches!(err, awc::error::SendRequestError::Connect(awc::error::ConnectError::SslIsNotSupported)),
+        "{err:?}"
+    );
     assert!(rx.seen().is_empty());
 }
 
