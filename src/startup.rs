@@ -14,6 +14,7 @@ use crate::db;
 use crate::http::auth::AuthCache;
 use crate::http::webhook_cache::WebhookCache;
 use crate::http::{AppState, routes};
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::store::signals::Emitter;
 
@@ -78,6 +79,7 @@ pub struct Application {
     port: u16,
     server: Server,
     store: Store,
+    metrics: Metrics,
     _sweepers: Sweepers,
 }
 
@@ -87,6 +89,7 @@ impl Application {
     pub async fn build(settings: &Settings, database_url: &str, emitter: Emitter) -> Result<Self, StartupError> {
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
+        let metrics = Metrics::new(&emitter);
         let store = Store::new(pool, emitter);
         let sweepers = Sweepers::start(&store, settings);
         let listener = TcpListener::bind(settings.addr)
@@ -105,6 +108,8 @@ impl Application {
             webhook_cache: WebhookCache::new(Settings::interval(settings.auth_cache_ms)),
             vault: crate::vault::Vault::new(settings.secret_encryption_key.as_ref()),
             base_url,
+            metrics: metrics.clone(),
+            metrics_token: settings.metrics_token.clone(),
         };
         let mut server = HttpServer::new(move || {
             App::new()
@@ -124,7 +129,7 @@ impl Application {
             .listen(listener)
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
             .run();
-        Ok(Application { port, server, store, _sweepers: sweepers })
+        Ok(Application { port, server, store, metrics, _sweepers: sweepers })
     }
 
     /// The bound port.
@@ -135,6 +140,12 @@ impl Application {
     /// The store the application uses.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The process's metrics (workers that count, such as the notify-hook dispatcher,
+    /// take a clone).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// A handle that can stop the server.

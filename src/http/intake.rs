@@ -92,6 +92,7 @@ pub async fn ingest(
             Ok(_) => (TrustMode::Signed, true),
             Err(VerifyError::NoSecret) => return Err(Error::Unavailable("the webhook has no signing secret".into())),
             Err(refused) => {
+                state.metrics.webhook_verify_failure();
                 state.store.count_refused_delivery(wh.id).await?;
                 tracing::info!(webhook = %wh.id, reason = %refused, "delivery refused");
                 return Err(Error::Unauthenticated);
@@ -139,6 +140,7 @@ pub async fn ingest(
             IngestAnswer { event_id, disposition, todos: Vec::new(), duplicate: true }
         }
     };
+    state.metrics.webhook_delivery();
     Ok(HttpResponse::Accepted().json(answer))
 }
 

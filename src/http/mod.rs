@@ -7,6 +7,7 @@ pub mod body;
 pub mod dto;
 pub mod health;
 pub mod intake;
+pub mod metrics;
 pub mod openapi;
 pub mod operator;
 pub mod webhook_cache;
@@ -30,6 +31,10 @@ pub struct AppState {
     pub vault: crate::vault::Vault,
     /// Public base URL (links, ingest URLs), without a trailing slash.
     pub base_url: String,
+    /// The process's metrics.
+    pub metrics: crate::metrics::Metrics,
+    /// Bearer token for `/metrics`; none refuses every scrape.
+    pub metrics_token: Option<String>,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {
@@ -42,6 +47,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .app_data(body::path_config())
         .route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
+        .route("/metrics", web::get().to(metrics::scrape))
         .route("/api/openapi.json", web::get().to(openapi::document))
         .route("/webhooks/w/{ingest_token}", web::post().to(intake::ingest))
         .service(

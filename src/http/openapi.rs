@@ -4,7 +4,7 @@ use actix_web::HttpResponse;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{agent, health, intake, operator};
+use super::{agent, health, intake, metrics, operator};
 
 struct BearerSchemes;
 
@@ -27,7 +27,7 @@ impl Modify for BearerSchemes {
 #[openapi(
     info(title = "Switchboard", description = "Webhooks in, work for agents out; dead letters never die silently."),
     paths(
-        health::healthz, health::readyz,
+        health::healthz, health::readyz, metrics::scrape,
         agent::todos::list, agent::todos::claim_next, agent::todos::claim, agent::todos::get,
         agent::todos::heartbeat, agent::todos::complete, agent::todos::fail, agent::todos::release,
         agent::todos::interrupt, agent::todos::resume, agent::todos::create,

@@ -32,6 +32,7 @@ async fn the_openapi_document_lists_every_agent_and_operator_route() {
         ("/api/v1/dead-letters", "get"),
         ("/healthz", "get"),
         ("/readyz", "get"),
+        ("/metrics", "get"),
     ] {
         assert!(paths.get(path).and_then(|p| p.get(method)).is_some(), "{method} {path} missing from the document");
     }

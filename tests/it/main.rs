@@ -11,6 +11,8 @@ mod dead_letters;
 mod deliveries;
 mod intake;
 mod lifecycle;
+mod metrics;
+mod outbound;
 mod quarantine;
 mod races;
 mod signals;

@@ -387,6 +387,8 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
         store.create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap();
     }
     assert!(emitter.dropped() >= 10, "dropped {}", emitter.dropped());
+    let shown = switchboard::metrics::Metrics::new(&emitter).render().unwrap();
+    assert!(shown.contains(&format!("switchboard_signals_dropped_total {}", emitter.dropped())), "{shown}");
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 30, "the work itself is never lost");
     arbiter.stop();
 }

@@ -1,0 +1,336 @@
+//! Prometheus metrics (SPEC 12): one registry per process, served at `/metrics`.
+//! Labels are closed enums, never ids, so a family's size is fixed; every label set is
+//! created at zero up front, so a scrape shows each series before its first event.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{
+    DescriptorEncoder, EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder,
+};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
+
+use crate::outbound::AttemptClass;
+use crate::store::signals::Emitter;
+
+/// The content type of what [`Metrics::render`] produces (Prometheus text 0.0.4).
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// Declares a label value enum with its exposition strings.
+macro_rules! label_values {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The exposition form.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl EncodeLabelValue for $name {
+            fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+                encoder.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+label_values! {
+    /// The notify-hook event type.
+    HookEvent {
+        /// A todo became claimable.
+        TodoReady => "todo.ready",
+        /// A todo became a dead letter.
+        TodoDeadLettered => "todo.dead_lettered",
+    }
+}
+
+label_values! {
+    /// What became of one notification to one hook.
+    NotificationOutcome {
+        /// A 2xx answer.
+        Delivered => "delivered",
+        /// Every attempt failed, or a failure was not retryable.
+        Failed => "failed",
+        /// Never attempted: over the hook's rate or the dispatcher's capacity.
+        Dropped => "dropped",
+    }
+}
+
+label_values! {
+    /// The result of one delivery attempt.
+    AttemptResult {
+        /// A 2xx answer.
+        Status2xx => "2xx",
+        /// A 3xx answer (redirects are never followed).
+        Status3xx => "3xx",
+        /// A 4xx answer.
+        Status4xx => "4xx",
+        /// A 5xx answer.
+        Status5xx => "5xx",
+        /// No answer in time.
+        Timeout => "timeout",
+        /// DNS or connection failure.
+        Network => "network",
+        /// The TLS handshake failed.
+        Tls => "tls",
+        /// The SSRF guard refused the target.
+        RejectedSsrf => "rejected_ssrf",
+    }
+}
+
+label_values! {
+    /// Why a hook was switched off by Switchboard.
+    DisableReason {
+        /// Ten failed deliveries in a row.
+        ConsecutiveFailures => "consecutive_failures",
+    }
+}
+
+impl AttemptResult {
+    /// The result of an attempt that got an HTTP answer. An informational status as a
+    /// final answer is a broken server and counts as 5xx.
+    pub fn from_status(status: u16) -> Self {
+        match status {
+            200..=299 => AttemptResult::Status2xx,
+            300..=399 => AttemptResult::Status3xx,
+            400..=499 => AttemptResult::Status4xx,
+            _ => AttemptResult::Status5xx,
+        }
+    }
+}
+
+impl From<AttemptClass> for AttemptResult {
+    fn from(class: AttemptClass) -> Self {
+        match class {
+            AttemptClass::Timeout => AttemptResult::Timeout,
+            AttemptClass::Network => AttemptResult::Network,
+            AttemptClass::Tls => AttemptResult::Tls,
+            AttemptClass::RejectedSsrf => AttemptResult::RejectedSsrf,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct NotificationLabels {
+    r#type: HookEvent,
+    outcome: NotificationOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct AttemptLabels {
+    result: AttemptResult,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct DisabledLabels {
+    reason: DisableReason,
+}
+
+/// Reads the store emitter's drop count at scrape time (the emitter counts on its own;
+/// a second counter would only drift from it).
+struct SignalsDropped(Emitter);
+
+impl std::fmt::Debug for SignalsDropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SignalsDropped")
+    }
+}
+
+impl Collector for SignalsDropped {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counter = ConstCounter::new(self.0.dropped());
+        let metric = encoder.encode_descriptor(
+            "switchboard_signals_dropped",
+            "Signals (todo ready, dead lettered) dropped because a recipient's mailbox was full or gone",
+            None,
+            counter.metric_type(),
+        )?;
+        counter.encode(metric)
+    }
+}
+
+struct Inner {
+    registry: Registry,
+    notifications: Family<NotificationLabels, Counter>,
+    attempts: Family<AttemptLabels, Counter>,
+    hooks_disabled: Family<DisabledLabels, Counter>,
+    webhook_deliveries: Counter,
+    webhook_verify_failures: Counter,
+}
+
+/// The process's metrics. Cheap to clone; every clone counts into the same registry.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Metrics {
+    /// A registry with every family, reading dropped signals from `signals`.
+    pub fn new(signals: &Emitter) -> Self {
+        let mut registry = Registry::default();
+        let notifications = Family::<NotificationLabels, Counter>::default();
+        let attempts = Family::<AttemptLabels, Counter>::default();
+        let hooks_disabled = Family::<DisabledLabels, Counter>::default();
+        let webhook_deliveries = Counter::default();
+        let webhook_verify_failures = Counter::default();
+        // The registry appends `_total` to counter names.
+        registry.register(
+            "switchboard_notify_hook_notifications",
+            "Notifications to notify hooks, by event type and outcome",
+            notifications.clone(),
+        );
+        registry.register(
+            "switchboard_notify_hook_attempts",
+            "Notify-hook delivery attempts, by result",
+            attempts.clone(),
+        );
+        registry.register(
+            "switchboard_notify_hooks_disabled",
+            "Notify hooks switched off by Switchboard, by reason",
+            hooks_disabled.clone(),
+        );
+        registry.register(
+            "switchboard_webhook_deliveries",
+            "Webhook deliveries accepted (verified or token-trusted) and recorded",
+            webhook_deliveries.clone(),
+        );
+        registry.register(
+            "switchboard_webhook_verify_failures",
+            "Webhook deliveries refused because their signature did not verify",
+            webhook_verify_failures.clone(),
+        );
+        registry.register_collector(Box::new(SignalsDropped(signals.clone())));
+        for &event in HookEvent::ALL {
+            for &outcome in NotificationOutcome::ALL {
+                drop(notifications.get_or_create(&NotificationLabels { r#type: event, outcome }));
+            }
+        }
+        for &result in AttemptResult::ALL {
+            drop(attempts.get_or_create(&AttemptLabels { result }));
+        }
+        for &reason in DisableReason::ALL {
+            drop(hooks_disabled.get_or_create(&DisabledLabels { reason }));
+        }
+        Metrics {
+            inner: Arc::new(Inner {
+                registry,
+                notifications,
+                attempts,
+                hooks_disabled,
+                webhook_deliveries,
+                webhook_verify_failures,
+            }),
+        }
+    }
+
+    /// Counts one notification's fate.
+    pub fn notification(&self, event: HookEvent, outcome: NotificationOutcome) {
+        self.inner.notifications.get_or_create(&NotificationLabels { r#type: event, outcome }).inc();
+    }
+
+    /// Counts one delivery attempt.
+    pub fn attempt(&self, result: AttemptResult) {
+        self.inner.attempts.get_or_create(&AttemptLabels { result }).inc();
+    }
+
+    /// Counts a hook Switchboard switched off.
+    pub fn hook_disabled(&self, reason: DisableReason) {
+        self.inner.hooks_disabled.get_or_create(&DisabledLabels { reason }).inc();
+    }
+
+    /// Counts an accepted webhook delivery.
+    pub fn webhook_delivery(&self) {
+        self.inner.webhook_deliveries.inc();
+    }
+
+    /// Counts a webhook delivery refused for its signature.
+    pub fn webhook_verify_failure(&self) {
+        self.inner.webhook_verify_failures.inc();
+    }
+
+    /// The exposition text.
+    pub fn render(&self) -> Result<String, std::fmt::Error> {
+        let mut out = String::new();
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &self.inner.registry)?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line<'a>(text: &'a str, series: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+    }
+
+    #[test]
+    fn every_series_is_shown_at_zero_before_anything_happens() {
+        let text = Metrics::new(&Emitter::none()).render().unwrap();
+        for series in [
+            r#"switchboard_notify_hook_notifications_total{type="todo.ready",outcome="delivered"}"#,
+            r#"switchboard_notify_hook_notifications_total{type="todo.dead_lettered",outcome="dropped"}"#,
+            r#"switchboard_notify_hook_attempts_total{result="2xx"}"#,
+            r#"switchboard_notify_hook_attempts_total{result="rejected_ssrf"}"#,
+            r#"switchboard_notify_hooks_disabled_total{reason="consecutive_failures"}"#,
+            "switchboard_webhook_deliveries_total",
+            "switchboard_webhook_verify_failures_total",
+            "switchboard_signals_dropped_total",
+        ] {
+            assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn counts_land_on_their_own_label_set_and_clones_share_them() {
+        let m = Metrics::new(&Emitter::none());
+        let clone = m.clone();
+        m.notification(HookEvent::TodoDeadLettered, NotificationOutcome::Failed);
+        clone.notification(HookEvent::TodoDeadLettered, NotificationOutcome::Failed);
+        m.attempt(AttemptResult::from_status(503));
+        m.attempt(AttemptClass::RejectedSsrf.into());
+        m.hook_disabled(DisableReason::ConsecutiveFailures);
+        m.webhook_delivery();
+        m.webhook_verify_failure();
+        let text = m.render().unwrap();
+        for (series, value) in [
+            (r#"switchboard_notify_hook_notifications_total{type="todo.dead_lettered",outcome="failed"}"#, 2),
+            (r#"switchboard_notify_hook_notifications_total{type="todo.ready",outcome="failed"}"#, 0),
+            (r#"switchboard_notify_hook_attempts_total{result="5xx"}"#, 1),
+            (r#"switchboard_notify_hook_attempts_total{result="rejected_ssrf"}"#, 1),
+            (r#"switchboard_notify_hook_attempts_total{result="network"}"#, 0),
+            (r#"switchboard_notify_hooks_disabled_total{reason="consecutive_failures"}"#, 1),
+            ("switchboard_webhook_deliveries_total", 1),
+            ("switchboard_webhook_verify_failures_total", 1),
+        ] {
+            assert_eq!(line(&text, series), Some(format!("{series} {value}").as_str()), "{series}");
+        }
+    }
+
+    #[test]
+    fn statuses_map_to_their_class() {
+        assert_eq!(AttemptResult::from_status(204), AttemptResult::Status2xx);
+        assert_eq!(AttemptResult::from_status(302), AttemptResult::Status3xx);
+        assert_eq!(AttemptResult::from_status(429), AttemptResult::Status4xx);
+        assert_eq!(AttemptResult::from_status(599), AttemptResult::Status5xx);
+        assert_eq!(AttemptResult::from_status(101), AttemptResult::Status5xx);
+    }
+}

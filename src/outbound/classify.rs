@@ -1,0 +1,160 @@
+//! What a failed outbound attempt was, for retry decisions, health and metrics: a guard
+//! refusal (never retried) told apart from timeouts, TLS failures and other network
+//! trouble (retried).
+
+use std::error::Error as StdError;
+use std::io;
+
+use awc::error::{ConnectError, SendRequestError};
+
+use super::guard::CheckError;
+use super::policy::Refusal;
+
+/// The class of an attempt that got no HTTP response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptClass {
+    /// DNS, connect, TLS handshake or the response head took too long.
+    Timeout,
+    /// DNS failure, connection refused or reset, a broken response, anything else on the wire.
+    Network,
+    /// The TLS handshake failed (certificate, protocol).
+    Tls,
+    /// The SSRF guard refused the target (also an unusable URL): never retried.
+    RejectedSsrf,
+}
+
+impl AttemptClass {
+    /// Stable snake_case name (`last_error`, the `result` metric label).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptClass::Timeout => "timeout",
+            AttemptClass::Network => "network",
+            AttemptClass::Tls => "tls",
+            AttemptClass::RejectedSsrf => "rejected_ssrf",
+        }
+    }
+
+    /// Whether another attempt may succeed.
+    pub fn is_retryable(self) -> bool {
+        self != AttemptClass::RejectedSsrf
+    }
+}
+
+/// Classifies an error from a client built by [`super::Guard::client`].
+pub fn classify(err: &SendRequestError) -> AttemptClass {
+    match err {
+        SendRequestError::Timeout => AttemptClass::Timeout,
+        // awc refuses URLs it cannot dial before connecting; the guard would refuse them too.
+        SendRequestError::Url(_) => AttemptClass::RejectedSsrf,
+        SendRequestError::Connect(c) => classify_connect(c),
+        SendRequestError::Send(e) => classify_io(e),
+        _ => AttemptClass::Network,
+    }
+}
+
+/// The guard's refusal inside a send error, if the guard refused the connection.
+pub fn refusal(err: &SendRequestError) -> Option<Refusal> {
+    match err {
+        SendRequestError::Connect(ConnectError::Resolver(inner)) => inner.downcast_ref::<Refusal>().copied(),
+        _ => None,
+    }
+}
+
+/// Whether a send error is the guard refusing the target.
+pub fn is_refusal(err: &SendRequestError) -> bool {
+    refusal(err).is_some()
+}
+
+impl From<&CheckError> for AttemptClass {
+    /// A pre-attempt check that failed counts as the attempt.
+    fn from(err: &CheckError) -> Self {
+        match err {
+            CheckError::Refused(_) => AttemptClass::RejectedSsrf,
+            CheckError::Dns(e) => classify_io(e),
+        }
+    }
+}
+
+fn classify_connect(err: &ConnectError) -> AttemptClass {
+    match err {
+        ConnectError::Timeout => AttemptClass::Timeout,
+        ConnectError::SslIsNotSupported => AttemptClass::Tls,
+        ConnectError::Resolver(inner) => {
+            if inner.downcast_ref::<Refusal>().is_some() {
+                AttemptClass::RejectedSsrf
+            } else {
+                inner.downcast_ref::<io::Error>().map_or(AttemptClass::Network, classify_io)
+            }
+        }
+        ConnectError::Io(e) => classify_io(e),
+        _ => AttemptClass::Network,
+    }
+}
+
+fn classify_io(err: &io::Error) -> AttemptClass {
+    if err.kind() == io::ErrorKind::TimedOut {
+        AttemptClass::Timeout
+    } else if is_tls(err) {
+        AttemptClass::Tls
+    } else {
+        AttemptClass::Network
+    }
+}
+
+/// rustls reports handshake failures as I/O errors wrapping its own error.
+fn is_tls(err: &io::Error) -> bool {
+    let mut source: Option<&(dyn StdError + 'static)> = err.get_ref().map(|e| e as _);
+    while let Some(e) = source {
+        if e.is::<rustls::Error>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outbound::policy::AddressClass;
+
+    fn connect(e: ConnectError) -> SendRequestError {
+        SendRequestError::Connect(e)
+    }
+
+    #[test]
+    fn a_guard_refusal_is_rejected_ssrf_and_never_retried() {
+        let err = connect(ConnectError::Resolver(Box::new(Refusal::Address(AddressClass::Loopback))));
+        assert_eq!(classify(&err), AttemptClass::RejectedSsrf);
+        assert!(!classify(&err).is_retryable());
+        assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
+        assert!(is_refusal(&err));
+    }
+
+    #[test]
+    fn dns_failures_are_network_and_slow_ones_timeouts_both_retried() {
+        let dns = connect(ConnectError::Resolver(Box::new(io::Error::other("SERVFAIL"))));
+        assert_eq!(classify(&dns), AttemptClass::Network);
+        assert!(!is_refusal(&dns));
+        let slow = connect(ConnectError::Resolver(Box::new(io::Error::new(io::ErrorKind::TimedOut, "slow"))));
+        assert_eq!(classify(&slow), AttemptClass::Timeout);
+        assert!(classify(&slow).is_retryable());
+    }
+
+    #[test]
+    fn timeouts_tls_and_connection_failures_are_told_apart() {
+        assert_eq!(classify(&SendRequestError::Timeout), AttemptClass::Timeout);
+        assert_eq!(classify(&connect(ConnectError::Timeout)), AttemptClass::Timeout);
+        let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
+        assert_eq!(classify(&connect(ConnectError::Io(refused))), AttemptClass::Network);
+        let tls = io::Error::new(io::ErrorKind::InvalidData, rustls::Error::DecryptError);
+        assert_eq!(classify(&connect(ConnectError::Io(tls))), AttemptClass::Tls);
+        assert_eq!(classify(&connect(ConnectError::NoRecords)), AttemptClass::Network);
+    }
+
+    #[test]
+    fn a_failed_pre_attempt_check_classifies_like_the_attempt() {
+        assert_eq!(AttemptClass::from(&CheckError::Refused(Refusal::OwnAddress)), AttemptClass::RejectedSsrf);
+        assert_eq!(AttemptClass::from(&CheckError::Dns(io::Error::other("nx"))), AttemptClass::Network);
+    }
+}

@@ -1,0 +1,21 @@
+//! Every call Switchboard makes to the outside goes through here (SPEC section 8): one
+//! SSRF guard for notify hooks, sinks, test sends and digests.
+//!
+//! - [`policy`]: the pure rules (URL shape, address classes, the operator's allowlist,
+//!   our own listen address).
+//! - [`lookup`]: DNS behind a trait, so tests can script it.
+//! - [`Guard`]: the policy plus DNS; checks a URL when it is saved and builds the HTTP
+//!   client whose connector checks again at dial time (DNS rebinding is refused).
+//! - [`classify`]: tells a guard refusal (never retried) from timeouts, TLS and
+//!   network failures.
+
+pub mod classify;
+mod connector;
+pub mod guard;
+pub mod lookup;
+pub mod policy;
+
+pub use classify::{AttemptClass, classify, is_refusal, refusal};
+pub use guard::{CheckError, Guard, TlsSetupError};
+pub use lookup::{Lookup, SystemLookup};
+pub use policy::{AddressClass, Policy, Refusal, Target};
