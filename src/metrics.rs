@@ -13,7 +13,9 @@ use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
-use crate::outbound::AttemptClass;
+use crate::notify::body::NotifyType;
+use crate::notify::health::DisabledReason;
+use crate::notify::retry::AttemptResult;
 use crate::store::signals::Emitter;
 
 /// The content type of what [`Metrics::render`] produces (Prometheus text 0.0.4).
@@ -46,15 +48,6 @@ macro_rules! label_values {
     };
 }
 
-label_values! {
-    /// The notify-hook event type.
-    HookEvent {
-        /// A todo became claimable.
-        TodoReady => "todo.ready",
-        /// A todo became a dead letter.
-        TodoDeadLettered => "todo.dead_lettered",
-    }
-}
 
 label_values! {
     /// What became of one notification to one hook.
@@ -68,63 +61,24 @@ label_values! {
     }
 }
 
-label_values! {
-    /// The result of one delivery attempt.
-    AttemptResult {
-        /// A 2xx answer.
-        Status2xx => "2xx",
-        /// A 3xx answer (redirects are never followed).
-        Status3xx => "3xx",
-        /// A 4xx answer.
-        Status4xx => "4xx",
-        /// A 5xx answer.
-        Status5xx => "5xx",
-        /// No answer in time.
-        Timeout => "timeout",
-        /// DNS or connection failure.
-        Network => "network",
-        /// The TLS handshake failed.
-        Tls => "tls",
-        /// The SSRF guard refused the target.
-        RejectedSsrf => "rejected_ssrf",
-    }
-}
 
-label_values! {
-    /// Why a hook was switched off by Switchboard.
-    DisableReason {
-        /// Ten failed deliveries in a row.
-        ConsecutiveFailures => "consecutive_failures",
-    }
-}
 
-impl AttemptResult {
-    /// The result of an attempt that got an HTTP answer. An informational status as a
-    /// final answer is a broken server and counts as 5xx.
-    pub fn from_status(status: u16) -> Self {
-        match status {
-            200..=299 => AttemptResult::Status2xx,
-            300..=399 => AttemptResult::Status3xx,
-            400..=499 => AttemptResult::Status4xx,
-            _ => AttemptResult::Status5xx,
+/// Label values the notify channel already names (one spelling, in `crate::notify`).
+macro_rules! label_values_of {
+    ($($name:ty),+) => {$(
+        impl EncodeLabelValue for $name {
+            fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+                encoder.write_str(self.as_str())
+            }
         }
-    }
+    )+};
 }
 
-impl From<AttemptClass> for AttemptResult {
-    fn from(class: AttemptClass) -> Self {
-        match class {
-            AttemptClass::Timeout => AttemptResult::Timeout,
-            AttemptClass::Network => AttemptResult::Network,
-            AttemptClass::Tls => AttemptResult::Tls,
-            AttemptClass::RejectedSsrf => AttemptResult::RejectedSsrf,
-        }
-    }
-}
+label_values_of!(NotifyType, AttemptResult, DisabledReason);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct NotificationLabels {
-    r#type: HookEvent,
+    r#type: NotifyType,
     outcome: NotificationOutcome,
 }
 
@@ -135,7 +89,7 @@ struct AttemptLabels {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct DisabledLabels {
-    reason: DisableReason,
+    reason: DisabledReason,
 }
 
 /// Reads the store emitter's drop count at scrape time (the emitter counts on its own;
@@ -218,7 +172,7 @@ impl Metrics {
             webhook_verify_failures.clone(),
         );
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
-        for &event in HookEvent::ALL {
+        for &event in NotifyType::ALL {
             for &outcome in NotificationOutcome::ALL {
                 drop(notifications.get_or_create(&NotificationLabels { r#type: event, outcome }));
             }
@@ -226,7 +180,7 @@ impl Metrics {
         for &result in AttemptResult::ALL {
             drop(attempts.get_or_create(&AttemptLabels { result }));
         }
-        for &reason in DisableReason::ALL {
+        for &reason in DisabledReason::ALL {
             drop(hooks_disabled.get_or_create(&DisabledLabels { reason }));
         }
         Metrics {
@@ -242,7 +196,7 @@ impl Metrics {
     }
 
     /// Counts one notification's fate.
-    pub fn notification(&self, event: HookEvent, outcome: NotificationOutcome) {
+    pub fn notification(&self, event: NotifyType, outcome: NotificationOutcome) {
         self.inner.notifications.get_or_create(&NotificationLabels { r#type: event, outcome }).inc();
     }
 
@@ -252,7 +206,7 @@ impl Metrics {
     }
 
     /// Counts a hook Switchboard switched off.
-    pub fn hook_disabled(&self, reason: DisableReason) {
+    pub fn hook_disabled(&self, reason: DisabledReason) {
         self.inner.hooks_disabled.get_or_create(&DisabledLabels { reason }).inc();
     }
 
@@ -277,6 +231,8 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notify::retry::AttemptClass;
+    use crate::outbound::TransportFailure;
 
     fn line<'a>(text: &'a str, series: &str) -> Option<&'a str> {
         text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
@@ -303,11 +259,11 @@ mod tests {
     fn counts_land_on_their_own_label_set_and_clones_share_them() {
         let m = Metrics::new(&Emitter::none());
         let clone = m.clone();
-        m.notification(HookEvent::TodoDeadLettered, NotificationOutcome::Failed);
-        clone.notification(HookEvent::TodoDeadLettered, NotificationOutcome::Failed);
-        m.attempt(AttemptResult::from_status(503));
-        m.attempt(AttemptClass::RejectedSsrf.into());
-        m.hook_disabled(DisableReason::ConsecutiveFailures);
+        m.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
+        clone.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
+        m.attempt(AttemptClass::from_status(503).metric_result());
+        m.attempt(AttemptClass::from(TransportFailure::RejectedSsrf).metric_result());
+        m.hook_disabled(DisabledReason::ConsecutiveFailures);
         m.webhook_delivery();
         m.webhook_verify_failure();
         let text = m.render().unwrap();
@@ -323,14 +279,5 @@ mod tests {
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} {value}").as_str()), "{series}");
         }
-    }
-
-    #[test]
-    fn statuses_map_to_their_class() {
-        assert_eq!(AttemptResult::from_status(204), AttemptResult::Status2xx);
-        assert_eq!(AttemptResult::from_status(302), AttemptResult::Status3xx);
-        assert_eq!(AttemptResult::from_status(429), AttemptResult::Status4xx);
-        assert_eq!(AttemptResult::from_status(599), AttemptResult::Status5xx);
-        assert_eq!(AttemptResult::from_status(101), AttemptResult::Status5xx);
     }
 }

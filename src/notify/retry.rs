@@ -10,6 +10,7 @@ use std::time::Duration;
 use rand::Rng;
 
 use crate::domain::text_enum::text_enum;
+use crate::outbound::TransportFailure;
 
 /// Most attempts per (notification, hook).
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -149,6 +150,17 @@ impl AttemptClass {
             AttemptClass::Network => AttemptResult::Network,
             AttemptClass::Tls => AttemptResult::Tls,
             AttemptClass::RejectedSsrf => AttemptResult::RejectedSsrf,
+        }
+    }
+}
+
+impl From<TransportFailure> for AttemptClass {
+    fn from(failure: TransportFailure) -> Self {
+        match failure {
+            TransportFailure::Timeout => AttemptClass::Timeout,
+            TransportFailure::Network => AttemptClass::Network,
+            TransportFailure::Tls => AttemptClass::Tls,
+            TransportFailure::RejectedSsrf => AttemptClass::RejectedSsrf,
         }
     }
 }

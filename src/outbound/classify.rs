@@ -12,7 +12,7 @@ use super::policy::Refusal;
 
 /// The class of an attempt that got no HTTP response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttemptClass {
+pub enum TransportFailure {
     /// DNS, connect, TLS handshake or the response head took too long.
     Timeout,
     /// DNS failure, connection refused or reset, a broken response, anything else on the wire.
@@ -23,32 +23,32 @@ pub enum AttemptClass {
     RejectedSsrf,
 }
 
-impl AttemptClass {
+impl TransportFailure {
     /// Stable snake_case name (`last_error`, the `result` metric label).
     pub fn as_str(self) -> &'static str {
         match self {
-            AttemptClass::Timeout => "timeout",
-            AttemptClass::Network => "network",
-            AttemptClass::Tls => "tls",
-            AttemptClass::RejectedSsrf => "rejected_ssrf",
+            TransportFailure::Timeout => "timeout",
+            TransportFailure::Network => "network",
+            TransportFailure::Tls => "tls",
+            TransportFailure::RejectedSsrf => "rejected_ssrf",
         }
     }
 
     /// Whether another attempt may succeed.
     pub fn is_retryable(self) -> bool {
-        self != AttemptClass::RejectedSsrf
+        self != TransportFailure::RejectedSsrf
     }
 }
 
 /// Classifies an error from a client built by [`super::Guard::client`].
-pub fn classify(err: &SendRequestError) -> AttemptClass {
+pub fn classify(err: &SendRequestError) -> TransportFailure {
     match err {
-        SendRequestError::Timeout => AttemptClass::Timeout,
+        SendRequestError::Timeout => TransportFailure::Timeout,
         // awc refuses URLs it cannot dial before connecting; the guard would refuse them too.
-        SendRequestError::Url(_) => AttemptClass::RejectedSsrf,
+        SendRequestError::Url(_) => TransportFailure::RejectedSsrf,
         SendRequestError::Connect(c) => classify_connect(c),
         SendRequestError::Send(e) => classify_io(e),
-        _ => AttemptClass::Network,
+        _ => TransportFailure::Network,
     }
 }
 
@@ -65,39 +65,39 @@ pub fn is_refusal(err: &SendRequestError) -> bool {
     refusal(err).is_some()
 }
 
-impl From<&CheckError> for AttemptClass {
+impl From<&CheckError> for TransportFailure {
     /// A pre-attempt check that failed counts as the attempt.
     fn from(err: &CheckError) -> Self {
         match err {
-            CheckError::Refused(_) => AttemptClass::RejectedSsrf,
+            CheckError::Refused(_) => TransportFailure::RejectedSsrf,
             CheckError::Dns(e) => classify_io(e),
         }
     }
 }
 
-fn classify_connect(err: &ConnectError) -> AttemptClass {
+fn classify_connect(err: &ConnectError) -> TransportFailure {
     match err {
-        ConnectError::Timeout => AttemptClass::Timeout,
-        ConnectError::SslIsNotSupported => AttemptClass::Tls,
+        ConnectError::Timeout => TransportFailure::Timeout,
+        ConnectError::SslIsNotSupported => TransportFailure::Tls,
         ConnectError::Resolver(inner) => {
             if inner.downcast_ref::<Refusal>().is_some() {
-                AttemptClass::RejectedSsrf
+                TransportFailure::RejectedSsrf
             } else {
-                inner.downcast_ref::<io::Error>().map_or(AttemptClass::Network, classify_io)
+                inner.downcast_ref::<io::Error>().map_or(TransportFailure::Network, classify_io)
             }
         }
         ConnectError::Io(e) => classify_io(e),
-        _ => AttemptClass::Network,
+        _ => TransportFailure::Network,
     }
 }
 
-fn classify_io(err: &io::Error) -> AttemptClass {
+fn classify_io(err: &io::Error) -> TransportFailure {
     if err.kind() == io::ErrorKind::TimedOut {
-        AttemptClass::Timeout
+        TransportFailure::Timeout
     } else if is_tls(err) {
-        AttemptClass::Tls
+        TransportFailure::Tls
     } else {
-        AttemptClass::Network
+        TransportFailure::Network
     }
 }
 
@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn a_guard_refusal_is_rejected_ssrf_and_never_retried() {
         let err = connect(ConnectError::Resolver(Box::new(Refusal::Address(AddressClass::Loopback))));
-        assert_eq!(classify(&err), AttemptClass::RejectedSsrf);
+        assert_eq!(classify(&err), TransportFailure::RejectedSsrf);
         assert!(!classify(&err).is_retryable());
         assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
         assert!(is_refusal(&err));
@@ -134,27 +134,27 @@ mod tests {
     #[test]
     fn dns_failures_are_network_and_slow_ones_timeouts_both_retried() {
         let dns = connect(ConnectError::Resolver(Box::new(io::Error::other("SERVFAIL"))));
-        assert_eq!(classify(&dns), AttemptClass::Network);
+        assert_eq!(classify(&dns), TransportFailure::Network);
         assert!(!is_refusal(&dns));
         let slow = connect(ConnectError::Resolver(Box::new(io::Error::new(io::ErrorKind::TimedOut, "slow"))));
-        assert_eq!(classify(&slow), AttemptClass::Timeout);
+        assert_eq!(classify(&slow), TransportFailure::Timeout);
         assert!(classify(&slow).is_retryable());
     }
 
     #[test]
     fn timeouts_tls_and_connection_failures_are_told_apart() {
-        assert_eq!(classify(&SendRequestError::Timeout), AttemptClass::Timeout);
-        assert_eq!(classify(&connect(ConnectError::Timeout)), AttemptClass::Timeout);
+        assert_eq!(classify(&SendRequestError::Timeout), TransportFailure::Timeout);
+        assert_eq!(classify(&connect(ConnectError::Timeout)), TransportFailure::Timeout);
         let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
-        assert_eq!(classify(&connect(ConnectError::Io(refused))), AttemptClass::Network);
+        assert_eq!(classify(&connect(ConnectError::Io(refused))), TransportFailure::Network);
         let tls = io::Error::new(io::ErrorKind::InvalidData, rustls::Error::DecryptError);
-        assert_eq!(classify(&connect(ConnectError::Io(tls))), AttemptClass::Tls);
-        assert_eq!(classify(&connect(ConnectError::NoRecords)), AttemptClass::Network);
+        assert_eq!(classify(&connect(ConnectError::Io(tls))), TransportFailure::Tls);
+        assert_eq!(classify(&connect(ConnectError::NoRecords)), TransportFailure::Network);
     }
 
     #[test]
     fn a_failed_pre_attempt_check_classifies_like_the_attempt() {
-        assert_eq!(AttemptClass::from(&CheckError::Refused(Refusal::OwnAddress)), AttemptClass::RejectedSsrf);
-        assert_eq!(AttemptClass::from(&CheckError::Dns(io::Error::other("nx"))), AttemptClass::Network);
+        assert_eq!(TransportFailure::from(&CheckError::Refused(Refusal::OwnAddress)), TransportFailure::RejectedSsrf);
+        assert_eq!(TransportFailure::from(&CheckError::Dns(io::Error::other("nx"))), TransportFailure::Network);
     }
 }

@@ -15,7 +15,7 @@ pub mod guard;
 pub mod lookup;
 pub mod policy;
 
-pub use classify::{AttemptClass, classify, is_refusal, refusal};
+pub use classify::{TransportFailure, classify, is_refusal, refusal};
 pub use guard::{CheckError, Guard, TlsSetupError};
 pub use lookup::{Lookup, SystemLookup};
 pub use policy::{AddressClass, Policy, Refusal, Target};

@@ -125,8 +125,8 @@ pub enum Signal {
 /// signal and counts it (a doorbell is a hint, the queue still holds the work).
 #[derive(Clone, Default)]
 pub struct Emitter {
-    ready: Option<Recipient<TodoReady>>,
-    dead: Option<Recipient<DeadLettered>>,
+    ready: Vec<Recipient<TodoReady>>,
+    dead: Vec<Recipient<DeadLettered>>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -138,7 +138,14 @@ impl Emitter {
 
     /// An emitter that sends both kinds of signal to the given recipients.
     pub fn to(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
-        Emitter { ready: Some(ready), dead: Some(dead), dropped: Arc::default() }
+        Emitter { ready: vec![ready], dead: vec![dead], dropped: Arc::default() }
+    }
+
+    /// This emitter also sending to `other`'s recipients (one drop count for all).
+    pub fn and(mut self, other: Emitter) -> Self {
+        self.ready.extend(other.ready);
+        self.dead.extend(other.dead);
+        self
     }
 
     /// How many signals were dropped because a recipient was full or gone.
@@ -149,18 +156,28 @@ impl Emitter {
     /// Sends signals produced by a transaction that has committed.
     pub fn emit(&self, signals: Vec<Signal>) {
         for signal in signals {
-            let sent = match signal {
-                Signal::Ready(m) => self.ready.as_ref().map(|r| r.try_send(m).is_ok()),
-                Signal::DeadLettered(m) => self.dead.as_ref().map(|r| r.try_send(m).is_ok()),
+            let refused = match signal {
+                Signal::Ready(m) => send_to_all(&self.ready, m),
+                Signal::DeadLettered(m) => send_to_all(&self.dead, m),
             };
-            if sent == Some(false) {
-                let total = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if refused > 0 {
+                let total = self.dropped.fetch_add(refused, Ordering::Relaxed) + refused;
                 // A flood must not become a log flood: say so on the first drop and
                 // then at every power of two.
-                if total.is_power_of_two() {
+                if total.is_power_of_two() || refused > 1 {
                     tracing::warn!(dropped_total = total, "signal dropped: recipient mailbox full or stopped");
                 }
             }
         }
     }
+}
+
+/// Offers `message` to every recipient without waiting; returns how many refused it.
+fn send_to_all<M>(recipients: &[Recipient<M>], message: M) -> u64
+where
+    M: Message<Result = ()> + Clone + Send + 'static,
+{
+    let Some((last, rest)) = recipients.split_last() else { return 0 };
+    let refused = rest.iter().filter(|r| r.try_send(message.clone()).is_err()).count() as u64;
+    refused + u64::from(last.try_send(message).is_err())
 }

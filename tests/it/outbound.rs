@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use futures_util::future::BoxFuture;
 use switchboard::config::CidrList;
-use switchboard::outbound::{AddressClass, AttemptClass, Guard, Lookup, Policy, Refusal, classify, refusal};
+use switchboard::outbound::{AddressClass, TransportFailure, Guard, Lookup, Policy, Refusal, classify, refusal};
 
 use crate::harness::TestApp;
 
@@ -122,7 +122,7 @@ async fn a_loopback_receiver_is_refused_at_save_and_at_dial_without_an_allowlist
 
     // The client refuses by itself too: a caller that skipped the check sends nothing.
     let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), AttemptClass::RejectedSsrf);
+    assert_eq!(classify(&err), TransportFailure::RejectedSsrf);
     assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
     assert!(!err.to_string().contains("127.0.0.1"), "{err}");
     assert!(rx.seen().is_empty());
@@ -144,7 +144,7 @@ async fn plain_http_is_refused_without_allow_http_even_to_an_allowlisted_host() 
     let g = guard(false, &[("127.0.0.1", 32)]);
     assert_eq!(g.check(&rx.url("/hook")).await.unwrap_err().refusal(), Some(Refusal::Scheme));
     let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
-    assert_eq!((classify(&err), refusal(&err)), (AttemptClass::RejectedSsrf, Some(Refusal::Scheme)));
+    assert_eq!((classify(&err), refusal(&err)), (TransportFailure::RejectedSsrf, Some(Refusal::Scheme)));
     assert!(rx.seen().is_empty());
 }
 
@@ -170,7 +170,7 @@ async fn a_name_that_rebinds_to_loopback_after_the_check_is_refused_at_dial() {
     g.check(&url).await.expect("public at save time");
 
     let err = g.client().post(&url).send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), AttemptClass::RejectedSsrf);
+    assert_eq!(classify(&err), TransportFailure::RejectedSsrf);
     assert!(!classify(&err).is_retryable());
     assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
     assert_eq!(*asked.lock().unwrap(), ["hooks.rebind.test", "hooks.rebind.test"], "the dial looked the name up again");
@@ -182,7 +182,7 @@ async fn a_dns_failure_at_dial_is_a_retryable_network_error() {
     let (lookup, _) = Scripted::new(vec![Err(io::Error::other("SERVFAIL"))]);
     let g = guard(true, &[]).with_lookup(lookup);
     let err = g.client().post("http://hooks.rebind.test:9/hook").send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), AttemptClass::Network);
+    assert_eq!(classify(&err), TransportFailure::Network);
     assert!(classify(&err).is_retryable());
     assert_eq!(refusal(&err), None);
 }
@@ -197,7 +197,7 @@ async fn switchboards_own_listen_address_is_refused_even_when_allowlisted() {
     let healthz = format!("{}/healthz", app.base);
     assert_eq!(g.check(&healthz).await.unwrap_err().refusal(), Some(Refusal::OwnAddress));
     let err = g.client().get(&healthz).send().await.unwrap_err();
-    assert_eq!((classify(&err), refusal(&err)), (AttemptClass::RejectedSsrf, Some(Refusal::OwnAddress)));
+    assert_eq!((classify(&err), refusal(&err)), (TransportFailure::RejectedSsrf, Some(Refusal::OwnAddress)));
 
     // The same host on another port is another service, and the allowlist admits it.
     let resp = g.client().post(other.url("/hook")).send_body("{}").await.unwrap();
@@ -209,7 +209,7 @@ async fn https_to_a_plain_http_server_fails_as_tls() {
     let rx = Receiver::start(Answer::Ok).await;
     let g = guard(false, &[("127.0.0.1", 32)]);
     let err = g.client().post(format!("https://{}/hook", rx.addr)).send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), AttemptClass::Tls, "{err:?}");
+    assert_eq!(classify(&err), TransportFailure::Tls, "{err:?}");
     // A real handshake was tried (rustls is wired in), not refused for want of TLS support.
     assert!(
         !matches!(err, awc::error::SendRequestError::Connect(awc::error::ConnectError::SslIsNotSupported)),
@@ -224,6 +224,6 @@ async fn a_receiver_slower_than_the_timeout_is_a_timeout() {
     let g = guard(true, &[("127.0.0.1", 32)]).with_timeout(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), AttemptClass::Timeout, "{err:?}");
+    assert_eq!(classify(&err), TransportFailure::Timeout, "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
