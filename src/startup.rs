@@ -103,6 +103,7 @@ impl Application {
             auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)),
             vault: crate::vault::Vault::new(settings.secret_encryption_key.as_ref()),
             base_url,
+            hooks: crate::http::hooks::HookSettings::from_settings(settings),
         };
         let mut server = HttpServer::new(move || {
             App::new()
