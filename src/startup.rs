@@ -110,6 +110,7 @@ impl Application {
             base_url,
             metrics: metrics.clone(),
             metrics_token: settings.metrics_token.clone(),
+            hooks: crate::http::hooks::HookSettings::from_settings(settings),
         };
         let mut server = HttpServer::new(move || {
             App::new()

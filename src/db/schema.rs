@@ -107,6 +107,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    notify_hooks (id) {
+        id -> Uuid,
+        endpoint_id -> Uuid,
+        url -> Text,
+        queues -> Array<Text>,
+        enabled -> Bool,
+        disabled_reason -> Nullable<Text>,
+        secret -> Text,
+        previous_secret -> Nullable<Text>,
+        previous_valid_until -> Nullable<Timestamptz>,
+        consecutive_failures -> Int4,
+        last_status -> Nullable<Int4>,
+        last_error -> Nullable<Text>,
+        last_attempt_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     todos (id) {
         id -> Uuid,
         endpoint_id -> Uuid,
@@ -164,6 +184,7 @@ diesel::table! {
 
 diesel::joinable!(endpoints -> owner_scopes (scope_id));
 diesel::joinable!(webhooks -> endpoints (endpoint_id));
+diesel::joinable!(notify_hooks -> endpoints (endpoint_id));
 diesel::joinable!(todos -> endpoints (endpoint_id));
 diesel::joinable!(todo_attempts -> todos (todo_id));
 diesel::joinable!(team_members -> teams (team_id));
@@ -177,6 +198,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     team_members,
     operator_tokens,
     endpoints,
+    notify_hooks,
     events,
     todos,
     todo_attempts

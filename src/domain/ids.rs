@@ -135,6 +135,10 @@ typed_id!(
     /// An inbound webhook: an ingest URL bound to an endpoint and a default queue.
     WebhookId, "wh", "webhook"
 );
+typed_id!(
+    /// A notify hook: an outbound URL told when work on an endpoint is ready or dead.
+    HookId, "nh", "notify hook"
+);
 
 #[cfg(test)]
 mod tests {

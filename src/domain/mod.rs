@@ -2,6 +2,7 @@
 //! touches the database or the network, so all of it is unit-tested directly.
 
 pub mod grants;
+pub mod hooks;
 pub mod ids;
 pub mod text;
 pub(crate) mod text_enum;

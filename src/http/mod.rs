@@ -6,6 +6,7 @@ pub mod auth;
 pub mod body;
 pub mod dto;
 pub mod health;
+pub mod hooks;
 pub mod intake;
 pub mod metrics;
 pub mod openapi;
@@ -35,6 +36,8 @@ pub struct AppState {
     pub metrics: crate::metrics::Metrics,
     /// Bearer token for `/metrics`; none refuses every scrape.
     pub metrics_token: Option<String>,
+    /// Notify-hook kill switch, ceiling and plain-http allowance.
+    pub hooks: hooks::HookSettings,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {
@@ -64,7 +67,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/todos/{id}/interrupt", web::post().to(agent::todos::interrupt))
                 .route("/todos/{id}/resume", web::post().to(agent::todos::resume))
                 .route("/presence/clock-in", web::post().to(agent::presence::clock_in))
-                .route("/presence/clock-out", web::post().to(agent::presence::clock_out)),
+                .route("/presence/clock-out", web::post().to(agent::presence::clock_out))
+                .route("/hooks", web::post().to(agent::hooks::create))
+                .route("/hooks", web::get().to(agent::hooks::list))
+                .route("/hooks/{id}/rotate", web::post().to(agent::hooks::rotate))
+                .route("/hooks/{id}", web::delete().to(agent::hooks::delete)),
         )
         .service(
             web::scope("/api/v1")
@@ -73,6 +80,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/endpoints/{id}/revoke", web::post().to(operator::endpoints::revoke))
                 .route("/endpoints/{id}/fanout-grants", web::post().to(operator::endpoints::grant_fanout))
                 .route("/endpoints/{id}/fanout-grants", web::delete().to(operator::endpoints::revoke_fanout))
+                .route("/endpoints/{id}/hooks", web::post().to(operator::hooks::create))
+                .route("/endpoints/{id}/hooks", web::get().to(operator::hooks::list))
+                .route("/hooks/{id}/rotate", web::post().to(operator::hooks::rotate))
+                .route("/hooks/{id}/enable", web::post().to(operator::hooks::enable))
+                .route("/hooks/{id}/disable", web::post().to(operator::hooks::disable))
+                .route("/hooks/{id}", web::delete().to(operator::hooks::delete))
                 .route("/todos/{id}", web::get().to(operator::todos::get))
                 .route("/todos/{id}/fail", web::post().to(operator::todos::fail))
                 .route("/todos/{id}/retry", web::post().to(operator::todos::retry))

@@ -32,6 +32,7 @@ impl Modify for BearerSchemes {
         agent::todos::heartbeat, agent::todos::complete, agent::todos::fail, agent::todos::release,
         agent::todos::interrupt, agent::todos::resume, agent::todos::create,
         agent::presence::clock_in, agent::presence::clock_out,
+        agent::hooks::create, agent::hooks::list, agent::hooks::rotate, agent::hooks::delete,
         operator::endpoints::vend, operator::endpoints::list, operator::endpoints::revoke,
         operator::endpoints::grant_fanout, operator::endpoints::revoke_fanout,
         operator::todos::get, operator::todos::fail, operator::todos::retry,
@@ -39,6 +40,8 @@ impl Modify for BearerSchemes {
         operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,
         operator::webhooks::test_rules, intake::ingest,
         operator::quarantine::list, operator::quarantine::release, operator::quarantine::discard,
+        operator::hooks::create, operator::hooks::list, operator::hooks::rotate, operator::hooks::enable,
+        operator::hooks::disable, operator::hooks::delete,
     ),
     modifiers(&BearerSchemes)
 )]

@@ -6,6 +6,7 @@ pub mod dead_letters;
 pub mod deliveries;
 pub mod endpoints;
 pub mod fanout;
+pub mod hooks;
 pub mod quarantine;
 pub mod signals;
 pub mod tenancy;

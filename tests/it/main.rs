@@ -9,6 +9,7 @@ mod claim_plan;
 mod cli;
 mod dead_letters;
 mod deliveries;
+mod hooks;
 mod intake;
 mod lifecycle;
 mod metrics;

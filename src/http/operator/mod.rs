@@ -2,6 +2,7 @@
 
 pub mod dead_letters;
 pub mod endpoints;
+pub mod hooks;
 pub mod quarantine;
 pub mod todos;
 pub mod webhooks;

@@ -5,6 +5,7 @@
 mod auth;
 mod bodies;
 mod fuzz;
+mod hooks;
 mod ids;
 mod intake;
 mod operator;
@@ -32,6 +33,7 @@ const TABLES: &[&str] = &[
     "events",
     "todos",
     "todo_attempts",
+    "notify_hooks",
 ];
 
 fn todo_path(id: impl std::fmt::Display, verb: &str) -> String {

@@ -1,0 +1,113 @@
+//! Operator routes for notify hooks: create on an endpoint (secret shown once), list
+//! with health and ceiling, rotate, enable, disable, delete. Any member of the
+//! endpoint's scope may list; changing a hook takes an admin of that scope. A hook or
+//! endpoint outside the caller's scopes is not found.
+
+use actix_web::{HttpResponse, web};
+
+use super::super::AppState;
+use super::super::auth::Operator;
+use super::super::body::Json;
+use super::super::hooks::{
+    self, CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView,
+};
+use crate::domain::ids::{EndpointId, HookId, ScopeId};
+use crate::error::{Error, ErrorEnvelope, Result};
+use crate::store::hooks::{HookReach, HookRow};
+use crate::store::tenancy::Reach;
+
+/// Refuses unless the caller administers `scope`.
+fn require_admin(reach: &Reach, scope: ScopeId) -> Result<()> {
+    if reach.is_admin_of(scope) {
+        Ok(())
+    } else {
+        Err(Error::Forbidden("only a team admin may change the team's notify hooks".into()))
+    }
+}
+
+/// A hook the caller may change: in their scopes (else 404) and in one they administer
+/// (else 403). Returns that scope, to change the hook under.
+async fn changeable(state: &AppState, op: &Operator, id: HookId) -> Result<ScopeId> {
+    let scopes = op.0.scope_ids();
+    let (_, scope) = state.store.hook_in(HookReach::Scopes(&scopes), id).await?;
+    require_admin(&op.0, scope)?;
+    Ok(scope)
+}
+
+/// Adds a notify hook to an endpoint: `todo.ready` and `todo.dead_lettered` of its
+/// queues are posted to `url`, signed (Standard Webhooks) with the secret answered
+/// here once. Refused (409) while hooks are switched off, at the ceiling, or without
+/// `SWITCHBOARD_SECRET_ENCRYPTION_KEY`.
+#[utoipa::path(post, path = "/api/v1/endpoints/{id}/hooks", request_body = CreateHookBody, tag = "operator",
+    params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
+    responses((status = 201, body = CreatedHookView), (status = 403, body = ErrorEnvelope),
+              (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
+              (status = 422, body = ErrorEnvelope)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    op: Operator,
+    id: web::Path<EndpointId>,
+    body: Json<CreateHookBody>,
+) -> Result<HttpResponse> {
+    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
+    require_admin(&op.0, endpoint.scope_id)?;
+    hooks::create(&state, endpoint.scope_id, endpoint.id, body.0).await
+}
+
+/// An endpoint's hooks with their health and the ceiling (never a secret).
+#[utoipa::path(get, path = "/api/v1/endpoints/{id}/hooks", tag = "operator",
+    params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
+    responses((status = 200, body = HookList), (status = 404, body = ErrorEnvelope)))]
+pub async fn list(state: web::Data<AppState>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
+    let scopes = op.0.scope_ids();
+    let rows = state.store.list_hooks(HookReach::Scopes(&scopes), id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(HookList::new(&rows, state.hooks.max)))
+}
+
+/// Replaces a hook's signing secret (answered once). For 24 h deliveries carry both
+/// signatures; a hook that failures disabled is enabled again, one an operator
+/// disabled is not.
+#[utoipa::path(post, path = "/api/v1/hooks/{id}/rotate", tag = "operator",
+    params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
+    responses((status = 200, body = RotatedHookView), (status = 403, body = ErrorEnvelope),
+              (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+pub async fn rotate(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let id = id.into_inner();
+    let scope = changeable(&state, &op, id).await?;
+    let rotated = state.store.rotate_hook(&state.vault, HookReach::Scopes(&[scope]), id).await?;
+    Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
+}
+
+async fn set_enabled(state: &AppState, op: &Operator, id: HookId, enabled: bool) -> Result<HookRow> {
+    let scope = changeable(state, op, id).await?;
+    state.store.set_hook_enabled(HookReach::Scopes(&[scope]), id, enabled).await
+}
+
+/// Switches a hook on again; its failure count starts over.
+#[utoipa::path(post, path = "/api/v1/hooks/{id}/enable", tag = "operator",
+    params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
+    responses((status = 200, body = HookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
+pub async fn enable(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let row = set_enabled(&state, &op, id.into_inner(), true).await?;
+    Ok(HttpResponse::Ok().json(HookView::from(&row)))
+}
+
+/// Switches a hook off (`disabled_reason: operator`); a rotation does not undo this.
+#[utoipa::path(post, path = "/api/v1/hooks/{id}/disable", tag = "operator",
+    params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
+    responses((status = 200, body = HookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
+pub async fn disable(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let row = set_enabled(&state, &op, id.into_inner(), false).await?;
+    Ok(HttpResponse::Ok().json(HookView::from(&row)))
+}
+
+/// Deletes a hook; nothing more is sent to it, not even an attempt already scheduled.
+#[utoipa::path(delete, path = "/api/v1/hooks/{id}", tag = "operator",
+    params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
+    responses((status = 200, body = DeletedHookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
+pub async fn delete(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let id = id.into_inner();
+    let scope = changeable(&state, &op, id).await?;
+    state.store.delete_hook(HookReach::Scopes(&[scope]), id).await?;
+    Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
+}
