@@ -13,8 +13,8 @@ use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
+use crate::domain::hooks::HookDisabledReason;
 use crate::notify::body::NotifyType;
-use crate::notify::health::DisabledReason;
 use crate::notify::retry::AttemptResult;
 use crate::store::signals::Emitter;
 
@@ -48,7 +48,6 @@ macro_rules! label_values {
     };
 }
 
-
 label_values! {
     /// What became of one notification to one hook.
     NotificationOutcome {
@@ -61,8 +60,6 @@ label_values! {
     }
 }
 
-
-
 /// Label values the notify channel already names (one spelling, in `crate::notify`).
 macro_rules! label_values_of {
     ($($name:ty),+) => {$(
@@ -74,7 +71,7 @@ macro_rules! label_values_of {
     )+};
 }
 
-label_values_of!(NotifyType, AttemptResult, DisabledReason);
+label_values_of!(NotifyType, AttemptResult, HookDisabledReason);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct NotificationLabels {
@@ -89,7 +86,7 @@ struct AttemptLabels {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct DisabledLabels {
-    reason: DisabledReason,
+    reason: HookDisabledReason,
 }
 
 /// Reads the store emitter's drop count at scrape time (the emitter counts on its own;
@@ -180,7 +177,7 @@ impl Metrics {
         for &result in AttemptResult::ALL {
             drop(attempts.get_or_create(&AttemptLabels { result }));
         }
-        for &reason in DisabledReason::ALL {
+        for &reason in HookDisabledReason::ALL {
             drop(hooks_disabled.get_or_create(&DisabledLabels { reason }));
         }
         Metrics {
@@ -206,7 +203,7 @@ impl Metrics {
     }
 
     /// Counts a hook Switchboard switched off.
-    pub fn hook_disabled(&self, reason: DisabledReason) {
+    pub fn hook_disabled(&self, reason: HookDisabledReason) {
         self.inner.hooks_disabled.get_or_create(&DisabledLabels { reason }).inc();
     }
 
@@ -263,7 +260,7 @@ mod tests {
         clone.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
         m.attempt(AttemptClass::from_status(503).metric_result());
         m.attempt(AttemptClass::from(TransportFailure::RejectedSsrf).metric_result());
-        m.hook_disabled(DisabledReason::ConsecutiveFailures);
+        m.hook_disabled(HookDisabledReason::ConsecutiveFailures);
         m.webhook_delivery();
         m.webhook_verify_failure();
         let text = m.render().unwrap();

@@ -13,8 +13,6 @@ pub const HOOK_QUEUES_MAX: usize = 32;
 pub const FAILURES_BEFORE_DISABLE: i32 = 10;
 /// How long receivers may still verify with the secret a rotation replaced.
 pub const PREVIOUS_SECRET_GRACE_HOURS: i32 = 24;
-/// Longest `last_error` kept, in bytes.
-pub const LAST_ERROR_MAX_BYTES: usize = 256;
 
 text_enum!(
     /// Why a hook is not delivering.
@@ -156,11 +154,25 @@ pub fn redact_url(raw: &str) -> String {
     }
 }
 
-/// A `last_error` as stored: control characters removed, at most 256 bytes.
-pub fn clean_last_error(raw: &str) -> String {
-    let stripped = super::text::strip_controls(raw);
-    super::text::truncate_bytes(&stripped, LAST_ERROR_MAX_BYTES).0
-}
+text_enum!(
+    /// The hook's `last_error` after a failed delivery.
+    LastError {
+        /// A 3xx answer.
+        Redirect => "redirect",
+        /// A 4xx answer.
+        ClientError => "client_error",
+        /// A 5xx answer.
+        ServerError => "server_error",
+        /// The attempt timed out.
+        Timeout => "timeout",
+        /// A network failure.
+        Network => "network",
+        /// A TLS failure.
+        Tls => "tls",
+        /// The outbound guard refused the target.
+        RejectedSsrf => "rejected_ssrf",
+    }
+);
 
 #[cfg(test)]
 mod tests {
@@ -259,11 +271,5 @@ mod tests {
         assert_eq!(HookSpec::parse("https://example.com", &[], false).unwrap().url(), "https://example.com/");
         assert_eq!(spec.queues(), &queues(&["a"])[..]);
         assert!(!format!("{spec:?}").contains("s3cret"));
-    }
-
-    #[test]
-    fn last_errors_are_one_short_line() {
-        assert_eq!(clean_last_error("time\nout"), "timeout");
-        assert_eq!(clean_last_error(&"x".repeat(1000)).len(), LAST_ERROR_MAX_BYTES);
     }
 }

@@ -42,25 +42,7 @@ pub enum AttemptClass {
     RejectedSsrf,
 }
 
-text_enum!(
-    /// The hook's `last_error` after a failed delivery.
-    LastError {
-        /// A 3xx answer.
-        Redirect => "redirect",
-        /// A 4xx answer.
-        ClientError => "client_error",
-        /// A 5xx answer.
-        ServerError => "server_error",
-        /// The attempt timed out.
-        Timeout => "timeout",
-        /// A network failure.
-        Network => "network",
-        /// A TLS failure.
-        Tls => "tls",
-        /// The outbound guard refused the target.
-        RejectedSsrf => "rejected_ssrf",
-    }
-);
+pub use crate::domain::hooks::LastError;
 
 text_enum!(
     /// The `result` label of `switchboard_notify_hook_attempts_total`.

@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+use crate::domain::hooks::PREVIOUS_SECRET_GRACE_HOURS;
 use awc::http::header::{CONTENT_TYPE, HeaderName, USER_AGENT as USER_AGENT_HEADER};
 use base64::Engine;
 use base64::engine::DecodePaddingMode;
@@ -33,7 +34,7 @@ pub const KEY_MIN_BYTES: usize = 24;
 /// Longest decoded key accepted, in bytes.
 pub const KEY_MAX_BYTES: usize = 64;
 /// How long a rotated-out secret keeps signing alongside the new one.
-pub const PREVIOUS_SECRET_GRACE: TimeDelta = TimeDelta::hours(24);
+pub const PREVIOUS_SECRET_GRACE: TimeDelta = TimeDelta::hours(PREVIOUS_SECRET_GRACE_HOURS as i64);
 /// The `user-agent` of every notification.
 pub const USER_AGENT: &str = concat!("switchboard/", env!("CARGO_PKG_VERSION"));
 

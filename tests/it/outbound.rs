@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use futures_util::future::BoxFuture;
 use switchboard::config::CidrList;
-use switchboard::outbound::{AddressClass, TransportFailure, Guard, Lookup, Policy, Refusal, classify, refusal};
+use switchboard::outbound::{AddressClass, Guard, Lookup, Policy, Refusal, TransportFailure, classify, refusal};
 
 use crate::harness::TestApp;
 

@@ -3,11 +3,11 @@
 //! delivery leaves behind, and the sweep that forgets expired previous secrets.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Int4, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use crate::domain::hooks::{FAILURES_BEFORE_DISABLE, clean_last_error, redact_url};
+use crate::domain::hooks::{FAILURES_BEFORE_DISABLE, LastError, redact_url};
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Result;
 
@@ -30,6 +30,9 @@ pub struct HookTarget {
     /// The secret before the last rotation, sealed; only while its 24 h last.
     #[diesel(sql_type = Nullable<Text>)]
     pub sealed_previous_secret: Option<String>,
+    /// Until when the previous secret still signs (with it, or none).
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub previous_valid_until: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl std::fmt::Debug for HookTarget {
@@ -50,13 +53,14 @@ pub struct HookHealthUpdate {
     pub delivered: bool,
     /// The status of the last attempt, if it got one.
     pub last_status: Option<i32>,
-    /// The class of the failure (`timeout`, `network`, `server_error`, …); none on success.
-    pub last_error: Option<String>,
+    /// The class of the failure; none on success.
+    pub last_error: Option<LastError>,
 }
 
 /// Columns of [`HookTarget`] over `notify_hooks h` (the previous secret only while valid).
 const TARGET_COLUMNS: &str = "h.id AS hook_id, h.endpoint_id, h.url, h.secret AS sealed_secret, \
-     CASE WHEN h.previous_valid_until > now() THEN h.previous_secret END AS sealed_previous_secret";
+     CASE WHEN h.previous_valid_until > now() THEN h.previous_secret END AS sealed_previous_secret, \
+     CASE WHEN h.previous_valid_until > now() THEN h.previous_valid_until END AS previous_valid_until";
 
 /// When a hook may be told about a todo on queue `$2`: the hook is enabled, its
 /// endpoint active and unexpired, its filter empty or naming the queue, and the queue
@@ -104,7 +108,6 @@ impl Store {
             #[diesel(sql_type = Bool)]
             disabled_now: bool,
         }
-        let last_error = update.last_error.as_deref().map(clean_last_error);
         let mut conn = self.conn().await?;
         // The joined `old` row is the hook before this statement (the SET expressions
         // also see old values), so "disabled now" means a transition, not a state.
@@ -122,7 +125,7 @@ impl Store {
         .bind::<SqlUuid, _>(hook)
         .bind::<Bool, _>(update.delivered)
         .bind::<Nullable<Int4>, _>(update.last_status)
-        .bind::<Nullable<Text>, _>(last_error)
+        .bind::<Nullable<Text>, _>(update.last_error)
         .bind::<Int4, _>(FAILURES_BEFORE_DISABLE)
         .get_result(&mut conn)
         .await

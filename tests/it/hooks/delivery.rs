@@ -2,13 +2,14 @@
 //! attempt, health after each delivery, and previous secrets that expire.
 
 use switchboard::domain::hooks::FAILURES_BEFORE_DISABLE;
+use switchboard::domain::hooks::LastError;
 use switchboard::domain::ids::HookId;
 use switchboard::store::hooks::{HookHealthUpdate, HookReach, HookTarget};
 
 use super::*;
 
-fn failed(error: &str) -> HookHealthUpdate {
-    HookHealthUpdate { delivered: false, last_status: None, last_error: Some(error.into()) }
+fn failed(error: LastError) -> HookHealthUpdate {
+    HookHealthUpdate { delivered: false, last_status: None, last_error: Some(error) }
 }
 
 fn delivered() -> HookHealthUpdate {
@@ -34,15 +35,19 @@ async fn the_tenth_consecutive_failure_disables_the_hook_and_says_so_once() {
     let ep = app.agent(owner.scope, "worker").await;
     let id = store_create(&app, owner.scope, ep.id, &[]).await.hook.id;
     for n in 1..FAILURES_BEFORE_DISABLE {
-        assert_eq!(app.store.record_hook_outcome(id, failed("timeout")).await.unwrap(), Some(false), "failure {n}");
+        assert_eq!(
+            app.store.record_hook_outcome(id, failed(LastError::Timeout)).await.unwrap(),
+            Some(false),
+            "failure {n}"
+        );
         assert_eq!(health(&app, id).await, (true, None, i64::from(n)));
     }
-    assert_eq!(app.store.record_hook_outcome(id, failed("network")).await.unwrap(), Some(true), "the 10th");
+    assert_eq!(app.store.record_hook_outcome(id, failed(LastError::Network)).await.unwrap(), Some(true), "the 10th");
     assert_eq!(health(&app, id).await, (false, Some("consecutive_failures".into()), 10));
     let last = text(&app, &format!("SELECT last_error FROM notify_hooks WHERE id = '{}'", id.0)).await;
     assert_eq!(last.as_deref(), Some("network"));
     // A straggling attempt that ends later does not announce the disabling again.
-    assert_eq!(app.store.record_hook_outcome(id, failed("timeout")).await.unwrap(), Some(false));
+    assert_eq!(app.store.record_hook_outcome(id, failed(LastError::Timeout)).await.unwrap(), Some(false));
     // Nor does a success switch it back on: that takes a rotation or an operator.
     assert_eq!(app.store.record_hook_outcome(id, delivered()).await.unwrap(), Some(false));
     assert_eq!(health(&app, id).await, (false, Some("consecutive_failures".into()), 0));
@@ -55,7 +60,7 @@ async fn a_success_resets_the_failure_count_and_clears_the_last_error() {
     let ep = app.agent(owner.scope, "worker").await;
     let id = store_create(&app, owner.scope, ep.id, &[]).await.hook.id;
     for _ in 1..FAILURES_BEFORE_DISABLE {
-        app.store.record_hook_outcome(id, failed("server_error")).await.unwrap();
+        app.store.record_hook_outcome(id, failed(LastError::ServerError)).await.unwrap();
     }
     assert_eq!(app.store.record_hook_outcome(id, delivered()).await.unwrap(), Some(false));
     assert_eq!(health(&app, id).await, (true, None, 0));
@@ -63,7 +68,7 @@ async fn a_success_resets_the_failure_count_and_clears_the_last_error() {
     assert_eq!(app.db.count(&format!("SELECT last_status::bigint FROM notify_hooks WHERE id = '{}'", id.0)).await, 204);
     // Nine more failures after the success are nine, not nineteen.
     for _ in 1..FAILURES_BEFORE_DISABLE {
-        assert_eq!(app.store.record_hook_outcome(id, failed("timeout")).await.unwrap(), Some(false));
+        assert_eq!(app.store.record_hook_outcome(id, failed(LastError::Timeout)).await.unwrap(), Some(false));
     }
     assert_eq!(health(&app, id).await, (true, None, 9));
 }
@@ -76,7 +81,7 @@ async fn failures_on_an_operator_disabled_hook_keep_the_operators_reason() {
     let id = store_create(&app, owner.scope, ep.id, &[]).await.hook.id;
     app.store.set_hook_enabled(HookReach::Scopes(&[owner.scope]), id, false).await.unwrap();
     for _ in 0..FAILURES_BEFORE_DISABLE + 2 {
-        assert_eq!(app.store.record_hook_outcome(id, failed("timeout")).await.unwrap(), Some(false));
+        assert_eq!(app.store.record_hook_outcome(id, failed(LastError::Timeout)).await.unwrap(), Some(false));
     }
     assert_eq!(health(&app, id).await, (false, Some("operator".into()), 12));
 }

@@ -4,6 +4,7 @@ use awc::http::StatusCode;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use switchboard::domain::grants::Verb;
+use switchboard::domain::hooks::LastError;
 use switchboard::domain::ids::HookId;
 use switchboard::domain::todo_state::TeamRole;
 use switchboard::store::hooks::HookHealthUpdate;
@@ -17,7 +18,7 @@ fn at(v: &Value) -> DateTime<Utc> {
 }
 
 fn failure() -> HookHealthUpdate {
-    HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some("server_error".into()) }
+    HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some(LastError::ServerError) }
 }
 
 #[actix_web::test]
