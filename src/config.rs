@@ -14,6 +14,7 @@
 //! | `SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS` | `--notify-hook-allow-cidrs` | empty | comma-separated private ranges outbound calls may reach |
 //! | `SWITCHBOARD_NOTIFY_HOOKS_ENABLED` | `--notify-hooks-enabled` | `true` | kill switch for notify hooks |
 //! | `SWITCHBOARD_NOTIFY_HOOK_MAX` | `--notify-hook-max` | `5` | hooks per endpoint (0 disables hooks) |
+//! | `SWITCHBOARD_NOTIFY_HOOK_RATE_PER_MINUTE` | `--notify-hook-rate-per-minute` | `120` | notifications per hook per minute (burst as large); more are dropped and counted |
 //! | `SWITCHBOARD_METRICS_TOKEN` | `--metrics-token` | unset | bearer for `/metrics`, at least 32 bytes |
 //! | `SWITCHBOARD_LEASE_REAPER_INTERVAL_MS` | `--lease-reaper-interval-ms` | `30000` | lease reaper period |
 //! | `SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS` | `--interrupt-reaper-interval-ms` | `30000` | interrupt reaper period |
@@ -68,6 +69,9 @@ pub struct Settings {
     /// Notify hooks per endpoint (0 disables hooks).
     #[arg(long, env = "SWITCHBOARD_NOTIFY_HOOK_MAX", global = true, default_value_t = 5)]
     pub notify_hook_max: u32,
+    /// Notifications per hook per minute (also the burst); over it they are dropped.
+    #[arg(long, env = "SWITCHBOARD_NOTIFY_HOOK_RATE_PER_MINUTE", global = true, default_value_t = std::num::NonZeroU32::MIN.saturating_add(119))]
+    pub notify_hook_rate_per_minute: std::num::NonZeroU32,
     /// Bearer token for /metrics (at least 32 bytes).
     #[arg(long, env = "SWITCHBOARD_METRICS_TOKEN", global = true, value_parser = parse_metrics_token, hide_env_values = true)]
     pub metrics_token: Option<String>,
@@ -117,6 +121,7 @@ impl std::fmt::Debug for Settings {
             .field("notify_hook_allow_cidrs", &self.notify_hook_allow_cidrs)
             .field("notify_hooks_enabled", &self.notify_hooks_enabled)
             .field("notify_hook_max", &self.notify_hook_max)
+            .field("notify_hook_rate_per_minute", &self.notify_hook_rate_per_minute)
             .field("metrics_token", &redacted(self.metrics_token.is_some()))
             .field("lease_reaper_interval_ms", &self.lease_reaper_interval_ms)
             .field("interrupt_reaper_interval_ms", &self.interrupt_reaper_interval_ms)

@@ -1,15 +1,20 @@
 //! Builds the application: migrations, pool, store, actors, and the HTTP server bound to
 //! its listener (port 0 in tests, so each test gets its own real server).
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 
-use actix::{Actor, Addr};
+use actix::{Actor, Addr, Arbiter};
 use actix_web::dev::Server;
 use actix_web::middleware::Logger;
 use actix_web::{App, HttpServer, web};
 
-use crate::actors::{EndpointExpirer, InterruptReaper, LeaseReaper, QuarantineExpirer, RetryScheduler};
+use crate::actors::{
+    EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer, RetryScheduler,
+};
+use crate::actors::notify::{Dispatcher, HookCache, HookChannel};
 use crate::config::Settings;
+use crate::http::hooks::HookSettings;
+use crate::outbound::Guard;
 use crate::db;
 use crate::http::auth::AuthCache;
 use crate::http::webhook_cache::WebhookCache;
@@ -24,6 +29,9 @@ pub enum StartupError {
     /// Database pool or migrations.
     #[error(transparent)]
     Db(#[from] db::DbSetupError),
+    /// The outbound client's TLS configuration.
+    #[error(transparent)]
+    Outbound(#[from] crate::outbound::TlsSetupError),
     /// Binding the listener or starting the server.
     #[error("could not listen on {addr}: {source}")]
     Listen {
@@ -46,6 +54,8 @@ pub struct Sweepers {
     pub endpoint_expirer: Addr<EndpointExpirer>,
     /// Quarantine expiry (hourly: it acts on a 30-day clock).
     pub quarantine_expirer: Addr<QuarantineExpirer>,
+    /// Forgets previous hook secrets 24 h after a rotation (every 10 minutes).
+    pub previous_secret_expirer: Addr<PreviousSecretExpirer>,
 }
 
 impl Sweepers {
@@ -70,6 +80,8 @@ impl Sweepers {
             )
             .start(),
             quarantine_expirer: QuarantineExpirer::new(store.clone(), std::time::Duration::from_secs(3600)).start(),
+            previous_secret_expirer: PreviousSecretExpirer::new(store.clone(), std::time::Duration::from_secs(600))
+                .start(),
         }
     }
 }
@@ -81,6 +93,34 @@ pub struct Application {
     store: Store,
     metrics: Metrics,
     _sweepers: Sweepers,
+    _notify: Option<NotifyWorkers>,
+}
+
+/// The notify-hook dispatcher (and the supervisors it starts) on an arbiter of its own:
+/// outbound calls never share a thread with the sweeps. Stopped with the application.
+pub struct NotifyWorkers {
+    arbiter: Arbiter,
+    dispatcher: Addr<Dispatcher>,
+}
+
+impl NotifyWorkers {
+    /// Starts a dispatcher over `channel` on a new arbiter.
+    pub fn start(channel: HookChannel) -> Self {
+        let arbiter = Arbiter::new();
+        let dispatcher = Dispatcher::start_in_arbiter(&arbiter.handle(), move |_| Dispatcher::new(channel));
+        NotifyWorkers { arbiter, dispatcher }
+    }
+
+    /// An emitter sending both kinds of signal to the dispatcher.
+    pub fn emitter(&self) -> Emitter {
+        Emitter::to(self.dispatcher.clone().recipient(), self.dispatcher.clone().recipient())
+    }
+}
+
+impl Drop for NotifyWorkers {
+    fn drop(&mut self) {
+        self.arbiter.stop();
+    }
 }
 
 impl Application {
@@ -89,15 +129,40 @@ impl Application {
     pub async fn build(settings: &Settings, database_url: &str, emitter: Emitter) -> Result<Self, StartupError> {
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
-        let metrics = Metrics::new(&emitter);
-        let store = Store::new(pool, emitter);
-        let sweepers = Sweepers::start(&store, settings);
         let listener = TcpListener::bind(settings.addr)
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?;
         let port = listener
             .local_addr()
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
             .port();
+        let vault = crate::vault::Vault::new(settings.secret_encryption_key.as_ref());
+        // The guard refuses Switchboard's own address, which only the bound listener knows.
+        let guard = Guard::from_settings(settings, SocketAddr::new(settings.addr.ip(), port))?;
+        let metrics = Metrics::new(&emitter);
+        let hook_cache = HookCache::default();
+        let hooks = HookSettings::from_settings(settings);
+        let (emitter, notify) = if hooks.accepting() {
+            let channel = HookChannel {
+                // The dispatcher only reads hooks and writes their health: it never emits.
+                store: Store::new(pool.clone(), Emitter::none()),
+                vault: vault.clone(),
+                guard: guard.clone(),
+                metrics: metrics.clone(),
+                rate_per_minute: settings.notify_hook_rate_per_minute,
+                cache: hook_cache.clone(),
+            };
+            let workers = NotifyWorkers::start(channel);
+            let emitter = emitter.and(workers.emitter());
+            (emitter, Some(workers))
+        } else {
+            tracing::info!(
+                "notify hooks are off (SWITCHBOARD_NOTIFY_HOOKS_ENABLED=false or SWITCHBOARD_NOTIFY_HOOK_MAX=0): \
+                 no dispatcher started, hook creation refused"
+            );
+            (emitter, None)
+        };
+        let store = Store::new(pool, emitter);
+        let sweepers = Sweepers::start(&store, settings);
         let base_url = match &settings.base_url {
             Some(b) => b.clone(),
             None => format!("http://{}:{port}", settings.addr.ip()),
@@ -106,11 +171,13 @@ impl Application {
             store: store.clone(),
             auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)),
             webhook_cache: WebhookCache::new(Settings::interval(settings.auth_cache_ms)),
-            vault: crate::vault::Vault::new(settings.secret_encryption_key.as_ref()),
+            vault,
             base_url,
             metrics: metrics.clone(),
             metrics_token: settings.metrics_token.clone(),
-            hooks: crate::http::hooks::HookSettings::from_settings(settings),
+            hooks,
+            guard,
+            hook_cache,
         };
         let mut server = HttpServer::new(move || {
             App::new()
@@ -130,7 +197,7 @@ impl Application {
             .listen(listener)
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
             .run();
-        Ok(Application { port, server, store, metrics, _sweepers: sweepers })
+        Ok(Application { port, server, store, metrics, _sweepers: sweepers, _notify: notify })
     }
 
     /// The bound port.

@@ -1,7 +1,10 @@
 //! Thin actix actors on timers or mailboxes; each wraps plain store functions that
 //! tests call directly.
 
+pub mod notify;
 pub mod periodic;
 pub mod sweeps;
 
-pub use sweeps::{EndpointExpirer, InterruptReaper, LeaseReaper, QuarantineExpirer, RetryScheduler};
+pub use sweeps::{
+    EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer, RetryScheduler,
+};

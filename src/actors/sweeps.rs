@@ -53,6 +53,16 @@ impl Sweep for EndpointExpiry {
     }
 }
 
+/// Forgets notify-hook secrets whose 24 hours after a rotation are over.
+pub struct PreviousSecretExpiry;
+
+impl Sweep for PreviousSecretExpiry {
+    const NAME: &'static str = "hook_previous_secret_expiry";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.clear_expired_previous_secrets().await }.boxed()
+    }
+}
+
 /// Reaps claimed todos whose lease lapsed (requeue below the cap, dead letter at it).
 pub type LeaseReaper = Periodic<LeaseReap>;
 /// Reaps interrupted todos whose interrupt lease lapsed.
@@ -63,3 +73,5 @@ pub type RetryScheduler = Periodic<RetryDue>;
 pub type EndpointExpirer = Periodic<EndpointExpiry>;
 /// Closes deliveries held in quarantine for more than 30 days.
 pub type QuarantineExpirer = Periodic<QuarantineExpiry>;
+/// Clears expired previous hook secrets (every 10 minutes).
+pub type PreviousSecretExpirer = Periodic<PreviousSecretExpiry>;

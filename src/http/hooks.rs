@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::AppState;
 use crate::config::Settings;
 use crate::domain::hooks::{HookDisabledReason, HookSpec, redact_url};
+use crate::outbound::CheckError;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::error::{Error, Result};
 use crate::store::hooks::{CreatedHook, HookRow, RotatedHook};
@@ -209,6 +210,13 @@ pub async fn create(
     let queues = body.queues.unwrap_or_default();
     let spec = HookSpec::parse(&body.url, &queues, state.hooks.allow_http)
         .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    // The same guard every delivery dials through: a private, loopback or metadata
+    // target (unless allowlisted) is refused now, not only at the first attempt.
+    state.guard.check(spec.url()).await.map_err(|e| match e {
+        CheckError::Refused(refusal) => Error::InvalidArgument(format!("url: refused: {refusal}")),
+        CheckError::Dns(_) => Error::InvalidArgument("url: its host does not resolve".into()),
+    })?;
     let created = state.store.create_hook(&state.vault, owner, endpoint, &spec, state.hooks.max).await?;
+    state.hook_cache.evict(endpoint);
     Ok(HttpResponse::Created().json(CreatedHookView::from(created)))
 }

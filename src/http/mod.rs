@@ -38,6 +38,10 @@ pub struct AppState {
     pub metrics_token: Option<String>,
     /// Notify-hook kill switch, ceiling and plain-http allowance.
     pub hooks: hooks::HookSettings,
+    /// The outbound SSRF guard (hook URLs are checked with it when saved).
+    pub guard: crate::outbound::Guard,
+    /// The dispatcher's view of which hooks exist (evicted when one changes here).
+    pub hook_cache: crate::actors::notify::HookCache,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {

@@ -47,6 +47,7 @@ pub async fn list(state: web::Data<AppState>, agent: Agent) -> Result<HttpRespon
 pub async fn rotate(state: web::Data<AppState>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
     let me = agent.require(Verb::NotifyHooks)?;
     let rotated = state.store.rotate_hook(&state.vault, own(me), id.into_inner()).await?;
+    state.hook_cache.evict(rotated.hook.endpoint_id);
     Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
 }
 

@@ -75,12 +75,16 @@ pub async fn rotate(state: web::Data<AppState>, op: Operator, id: web::Path<Hook
     let id = id.into_inner();
     let scope = changeable(&state, &op, id).await?;
     let rotated = state.store.rotate_hook(&state.vault, HookReach::Scopes(&[scope]), id).await?;
+    // Rotation may re-enable an auto-disabled hook: the dispatcher must see it again.
+    state.hook_cache.evict(rotated.hook.endpoint_id);
     Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
 }
 
 async fn set_enabled(state: &AppState, op: &Operator, id: HookId, enabled: bool) -> Result<HookRow> {
     let scope = changeable(state, op, id).await?;
-    state.store.set_hook_enabled(HookReach::Scopes(&[scope]), id, enabled).await
+    let row = state.store.set_hook_enabled(HookReach::Scopes(&[scope]), id, enabled).await?;
+    state.hook_cache.evict(row.endpoint_id);
+    Ok(row)
 }
 
 /// Switches a hook on again; its failure count starts over.

@@ -21,7 +21,7 @@ async fn a_hook_with_a_bad_url_queue_filter_or_body_is_invalid_argument_and_writ
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
     let operator_path = format!("/api/v1/endpoints/{}/hooks", ep.id);
-    let too_long = format!("https://example.com/{}", "a".repeat(2_048));
+    let too_long = format!("https://203.0.113.10/{}", "a".repeat(2_048));
     let too_many: Vec<String> = (0..33).map(|i| format!("q{i}")).collect();
     let bodies: Vec<Value> = vec![
         json!({}),
@@ -29,27 +29,27 @@ async fn a_hook_with_a_bad_url_queue_filter_or_body_is_invalid_argument_and_writ
         json!({"url": 42}),
         json!({"url": ""}),
         json!({"url": "example.com/hook"}),
-        json!({"url": "http://example.com/hook"}),
+        json!({"url": "http://203.0.113.10/hook"}),
         json!({"url": "ftp://example.com/hook"}),
         json!({"url": "file:///etc/passwd"}),
         json!({"url": "https://user:pw@example.com/hook"}),
         json!({"url": "https://user@example.com/hook"}),
         json!({"url": "https://exa mple.com/hook"}),
-        json!({"url": "https://example.com/ho\nok"}),
-        json!({"url": "https://example.com/\u{0000}"}),
+        json!({"url": "https://203.0.113.10/ho\nok"}),
+        json!({"url": "https://203.0.113.10/\u{0000}"}),
         json!({"url": "https:///nohost"}),
-        json!({"url": "https://example.com\\@evil.example/"}),
+        json!({"url": "https://203.0.113.10\\@evil.example/"}),
         json!({"url": too_long}),
-        json!({"url": "https://example.com/hook", "queues": "builds"}),
-        json!({"url": "https://example.com/hook", "queues": [null]}),
-        json!({"url": "https://example.com/hook", "queues": [""]}),
-        json!({"url": "https://example.com/hook", "queues": ["Builds"]}),
-        json!({"url": "https://example.com/hook", "queues": ["has space"]}),
-        json!({"url": "https://example.com/hook", "queues": ["quarantine"]}),
-        json!({"url": "https://example.com/hook", "queues": too_many}),
-        json!({"url": "https://example.com/hook", "ignore_presence": true}),
-        json!({"url": "https://example.com/hook", "secret": "whsec_mine"}),
-        json!(["https://example.com/hook"]),
+        json!({"url": "https://203.0.113.10/hook", "queues": "builds"}),
+        json!({"url": "https://203.0.113.10/hook", "queues": [null]}),
+        json!({"url": "https://203.0.113.10/hook", "queues": [""]}),
+        json!({"url": "https://203.0.113.10/hook", "queues": ["Builds"]}),
+        json!({"url": "https://203.0.113.10/hook", "queues": ["has space"]}),
+        json!({"url": "https://203.0.113.10/hook", "queues": ["quarantine"]}),
+        json!({"url": "https://203.0.113.10/hook", "queues": too_many}),
+        json!({"url": "https://203.0.113.10/hook", "ignore_presence": true}),
+        json!({"url": "https://203.0.113.10/hook", "secret": "whsec_mine"}),
+        json!(["https://203.0.113.10/hook"]),
     ];
     let before = Snapshot::take(&app).await;
     for body in &bodies {
@@ -74,7 +74,7 @@ async fn unknown_malformed_and_foreign_hook_and_endpoint_ids_are_not_found_and_c
     let stranger = app.owner("b@example.com").await;
     let strangers_agent = app.agent(stranger.scope, "stranger").await;
     let (s, created) = app
-        .post(&format!("/api/v1/endpoints/{}/hooks", ep.id), &o.token, json!({"url": "https://example.com/h"}))
+        .post(&format!("/api/v1/endpoints/{}/hooks", ep.id), &o.token, json!({"url": "https://203.0.113.10/h"}))
         .await;
     assert_eq!(s, StatusCode::CREATED, "{created}");
     let real: HookId = created["id"].as_str().unwrap().parse().unwrap();
@@ -129,7 +129,7 @@ async fn unknown_malformed_and_foreign_hook_and_endpoint_ids_are_not_found_and_c
     let unknown_todo = TodoId::new().to_string();
     for id in [ep.id.0.simple().to_string(), "ep_xyz".into(), unknown_todo, real.to_string(), ep.id.to_string()] {
         let token = if id == ep.id.to_string() { &stranger.token } else { &o.token };
-        for (method, body) in [("GET", None), ("POST", Some(json!({"url": "https://example.com/x"})))] {
+        for (method, body) in [("GET", None), ("POST", Some(json!({"url": "https://203.0.113.10/x"})))] {
             let path = format!("/api/v1/endpoints/{id}/hooks");
             let got = app.call(method, &path, Some(token), body.as_ref()).await;
             expect_error(&got, StatusCode::NOT_FOUND, "not_found", &format!("{method} {path}"));
@@ -144,12 +144,12 @@ async fn hook_routes_without_a_valid_token_are_unauthenticated_and_change_nothin
     let o = app.owner("a@example.com").await;
     let ep = app.agent(o.scope, "worker").await;
     let (s, created) = app
-        .post(&format!("/api/v1/endpoints/{}/hooks", ep.id), &o.token, json!({"url": "https://example.com/h"}))
+        .post(&format!("/api/v1/endpoints/{}/hooks", ep.id), &o.token, json!({"url": "https://203.0.113.10/h"}))
         .await;
     assert_eq!(s, StatusCode::CREATED, "{created}");
     let id = created["id"].as_str().unwrap().to_owned();
     let before = Snapshot::take(&app).await;
-    let create = Some(json!({"url": "https://example.com/other"}));
+    let create = Some(json!({"url": "https://203.0.113.10/other"}));
     let operator_routes = [
         ("POST", format!("/api/v1/endpoints/{}/hooks", ep.id), create.clone()),
         ("GET", format!("/api/v1/endpoints/{}/hooks", ep.id), None),

@@ -125,7 +125,7 @@ async fn only_enabled_hooks_of_this_active_unexpired_endpoint_match() {
     assert_eq!(ids(&targets), vec![on.hook.id]);
     let target = &targets[0];
     assert_eq!(target.endpoint_id, ep.id);
-    assert_eq!(target.url, "https://hooks.example.com/in?token=abc", "the dispatcher gets the full URL");
+    assert_eq!(target.url, "https://198.51.100.7/in?token=abc", "the dispatcher gets the full URL");
     assert_eq!(vault().open(&target.sealed_secret).unwrap(), on.signing_secret.as_bytes());
     assert_eq!(target.sealed_previous_secret, None);
     let debug = format!("{target:?}");

@@ -30,12 +30,12 @@ async fn an_operator_creates_lists_rotates_and_deletes_a_hook_and_sees_each_secr
         &app,
         &owner,
         &ep,
-        body("https://hooks.example.com/in?token=s3cret", &["builds", "deploys", "builds"]),
+        body("https://198.51.100.7/in?token=s3cret", &["builds", "deploys", "builds"]),
     )
     .await;
     let id = hook_id(&created, "id");
     assert!(created["id"].as_str().unwrap().starts_with("nh_"), "{created}");
-    assert_eq!(created["url"], "https://hooks.example.com/in?redacted", "the query is never shown");
+    assert_eq!(created["url"], "https://198.51.100.7/in?redacted", "the query is never shown");
     assert_eq!(created["queues"], json!(["builds", "deploys"]), "duplicates collapse");
     assert_eq!(created["enabled"], true);
     let secret = created["signing_secret"].as_str().unwrap().to_owned();
@@ -48,14 +48,14 @@ async fn an_operator_creates_lists_rotates_and_deletes_a_hook_and_sees_each_secr
     assert_eq!(previous, None);
     // The full URL is kept for delivery.
     let url = text(&app, &format!("SELECT url FROM notify_hooks WHERE id = '{}'", id.0)).await;
-    assert_eq!(url.as_deref(), Some("https://hooks.example.com/in?token=s3cret"));
+    assert_eq!(url.as_deref(), Some("https://198.51.100.7/in?token=s3cret"));
 
     let (s, listed) = app.get(&hooks_of(ep.id), &owner.token).await;
     assert_eq!(s, StatusCode::OK, "{listed}");
     assert_eq!(listed["ceiling"], json!({"max": 5, "used": 1}));
     let hook = &listed["hooks"][0];
     assert_eq!(hook["id"], created["id"]);
-    assert_eq!(hook["url"], "https://hooks.example.com/in?redacted");
+    assert_eq!(hook["url"], "https://198.51.100.7/in?redacted");
     assert_eq!(hook["queues"], json!(["builds", "deploys"]));
     assert_eq!(hook["enabled"], true);
     assert_eq!(hook["disabled_reason"], Value::Null);
@@ -101,10 +101,10 @@ async fn an_agent_manages_its_own_endpoints_hooks_and_nothing_else_in_its_scope(
     let owner = app.owner("a@example.com").await;
     let me = app.endpoint(owner.scope, "me", &[Verb::NotifyHooks]).await;
     let sibling = app.agent(owner.scope, "sibling").await;
-    let theirs = operator_create(&app, &owner, &sibling, body("https://example.com/sibling", &[])).await;
+    let theirs = operator_create(&app, &owner, &sibling, body("https://203.0.113.10/sibling", &[])).await;
     let theirs_id = hook_id(&theirs, "id");
 
-    let (s, created) = app.post(AGENT_HOOKS, &me.token, body("https://example.com/mine", &["q"])).await;
+    let (s, created) = app.post(AGENT_HOOKS, &me.token, body("https://203.0.113.10/mine", &["q"])).await;
     assert_eq!(s, StatusCode::CREATED, "{created}");
     let mine = hook_id(&created, "id");
     let secret = created["signing_secret"].as_str().unwrap().to_owned();
@@ -147,11 +147,11 @@ async fn an_agent_without_the_notify_hooks_grant_is_forbidden_and_changes_nothin
     // Every verb but notify_hooks: the grant is never implied.
     let others: Vec<Verb> = Verb::ALL.iter().copied().filter(|v| *v != Verb::NotifyHooks).collect();
     let ep = app.endpoint(owner.scope, "worker", &others).await;
-    let hook = operator_create(&app, &owner, &ep, body("https://example.com/h", &[])).await;
+    let hook = operator_create(&app, &owner, &ep, body("https://203.0.113.10/h", &[])).await;
     let id = hook_id(&hook, "id");
     let before = stored_secrets(&app, id).await;
     for (method, path, payload) in [
-        ("POST", AGENT_HOOKS.to_owned(), Some(body("https://example.com/other", &[]))),
+        ("POST", AGENT_HOOKS.to_owned(), Some(body("https://203.0.113.10/other", &[]))),
         ("GET", AGENT_HOOKS.to_owned(), None),
         ("POST", format!("{AGENT_HOOKS}/{id}/rotate"), Some(json!({}))),
         ("DELETE", format!("{AGENT_HOOKS}/{id}"), None),
@@ -171,14 +171,14 @@ async fn another_owners_endpoint_and_hooks_are_not_found() {
     let a = app.owner("a@example.com").await;
     let b = app.owner("b@example.com").await;
     let ep = app.agent(a.scope, "a-worker").await;
-    let hook = operator_create(&app, &a, &ep, body("https://example.com/h", &[])).await;
+    let hook = operator_create(&app, &a, &ep, body("https://203.0.113.10/h", &[])).await;
     let id = hook_id(&hook, "id");
     let before = stored_secrets(&app, id).await;
     let unknown = HookId::new();
     let reference = app.call("DELETE", &format!("/api/v1/hooks/{unknown}"), Some(&b.token), None).await;
     assert_eq!(reference.0, StatusCode::NOT_FOUND);
     for (method, path, payload) in [
-        ("POST", hooks_of(ep.id), Some(body("https://example.com/intruder", &[]))),
+        ("POST", hooks_of(ep.id), Some(body("https://203.0.113.10/intruder", &[]))),
         ("GET", hooks_of(ep.id), None),
         ("POST", format!("/api/v1/hooks/{id}/rotate"), None),
         ("POST", format!("/api/v1/hooks/{id}/enable"), None),
@@ -209,14 +209,14 @@ async fn a_team_member_may_list_the_teams_hooks_but_only_an_admin_may_change_the
     let (team, _, team_scope) = app.store.create_team("crew", "boss@example.com").await.unwrap();
     app.store.add_team_member(team, member.id, TeamRole::Member).await.unwrap();
     let ep = app.agent(team_scope, "crew-worker").await;
-    let hook = operator_create(&app, &admin, &ep, body("https://example.com/h", &[])).await;
+    let hook = operator_create(&app, &admin, &ep, body("https://203.0.113.10/h", &[])).await;
     let id = hook_id(&hook, "id");
 
     let (s, listed) = app.get(&hooks_of(ep.id), &member.token).await;
     assert_eq!(s, StatusCode::OK, "{listed}");
     assert_eq!(listed["ceiling"]["used"], 1);
     for (method, path, payload) in [
-        ("POST", hooks_of(ep.id), Some(body("https://example.com/member", &[]))),
+        ("POST", hooks_of(ep.id), Some(body("https://203.0.113.10/member", &[]))),
         ("POST", format!("/api/v1/hooks/{id}/rotate"), None),
         ("POST", format!("/api/v1/hooks/{id}/disable"), None),
         ("DELETE", format!("/api/v1/hooks/{id}"), None),
@@ -235,10 +235,10 @@ async fn the_hook_past_the_ceiling_is_refused_and_nothing_is_written() {
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
     let other = app.agent(owner.scope, "other").await;
-    let first = operator_create(&app, &owner, &ep, body("https://example.com/1", &[])).await;
-    operator_create(&app, &owner, &ep, body("https://example.com/2", &[])).await;
+    let first = operator_create(&app, &owner, &ep, body("https://203.0.113.10/1", &[])).await;
+    operator_create(&app, &owner, &ep, body("https://203.0.113.10/2", &[])).await;
     for (token, path) in [(&owner.token, hooks_of(ep.id)), (&ep.token, AGENT_HOOKS.to_owned())] {
-        let (s, b) = app.post(&path, token, body("https://example.com/3", &[])).await;
+        let (s, b) = app.post(&path, token, body("https://203.0.113.10/3", &[])).await;
         assert_eq!(s, StatusCode::CONFLICT, "{path}: {b}");
         assert_eq!(b["error"]["code"], "conflict");
         assert!(b["error"]["message"].as_str().unwrap().starts_with("ceiling_exceeded"), "{b}");
@@ -247,12 +247,12 @@ async fn the_hook_past_the_ceiling_is_refused_and_nothing_is_written() {
     let (_, listed) = app.get(&hooks_of(ep.id), &owner.token).await;
     assert_eq!(listed["ceiling"], json!({"max": 2, "used": 2}));
     // The ceiling is per endpoint.
-    operator_create(&app, &owner, &other, body("https://example.com/other", &[])).await;
+    operator_create(&app, &owner, &other, body("https://203.0.113.10/other", &[])).await;
     // Deleting one makes room again.
     let id = hook_id(&first, "id");
     let (s, _) = app.call("DELETE", &format!("/api/v1/hooks/{id}"), Some(&owner.token), None).await;
     assert_eq!(s, StatusCode::OK);
-    operator_create(&app, &owner, &ep, body("https://example.com/3", &[])).await;
+    operator_create(&app, &owner, &ep, body("https://203.0.113.10/3", &[])).await;
 }
 
 #[actix_web::test]
@@ -262,7 +262,7 @@ async fn racing_creates_never_pass_the_ceiling_together() {
     let ep = app.agent(owner.scope, "worker").await;
     let path = hooks_of(ep.id);
     let calls: Vec<_> =
-        (0..8).map(|i| app.post(&path, &owner.token, body(&format!("https://example.com/{i}"), &[]))).collect();
+        (0..8).map(|i| app.post(&path, &owner.token, body(&format!("https://203.0.113.10/{i}"), &[]))).collect();
     let answers = futures_util::future::join_all(calls).await;
     let created = answers.iter().filter(|(s, _)| *s == StatusCode::CREATED).count();
     let refused = answers.iter().filter(|(s, _)| *s == StatusCode::CONFLICT).count();
@@ -281,7 +281,7 @@ async fn with_the_kill_switch_or_a_ceiling_of_zero_creation_is_refused_and_listi
         let owner = app.owner("a@example.com").await;
         let ep = app.agent(owner.scope, "worker").await;
         // A URL that would be refused on its own: the switch answers first.
-        for url in ["https://example.com/h", "ftp://nowhere"] {
+        for url in ["https://203.0.113.10/h", "ftp://nowhere"] {
             for (token, path) in [(&owner.token, hooks_of(ep.id)), (&ep.token, AGENT_HOOKS.to_owned())] {
                 let (s, b) = app.post(&path, token, body(url, &[])).await;
                 assert_eq!(s, StatusCode::CONFLICT, "enabled={enabled} max={max} {path}: {b}");
@@ -302,7 +302,7 @@ async fn without_an_encryption_key_creation_is_refused_naming_the_setting() {
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
     for (token, path) in [(&owner.token, hooks_of(ep.id)), (&ep.token, AGENT_HOOKS.to_owned())] {
-        let (s, b) = app.post(&path, token, body("https://example.com/h", &[])).await;
+        let (s, b) = app.post(&path, token, body("https://203.0.113.10/h", &[])).await;
         assert_eq!(s, StatusCode::CONFLICT, "{path}: {b}");
         assert!(b["error"]["message"].as_str().unwrap().contains("SWITCHBOARD_SECRET_ENCRYPTION_KEY"), "{b}");
     }
@@ -316,7 +316,7 @@ async fn a_revoked_endpoint_takes_no_new_hooks() {
     let ep = app.agent(owner.scope, "worker").await;
     let (s, _) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &owner.token, json!({})).await;
     assert_eq!(s, StatusCode::OK);
-    let (s, b) = app.post(&hooks_of(ep.id), &owner.token, body("https://example.com/h", &[])).await;
+    let (s, b) = app.post(&hooks_of(ep.id), &owner.token, body("https://203.0.113.10/h", &[])).await;
     assert_eq!(s, StatusCode::CONFLICT, "{b}");
     assert_eq!(hook_count(&app).await, 0);
 }
@@ -326,15 +326,15 @@ async fn plain_http_urls_are_accepted_only_when_the_instance_allows_them() {
     let strict = spawn().await;
     let owner = strict.owner("a@example.com").await;
     let ep = strict.agent(owner.scope, "worker").await;
-    let (s, b) = strict.post(&hooks_of(ep.id), &owner.token, body("http://example.com/h", &[])).await;
+    let (s, b) = strict.post(&hooks_of(ep.id), &owner.token, body("http://203.0.113.10/h", &[])).await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
     assert!(b["error"]["message"].as_str().unwrap().contains("SWITCHBOARD_PUSH_ALLOW_HTTP"), "{b}");
 
     let lax = spawn_with(|s| s.push_allow_http = true).await;
     let owner = lax.owner("a@example.com").await;
     let ep = lax.agent(owner.scope, "worker").await;
-    let created = operator_create(&lax, &owner, &ep, body("http://example.com/h", &[])).await;
-    assert_eq!(created["url"], "http://example.com/h");
+    let created = operator_create(&lax, &owner, &ep, body("http://203.0.113.10/h", &[])).await;
+    assert_eq!(created["url"], "http://203.0.113.10/h");
 }
 
 #[actix_web::test]
@@ -342,8 +342,8 @@ async fn rotation_re_enables_a_hook_failures_disabled_but_not_one_an_operator_di
     let app = spawn().await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let failing = hook_id(&operator_create(&app, &owner, &ep, body("https://example.com/a", &[])).await, "id");
-    let switched_off = hook_id(&operator_create(&app, &owner, &ep, body("https://example.com/b", &[])).await, "id");
+    let failing = hook_id(&operator_create(&app, &owner, &ep, body("https://203.0.113.10/a", &[])).await, "id");
+    let switched_off = hook_id(&operator_create(&app, &owner, &ep, body("https://203.0.113.10/b", &[])).await, "id");
     for _ in 0..10 {
         app.store.record_hook_outcome(failing, failure()).await.unwrap();
     }

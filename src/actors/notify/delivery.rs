@@ -1,0 +1,121 @@
+//! One notification to one hook: up to three attempts, each preceded by a re-check of
+//! the endpoint, the hook and its filter (and, inside the client's connector, the
+//! target's addresses), signed afresh with the hook's current secrets. The hook's
+//! health is written once, after the last attempt.
+
+
+use actix_web::web::Bytes;
+use chrono::Utc;
+
+use super::{HookChannel, Notification};
+use crate::domain::hooks::HookDisabledReason;
+use crate::domain::ids::HookId;
+use crate::metrics::NotificationOutcome;
+use crate::notify::health::health_after;
+use crate::notify::retry::{ATTEMPT_TIMEOUT, AttemptClass, NextStep, after_attempt, unit_jitter};
+use crate::notify::signing::{self, KeyRing, MessageId, SigningKey};
+use crate::outbound::classify;
+use crate::store::hooks::{HookHealthUpdate, HookTarget};
+
+/// Most of a receiver's answer that is read (and discarded).
+const RESPONSE_READ_LIMIT: usize = 64 * 1024;
+
+/// Delivers `n` to `hook` and says how it ended.
+pub(super) async fn deliver(
+    channel: HookChannel,
+    client: awc::Client,
+    hook: HookId,
+    n: Notification,
+) -> NotificationOutcome {
+    // One message id for every attempt: receivers deduplicate on it.
+    let msg_id = MessageId::new(Utc::now());
+    let mut attempt = 1;
+    loop {
+        // Before every attempt: the hook may have been deleted, disabled or re-filtered,
+        // its endpoint revoked or expired, its secret rotated since the dispatch.
+        let target = match channel.store.recheck_hook(hook, &n.queue).await {
+            Ok(Some(target)) => target,
+            Ok(None) => return NotificationOutcome::Dropped,
+            Err(e) => {
+                tracing::warn!(hook = %hook, error = %e, "hook re-check failed; notification dropped");
+                return NotificationOutcome::Dropped;
+            }
+        };
+        let keys = match key_ring(&channel, &target) {
+            Ok(keys) => keys,
+            Err(reason) => {
+                tracing::error!(hook = %hook, reason, "hook secret unusable; notification dropped");
+                return NotificationOutcome::Dropped;
+            }
+        };
+        let class = attempt_once(&client, &target.url, &msg_id, &n.body, &keys).await;
+        channel.metrics.attempt(class.metric_result());
+        let jitter = unit_jitter(&mut rand::thread_rng());
+        match after_attempt(attempt, class, jitter) {
+            NextStep::Delivered => {
+                record(&channel, hook, health_after(class)).await;
+                return NotificationOutcome::Delivered;
+            }
+            NextStep::RetryAfter(wait) => {
+                actix_rt::time::sleep(wait).await;
+                attempt += 1;
+            }
+            NextStep::GiveUp => {
+                record(&channel, hook, health_after(class)).await;
+                return NotificationOutcome::Failed;
+            }
+        }
+    }
+}
+
+/// The hook's current secret, and the previous one while it still signs.
+fn key_ring(channel: &HookChannel, target: &HookTarget) -> Result<KeyRing, &'static str> {
+    let open = |sealed: &str| -> Result<SigningKey, &'static str> {
+        let plain = channel.vault.open(sealed).map_err(|_| "the sealed secret does not open")?;
+        let text = String::from_utf8(plain).map_err(|_| "the secret is not text")?;
+        SigningKey::from_secret(&text).map_err(|_| "the secret is not a whsec_ key")
+    };
+    let current = open(&target.sealed_secret)?;
+    let previous = match (&target.sealed_previous_secret, target.previous_valid_until) {
+        (Some(sealed), Some(until)) => Some((open(sealed)?, until)),
+        _ => None,
+    };
+    Ok(KeyRing::new(current, previous, Utc::now()))
+}
+
+/// One signed POST; its class. Redirects are not followed (the guarded client never
+/// does); the answer's body is read up to a limit so the exchange completes cleanly.
+async fn attempt_once(
+    client: &awc::Client,
+    url: &str,
+    msg_id: &MessageId,
+    body: &Bytes,
+    keys: &KeyRing,
+) -> AttemptClass {
+    let mut request = client.post(url);
+    for header in signing::headers(msg_id, Utc::now().timestamp(), body, keys) {
+        request = request.insert_header(header);
+    }
+    match request.send_body(body.clone()).await {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            let read = response.body().limit(RESPONSE_READ_LIMIT);
+            // The status decides; a slow or oversized answer body changes nothing.
+            let _ = actix_rt::time::timeout(ATTEMPT_TIMEOUT, read).await;
+            AttemptClass::from_status(status)
+        }
+        Err(e) => AttemptClass::from(classify(&e)),
+    }
+}
+
+/// Writes the delivery's health; counts and logs a hook this delivery disabled.
+async fn record(channel: &HookChannel, hook: HookId, update: HookHealthUpdate) {
+    match channel.store.record_hook_outcome(hook, update).await {
+        Ok(Some(true)) => {
+            channel.metrics.hook_disabled(HookDisabledReason::ConsecutiveFailures);
+            tracing::warn!(hook = %hook, "notify hook disabled after consecutive failed deliveries");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(hook = %hook, error = %e, "hook health not recorded"),
+    }
+}

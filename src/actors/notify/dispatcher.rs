@@ -1,0 +1,132 @@
+//! The `Dispatcher`: receives the store's `TodoReady` and `DeadLettered` messages after
+//! commit, applies the sender gate, finds the hooks that match the todo's endpoint and
+//! queue, and hands one notification per hook to that endpoint's supervisor.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, WrapFuture};
+use actix_web::web::Bytes;
+use chrono::Utc;
+
+use super::{Deliver, HookChannel, HookSupervisor, Notification};
+use crate::domain::ids::{EndpointId, HookId};
+use crate::metrics::NotificationOutcome;
+use crate::notify::body::NotifyBody;
+use crate::store::signals::{DeadLettered, TodoFacts, TodoReady};
+
+/// Signals waiting for the dispatcher; beyond this the store's emitter drops and counts.
+pub const DISPATCH_MAILBOX: usize = 1024;
+
+/// Hook lookups running at once; a notification arriving beyond this is dropped and
+/// counted (the database is slower than the flood, and waiting would only grow memory).
+pub const MAX_LOOKUPS_IN_FLIGHT: usize = 64;
+
+/// The dispatcher. Start it on an arbiter of its own (outbound work never shares a
+/// thread with request handling) and wire its recipients into the store's emitter.
+pub struct Dispatcher {
+    channel: HookChannel,
+    supervisors: HashMap<EndpointId, Addr<HookSupervisor>>,
+    lookups_in_flight: usize,
+}
+
+impl Dispatcher {
+    /// A dispatcher over `channel`.
+    pub fn new(channel: HookChannel) -> Self {
+        Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0 }
+    }
+
+    /// Sends `body` about `todo` to every matching hook, unless the sender gate fails.
+    fn dispatch(&mut self, todo: &TodoFacts, body: NotifyBody, ctx: &mut Context<Self>) {
+        // The sender gate: only a verified delivery, or a token-trust webhook's, may
+        // ring anyone. An unverified sender or an agent-made todo stays silent.
+        if !todo.sender_gate {
+            return;
+        }
+        let kind = body.event_type();
+        let encoded = match body.to_json() {
+            Ok(bytes) => Bytes::from(bytes),
+            Err(e) => {
+                tracing::warn!(todo = %todo.id, error = %e, "notification could not be encoded");
+                self.channel.metrics.notification(kind, NotificationOutcome::Failed);
+                return;
+            }
+        };
+        let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
+        let endpoint = todo.endpoint_id;
+        if let Some(hooks) = self.channel.cache.get(endpoint, &notification.queue) {
+            self.hand_over(endpoint, &hooks, notification, ctx);
+            return;
+        }
+        if self.lookups_in_flight >= MAX_LOOKUPS_IN_FLIGHT {
+            self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
+            return;
+        }
+        self.lookups_in_flight += 1;
+        let store = self.channel.store.clone();
+        let queue = notification.queue.clone();
+        let lookup = async move { store.matching_hooks(endpoint, &queue).await };
+        ctx.spawn(lookup.into_actor(self).map(move |found, act, ctx| {
+            act.lookups_in_flight -= 1;
+            match found {
+                Ok(targets) => {
+                    let hooks: Arc<[HookId]> = targets.iter().map(|t| t.hook_id).collect();
+                    act.channel.cache.put(endpoint, &notification.queue, hooks.clone());
+                    act.hand_over(endpoint, &hooks, notification, ctx);
+                }
+                Err(e) => {
+                    tracing::warn!(endpoint = %endpoint, error = %e, "hook lookup failed; notification dropped");
+                    act.channel.metrics.notification(notification.kind, NotificationOutcome::Dropped);
+                }
+            }
+        }));
+    }
+
+    /// Gives each hook its copy of the notification, through the endpoint's supervisor.
+    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookId], n: Notification, ctx: &mut Context<Self>) {
+        if hooks.is_empty() {
+            return;
+        }
+        let supervisor = self.supervisor(endpoint, ctx);
+        for &hook in hooks {
+            if supervisor.try_send(Deliver { hook, notification: n.clone() }).is_err() {
+                self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
+            }
+        }
+    }
+
+    /// The endpoint's supervisor, started on first use (on this arbiter).
+    fn supervisor(&mut self, endpoint: EndpointId, _ctx: &mut Context<Self>) -> Addr<HookSupervisor> {
+        let channel = &self.channel;
+        self.supervisors
+            .entry(endpoint)
+            .or_insert_with(|| HookSupervisor::new(endpoint, channel.clone()).start())
+            .clone()
+    }
+}
+
+impl Actor for Dispatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(DISPATCH_MAILBOX);
+    }
+}
+
+impl Handler<TodoReady> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: TodoReady, ctx: &mut Self::Context) {
+        let body = NotifyBody::ready(&msg, Utc::now());
+        self.dispatch(&msg.todo, body, ctx);
+    }
+}
+
+impl Handler<DeadLettered> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: DeadLettered, ctx: &mut Self::Context) {
+        let body = NotifyBody::dead_lettered(&msg, Utc::now());
+        self.dispatch(&msg.todo, body, ctx);
+    }
+}

@@ -1,0 +1,88 @@
+//! One `HookSupervisor` per endpoint with hooks: it owns the per-hook `governor` rate
+//! state and runs that endpoint's deliveries, so a receiver that hangs or is down ties
+//! up only its own endpoint's slots, never another endpoint's hooks or any claim.
+
+use std::collections::HashMap;
+
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+
+use super::delivery::deliver;
+use super::{HookChannel, Notification};
+use crate::domain::ids::{EndpointId, HookId};
+use crate::metrics::NotificationOutcome;
+
+/// Notifications waiting for one supervisor; beyond this they are dropped and counted.
+pub const SUPERVISOR_MAILBOX: usize = 256;
+
+/// Deliveries one endpoint may have running at once (each may take up to three
+/// attempts of 5 s plus waits); beyond this new notifications are dropped and counted.
+pub const MAX_DELIVERIES_IN_FLIGHT: usize = 32;
+
+/// One notification for one hook.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct Deliver {
+    /// The hook.
+    pub hook: HookId,
+    /// What to send.
+    pub notification: Notification,
+}
+
+/// The supervisor of one endpoint's hooks.
+pub struct HookSupervisor {
+    endpoint: EndpointId,
+    channel: HookChannel,
+    limiters: HashMap<HookId, DefaultDirectRateLimiter>,
+    in_flight: usize,
+    /// Built on start: the client is bound to this actor's thread.
+    client: Option<awc::Client>,
+}
+
+impl HookSupervisor {
+    /// A supervisor for `endpoint`'s hooks.
+    pub fn new(endpoint: EndpointId, channel: HookChannel) -> Self {
+        HookSupervisor { endpoint, channel, limiters: HashMap::new(), in_flight: 0, client: None }
+    }
+
+    /// Takes one token from `hook`'s bucket (created full on first use: the quota's
+    /// burst equals its per-minute rate).
+    fn admit(&mut self, hook: HookId) -> bool {
+        let quota = Quota::per_minute(self.channel.rate_per_minute);
+        self.limiters.entry(hook).or_insert_with(|| RateLimiter::direct(quota)).check().is_ok()
+    }
+}
+
+impl Actor for HookSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(SUPERVISOR_MAILBOX);
+        self.client = Some(self.channel.guard.client());
+    }
+}
+
+impl Handler<Deliver> for HookSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
+        let kind = msg.notification.kind;
+        if !self.admit(msg.hook) {
+            tracing::debug!(endpoint = %self.endpoint, hook = %msg.hook, "notification over the hook's rate; dropped");
+            self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
+            return;
+        }
+        let Some(client) = self.client.clone() else { return };
+        if self.in_flight >= MAX_DELIVERIES_IN_FLIGHT {
+            tracing::debug!(endpoint = %self.endpoint, "too many deliveries in flight; notification dropped");
+            self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
+            return;
+        }
+        self.in_flight += 1;
+        let job = deliver(self.channel.clone(), client, msg.hook, msg.notification);
+        ctx.spawn(job.into_actor(self).map(move |outcome, act, _| {
+            act.in_flight -= 1;
+            act.channel.metrics.notification(kind, outcome);
+        }));
+    }
+}
