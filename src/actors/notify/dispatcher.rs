@@ -36,13 +36,20 @@ impl Dispatcher {
         Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0 }
     }
 
-    /// Sends `body` about `todo` to every matching hook, unless the sender gate fails.
-    fn dispatch(&mut self, todo: &TodoFacts, body: NotifyBody, ctx: &mut Context<Self>) {
+    /// Sends the body `build` makes about `todo` to every matching hook, unless the
+    /// sender gate fails. The body is built only when some hook may want it: most ready
+    /// todos land on endpoints without hooks, and that answer is usually cached.
+    fn dispatch(&mut self, todo: &TodoFacts, build: impl FnOnce() -> NotifyBody, ctx: &mut Context<Self>) {
         // The sender gate: only a verified delivery, or a token-trust webhook's, may
         // ring anyone. An unverified sender or an agent-made todo stays silent.
         if !todo.sender_gate {
             return;
         }
+        let cached = self.channel.cache.get(todo.endpoint_id, &todo.queue);
+        if cached.as_ref().is_some_and(|hooks| hooks.is_empty()) {
+            return;
+        }
+        let body = build();
         let kind = body.event_type();
         let encoded = match body.to_json() {
             Ok(bytes) => Bytes::from(bytes),
@@ -54,7 +61,7 @@ impl Dispatcher {
         };
         let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
         let endpoint = todo.endpoint_id;
-        if let Some(hooks) = self.channel.cache.get(endpoint, &notification.queue) {
+        if let Some(hooks) = cached {
             self.hand_over(endpoint, &hooks, notification, ctx);
             return;
         }
@@ -117,8 +124,7 @@ impl Handler<TodoReady> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: TodoReady, ctx: &mut Self::Context) {
-        let body = NotifyBody::ready(&msg, Utc::now());
-        self.dispatch(&msg.todo, body, ctx);
+        self.dispatch(&msg.todo, || NotifyBody::ready(&msg, Utc::now()), ctx);
     }
 }
 
@@ -126,7 +132,6 @@ impl Handler<DeadLettered> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: DeadLettered, ctx: &mut Self::Context) {
-        let body = NotifyBody::dead_lettered(&msg, Utc::now());
-        self.dispatch(&msg.todo, body, ctx);
+        self.dispatch(&msg.todo, || NotifyBody::dead_lettered(&msg, Utc::now()), ctx);
     }
 }

@@ -76,10 +76,15 @@ pub async fn release(state: web::Data<AppState>, op: Operator, id: web::Path<Tod
     if held.todo.state != TodoState::Pending {
         return Err(Error::Conflict("this delivery has already left quarantine".into()));
     }
+    let gone = || Error::Conflict("this delivery's webhook is gone; it can only be discarded".into());
     let (Some(event_id), Some(webhook_id)) = (held.event_id, held.webhook_id) else {
-        return Err(Error::Conflict("this delivery's webhook is gone; it can only be discarded".into()));
+        return Err(gone());
     };
-    let webhook = state.store.webhook_in(&scopes, webhook_id).await?;
+    // The event keeps naming its webhook after the webhook is deleted.
+    let webhook = state.store.webhook_in(&scopes, webhook_id).await.map_err(|e| match e {
+        Error::NotFound => gone(),
+        other => other,
+    })?;
     let body = state.store.event_payload(&scopes, event_id).await?;
     let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
     let headers: Vec<(String, String)> = held
