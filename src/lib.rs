@@ -18,4 +18,5 @@ pub mod outbound;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod ttl_cache;
 pub mod vault;

@@ -8,18 +8,18 @@ use actix_web::dev::Server;
 use actix_web::middleware::Logger;
 use actix_web::{App, HttpServer, web};
 
+use crate::actors::notify::{Dispatcher, HookCache, HookChannel};
 use crate::actors::{
     EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer, RetryScheduler,
 };
-use crate::actors::notify::{Dispatcher, HookCache, HookChannel};
 use crate::config::Settings;
-use crate::http::hooks::HookSettings;
-use crate::outbound::Guard;
 use crate::db;
 use crate::http::auth::AuthCache;
+use crate::http::hooks::HookSettings;
 use crate::http::webhook_cache::WebhookCache;
 use crate::http::{AppState, routes};
 use crate::metrics::Metrics;
+use crate::outbound::Guard;
 use crate::store::Store;
 use crate::store::signals::Emitter;
 

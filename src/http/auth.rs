@@ -1,11 +1,10 @@
 //! Bearer authentication: agents (`sbk_…` endpoint tokens) and operators (`sbo_…`
 //! human tokens). Missing or bad credentials answer 401; a missing grant answers 403.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+
+use std::time::Duration;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
@@ -18,6 +17,7 @@ use crate::domain::tokens::{ENDPOINT_TOKEN_PREFIX, OPERATOR_TOKEN_PREFIX, sha256
 use crate::error::Error;
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::tenancy::Reach;
+use crate::ttl_cache::TtlCache;
 
 /// An authenticated agent.
 #[derive(Debug, Clone)]
@@ -91,13 +91,7 @@ impl FromRequest for Operator {
 /// todo's own state, so a stale entry can at most read or create for `ttl` after a
 /// revocation on another instance (creation also re-checks the endpoint in SQL).
 #[derive(Clone)]
-pub struct AuthCache {
-    ttl: Duration,
-    entries: Arc<Mutex<CacheMap>>,
-}
-
-/// Token hash → (when verified, what it authenticated).
-type CacheMap = HashMap<[u8; 32], (Instant, AgentPrincipal)>;
+pub struct AuthCache(TtlCache<[u8; 32], AgentPrincipal>);
 
 /// Most entries held before the cache is cleared (tokens are few; this only bounds
 /// memory against a flood of distinct valid tokens).
@@ -106,35 +100,19 @@ const AUTH_CACHE_MAX: usize = 10_000;
 impl AuthCache {
     /// A cache trusting entries for `ttl` (zero disables caching).
     pub fn new(ttl: Duration) -> Self {
-        AuthCache { ttl, entries: Arc::default() }
+        AuthCache(TtlCache::new(ttl, AUTH_CACHE_MAX))
     }
 
     fn get(&self, key: &[u8; 32]) -> Option<AgentPrincipal> {
-        if self.ttl.is_zero() {
-            return None;
-        }
-        let entries = self.entries.lock().ok()?;
-        let (at, principal) = entries.get(key)?;
-        let fresh = at.elapsed() < self.ttl && principal.expires_at.is_none_or(|e| e > Utc::now());
-        fresh.then(|| principal.clone())
+        self.0.get(key).filter(|p| p.expires_at.is_none_or(|e| e > Utc::now()))
     }
 
     fn put(&self, key: [u8; 32], principal: AgentPrincipal) {
-        if self.ttl.is_zero() {
-            return;
-        }
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= AUTH_CACHE_MAX {
-                entries.clear();
-            }
-            entries.insert(key, (Instant::now(), principal));
-        }
+        self.0.put(key, principal);
     }
 
     /// Forgets every cached token of `endpoint` (after a revocation).
     pub fn evict(&self, endpoint: EndpointId) {
-        if let Ok(mut entries) = self.entries.lock() {
-            entries.retain(|_, (_, p)| p.endpoint_id != endpoint);
-        }
+        self.0.retain(|_, p| p.endpoint_id != endpoint);
     }
 }

@@ -7,14 +7,14 @@
 //! A change made through this instance (new rules) evicts at once; one made through
 //! another instance is seen within that time.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::domain::ids::WebhookId;
 use crate::intake::actors::TrustedActors;
 use crate::intake::rules::{self, RuleSet};
 use crate::store::webhooks::IngestTarget;
+use crate::ttl_cache::TtlCache;
 use crate::vault::Vault;
 
 /// A webhook ready to take deliveries.
@@ -48,49 +48,28 @@ impl IngestWebhook {
 /// Most entries held before the cache is cleared; it only bounds memory.
 const WEBHOOK_CACHE_MAX: usize = 10_000;
 
-/// Token hash → (when loaded, the prepared webhook).
-type CacheMap = HashMap<[u8; 32], (Instant, Arc<IngestWebhook>)>;
-
-/// The cache. Cheap to clone; clones share entries.
-#[derive(Clone, Default)]
-pub struct WebhookCache {
-    ttl: Duration,
-    entries: Arc<Mutex<CacheMap>>,
-}
+/// The cache: token hash → the prepared webhook. Cheap to clone; clones share entries.
+#[derive(Clone)]
+pub struct WebhookCache(TtlCache<[u8; 32], Arc<IngestWebhook>>);
 
 impl WebhookCache {
     /// A cache trusting entries for `ttl` (zero disables caching).
     pub fn new(ttl: Duration) -> Self {
-        WebhookCache { ttl, entries: Arc::default() }
+        WebhookCache(TtlCache::new(ttl, WEBHOOK_CACHE_MAX))
     }
 
     /// The fresh entry for a token hash, if any.
     pub fn get(&self, key: &[u8; 32]) -> Option<Arc<IngestWebhook>> {
-        if self.ttl.is_zero() {
-            return None;
-        }
-        let entries = self.entries.lock().ok()?;
-        let (at, webhook) = entries.get(key)?;
-        (at.elapsed() < self.ttl).then(|| webhook.clone())
+        self.0.get(key)
     }
 
     /// Keeps a freshly loaded webhook.
     pub fn put(&self, key: [u8; 32], webhook: Arc<IngestWebhook>) {
-        if self.ttl.is_zero() {
-            return;
-        }
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= WEBHOOK_CACHE_MAX {
-                entries.clear();
-            }
-            entries.insert(key, (Instant::now(), webhook));
-        }
+        self.0.put(key, webhook);
     }
 
     /// Forgets a webhook (its rules or settings changed).
     pub fn evict(&self, id: WebhookId) {
-        if let Ok(mut entries) = self.entries.lock() {
-            entries.retain(|_, (_, w)| w.webhook.id != id);
-        }
+        self.0.retain(|_, w| w.webhook.id != id);
     }
 }

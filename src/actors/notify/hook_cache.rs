@@ -5,11 +5,11 @@
 //! a stale entry can delay a new hook's first notification by at most the TTL, never
 //! send to a deleted or disabled one.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::domain::ids::{EndpointId, HookId};
+use crate::ttl_cache::TtlCache;
 
 /// How long a lookup is trusted.
 pub const HOOK_CACHE_TTL: Duration = Duration::from_secs(1);
@@ -17,37 +17,30 @@ pub const HOOK_CACHE_TTL: Duration = Duration::from_secs(1);
 /// Most (endpoint, queue) entries held before the cache is cleared; it only bounds memory.
 const HOOK_CACHE_MAX: usize = 10_000;
 
-type Entries = HashMap<(EndpointId, String), (Instant, Arc<[HookId]>)>;
-
 /// The cache. Cheap to clone; clones share entries.
-#[derive(Clone, Default)]
-pub struct HookCache {
-    entries: Arc<Mutex<Entries>>,
+#[derive(Clone)]
+pub struct HookCache(TtlCache<(EndpointId, String), Arc<[HookId]>>);
+
+impl Default for HookCache {
+    fn default() -> Self {
+        HookCache(TtlCache::new(HOOK_CACHE_TTL, HOOK_CACHE_MAX))
+    }
 }
 
 impl HookCache {
     /// The hooks of `endpoint` matching `queue`, if looked up within the TTL.
     pub fn get(&self, endpoint: EndpointId, queue: &str) -> Option<Arc<[HookId]>> {
-        let entries = self.entries.lock().ok()?;
-        let (at, hooks) = entries.get(&(endpoint, queue.to_owned()))?;
-        (at.elapsed() < HOOK_CACHE_TTL).then(|| hooks.clone())
+        self.0.get(&(endpoint, queue.to_owned()))
     }
 
     /// Keeps a fresh lookup.
     pub fn put(&self, endpoint: EndpointId, queue: &str, hooks: Arc<[HookId]>) {
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= HOOK_CACHE_MAX {
-                entries.clear();
-            }
-            entries.insert((endpoint, queue.to_owned()), (Instant::now(), hooks));
-        }
+        self.0.put((endpoint, queue.to_owned()), hooks);
     }
 
     /// Forgets everything about `endpoint` (one of its hooks was created, changed or deleted).
     pub fn evict(&self, endpoint: EndpointId) {
-        if let Ok(mut entries) = self.entries.lock() {
-            entries.retain(|(e, _), _| *e != endpoint);
-        }
+        self.0.retain(|(e, _), _| *e != endpoint);
     }
 }
 
