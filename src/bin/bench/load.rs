@@ -1,5 +1,6 @@
 //! Agents doing claim_next → complete cycles, and the windows that count them. The
-//! intake benchmark's senders and creators run in the same harness (intake.rs).
+//! intake benchmark's senders and creators, and the notify-hook benchmark's feeders and
+//! posters, run in the same harness (intake.rs, hook_load.rs).
 //!
 //! A REST agent is what a real agent does: bearer token, JSON over HTTP/1.1 keep-alive,
 //! claim on one queue, complete with the lease token. A raw agent makes the very same
@@ -17,6 +18,7 @@ use switchboard::store::todos::{ClaimRequest, Finish};
 
 use crate::BenchResult;
 use crate::database::{QUEUE, Seeded};
+use crate::hook_load::{Feeder, Poster};
 use crate::intake::{Creator, Sender};
 use crate::machine::{CpuSample, CpuSpent, Probe};
 
@@ -46,6 +48,11 @@ pub enum Agent {
     /// Plain todo creation through the store, intake's ceiling; its "cycle" is one
     /// todo created.
     Creator(Creator),
+    /// A sender of generic deliveries whose "cycle" ends when every hook of its
+    /// endpoint holds the delivery's `todo.ready` (see hook_load.rs).
+    Feeder(Feeder),
+    /// One plain signed POST to the hook receiver: the notify benchmark's ceiling.
+    Poster(Poster),
 }
 
 /// The part of a claim answer an agent needs.
@@ -84,6 +91,8 @@ impl Agent {
         match self {
             Agent::Sender(sender) => sender.deliver().await.map(|()| true),
             Agent::Creator(creator) => creator.create().await.map(|()| true),
+            Agent::Feeder(feeder) => feeder.feed().await.map(|()| true),
+            Agent::Poster(poster) => poster.post().await.map(|()| true),
             Agent::Rest { client, claim_url, todos_url, authorization } => {
                 let mut resp = client
                     .post(claim_url)

@@ -8,20 +8,29 @@
 //! 3. the server's peak RSS;
 //! 4. the `EXPLAIN (ANALYZE, BUFFERS)` plan of the claim_next statement;
 //! 5. signed GitHub-style deliveries per second through intake (verify → rules → event
-//!    and todo), beside the ceiling of plain todo creation through the store.
+//!    and todo), beside the ceiling of plain todo creation through the store;
+//! 6. notify hooks: the latency from an agent's dead-lettering `fail` to a verified
+//!    `todo.dead_lettered` POST at a local receiver, and `todo.ready` deliveries per
+//!    second to it, beside plain `awc` POSTs to the same receiver.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers. Run it through `scripts/bench`, which builds both
 //! binaries in release mode first.
 
 mod database;
+mod hook_load;
+mod hooks;
+mod hooks_doc;
 mod intake;
 mod load;
 mod machine;
 mod plan;
+mod receiver;
 mod report;
 mod results_doc;
+mod scrape;
 mod server;
+mod signature;
 mod sweep;
 mod waits;
 
@@ -93,8 +102,32 @@ pub struct Args {
     pub no_doc: bool,
     /// Run only the intake measurement (on a small seed); its results go to a `--doc`
     /// other than docs/benchmarks.md, which only a full run may rewrite.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "only_hooks")]
     pub only_intake: bool,
+    /// Run only the notify-hook measurements (on a small seed); like `--only-intake`,
+    /// its results go to a `--doc` other than docs/benchmarks.md.
+    #[arg(long)]
+    pub only_hooks: bool,
+    /// Dead letters whose announcement is timed.
+    #[arg(long, default_value_t = 300)]
+    pub dead_letters: usize,
+    /// Agents dead-lettering todos at once (and the concurrency of the plain POSTs
+    /// whose round trip is the latency's ceiling).
+    #[arg(long, default_value_t = 1)]
+    pub dead_letter_agents: usize,
+    /// Endpoints the ready-notification throughput is spread over (each has its own
+    /// supervisor and in-flight cap in the server).
+    #[arg(long, default_value_t = 4)]
+    pub hook_endpoints: usize,
+    /// Hooks on each of those endpoints (the server allows 5 by default).
+    #[arg(long, default_value_t = 4)]
+    pub hooks_per_endpoint: usize,
+    /// Feeders per endpoint, each keeping one notification (to every hook) in flight.
+    /// Feeders × hooks stays well under the server's 32 deliveries in flight per
+    /// endpoint: a slot stays taken until the delivery's health is written, after the
+    /// receiver already holds the POST, so a load at the cap sheds notifications.
+    #[arg(long, default_value_t = 4)]
+    pub feeders_per_endpoint: usize,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -118,9 +151,15 @@ fn main() -> std::process::ExitCode {
         || args.clients.contains(&0)
         || args.sweep_clients == 0
         || args.intake_clients == 0
+        || args.dead_letters == 0
+        || args.dead_letter_agents == 0
+        || args.hook_endpoints == 0
+        || args.hooks_per_endpoint == 0
+        || args.feeders_per_endpoint == 0
     {
         eprintln!(
-            "switchboard-bench: --seconds, --rounds, --clients, --sweep-clients and --intake-clients must be positive"
+            "switchboard-bench: --seconds, --rounds, --clients, --sweep-clients, --intake-clients, --dead-letters, \
+             --dead-letter-agents, --hook-endpoints, --hooks-per-endpoint and --feeders-per-endpoint must be positive"
         );
         return std::process::ExitCode::FAILURE;
     }
@@ -167,7 +206,8 @@ async fn run(args: Args) -> BenchResult<()> {
     run.total_seconds = started.elapsed().as_secs_f64();
     println!("{}", report::table(&run));
     // A partial run may only go to a results file of its own.
-    let partial_over_full = args.only_intake && args.doc == std::path::Path::new("docs/benchmarks.md");
+    let partial_over_full =
+        (args.only_intake || args.only_hooks) && args.doc == std::path::Path::new("docs/benchmarks.md");
     if !(args.no_doc || partial_over_full) {
         results_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote {}", args.doc.display()));
@@ -188,6 +228,15 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
         let mut run = Run::new(args, db.settings().await?);
         run.intake = intake::measure(args, db, server, &seeded, &raw_store, &probe).await?;
         report_intake(&run);
+        return Ok(run);
+    }
+    if args.only_hooks {
+        let small = Args { done: 1_000, pending: 1_000, expired: 0, ..args.clone() };
+        let seeded = db.seed(&small).await?;
+        let probe = Probe { server_pid: server.pid(), database: db.name().to_owned() };
+        let raw_store = db.store(2)?;
+        let mut run = Run::new(args, db.settings().await?);
+        run.hooks = hooks::measure(args, db, server, &seeded, &raw_store, &probe).await?;
         return Ok(run);
     }
     let seeded = db.seed(args).await?;
@@ -237,6 +286,9 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
     // Last, on an endpoint of its own, so its rows never sit under the figures above.
     run.intake = intake::measure(args, db, server, &seeded, &raw_store, &probe).await?;
     report_intake(&run);
+
+    // Notify hooks on endpoints of their own, after everything above.
+    run.hooks = hooks::measure(args, db, server, &seeded, &raw_store, &probe).await?;
     Ok(run)
 }
 

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::Args;
+use crate::hooks::HooksResult;
 use crate::intake::IntakeResult;
 use crate::load::Window;
 use crate::machine::Machine;
@@ -22,6 +23,11 @@ const RSS_TARGET_MIB: f64 = 100.0;
 const INTAKE_TARGET: f64 = 0.60;
 /// …at this many concurrent senders.
 const INTAKE_SENDERS: usize = 16;
+/// Notify-hook deliveries/s must reach this share of plain POSTs/s to the same receiver.
+pub(crate) const HOOK_THROUGHPUT_TARGET: f64 = 0.50;
+/// p99 dead-letter announcement latency may be at most this many times the p99 round
+/// trip of a plain POST to the same receiver.
+pub(crate) const ANNOUNCE_P99_FACTOR: f64 = 5.0;
 
 /// REST and raw SQL windows at one concurrency.
 #[derive(Debug, Clone)]
@@ -83,6 +89,8 @@ pub struct Run {
     pub table_counts: Vec<(String, String, i64)>,
     /// Intake beside plain todo creation.
     pub intake: IntakeResult,
+    /// Notify hooks beside plain POSTs to the same receiver.
+    pub hooks: HooksResult,
     /// The whole run, seconds.
     pub total_seconds: f64,
 }
@@ -114,6 +122,9 @@ impl Run {
             &self.sweep.baseline,
             &self.intake.intake.window,
             &self.intake.ceiling.window,
+            &self.hooks.rtt,
+            &self.hooks.notifications,
+            &self.hooks.ceiling,
         ]);
         let sweeps = self.sweep.sweeps.iter().map(|t| t.cpu.other_share());
         windows.map(|w| w.cpu.other_share()).chain(sweeps).fold(0.0, f64::max)
@@ -176,8 +187,69 @@ impl Run {
             format!("{} todos/s created → {:.1} %", group(i.ceiling.window.rate()), i.ratio() * 100.0),
             pass(i.senders == INTAKE_SENDERS && errors == 0 && i.ratio() >= INTAKE_TARGET),
         ]);
+        rows.extend(hook_verdicts(&self.hooks));
         rows
     }
+}
+
+/// The notify-hook targets. A loss of any kind (a notification dropped or never
+/// arriving, a POST that did not verify) is a MISS whatever the figures say.
+fn hook_verdicts(h: &HooksResult) -> Vec<[String; 4]> {
+    let throughput =
+        format!("notify-hook deliveries ≥ {:.0} % of plain POSTs to the same receiver", HOOK_THROUGHPUT_TARGET * 100.0);
+    let latency = format!("p99 dead-letter announcement ≤ {ANNOUNCE_P99_FACTOR:.0}× the p99 plain POST round trip");
+    if !h.measured() {
+        return [throughput, latency]
+            .map(|t| [t, "not measured".into(), "run without --only-intake".into(), "MISS".into()])
+            .into();
+    }
+    let lost = h.load_counts.dropped + h.load_counts.failed + h.notifications.errors as f64;
+    let losses = |lost: f64| {
+        let mut notes = Vec::new();
+        if lost > 0.0 {
+            notes.push(format!("{} dropped, failed or lost", group(lost)));
+        }
+        if h.rejected > 0 {
+            notes.push(format!("{} POSTs did not verify", h.rejected));
+        }
+        if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) }
+    };
+    let dead_lost = h.dead_counts.dropped + h.dead_counts.failed;
+    let rtt_p99 = h.rtt.latency_ms(0.99);
+    vec![
+        [
+            throughput,
+            format!("{} deliveries/s{}", group(h.deliveries_rate()), losses(lost)),
+            format!(
+                "{} POSTs/s at {} concurrent → {:.1} %",
+                group(h.ceiling.rate()),
+                h.concurrency(),
+                h.ratio() * 100.0
+            ),
+            pass(lost == 0.0 && h.rejected == 0 && h.ratio() >= HOOK_THROUGHPUT_TARGET),
+        ],
+        [
+            latency,
+            format!(
+                "p99 {:.1} ms (p50 {:.1} ms) over {} dead letters{}",
+                h.announce_ms(0.99),
+                h.announce_ms(0.5),
+                h.dead_letters,
+                losses(dead_lost)
+            ),
+            format!(
+                "plain POST p99 {rtt_p99:.2} ms at {} concurrent → limit {:.1} ms",
+                h.agents,
+                rtt_p99 * ANNOUNCE_P99_FACTOR
+            ),
+            pass(
+                dead_lost == 0.0
+                    && h.rejected == 0
+                    && h.rtt.cycles > 0
+                    && h.announce_ms(0.99) <= rtt_p99 * ANNOUNCE_P99_FACTOR,
+            ),
+        ],
+    ]
 }
 
 pub(crate) fn pass(ok: bool) -> String {
@@ -273,6 +345,9 @@ pub fn table(run: &Run) -> String {
         i.ceiling.window.latency_ms(0.99),
         i.ratio() * 100.0
     );
+    if run.hooks.measured() {
+        let _ = writeln!(t, "{}", crate::hooks_doc::terminal_line(&run.hooks));
+    }
     let _ = writeln!(t, "server peak RSS (VmHWM): {:.1} MiB", run.peak_rss_mib());
     for p in &run.plans {
         let _ = writeln!(t, "plan, {} ({}): {}", p.form, p.mode, plan_summary(p));

@@ -172,7 +172,10 @@ fn section(run: &Run) -> String {
         }
     }
 
-    intake_section(&mut d, run);
+    if run.intake.senders > 0 {
+        intake_section(&mut d, run);
+    }
+    crate::hooks_doc::section(&mut d, run);
 
     let _ = writeln!(d, "\n#### Server memory\n");
     let _ = writeln!(

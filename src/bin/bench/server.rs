@@ -13,12 +13,17 @@ use tokio::process::{Child, Command};
 use crate::BenchResult;
 use crate::machine;
 
+/// Notifications per hook per minute the server is started with: lifted so far above
+/// what a run produces that the rate limit never drops one.
+pub const NOTIFY_RATE_PER_MINUTE: u32 = 10_000_000;
+
 /// A running server process. Killed if dropped without [`Server::stop`], so a failed
 /// run never leaves it behind.
 pub struct Server {
     child: Child,
     pid: u32,
     base: String,
+    metrics_token: String,
 }
 
 /// The `switchboard` binary built next to this one (`target/release/`).
@@ -48,10 +53,16 @@ impl Server {
     /// reaper never touches the expired leases the benchmark times itself. A secret
     /// encryption key fresh for this run (32 random bytes, hex) lets the intake
     /// benchmark create a signed webhook; it lives only in the server's environment.
+    ///
+    /// For the notify-hook benchmark the server may post to the bench's receiver on
+    /// 127.0.0.1 over plain http (`SWITCHBOARD_PUSH_ALLOW_HTTP`, loopback allowlisted),
+    /// the per-hook rate is lifted far above anything a run produces, and `/metrics`
+    /// answers a token fresh for this run (to read drops).
     pub async fn start(bin: &Path, database_url: &str, pool_size: u32) -> BenchResult<Server> {
         let port = free_port()?;
         let day_ms = (24 * 3600 * 1000).to_string();
         let secret_key = hex::encode(rand::random::<[u8; 32]>());
+        let metrics_token = hex::encode(rand::random::<[u8; 32]>());
         let child = Command::new(bin)
             .arg("serve")
             .env("SWITCHBOARD_DATABASE_URL", database_url)
@@ -63,6 +74,10 @@ impl Server {
             .env("SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_ENDPOINT_EXPIRY_INTERVAL_MS", &day_ms)
+            .env("SWITCHBOARD_PUSH_ALLOW_HTTP", "1")
+            .env("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS", "127.0.0.1/32")
+            .env("SWITCHBOARD_NOTIFY_HOOK_RATE_PER_MINUTE", NOTIFY_RATE_PER_MINUTE.to_string())
+            .env("SWITCHBOARD_METRICS_TOKEN", &metrics_token)
             // The server's greeting goes to stdout; keep stdout for the results table.
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -70,7 +85,7 @@ impl Server {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
         let pid = child.id().ok_or("the server exited at once")?;
-        Ok(Server { child, pid, base: format!("http://127.0.0.1:{port}") })
+        Ok(Server { child, pid, base: format!("http://127.0.0.1:{port}"), metrics_token })
     }
 
     /// The server's process id.
@@ -81,6 +96,11 @@ impl Server {
     /// `http://127.0.0.1:<port>`.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The bearer token `/metrics` answers.
+    pub fn metrics_token(&self) -> &str {
+        &self.metrics_token
     }
 
     /// Polls `/readyz` until it answers 200 (migrations done, database reachable).

@@ -53,6 +53,9 @@ const SESSIONS_SQL: &str = "\
       CASE WHEN query LIKE 'INSERT INTO events%' THEN 'insert event' \
            WHEN query LIKE 'WITH t AS%' THEN 'insert todo' \
            WHEN query LIKE 'SELECT%FROM \"webhooks\"%' THEN 'webhook lookup' \
+           WHEN query LIKE 'UPDATE notify_hooks h SET%' THEN 'hook health update' \
+           WHEN query LIKE 'SELECT h.id AS hook_id%WHERE h.id = $1%' THEN 'hook re-check' \
+           WHEN query LIKE 'SELECT h.id AS hook_id%' THEN 'hook lookup' \
            WHEN upper(query) LIKE 'BEGIN%' THEN 'BEGIN' \
            WHEN upper(query) LIKE 'COMMIT%' THEN 'COMMIT' \
            ELSE 'other' END \
