@@ -3,9 +3,31 @@
 //! the failure count, the tenth failure in a row disables the hook, so a receiver that
 //! has gone away stops costing every notification three attempts — happens in the
 //! store's one UPDATE, where concurrent deliveries to the same hook cannot lose a count.
+//!
+//! A healthy hook's successes change nothing but the time of the last attempt, so they
+//! are written only when the health changes or the last write is getting old: a busy
+//! hook would otherwise cost a locked row update per notification.
+
+use std::time::Duration;
 
 use super::retry::AttemptClass;
 use crate::store::hooks::HookHealthUpdate;
+
+/// How stale `last_attempt_at` may get on a hook whose deliveries keep succeeding.
+pub const HEALTH_REFRESH: Duration = Duration::from_secs(10);
+
+/// Whether a delivery's health must be written, given what this supervisor last wrote
+/// for the hook and how long ago: always for a failure (it counts toward the disable),
+/// for the first success after a failure or with another status, and when the last
+/// write is older than [`HEALTH_REFRESH`].
+pub fn needs_write(last_written: Option<(&HookHealthUpdate, Duration)>, new: &HookHealthUpdate) -> bool {
+    match last_written {
+        None => true,
+        Some((previous, age)) => {
+            !new.delivered || !previous.delivered || previous.last_status != new.last_status || age >= HEALTH_REFRESH
+        }
+    }
+}
 
 /// The health update for a delivery whose last attempt came to `last`.
 pub fn health_after(last: AttemptClass) -> HookHealthUpdate {
@@ -20,6 +42,20 @@ pub fn health_after(last: AttemptClass) -> HookHealthUpdate {
 mod tests {
     use super::*;
     use crate::domain::hooks::LastError;
+
+    #[test]
+    fn only_a_change_or_an_old_write_makes_a_success_worth_writing() {
+        let ok = health_after(AttemptClass::from_status(204));
+        let fail = health_after(AttemptClass::from_status(503));
+        let fresh = Duration::from_secs(1);
+        assert!(needs_write(None, &ok));
+        assert!(!needs_write(Some((&ok, fresh)), &ok));
+        assert!(needs_write(Some((&ok, HEALTH_REFRESH)), &ok));
+        assert!(needs_write(Some((&fail, fresh)), &ok), "the first success after a failure resets the count");
+        assert!(needs_write(Some((&ok, fresh)), &fail), "every failure counts");
+        assert!(needs_write(Some((&fail, fresh)), &fail));
+        assert!(needs_write(Some((&health_after(AttemptClass::from_status(200)), fresh)), &ok), "status changed");
+    }
 
     #[test]
     fn a_delivery_records_its_status_and_clears_the_error() {

@@ -1,7 +1,8 @@
-//! One notification to one hook: up to three attempts, each preceded by a re-check of
-//! the endpoint, the hook and its filter (and, inside the client's connector, the
-//! target's addresses), signed afresh with the hook's current secrets. The hook's
-//! health is written once, after the last attempt.
+//! One notification to one hook: up to three attempts, signed afresh each time. The
+//! first uses the target the dispatcher matched (at most a second old, see
+//! `hook_cache`); before each retry the endpoint, the hook and its filter are re-checked
+//! in the database, with the hook's current secrets. Inside the client's connector the
+//! target's addresses are checked on every dial. The caller records the health.
 
 use actix_web::web::Bytes;
 use chrono::Utc;
@@ -19,32 +20,34 @@ use crate::store::hooks::{HookHealthUpdate, HookTarget};
 /// Most of a receiver's answer that is read (and discarded).
 const RESPONSE_READ_LIMIT: usize = 64 * 1024;
 
-/// Delivers `n` to `hook` and says how it ended.
+/// How a delivery ended, and the health it leaves (none when no attempt was made).
+#[derive(Debug)]
+pub(super) struct Report {
+    /// Delivered, failed, or dropped (the hook went away or its secret is unusable).
+    pub outcome: NotificationOutcome,
+    /// What the last attempt says about the hook.
+    pub health: Option<HookHealthUpdate>,
+}
+
+/// Delivers `n` to the hook `first` describes and says how it ended.
 pub(super) async fn deliver(
     channel: HookChannel,
     client: awc::Client,
-    hook: HookId,
+    first: HookTarget,
     n: Notification,
-) -> NotificationOutcome {
+) -> Report {
+    let dropped = Report { outcome: NotificationOutcome::Dropped, health: None };
+    let hook = first.hook_id;
     // One message id for every attempt: receivers deduplicate on it.
     let msg_id = MessageId::new(Utc::now());
+    let mut target = first;
     let mut attempt = 1;
     loop {
-        // Before every attempt: the hook may have been deleted, disabled or re-filtered,
-        // its endpoint revoked or expired, its secret rotated since the dispatch.
-        let target = match channel.store.recheck_hook(hook, &n.queue).await {
-            Ok(Some(target)) => target,
-            Ok(None) => return NotificationOutcome::Dropped,
-            Err(e) => {
-                tracing::warn!(hook = %hook, error = %e, "hook re-check failed; notification dropped");
-                return NotificationOutcome::Dropped;
-            }
-        };
         let keys = match key_ring(&channel, &target) {
             Ok(keys) => keys,
             Err(reason) => {
                 tracing::error!(hook = %hook, reason, "hook secret unusable; notification dropped");
-                return NotificationOutcome::Dropped;
+                return dropped;
             }
         };
         let class = attempt_once(&client, &target.url, &msg_id, &n.body, &keys).await;
@@ -52,18 +55,26 @@ pub(super) async fn deliver(
         let jitter = unit_jitter(&mut rand::thread_rng());
         match after_attempt(attempt, class, jitter) {
             NextStep::Delivered => {
-                record(&channel, hook, health_after(class)).await;
-                return NotificationOutcome::Delivered;
+                return Report { outcome: NotificationOutcome::Delivered, health: Some(health_after(class)) };
+            }
+            NextStep::GiveUp => {
+                return Report { outcome: NotificationOutcome::Failed, health: Some(health_after(class)) };
             }
             NextStep::RetryAfter(wait) => {
                 actix_rt::time::sleep(wait).await;
                 attempt += 1;
             }
-            NextStep::GiveUp => {
-                record(&channel, hook, health_after(class)).await;
-                return NotificationOutcome::Failed;
-            }
         }
+        // Before a retry: the hook may have been deleted, disabled or re-filtered, its
+        // endpoint revoked or expired, its secret rotated since the last attempt.
+        target = match channel.store.recheck_hook(hook, &n.queue).await {
+            Ok(Some(target)) => target,
+            Ok(None) => return dropped,
+            Err(e) => {
+                tracing::warn!(hook = %hook, error = %e, "hook re-check failed; notification dropped");
+                return dropped;
+            }
+        };
     }
 }
 
@@ -107,8 +118,8 @@ async fn attempt_once(
     }
 }
 
-/// Writes the delivery's health; counts and logs a hook this delivery disabled.
-async fn record(channel: &HookChannel, hook: HookId, update: HookHealthUpdate) {
+/// Writes a delivery's health; counts and logs a hook this delivery disabled.
+pub(super) async fn record(channel: HookChannel, hook: HookId, update: HookHealthUpdate) {
     match channel.store.record_hook_outcome(hook, update).await {
         Ok(Some(true)) => {
             channel.metrics.hook_disabled(HookDisabledReason::ConsecutiveFailures);

@@ -10,9 +10,10 @@ use actix_web::web::Bytes;
 use chrono::Utc;
 
 use super::{Deliver, HookChannel, HookSupervisor, Notification};
-use crate::domain::ids::{EndpointId, HookId};
+use crate::domain::ids::EndpointId;
 use crate::metrics::NotificationOutcome;
 use crate::notify::body::NotifyBody;
+use crate::store::hooks::HookTarget;
 use crate::store::signals::{DeadLettered, TodoFacts, TodoReady};
 
 /// Signals waiting for the dispatcher; beyond this the store's emitter drops and counts.
@@ -77,7 +78,7 @@ impl Dispatcher {
             act.lookups_in_flight -= 1;
             match found {
                 Ok(targets) => {
-                    let hooks: Arc<[HookId]> = targets.iter().map(|t| t.hook_id).collect();
+                    let hooks: Arc<[HookTarget]> = targets.into();
                     act.channel.cache.put(endpoint, &notification.queue, hooks.clone());
                     act.hand_over(endpoint, &hooks, notification, ctx);
                 }
@@ -90,13 +91,13 @@ impl Dispatcher {
     }
 
     /// Gives each hook its copy of the notification, through the endpoint's supervisor.
-    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookId], n: Notification, ctx: &mut Context<Self>) {
+    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], n: Notification, ctx: &mut Context<Self>) {
         if hooks.is_empty() {
             return;
         }
         let supervisor = self.supervisor(endpoint, ctx);
-        for &hook in hooks {
-            if supervisor.try_send(Deliver { hook, notification: n.clone() }).is_err() {
+        for target in hooks {
+            if supervisor.try_send(Deliver { target: target.clone(), notification: n.clone() }).is_err() {
                 self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
             }
         }

@@ -1,14 +1,18 @@
-//! Which hooks an endpoint's queue has, kept for a second. Every ready todo is a
-//! dispatch; without this, each would cost a database lookup even on the many
-//! endpoints that have no hooks at all. A hook changed through this instance evicts
-//! its endpoint at once; every delivery attempt re-checks its hook in the database, so
-//! a stale entry can delay a new hook's first notification by at most the TTL, never
-//! send to a deleted or disabled one.
+//! Which hooks (with their targets and sealed secrets) an endpoint's queue has, kept
+//! for a second. Every ready todo is a dispatch; without this, each would cost a
+//! database lookup, even on the many endpoints that have no hooks at all.
+//!
+//! The first attempt of a delivery uses this answer (at most a second old); every
+//! retry re-checks the hook in the database. A hook created, changed, rotated or
+//! deleted through this instance evicts its endpoint at once, so the staleness is only
+//! ever another instance's change, for at most [`HOOK_CACHE_TTL`]. A revoked endpoint
+//! cannot be announced at all: revocation dead-letters its work silently.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::domain::ids::{EndpointId, HookId};
+use crate::domain::ids::EndpointId;
+use crate::store::hooks::HookTarget;
 use crate::ttl_cache::TtlCache;
 
 /// How long a lookup is trusted.
@@ -19,7 +23,7 @@ const HOOK_CACHE_MAX: usize = 10_000;
 
 /// The cache. Cheap to clone; clones share entries.
 #[derive(Clone)]
-pub struct HookCache(TtlCache<(EndpointId, String), Arc<[HookId]>>);
+pub struct HookCache(TtlCache<(EndpointId, String), Arc<[HookTarget]>>);
 
 impl Default for HookCache {
     fn default() -> Self {
@@ -29,13 +33,18 @@ impl Default for HookCache {
 
 impl HookCache {
     /// The hooks of `endpoint` matching `queue`, if looked up within the TTL.
-    pub fn get(&self, endpoint: EndpointId, queue: &str) -> Option<Arc<[HookId]>> {
+    pub fn get(&self, endpoint: EndpointId, queue: &str) -> Option<Arc<[HookTarget]>> {
         self.0.get(&(endpoint, queue.to_owned()))
     }
 
     /// Keeps a fresh lookup.
-    pub fn put(&self, endpoint: EndpointId, queue: &str, hooks: Arc<[HookId]>) {
+    pub fn put(&self, endpoint: EndpointId, queue: &str, hooks: Arc<[HookTarget]>) {
         self.0.put((endpoint, queue.to_owned()), hooks);
+    }
+
+    /// Forgets everything (a hook whose endpoint the caller does not know was deleted).
+    pub fn clear(&self) {
+        self.0.retain(|_, _| false);
     }
 
     /// Forgets everything about `endpoint` (one of its hooks was created, changed or deleted).
@@ -47,18 +56,29 @@ impl HookCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::HookId;
+
+    fn target(endpoint: EndpointId) -> HookTarget {
+        HookTarget {
+            hook_id: HookId(uuid::Uuid::from_u128(9)),
+            endpoint_id: endpoint,
+            url: "https://203.0.113.10/h".into(),
+            sealed_secret: "enc:v1:x".into(),
+            sealed_previous_secret: None,
+            previous_valid_until: None,
+        }
+    }
 
     #[test]
     fn an_entry_answers_for_its_queue_until_its_endpoint_is_evicted() {
         let cache = HookCache::default();
         let (a, b) = (EndpointId(uuid::Uuid::from_u128(1)), EndpointId(uuid::Uuid::from_u128(2)));
-        let hooks: Arc<[HookId]> = Arc::from(vec![HookId(uuid::Uuid::from_u128(9))]);
-        cache.put(a, "builds", hooks.clone());
+        cache.put(a, "builds", Arc::from(vec![target(a)]));
         cache.put(b, "builds", Arc::from(Vec::new()));
-        assert_eq!(cache.get(a, "builds").as_deref(), Some(&hooks[..]));
-        assert_eq!(cache.get(a, "deploys"), None);
+        assert_eq!(cache.get(a, "builds").map(|h| h[0].hook_id), Some(HookId(uuid::Uuid::from_u128(9))));
+        assert!(cache.get(a, "deploys").is_none());
         cache.evict(a);
-        assert_eq!(cache.get(a, "builds"), None);
+        assert!(cache.get(a, "builds").is_none());
         assert_eq!(cache.get(b, "builds").map(|h| h.len()), Some(0));
     }
 }

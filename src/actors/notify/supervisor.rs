@@ -7,10 +7,14 @@ use std::collections::HashMap;
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
-use super::delivery::deliver;
+use std::time::Instant;
+
+use super::delivery::{deliver, record};
 use super::{HookChannel, Notification};
 use crate::domain::ids::{EndpointId, HookId};
 use crate::metrics::NotificationOutcome;
+use crate::notify::health::needs_write;
+use crate::store::hooks::{HookHealthUpdate, HookTarget};
 
 /// Notifications waiting for one supervisor; beyond this they are dropped and counted.
 pub const SUPERVISOR_MAILBOX: usize = 256;
@@ -23,8 +27,8 @@ pub const MAX_DELIVERIES_IN_FLIGHT: usize = 32;
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct Deliver {
-    /// The hook.
-    pub hook: HookId,
+    /// The hook as the dispatcher matched it (the first attempt's target).
+    pub target: HookTarget,
     /// What to send.
     pub notification: Notification,
 }
@@ -34,6 +38,9 @@ pub struct HookSupervisor {
     endpoint: EndpointId,
     channel: HookChannel,
     limiters: HashMap<HookId, DefaultDirectRateLimiter>,
+    /// The health last written per hook, and when (successes on a healthy hook are
+    /// not written again until it is old: see `notify::health::needs_write`).
+    written: HashMap<HookId, (Instant, HookHealthUpdate)>,
     in_flight: usize,
     /// Built on start: the client is bound to this actor's thread.
     client: Option<awc::Client>,
@@ -42,7 +49,14 @@ pub struct HookSupervisor {
 impl HookSupervisor {
     /// A supervisor for `endpoint`'s hooks.
     pub fn new(endpoint: EndpointId, channel: HookChannel) -> Self {
-        HookSupervisor { endpoint, channel, limiters: HashMap::new(), in_flight: 0, client: None }
+        HookSupervisor {
+            endpoint,
+            channel,
+            limiters: HashMap::new(),
+            written: HashMap::new(),
+            in_flight: 0,
+            client: None,
+        }
     }
 
     /// Takes one token from `hook`'s bucket (created full on first use: the quota's
@@ -67,8 +81,9 @@ impl Handler<Deliver> for HookSupervisor {
 
     fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
         let kind = msg.notification.kind;
-        if !self.admit(msg.hook) {
-            tracing::debug!(endpoint = %self.endpoint, hook = %msg.hook, "notification over the hook's rate; dropped");
+        let hook = msg.target.hook_id;
+        if !self.admit(hook) {
+            tracing::debug!(endpoint = %self.endpoint, hook = %hook, "notification over the hook's rate; dropped");
             self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
             return;
         }
@@ -79,10 +94,17 @@ impl Handler<Deliver> for HookSupervisor {
             return;
         }
         self.in_flight += 1;
-        let job = deliver(self.channel.clone(), client, msg.hook, msg.notification);
-        ctx.spawn(job.into_actor(self).map(move |outcome, act, _| {
+        let job = deliver(self.channel.clone(), client, msg.target, msg.notification);
+        ctx.spawn(job.into_actor(self).map(move |report, act, ctx| {
             act.in_flight -= 1;
-            act.channel.metrics.notification(kind, outcome);
+            act.channel.metrics.notification(kind, report.outcome);
+            let Some(health) = report.health else { return };
+            let last = act.written.get(&hook).map(|(at, h)| (h, at.elapsed()));
+            if needs_write(last, &health) {
+                act.written.insert(hook, (Instant::now(), health.clone()));
+                // Outside the in-flight slot: the receiver already has its answer.
+                ctx.spawn(record(act.channel.clone(), hook, health).into_actor(act));
+            }
         }));
     }
 }

@@ -60,5 +60,7 @@ pub async fn delete(state: web::Data<AppState>, agent: Agent, id: web::Path<Hook
     let me = agent.require(Verb::NotifyHooks)?;
     let id = id.into_inner();
     state.store.delete_hook(own(me), id).await?;
+    // A first attempt uses the dispatcher's cached match: it must not outlive the hook.
+    state.hook_cache.clear();
     Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
 }

@@ -113,5 +113,7 @@ pub async fn delete(state: web::Data<AppState>, op: Operator, id: web::Path<Hook
     let id = id.into_inner();
     let scope = changeable(&state, &op, id).await?;
     state.store.delete_hook(HookReach::Scopes(&[scope]), id).await?;
+    // A first attempt uses the dispatcher's cached match: it must not outlive the hook.
+    state.hook_cache.clear();
     Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
 }
