@@ -11,9 +11,9 @@ use utoipa::ToSchema;
 use super::AppState;
 use crate::config::Settings;
 use crate::domain::hooks::{HookDisabledReason, HookSpec, redact_url};
-use crate::outbound::CheckError;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::error::{Error, Result};
+use crate::outbound::CheckError;
 use crate::store::hooks::{CreatedHook, HookRow, RotatedHook};
 
 /// What the hook routes obey, from [`Settings`].

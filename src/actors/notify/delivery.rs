@@ -3,7 +3,6 @@
 //! target's addresses), signed afresh with the hook's current secrets. The hook's
 //! health is written once, after the last attempt.
 
-
 use actix_web::web::Bytes;
 use chrono::Utc;
 
