@@ -19,7 +19,7 @@ use crate::http::hooks::HookSettings;
 use crate::http::webhook_cache::WebhookCache;
 use crate::http::{AppState, routes};
 use crate::metrics::Metrics;
-use crate::outbound::Guard;
+use crate::outbound::{Guard, Lookup, SystemLookup};
 use crate::store::Store;
 use crate::store::signals::Emitter;
 
@@ -127,6 +127,19 @@ impl Application {
     /// Migrates the database at `database_url`, builds the store emitting to `emitter`,
     /// starts the actors and binds `settings.addr`. Must run inside an actix system.
     pub async fn build(settings: &Settings, database_url: &str, emitter: Emitter) -> Result<Self, StartupError> {
+        Self::build_with_lookup(settings, database_url, emitter, SystemLookup).await
+    }
+
+    /// [`Application::build`] with the outbound guard resolving names through `lookup`
+    /// instead of the system resolver, both when a target is saved and at dial time.
+    /// Only tests need this: a scripted answer is the one way to show a name that
+    /// rebinds between the save-time check and the dial being refused.
+    pub async fn build_with_lookup(
+        settings: &Settings,
+        database_url: &str,
+        emitter: Emitter,
+        lookup: impl Lookup,
+    ) -> Result<Self, StartupError> {
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         let listener = TcpListener::bind(settings.addr)
@@ -137,7 +150,7 @@ impl Application {
             .port();
         let vault = crate::vault::Vault::new(settings.secret_encryption_key.as_ref());
         // The guard refuses Switchboard's own address, which only the bound listener knows.
-        let guard = Guard::from_settings(settings, SocketAddr::new(settings.addr.ip(), port))?;
+        let guard = Guard::from_settings(settings, SocketAddr::new(settings.addr.ip(), port))?.with_lookup(lookup);
         let metrics = Metrics::new(&emitter);
         let hook_cache = HookCache::default();
         let hooks = HookSettings::from_settings(settings);

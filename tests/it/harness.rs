@@ -328,11 +328,21 @@ impl TestApp {
 
     /// Spawns the app after adjusting its settings.
     pub async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        Self::spawn_with_lookup(adjust, switchboard::outbound::SystemLookup).await
+    }
+
+    /// Spawns the app after adjusting its settings, its outbound guard resolving host
+    /// names through `lookup` (scripted DNS).
+    pub async fn spawn_with_lookup(
+        adjust: impl FnOnce(&mut Settings),
+        lookup: impl switchboard::outbound::Lookup,
+    ) -> TestApp {
         let db = TestDb::new().await;
         let mut settings = test_settings(&db);
         adjust(&mut settings);
         let signals = Signals::start();
-        let app = Application::build(&settings, &db.url, signals.emitter()).await.expect("build app");
+        let app =
+            Application::build_with_lookup(&settings, &db.url, signals.emitter(), lookup).await.expect("build app");
         let base = format!("http://127.0.0.1:{}", app.port());
         let store = app.store().clone();
         let handle = app.handle();

@@ -13,6 +13,7 @@ mod hooks;
 mod intake;
 mod lifecycle;
 mod metrics;
+mod notify;
 mod outbound;
 mod quarantine;
 mod races;

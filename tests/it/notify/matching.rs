@@ -1,0 +1,158 @@
+//! A ready todo and a dead letter travel through the same matching: a hook on another
+//! queue, a disabled hook, a revoked endpoint and a failed sender gate silence both.
+
+use serde_json::json;
+use switchboard::store::signals::Signal;
+
+use super::receiver::{Received, Receiver, Reply};
+use super::*;
+
+/// The types of what arrived, sorted: a todo's ready and its dead letter are separate
+/// deliveries and may arrive in either order.
+fn sorted_kinds(seen: &[Received]) -> Vec<String> {
+    let mut kinds: Vec<String> = seen.iter().map(Received::kind).collect();
+    kinds.sort();
+    kinds
+}
+
+#[actix_web::test]
+async fn a_hook_on_another_queue_stays_silent_for_ready_and_dead_letter_alike() {
+    let (app, owner, ep) = with_worker().await;
+    let (rx_builds, rx_deploys) = (Receiver::start().await, Receiver::start().await);
+    hook(&app, &owner, &ep, &rx_builds.url(), &["builds"]).await;
+    hook(&app, &owner, &ep, &rx_deploys.url(), &["deploys"]).await;
+    let builds = generic(&app, &owner, &ep, "builds", 1).await;
+    let deploys = generic(&app, &owner, &ep, "deploys", 1).await;
+
+    let build = builds.deliver(&app, "build", json!({})).await;
+    fail_to_dead_letter(&app, &ep, build).await;
+    let got = rx_builds.wait_for(2).await;
+    assert_eq!(sorted_kinds(&got), ["todo.dead_lettered", "todo.ready"]);
+    assert!(got.iter().all(|r| r.todo_id() == build.to_string()));
+
+    // The control: a deploy rings the deploys hook, after the build's two notifications.
+    let deploy = deploys.deliver(&app, "deploy", json!({})).await;
+    let got = rx_deploys.wait_for(1).await;
+    settle().await;
+    let got_deploys = rx_deploys.seen();
+    assert_eq!(got_deploys.len(), 1, "only the deploy: {:?}", got_deploys.iter().map(|r| r.kind()).collect::<Vec<_>>());
+    assert_eq!((got[0].todo_id(), got[0].json()["queue"].clone()), (deploy.to_string(), json!("deploys")));
+    assert_eq!(rx_builds.count(), 2, "the builds hook heard nothing of the deploy");
+}
+
+#[actix_web::test]
+async fn a_disabled_hook_stays_silent_for_ready_and_dead_letter_until_enabled_again() {
+    let (app, owner, ep) = with_worker().await;
+    let (rx_off, rx_on) = (Receiver::start().await, Receiver::start().await);
+    let off = hook(&app, &owner, &ep, &rx_off.url(), &[]).await;
+    hook(&app, &owner, &ep, &rx_on.url(), &[]).await;
+    let (s, b) = app.post(&format!("/api/v1/hooks/{}/disable", off.id), &owner.token, json!({})).await;
+    assert_eq!((s, b["enabled"].clone()), (StatusCode::OK, json!(false)), "{b}");
+    let intake = generic(&app, &owner, &ep, "builds", 1).await;
+
+    let silenced = intake.deliver(&app, "first", json!({})).await;
+    fail_to_dead_letter(&app, &ep, silenced).await;
+    assert_eq!(
+        sorted_kinds(&rx_on.wait_for(2).await),
+        ["todo.dead_lettered", "todo.ready"],
+        "the enabled hook heard both"
+    );
+
+    // The control, on the very hook: switched on again, it hears the next todo.
+    let (s, _) = app.post(&format!("/api/v1/hooks/{}/enable", off.id), &owner.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK);
+    let control = intake.deliver(&app, "second", json!({})).await;
+    let got = rx_off.wait_for(1).await;
+    settle().await;
+    assert_eq!(rx_off.count(), 1, "{:?}", rx_off.seen().iter().map(|r| r.todo_id()).collect::<Vec<_>>());
+    assert_eq!(got[0].todo_id(), control.to_string(), "nothing about the todo from while it was off");
+    got[0].verify(&off.secret).unwrap();
+}
+
+#[actix_web::test]
+async fn revoking_the_endpoint_silences_retries_of_both_types_already_under_way() {
+    let (app, owner, ep) = with_worker().await;
+    // Both first attempts fail with a retryable status; the retries would succeed.
+    let rx = Receiver::scripted(vec![Reply::Status(503), Reply::Status(503)], Reply::Status(204)).await;
+    hook(&app, &owner, &ep, &rx.url(), &[]).await;
+    let intake = generic(&app, &owner, &ep, "builds", 1).await;
+    let id = intake.deliver(&app, "build", json!({})).await;
+    fail_to_dead_letter(&app, &ep, id).await;
+    let got = rx.wait_for(2).await;
+    assert_eq!(sorted_kinds(&got), ["todo.dead_lettered", "todo.ready"]);
+
+    // Revoked before the first retry is due (at least 0.8 s after each first attempt).
+    let (s, r) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &owner.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    let revoked_within = got.iter().map(|r| r.at).min().unwrap().elapsed();
+    assert!(revoked_within < std::time::Duration::from_millis(800), "too slow to test this: {revoked_within:?}");
+    // Each delivery ends when its re-check before the retry finds the endpoint revoked.
+    wait_metric(&app, &notifications("todo.ready", "dropped"), 1).await;
+    wait_metric(&app, &notifications("todo.dead_lettered", "dropped"), 1).await;
+    assert_eq!(rx.count(), 2, "no retry reached the receiver");
+    assert_eq!(metric(&app, &notifications("todo.ready", "delivered")).await, 0);
+    assert_eq!(metric(&app, &attempts("5xx")).await, 2);
+}
+
+#[actix_web::test]
+async fn an_unverified_senders_todo_stays_silent_when_ready_and_when_dead_lettered() {
+    let (app, owner, ep) = with_worker().await;
+    let rx = Receiver::start().await;
+    hook(&app, &owner, &ep, &rx.url(), &[]).await;
+    // A signed source that cannot sign: routed (everyone trusted), in open trust.
+    let (unverified, _) = webhook(
+        &app,
+        &owner,
+        &ep,
+        json!({"source_type": "github", "queue": "builds", "max_attempts": 1, "unverified": true,
+               "trusted_actors": {"allow_all": true}}),
+    )
+    .await;
+    let headers = [("X-GitHub-Event", "push".to_owned()), ("X-GitHub-Delivery", "d-1".to_owned())];
+    let (s, answer) = unverified.post(&app, &headers, br#"{"sender":{"login":"anyone"}}"#).await;
+    let silenced = routed_todo(s, &answer);
+    fail_to_dead_letter(&app, &ep, silenced).await;
+
+    let control = generic(&app, &owner, &ep, "builds", 1).await.deliver(&app, "control", json!({})).await;
+    let got = rx.wait_for(1).await;
+    settle().await;
+    assert_eq!(rx.count(), 1, "{:?}", rx.seen().iter().map(|r| r.todo_id()).collect::<Vec<_>>());
+    assert_eq!(got[0].todo_id(), control.to_string());
+    // The store did announce both; the gate held them back.
+    let gated: Vec<bool> = app
+        .signals
+        .take()
+        .await
+        .iter()
+        .filter_map(|s| match s {
+            Signal::Ready(r) if r.todo.id == silenced => Some(r.todo.sender_gate),
+            Signal::DeadLettered(d) if d.todo.id == silenced => Some(d.todo.sender_gate),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(gated, [false, false]);
+}
+
+#[actix_web::test]
+async fn an_agent_made_todo_stays_silent_when_ready_and_when_dead_lettered() {
+    let (app, owner, ep) = with_worker().await;
+    let rx = Receiver::start().await;
+    hook(&app, &owner, &ep, &rx.url(), &[]).await;
+    let (s, b) = app
+        .post("/api/v1/agent/todos", &ep.token, json!({"queue": "builds", "title": "mine", "max_attempts": 1}))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let silenced: TodoId = b["id"].as_str().unwrap().parse().unwrap();
+    fail_to_dead_letter(&app, &ep, silenced).await;
+
+    let control = generic(&app, &owner, &ep, "builds", 1).await.deliver(&app, "control", json!({})).await;
+    let got = rx.wait_for(1).await;
+    settle().await;
+    assert_eq!(rx.count(), 1, "{:?}", rx.seen().iter().map(|r| r.todo_id()).collect::<Vec<_>>());
+    assert_eq!(got[0].todo_id(), control.to_string());
+    let signals = app.signals.take().await;
+    assert!(
+        signals.iter().any(|s| matches!(s, Signal::DeadLettered(d) if d.todo.id == silenced && !d.todo.sender_gate)),
+        "the dead letter was announced by the store and gated: {signals:?}"
+    );
+}
