@@ -102,12 +102,22 @@ async fn ensure_template() {
 
 /// Drops databases left by test processes that are gone (and old templates).
 async fn drop_stale_databases(admin: &tokio_postgres::Client) {
-    let rows =
-        admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'sbt\\_%'", &[]).await.expect("list dbs");
+    // A template of other migrations may belong to another checkout testing right now
+    // (a worktree, a branch): only one untouched for an hour is stale.
+    let rows = admin
+        .query(
+            "SELECT datname, coalesce((now() - (pg_stat_file('base/' || oid || '/PG_VERSION')).modification) \
+                                      > interval '1 hour', false) \
+             FROM pg_database WHERE datname LIKE 'sbt\\_%'",
+            &[],
+        )
+        .await
+        .expect("list dbs");
     for row in rows {
         let name: String = row.get(0);
+        let old: bool = row.get(1);
         let stale = if let Some(rest) = name.strip_prefix("sbt_template_") {
-            !name.ends_with("_building") && rest != &template_name()["sbt_template_".len()..]
+            old && !name.ends_with("_building") && rest != &template_name()["sbt_template_".len()..]
         } else {
             name.strip_prefix("sbt_")
                 .and_then(|r| r.split('_').next())

@@ -30,12 +30,7 @@ pub(super) struct Report {
 }
 
 /// Delivers `n` to the hook `first` describes and says how it ended.
-pub(super) async fn deliver(
-    channel: HookChannel,
-    client: awc::Client,
-    first: HookTarget,
-    n: Notification,
-) -> Report {
+pub(super) async fn deliver(channel: HookChannel, client: awc::Client, first: HookTarget, n: Notification) -> Report {
     let dropped = Report { outcome: NotificationOutcome::Dropped, health: None };
     let hook = first.hook_id;
     // One message id for every attempt: receivers deduplicate on it.
