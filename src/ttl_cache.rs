@@ -37,6 +37,17 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
         (at.elapsed() < self.ttl).then(|| value.clone())
     }
 
+    /// The value stored for `key` less than `ttl` ago, with its age.
+    pub fn get_aged(&self, key: &K) -> Option<(V, Duration)> {
+        if self.ttl.is_zero() {
+            return None;
+        }
+        let entries = self.entries.lock().ok()?;
+        let (at, value) = entries.get(key)?;
+        let age = at.elapsed();
+        (age < self.ttl).then(|| (value.clone(), age))
+    }
+
     /// Stores `value` for `key`.
     pub fn put(&self, key: K, value: V) {
         if self.ttl.is_zero() {

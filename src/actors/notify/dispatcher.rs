@@ -2,7 +2,7 @@
 //! commit, applies the sender gate, finds the hooks that match the todo's endpoint and
 //! queue, and hands one notification per hook to that endpoint's supervisor.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, WrapFuture};
@@ -29,12 +29,14 @@ pub struct Dispatcher {
     channel: HookChannel,
     supervisors: HashMap<EndpointId, Addr<HookSupervisor>>,
     lookups_in_flight: usize,
+    /// Cached entries being looked up again in the background.
+    refreshing: HashSet<(EndpointId, String)>,
 }
 
 impl Dispatcher {
     /// A dispatcher over `channel`.
     pub fn new(channel: HookChannel) -> Self {
-        Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0 }
+        Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0, refreshing: HashSet::new() }
     }
 
     /// Sends the body `build` makes about `todo` to every matching hook, unless the
@@ -46,8 +48,12 @@ impl Dispatcher {
         if !todo.sender_gate {
             return;
         }
-        let cached = self.channel.cache.get(todo.endpoint_id, &todo.queue);
-        if cached.as_ref().is_some_and(|hooks| hooks.is_empty()) {
+        let endpoint = todo.endpoint_id;
+        let cached = self.channel.cache.get_fresh(endpoint, &todo.queue);
+        if let Some((_, true)) = &cached {
+            self.look_up(endpoint, todo.queue.clone(), None, ctx);
+        }
+        if cached.as_ref().is_some_and(|(hooks, _)| hooks.is_empty()) {
             return;
         }
         let body = build();
@@ -61,30 +67,46 @@ impl Dispatcher {
             }
         };
         let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
-        let endpoint = todo.endpoint_id;
-        if let Some(hooks) = cached {
-            self.hand_over(endpoint, &hooks, notification, ctx);
+        match cached {
+            Some((hooks, _)) => self.hand_over(endpoint, &hooks, notification, ctx),
+            None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),
+        }
+    }
+
+    /// Looks up the hooks of `endpoint`'s `queue`, caches the answer and, when a
+    /// notification waits for it, hands that over. Lookups are bounded; a refresh of a
+    /// cached entry already under way is not started twice.
+    fn look_up(&mut self, endpoint: EndpointId, queue: String, waiting: Option<Notification>, ctx: &mut Context<Self>) {
+        let key = (endpoint, queue.clone());
+        if waiting.is_none() && !self.refreshing.insert(key.clone()) {
             return;
         }
         if self.lookups_in_flight >= MAX_LOOKUPS_IN_FLIGHT {
-            self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
+            self.refreshing.remove(&key);
+            if let Some(n) = waiting {
+                self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
+            }
             return;
         }
         self.lookups_in_flight += 1;
         let store = self.channel.store.clone();
-        let queue = notification.queue.clone();
         let lookup = async move { store.matching_hooks(endpoint, &queue).await };
         ctx.spawn(lookup.into_actor(self).map(move |found, act, ctx| {
             act.lookups_in_flight -= 1;
+            act.refreshing.remove(&key);
             match found {
                 Ok(targets) => {
                     let hooks: Arc<[HookTarget]> = targets.into();
-                    act.channel.cache.put(endpoint, &notification.queue, hooks.clone());
-                    act.hand_over(endpoint, &hooks, notification, ctx);
+                    act.channel.cache.put(endpoint, &key.1, hooks.clone());
+                    if let Some(n) = waiting {
+                        act.hand_over(endpoint, &hooks, n, ctx);
+                    }
                 }
                 Err(e) => {
-                    tracing::warn!(endpoint = %endpoint, error = %e, "hook lookup failed; notification dropped");
-                    act.channel.metrics.notification(notification.kind, NotificationOutcome::Dropped);
+                    tracing::warn!(endpoint = %endpoint, error = %e, "hook lookup failed");
+                    if let Some(n) = waiting {
+                        act.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
+                    }
                 }
             }
         }));

@@ -37,6 +37,13 @@ impl HookCache {
         self.0.get(&(endpoint, queue.to_owned()))
     }
 
+    /// As [`HookCache::get`], and whether the entry is past half its TTL (a busy entry
+    /// is then looked up again in the background, so it never expires under load and
+    /// no notification waits for the database).
+    pub fn get_fresh(&self, endpoint: EndpointId, queue: &str) -> Option<(Arc<[HookTarget]>, bool)> {
+        self.0.get_aged(&(endpoint, queue.to_owned())).map(|(hooks, age)| (hooks, age >= HOOK_CACHE_TTL / 2))
+    }
+
     /// Keeps a fresh lookup.
     pub fn put(&self, endpoint: EndpointId, queue: &str, hooks: Arc<[HookTarget]>) {
         self.0.put((endpoint, queue.to_owned()), hooks);
