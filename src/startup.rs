@@ -180,6 +180,7 @@ impl Application {
             Some(b) => b.clone(),
             None => format!("http://{}:{port}", settings.addr.ip()),
         };
+        let board = crate::board::BoardState::new(&base_url);
         let state = AppState {
             store: store.clone(),
             auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)),
@@ -191,6 +192,7 @@ impl Application {
             hooks,
             guard,
             hook_cache,
+            board,
         };
         let mut server = HttpServer::new(move || {
             App::new()

@@ -3,7 +3,6 @@
 
 use std::io::Read;
 
-use argon2::password_hash::{PasswordHasher, SaltString, rand_core::OsRng};
 use clap::Subcommand;
 use serde_json::json;
 
@@ -51,6 +50,17 @@ pub enum AdminCommand {
         #[arg(long)]
         name: String,
         /// Read a Board password from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Set (or reset) a human's Board password, read from standard input; ends every
+    /// Board session they have, so a reset after a leak locks the old sessions out.
+    SetPassword {
+        /// The human's email.
+        #[arg(long)]
+        email: String,
+        /// Read the new password from standard input (required: a password never goes
+        /// on a command line, where `ps` and shell history would keep it).
         #[arg(long)]
         password_stdin: bool,
     },
@@ -160,20 +170,7 @@ fn parse_verb(raw: &str) -> std::result::Result<Verb, String> {
     })
 }
 
-/// Minimum Board password length.
-pub const PASSWORD_MIN_CHARS: usize = 12;
-
-/// Hashes a Board password with argon2id.
-pub fn hash_password(password: &str) -> Result<String> {
-    if password.chars().count() < PASSWORD_MIN_CHARS {
-        return Err(Error::invalid("password", format!("must be at least {PASSWORD_MIN_CHARS} characters")));
-    }
-    let salt = SaltString::generate(&mut OsRng);
-    argon2::Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
-        .map(|h| h.to_string())
-        .map_err(|e| Error::Internal(format!("password hashing: {e}")))
-}
+pub use crate::domain::passwords::{PASSWORD_MIN_CHARS, hash_password};
 
 /// Reads a secret from standard input, without its line ending.
 fn read_stdin(field: &str) -> Result<String> {
@@ -195,6 +192,21 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
                     "created human {} ({})\noperator token (shown once): {}",
                     h.human.email, h.human.id, h.token
                 ),
+            })
+        }
+        AdminCommand::SetPassword { email, password_stdin } => {
+            if !password_stdin {
+                return Err(Error::invalid(
+                    "password",
+                    "pass --password-stdin and write the password to standard input",
+                ));
+            }
+            let hash = hash_password(&read_stdin("password")?)?;
+            let human = human(store, &email).await?;
+            let ended = store.set_password(human.id, &hash).await?;
+            Ok(Output {
+                json: json!({"id": human.id, "email": human.email, "sessions_ended": ended}),
+                text: format!("password set for {}; {ended} Board session(s) ended", human.email),
             })
         }
         AdminCommand::CreateTeam { name, admin } => {
@@ -325,16 +337,4 @@ fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value> {
 
 async fn human(store: &Store, email: &str) -> Result<crate::db::models::HumanRow> {
     store.human_by_email(email).await?.ok_or_else(|| Error::invalid("email", "no human with this email"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passwords_hash_with_argon2id_and_short_ones_are_refused() {
-        let h = hash_password("correct horse battery").unwrap();
-        assert!(h.starts_with("$argon2id$"));
-        assert!(hash_password("short").is_err());
-    }
 }

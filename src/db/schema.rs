@@ -12,6 +12,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    board_sessions (id) {
+        id -> Uuid,
+        human_id -> Uuid,
+        token_hash -> Bytea,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     teams (id) {
         id -> Uuid,
         name -> Text,

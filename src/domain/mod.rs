@@ -4,6 +4,7 @@
 pub mod grants;
 pub mod hooks;
 pub mod ids;
+pub mod passwords;
 pub mod text;
 pub(crate) mod text_enum;
 pub mod todo_state;

@@ -42,6 +42,8 @@ pub struct AppState {
     pub guard: crate::outbound::Guard,
     /// The dispatcher's view of which hooks exist (evicted when one changes here).
     pub hook_cache: crate::actors::notify::HookCache,
+    /// The Board's cookie rules and sign-in limits.
+    pub board: crate::board::BoardState,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {
@@ -102,5 +104,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/quarantine/{id}/release", web::post().to(operator::quarantine::release))
                 .route("/quarantine/{id}/discard", web::post().to(operator::quarantine::discard)),
         )
+        .configure(crate::board::routes)
         .default_service(web::to(not_found));
 }

@@ -315,7 +315,8 @@ async fn insert_operator_token(
     Ok(())
 }
 
-async fn reach_of(conn: &mut AsyncPgConnection, human: HumanId) -> Result<Reach> {
+/// Every scope `human` belongs to, on a connection the caller holds.
+pub(super) async fn reach_of(conn: &mut AsyncPgConnection, human: HumanId) -> Result<Reach> {
     #[derive(QueryableByName)]
     struct Row {
         #[diesel(sql_type = SqlUuid)]

@@ -236,6 +236,53 @@ async fn team_members_and_operator_tokens_are_managed_from_the_cli() {
 }
 
 #[actix_web::test]
+async fn set_password_lets_a_human_sign_in_and_ends_their_board_sessions() {
+    use crate::board::{PASSWORD, get, sign_in, submit_login};
+    let app = crate::harness::TestApp::spawn().await;
+    let env = [("SWITCHBOARD_DATABASE_URL", app.db.url.as_str())];
+    let (code, _, err) =
+        run(&env, &["admin", "create-human", "--email", "ada@example.com", "--name", "Ada", "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(submit_login(&app, "ada@example.com", PASSWORD).await.status, 401, "no password yet");
+
+    let set = |password: &str| {
+        run(
+            &env,
+            &["admin", "set-password", "--email", "ada@example.com", "--password-stdin", "--json"],
+            Some(password),
+        )
+    };
+    let (code, out, err) = set(&format!("{PASSWORD}\n"));
+    assert_eq!(code, 0, "{err}");
+    let answer = json_line(&out);
+    assert_eq!(keys(&answer), vec!["email", "id", "sessions_ended"]);
+    assert_eq!(answer["sessions_ended"], 0);
+    assert!(!err.contains(PASSWORD) && !out.contains(PASSWORD), "the password is never printed");
+    let session = sign_in(&app, "ada@example.com").await;
+
+    let (code, out, _) = set("a different long password\n");
+    assert_eq!(code, 0);
+    assert_eq!(json_line(&out)["sessions_ended"], 1);
+    assert_eq!(get(&app, "/todos", Some(&session.cookie)).await.status, 303, "a reset ends the old sessions");
+    assert_eq!(submit_login(&app, "ada@example.com", PASSWORD).await.status, 401, "the old password is gone");
+    assert_eq!(submit_login(&app, "ada@example.com", "a different long password").await.status, 303);
+
+    let (code, out, _) = set("short\n");
+    assert_ne!(code, 0);
+    assert_eq!(json_line(&out)["error"]["code"], "invalid_argument");
+    let (code, out, _) = run(&env, &["admin", "set-password", "--email", "ada@example.com", "--json"], None);
+    assert_ne!(code, 0, "a password never comes from the command line");
+    assert_eq!(json_line(&out)["error"]["code"], "invalid_argument");
+    let (code, out, _) = run(
+        &env,
+        &["admin", "set-password", "--email", "nobody@example.com", "--password-stdin", "--json"],
+        Some("long enough password\n"),
+    );
+    assert_ne!(code, 0);
+    assert_eq!(json_line(&out)["error"]["code"], "invalid_argument");
+}
+
+#[actix_web::test]
 async fn the_demo_reseeds_with_fresh_tokens_and_replaces_a_revoked_demo_endpoint() {
     use switchboard::cli::serve::seed_demo;
     let app = crate::harness::TestApp::spawn().await;

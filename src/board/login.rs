@@ -1,0 +1,190 @@
+//! Sign-in and sign-out. `GET /login` renders a form with fields `email`, `password`
+//! and `csrf_token` (SPEC §13); `POST /login` checks the CSRF token, then the rate
+//! limits, then the password (argon2id, off the async executor, against a dummy hash
+//! when the email is unknown, so every refusal takes the same path and reads the same),
+//! and on success sets the session cookie and redirects (303) to `/todos` or to the
+//! page that sent the human here. `POST /logout` ends the session on the server.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::csrf::{CsrfToken, LOGIN_CSRF_COOKIE, NoFields, Posted};
+use super::error::BoardError;
+use super::layout;
+use super::respond;
+use super::session::{Human, SESSION_COOKIE, SESSION_TTL, removal};
+use crate::domain::passwords::verify_password;
+use crate::error::Error;
+use crate::http::AppState;
+
+/// Where a signed-in human lands by default.
+pub const LANDING: &str = "/todos";
+
+/// The one message for every wrong email/password combination.
+pub const WRONG_CREDENTIALS: &str = "That email and password do not match an account.";
+
+/// Longest `next` path kept.
+const NEXT_MAX: usize = 2048;
+
+/// `next` if it is a path on this Board (`/…`), never another origin (`//host`,
+/// `/\host`, a scheme) nor anything with control characters.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let local = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.contains('\\')
+        && next.len() <= NEXT_MAX
+        && !next.chars().any(char::is_control)
+        && !next.starts_with("/login")
+        && !next.starts_with("/logout");
+    local.then_some(next)
+}
+
+/// `?next=` on the sign-in form.
+#[derive(Debug, Deserialize)]
+pub struct LoginQuery {
+    next: Option<String>,
+}
+
+/// The sign-in form's fields. Every one defaults to empty, so a form missing its CSRF
+/// token is refused as a CSRF failure (403), not as malformed input.
+#[derive(Default, Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    csrf_token: String,
+    #[serde(default)]
+    next: Option<String>,
+}
+
+fn view(csrf: &CsrfToken, email: &str, next: Option<&str>, refusal: Option<&str>) -> Markup {
+    layout::bare(
+        "Sign in",
+        html! {
+            h1 { "Sign in" }
+            @if let Some(refusal) = refusal {
+                div.sb-notice.sb-notice-error role="alert" { (refusal) }
+            }
+            form.sb-form method="post" action="/login" {
+                (csrf.field())
+                @if let Some(next) = next {
+                    input type="hidden" name="next" value=(next);
+                }
+                label for="email" { "Email" }
+                input #email type="email" name="email" value=(email) autocomplete="username" required autofocus;
+                label for="password" { "Password" }
+                input #password type="password" name="password" autocomplete="current-password" required;
+                button.sb-btn.sb-btn-primary type="submit" { "Sign in" }
+            }
+            p.sb-hint {
+                "No password yet? An administrator sets one with "
+                code { "switchboard admin set-password --email … --password-stdin" } "."
+            }
+        },
+    )
+}
+
+fn login_token(req: &HttpRequest) -> Option<CsrfToken> {
+    req.cookie(LOGIN_CSRF_COOKIE).and_then(|c| CsrfToken::parse(c.value()))
+}
+
+fn state(req: &HttpRequest) -> Result<web::Data<AppState>, BoardError> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| BoardError::App(Error::Internal("app state missing".into())))
+}
+
+/// `GET /login`: the form (or, for someone already signed in, the Board).
+pub async fn form(req: HttpRequest, human: Option<Human>, query: web::Query<LoginQuery>) -> HttpResponse {
+    let next = query.next.as_deref().and_then(safe_next);
+    if human.is_some() {
+        return respond::see_other(next.unwrap_or(LANDING));
+    }
+    let token = login_token(&req).unwrap_or_else(CsrfToken::random);
+    let mut resp = respond::html(StatusCode::OK, view(&token, "", next, None));
+    if let Ok(state) = state(&req) {
+        let _ = resp.add_cookie(&state.board.cookies.cookie(LOGIN_CSRF_COOKIE, token.as_str().to_owned(), None));
+    }
+    resp
+}
+
+/// `POST /login`.
+pub async fn submit(req: HttpRequest, body: web::Bytes) -> Result<HttpResponse, BoardError> {
+    let state = state(&req)?;
+    let form: LoginForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
+    let Some(token) = login_token(&req).filter(|t| t.matches(&form.csrf_token)) else {
+        return Err(BoardError::Csrf);
+    };
+    let email = form.email.trim();
+    if let Err(wait) = state.board.login_limits.attempt(email, req.peer_addr().map(|a| a.ip())) {
+        tracing::warn!("board sign-in refused: too many attempts");
+        return Err(BoardError::TooManyAttempts { retry_after_secs: wait.as_secs().max(1) });
+    }
+    // PostgreSQL text cannot hold NUL, and no stored email is longer than 320 characters:
+    // such an email is unknown without asking, and still takes the dummy-hash path.
+    let facts =
+        if email.contains('\0') || email.chars().count() > 320 { None } else { state.store.login_facts(email).await? };
+    let stored = facts.as_ref().and_then(|f| f.password_hash.clone());
+    let password = form.password;
+    let verified = web::block(move || verify_password(stored.as_deref(), &password))
+        .await
+        .map_err(|e| Error::Internal(format!("password check: {e}")))?;
+    let next = form.next.as_deref().and_then(safe_next);
+    match facts.filter(|_| verified) {
+        Some(facts) => {
+            let session = state.store.start_board_session(facts.human, SESSION_TTL).await?;
+            tracing::info!(human = %facts.human, "board sign-in");
+            let mut resp = respond::see_other(next.unwrap_or(LANDING));
+            let _ = resp.add_cookie(&state.board.cookies.session_cookie(session.token));
+            let _ = resp.add_cookie(&removal(LOGIN_CSRF_COOKIE));
+            Ok(resp)
+        }
+        None => {
+            tracing::info!("board sign-in refused: wrong email or password");
+            Ok(respond::html(StatusCode::UNAUTHORIZED, view(&token, email, next, Some(WRONG_CREDENTIALS))))
+        }
+    }
+}
+
+/// `POST /logout`: ends the session on the server, forgets the cookie, back to sign-in.
+pub async fn logout(req: HttpRequest, posted: Posted<NoFields>) -> Result<HttpResponse, BoardError> {
+    state(&req)?.store.end_board_session(&posted.human.session_token).await?;
+    tracing::info!(human = %posted.human.reach.human, "board sign-out");
+    let mut resp = respond::see_other("/login");
+    let _ = resp.add_cookie(&removal(SESSION_COOKIE));
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_this_board() {
+        assert_eq!(safe_next("/todos?filter=dead&q=x"), Some("/todos?filter=dead&q=x"));
+        for outside in ["//evil.example", "/\\evil.example", "https://evil.example", "evil", "", "/a\nb", "/login"] {
+            assert_eq!(safe_next(outside), None, "{outside:?}");
+        }
+        assert_eq!(safe_next(&format!("/{}", "a".repeat(NEXT_MAX))), None);
+    }
+
+    #[test]
+    fn the_sign_in_form_names_its_fields_as_the_contract_says() {
+        let html = view(&CsrfToken::random(), "", Some("/todos?filter=dead"), None).into_string();
+        for field in [r#"name="email""#, r#"name="password""#, r#"name="csrf_token""#, r#"name="next""#] {
+            assert!(html.contains(field), "{field} in {html}");
+        }
+        assert!(html.contains(r#"action="/login""#) && html.contains(r#"method="post""#));
+    }
+
+    #[test]
+    fn a_refused_email_is_shown_back_escaped() {
+        let html = view(&CsrfToken::random(), "<script>x</script>", None, Some(WRONG_CREDENTIALS)).into_string();
+        assert!(!html.contains("<script>x"), "{html}");
+        assert!(html.contains("&lt;script&gt;x"));
+    }
+}
