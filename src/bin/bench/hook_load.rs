@@ -1,12 +1,20 @@
 //! Notify-hook throughput, and the ceilings of both hook figures.
 //!
-//! **Throughput**: on each line (an endpoint with H hooks), F feeders each post a
-//! generic delivery and wait until all H hooks' `todo.ready` POSTs are held verified
-//! by the receiver, then post the next. So at most lines × F × H deliveries are in
-//! flight, kept under the server's per-endpoint cap (`MAX_DELIVERIES_IN_FLIGHT`) so
-//! that the figure is what the channel delivers, not what it sheds; the server's
-//! `/metrics` is read around the windows to show that nothing was dropped. Spreading
-//! the load over several endpoints is what lets it go past one endpoint's cap.
+//! **Throughput** is the channel's own: the real notify channel, built from the library
+//! inside the bench process (channel.rs), fed `TodoReady` signals directly, as the store
+//! hands them over after a commit. Intake is left out on purpose: making a todo through
+//! intake costs the server several times the CPU that announcing it costs, so a
+//! throughput fed through intake (four hooks' deliveries per request) measured intake,
+//! not the channel.
+//!
+//! On each line (an endpoint with H hooks) F feeders each own one real todo, made once
+//! through the server's intake (so its facts, hooks and sender gate are real). A
+//! feeder's cycle emits that todo's `TodoReady` and waits until all H hooks' verified
+//! `todo.ready` POSTs are held by the receiver. So at most lines × F × H deliveries are
+//! in flight, kept under the per-endpoint cap (`MAX_DELIVERIES_IN_FLIGHT`) so that the
+//! figure is what the channel delivers, not what it sheds; the channel's metrics are
+//! read around the windows to show that nothing was dropped. Spreading the load over
+//! several endpoints is what lets it go past one endpoint's cap.
 //!
 //! **Ceilings**: the same number of concurrent tasks, each with its own `awc` client
 //! (keep-alive), posting a body of the same size (a real notification body the
@@ -18,47 +26,81 @@ use std::time::Duration;
 
 use actix_web::web::Bytes;
 use switchboard::actors::notify::MAX_DELIVERIES_IN_FLIGHT;
+use switchboard::domain::ids::TodoId;
+use switchboard::domain::todo_state::ReadyReason;
+use switchboard::store::Store;
+use switchboard::store::signals::{Emitter, Signal, TodoFacts, TodoReady};
+use switchboard::store::todos::Actor;
 
+use crate::channel::BenchChannel;
 use crate::database::BenchDb;
-use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, Line, READY, Rig};
+use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig};
 use crate::load::{self, Agent};
 use crate::machine::Probe;
 use crate::receiver::Receiver;
-use crate::scrape;
 use crate::server::Server;
 use crate::signature::Key;
 use crate::waits::SessionSampler;
 use crate::{Args, BenchResult};
 
-/// A sender of generic deliveries on one line; its cycle ends when every hook of the
-/// line holds the delivery's `todo.ready`.
+/// A feeder of one todo's `TodoReady` into the in-process channel; its cycle ends
+/// when every hook of the todo's endpoint holds the notification verified.
 pub struct Feeder {
-    client: awc::Client,
-    line: Line,
+    feed: Emitter,
+    ready: TodoReady,
+    todo: String,
+    hooks: usize,
     receiver: Receiver,
-    sent: Cell<u64>,
 }
 
 impl Feeder {
-    fn new(line: &Line, receiver: &Receiver) -> Feeder {
-        let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
-        Feeder { client, line: line.clone(), receiver: receiver.clone(), sent: Cell::new(0) }
+    fn new(channel: &BenchChannel, ready: &TodoReady, hooks: usize, receiver: &Receiver) -> Feeder {
+        let todo = ready.todo.id.to_string();
+        Feeder { feed: channel.feed(), ready: ready.clone(), todo, hooks, receiver: receiver.clone() }
     }
 
-    /// One delivery and its H verified announcements.
+    /// One signal and its H verified announcements.
     pub async fn feed(&self) -> BenchResult<()> {
-        let n = self.sent.get();
-        self.sent.set(n + 1);
-        let todo = hooks::deliver(&self.client, &self.line, n).await?;
-        match tokio::time::timeout(ARRIVAL_TIMEOUT, self.receiver.expect(READY, &todo, self.line.hooks)).await {
+        self.feed.emit(vec![Signal::Ready(self.ready.clone())]);
+        match tokio::time::timeout(ARRIVAL_TIMEOUT, self.receiver.expect(READY, &self.todo, self.hooks)).await {
             Ok(Ok(_)) => Ok(()),
             _ => Err(format!(
                 "a todo.ready did not reach all {} hooks within {} s",
-                self.line.hooks,
+                self.hooks,
                 ARRIVAL_TIMEOUT.as_secs()
             )),
         }
     }
+}
+
+/// The feeders' todos: `per_line` real todos on each line, each made through the
+/// server's intake (whose own `todo.ready` POSTs are awaited, so none is left over to
+/// count later), read back through the store.
+async fn feeder_todos(rig: &Rig, store: &Store, per_line: usize) -> BenchResult<Vec<(TodoReady, usize)>> {
+    let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
+    let mut todos = Vec::new();
+    for line in &rig.lines {
+        for n in 0..per_line {
+            let id = hooks::deliver(&client, line, n as u64).await?;
+            let arrived = tokio::time::timeout(ARRIVAL_TIMEOUT, rig.receiver.expect(READY, &id, line.hooks)).await;
+            if !matches!(arrived, Ok(Ok(_))) {
+                return Err(format!(
+                    "the server's todo.ready for feeder todo {id} did not reach all {} hooks",
+                    line.hooks
+                ));
+            }
+            let todo_id: TodoId = id.parse().map_err(|e| format!("todo id {id}: {e}"))?;
+            let row = store
+                .get_todo(&Actor::Endpoint(line.endpoint), todo_id)
+                .await
+                .map_err(|e| format!("reading todo {id}: {e}"))?
+                .todo;
+            // Made on a token-trust webhook: the gate the store answers in SQL passes.
+            let facts = TodoFacts::from_row(&row, line.slug.clone(), true);
+            todos.push((TodoReady { todo: facts, reason: ReadyReason::Created }, line.hooks));
+        }
+    }
+    Ok(todos)
 }
 
 /// Plain signed POSTs of one body to the receiver, each with a fresh message id.
@@ -109,11 +151,13 @@ fn posters(receiver: &Receiver, name: &str, body: &Bytes, n: usize) -> BenchResu
     Ok((0..n).map(|_| Agent::Poster(Poster::new(&receiver.url(name), &key, body))).collect())
 }
 
-/// The latency ceiling, then throughput and its ceiling in alternating rounds.
+/// The latency ceiling, then throughput (through the in-process channel) and its
+/// ceiling in alternating rounds.
 pub async fn measure(
     args: &Args,
     db: &BenchDb,
     server: &Server,
+    store: &Store,
     probe: &Probe,
     rig: &Rig,
     result: &mut HooksResult,
@@ -132,46 +176,57 @@ pub async fn measure(
     let in_flight = args.feeders_per_endpoint * args.hooks_per_endpoint;
     if in_flight > MAX_DELIVERIES_IN_FLIGHT {
         crate::progress(&format!(
-            "hooks: {in_flight} deliveries per endpoint may be in flight, over the server's cap of \
+            "hooks: {in_flight} deliveries per endpoint may be in flight, over the channel's cap of \
              {MAX_DELIVERIES_IN_FLIGHT}: expect drops"
         ));
     }
-    // One notification per line first: it fills the receiver's sample of a ready body.
-    for line in &rig.lines {
-        Feeder::new(line, &rig.receiver).feed().await.map_err(|e| format!("warming the ready lines: {e}"))?;
-    }
+    // The feeders' todos, made through the server: their POSTs fill the ready sample.
+    let todos = feeder_todos(rig, store, args.feeders_per_endpoint).await?;
     let ready_body = rig.receiver.sample(READY).ok_or("no ready body arrived to size the ceiling's")?;
     result.ready_body_bytes = ready_body.len();
+    rig.receiver.forget_unclaimed();
+
+    let channel = BenchChannel::start(db, server, args.pool_size)?;
+    let probe = Probe { threads: channel.threads(), ..probe.clone() };
+    result.channel_threads = probe.threads.len();
+    // One notification per feeder first: the channel's secrets open and its POSTs verify.
+    for (ready, hooks) in &todos {
+        if let Err(e) = Feeder::new(&channel, ready, *hooks, &rig.receiver).feed().await {
+            let counts = channel.counts()?;
+            return Err(format!(
+                "warming the in-process channel: {e} (channel counters: {} delivered, {} failed, {} dropped)",
+                counts.delivered, counts.failed, counts.dropped
+            ));
+        }
+    }
     for round in 0..args.rounds {
         for hooks_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
             if hooks_turn {
-                let feeders = rig
-                    .lines
-                    .iter()
-                    .flat_map(|l| (0..args.feeders_per_endpoint).map(|_| Agent::Feeder(Feeder::new(l, &rig.receiver))))
-                    .collect();
+                let feeders =
+                    todos.iter().map(|(r, h)| Agent::Feeder(Feeder::new(&channel, r, *h, &rig.receiver))).collect();
                 hooks::settle().await;
-                let before = scrape::notify_counts(server).await?;
+                let before = channel.counts()?;
                 let verified = rig.receiver.verified();
                 let sampler = SessionSampler::start(&db.url).await?;
-                let w = load::measure(feeders, u64::MAX, args.warmup(), args.window(), probe).await;
+                let w = load::measure(feeders, u64::MAX, args.warmup(), args.window(), &probe).await;
                 result.sessions.add(&sampler.finish().await?);
                 hooks::settle().await;
-                result.load_counts.add(&scrape::notify_counts(server).await?.since(&before));
+                result.load_counts.add(&channel.counts()?.since(&before));
                 result.load_verified += rig.receiver.verified() - verified;
                 rig.receiver.forget_unclaimed();
                 result.notifications.merge(w);
             } else {
                 let agents = posters(&rig.receiver, "ceiling", &ready_body, result.concurrency())?;
-                let w = load::measure(agents, u64::MAX, args.warmup(), args.window(), probe).await;
+                let w = load::measure(agents, u64::MAX, args.warmup(), args.window(), &probe).await;
                 w.check()?;
                 result.ceiling.merge(w);
             }
         }
     }
+    drop(channel);
     crate::progress(&format!(
-        "hooks: {:.0} deliveries/s to {} hooks ({} in flight at most), plain POSTs {:.0}/s ({:.1} %); \
-         dropped {}, lost {}",
+        "hooks: in-process channel {:.0} deliveries/s to {} hooks ({} in flight at most), plain POSTs {:.0}/s \
+         ({:.1} %); dropped {}, lost {}",
         result.deliveries_rate(),
         result.endpoints * result.hooks_per_endpoint,
         result.concurrency(),

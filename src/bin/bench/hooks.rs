@@ -1,7 +1,8 @@
-//! Notify hooks end to end: the release server posting signed `todo.dead_lettered` and
-//! `todo.ready` notifications to a receiver inside the bench process (receiver.rs),
-//! beside the same-run ceiling of plain `awc` POSTs of same-size bodies to the same
-//! receiver (hook_load.rs).
+//! Notify hooks: signed `todo.dead_lettered` and `todo.ready` notifications posted to a
+//! receiver inside the bench process (receiver.rs) — the announcement latency through
+//! the release server end to end, the throughput from the real notify channel run in
+//! the bench process (hook_load.rs, channel.rs) — beside the same-run ceilings of plain
+//! `awc` POSTs of same-size bodies to the same receiver.
 //!
 //! Every todo here comes from a `generic` webhook created through the operator API, so
 //! it passes the sender gate (token trust); todos an agent makes never announce. Every
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use switchboard::domain::grants::Verb;
+use switchboard::domain::ids::EndpointId;
 use switchboard::store::Store;
 use switchboard::store::endpoints::VendEndpoint;
 
@@ -39,6 +41,10 @@ pub const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(10);
 /// One endpoint with a `generic` webhook and its hooks, all posting to the receiver.
 #[derive(Debug, Clone)]
 pub struct Line {
+    /// The endpoint.
+    pub endpoint: EndpointId,
+    /// Its slug (what notifications name as `endpoint`).
+    pub slug: String,
     /// `Bearer sbk_…` of its agent.
     pub authorization: String,
     /// The webhook's ingest URL.
@@ -80,18 +86,21 @@ pub struct HooksResult {
     pub hooks_per_endpoint: usize,
     /// Feeders per endpoint, each with one notification in flight.
     pub feeders_per_endpoint: usize,
+    /// Threads the in-process channel ran on (its CPU is `cpu.threads_s`).
+    pub channel_threads: usize,
     /// Notifications that reached every hook of their endpoint, pooled over rounds
-    /// (one "cycle" = one generic delivery and its H verified POSTs).
+    /// (one "cycle" = one `TodoReady` fed to the in-process channel and its H
+    /// verified POSTs).
     pub notifications: Window,
     /// Plain POSTs of a ready-sized body at the same concurrency, pooled over rounds.
     pub ceiling: Window,
     /// The `todo.ready` body's size, bytes.
     pub ready_body_bytes: usize,
-    /// The server's notify counters over the throughput windows (warm-ups included).
+    /// The in-process channel's counters over the throughput windows (warm-ups included).
     pub load_counts: NotifyCounts,
     /// What the database sessions were doing over the same spans.
     pub sessions: crate::waits::SessionTally,
-    /// Verified POSTs the receiver held over the same spans (the server's `delivered`
+    /// Verified POSTs the receiver held over the same spans (the channel's `delivered`
     /// counted from the other side).
     pub load_verified: u64,
     /// POSTs the receiver refused (bad or missing signature), and the first reason.
@@ -198,7 +207,7 @@ pub async fn measure(
             result.early
         ));
         rig.receiver.forget_unclaimed();
-        crate::hook_load::measure(args, db, server, probe, &rig, &mut result).await?;
+        crate::hook_load::measure(args, db, server, store, probe, &rig, &mut result).await?;
         let (rejected, first) = rig.receiver.rejected();
         result.rejected = rejected - refused_by_checks;
         result.first_rejection = first.filter(|_| result.rejected > 0);
@@ -270,7 +279,7 @@ async fn line(
         let secret = hook["signing_secret"].as_str().ok_or("the hook came back without a signing_secret")?;
         receiver.route(&name, secret, true)?;
     }
-    Ok(Line { authorization: format!("Bearer {}", vended.token), ingest_url, hooks })
+    Ok(Line { endpoint, slug: slug.to_owned(), authorization: format!("Bearer {}", vended.token), ingest_url, hooks })
 }
 
 /// A POST to the operator API with the owner's token that must answer 201.

@@ -50,6 +50,9 @@ pub struct Probe {
     pub server_pid: u32,
     /// The benchmark database's name, which its backends show in their process title.
     pub database: String,
+    /// Threads of this process whose CPU is also counted on its own (the in-process
+    /// notify channel's arbiter); empty for most measurements.
+    pub threads: Vec<u32>,
 }
 
 impl Probe {
@@ -60,6 +63,7 @@ impl Probe {
             server: process_ticks(&format!("/proc/{}/stat", self.server_pid)).map(|(_, t)| t).unwrap_or(0),
             postgres: backend_ticks(&self.database),
             bench: process_ticks("/proc/self/stat").map(|(_, t)| t).unwrap_or(0),
+            threads: thread_ticks(&self.threads),
             busy,
             total,
         }
@@ -75,6 +79,8 @@ pub struct CpuSample {
     pub postgres: u64,
     /// This benchmark process (the clients, or the raw SQL pool's callers).
     pub bench: u64,
+    /// The probe's threads of this process (part of `bench`).
+    pub threads: u64,
     /// All cores busy (not idle, not waiting on I/O).
     pub busy: u64,
     /// All cores, any state.
@@ -90,6 +96,8 @@ pub struct CpuSpent {
     pub postgres_s: f64,
     /// Benchmark-process CPU seconds.
     pub bench_s: f64,
+    /// Of `bench_s`, the CPU seconds of the probe's threads.
+    pub threads_s: f64,
     /// CPU seconds of everything else on the machine (other users of a shared box,
     /// PostgreSQL's own writer processes, the kernel's I/O threads).
     pub other_s: f64,
@@ -108,6 +116,7 @@ impl CpuSpent {
             server_s,
             postgres_s,
             bench_s,
+            threads_s: secs(a.threads, b.threads),
             other_s: (secs(a.busy, b.busy) - server_s - postgres_s - bench_s).max(0.0),
             capacity_s: secs(a.total, b.total),
         }
@@ -118,6 +127,7 @@ impl CpuSpent {
         self.server_s += o.server_s;
         self.postgres_s += o.postgres_s;
         self.bench_s += o.bench_s;
+        self.threads_s += o.threads_s;
         self.other_s += o.other_s;
         self.capacity_s += o.capacity_s;
     }
@@ -154,6 +164,17 @@ fn process_ticks(stat_path: &str) -> Option<(String, u64)> {
     let utime: u64 = rest.get(11)?.parse().ok()?;
     let stime: u64 = rest.get(12)?.parse().ok()?;
     Some((comm, utime + stime))
+}
+
+/// The ids of this process's threads now (`/proc/self/task`).
+pub fn own_threads() -> Vec<u32> {
+    let Ok(dir) = fs::read_dir("/proc/self/task") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// CPU ticks (user + system) these threads of this process have used so far.
+fn thread_ticks(tids: &[u32]) -> u64 {
+    tids.iter().filter_map(|t| process_ticks(&format!("/proc/self/task/{t}/stat")).map(|(_, t)| t)).sum()
 }
 
 /// CPU ticks of the PostgreSQL backends serving `database`: their process title

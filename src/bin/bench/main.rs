@@ -10,13 +10,16 @@
 //! 5. signed GitHub-style deliveries per second through intake (verify → rules → event
 //!    and todo), beside the ceiling of plain todo creation through the store;
 //! 6. notify hooks: the latency from an agent's dead-lettering `fail` to a verified
-//!    `todo.dead_lettered` POST at a local receiver, and `todo.ready` deliveries per
-//!    second to it, beside plain `awc` POSTs to the same receiver.
+//!    `todo.dead_lettered` POST at a local receiver (through the server), and
+//!    `todo.ready` deliveries per second to it from the real notify channel run inside
+//!    the bench process and fed signals directly, beside plain `awc` POSTs to the same
+//!    receiver.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers. Run it through `scripts/bench`, which builds both
 //! binaries in release mode first.
 
+mod channel;
 mod database;
 mod hook_load;
 mod hooks;
@@ -116,17 +119,20 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub dead_letter_agents: usize,
     /// Endpoints the ready-notification throughput is spread over (each has its own
-    /// supervisor and in-flight cap in the server).
-    #[arg(long, default_value_t = 4)]
+    /// supervisor and in-flight cap in the notify channel): many, so that no one
+    /// endpoint's cap is what limits.
+    #[arg(long, default_value_t = 16)]
     pub hook_endpoints: usize,
     /// Hooks on each of those endpoints (the server allows 5 by default).
     #[arg(long, default_value_t = 4)]
     pub hooks_per_endpoint: usize,
     /// Feeders per endpoint, each keeping one notification (to every hook) in flight.
-    /// Feeders × hooks stays well under the server's 32 deliveries in flight per
+    /// Feeders × hooks stays well under the channel's 32 deliveries in flight per
     /// endpoint: a slot stays taken until the delivery's health is written, after the
-    /// receiver already holds the POST, so a load at the cap sheds notifications.
-    #[arg(long, default_value_t = 4)]
+    /// receiver already holds the POST, so a feeder may start its next notification
+    /// while the last one's slots are still taken: with more than one feeder per
+    /// endpoint the cap starts shedding once health writes lag.
+    #[arg(long, default_value_t = 1)]
     pub feeders_per_endpoint: usize,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
@@ -223,7 +229,7 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
     if args.only_intake {
         let small = Args { done: 1_000, pending: 1_000, expired: 0, ..args.clone() };
         let seeded = db.seed(&small).await?;
-        let probe = Probe { server_pid: server.pid(), database: db.name().to_owned() };
+        let probe = Probe { server_pid: server.pid(), database: db.name().to_owned(), threads: Vec::new() };
         let raw_store = db.store(args.pool_size)?;
         let mut run = Run::new(args, db.settings().await?);
         run.intake = intake::measure(args, db, server, &seeded, &raw_store, &probe).await?;
@@ -233,7 +239,7 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
     if args.only_hooks {
         let small = Args { done: 1_000, pending: 1_000, expired: 0, ..args.clone() };
         let seeded = db.seed(&small).await?;
-        let probe = Probe { server_pid: server.pid(), database: db.name().to_owned() };
+        let probe = Probe { server_pid: server.pid(), database: db.name().to_owned(), threads: Vec::new() };
         let raw_store = db.store(2)?;
         let mut run = Run::new(args, db.settings().await?);
         run.hooks = hooks::measure(args, db, server, &seeded, &raw_store, &probe).await?;
@@ -244,7 +250,7 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
         "seeded {} done + {} pending todos on one queue, {} expired leases on another endpoint",
         args.done, args.pending, args.expired
     ));
-    let probe = Probe { server_pid: server.pid(), database: db.name().to_owned() };
+    let probe = Probe { server_pid: server.pid(), database: db.name().to_owned(), threads: Vec::new() };
     let raw_store = db.store(args.pool_size)?;
     let mut run = Run::new(args, db.settings().await?);
 

@@ -1,7 +1,7 @@
 //! The server under test: the release `switchboard serve` binary as a separate process,
 //! so its memory and CPU are its own and the HTTP path is the real one.
 
-use std::net::TcpListener;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -22,8 +22,10 @@ pub const NOTIFY_RATE_PER_MINUTE: u32 = 10_000_000;
 pub struct Server {
     child: Child,
     pid: u32,
+    port: u16,
     base: String,
     metrics_token: String,
+    secret_key: [u8; 32],
 }
 
 /// The `switchboard` binary built next to this one (`target/release/`).
@@ -52,7 +54,8 @@ impl Server {
     /// server migrates it on start). Sweeps are set to a day so the server's own lease
     /// reaper never touches the expired leases the benchmark times itself. A secret
     /// encryption key fresh for this run (32 random bytes, hex) lets the intake
-    /// benchmark create a signed webhook; it lives only in the server's environment.
+    /// benchmark create a signed webhook; it lives in the server's environment and in
+    /// this process, whose in-process notify channel opens the hooks' secrets with it.
     ///
     /// For the notify-hook benchmark the server may post to the bench's receiver on
     /// 127.0.0.1 over plain http (`SWITCHBOARD_PUSH_ALLOW_HTTP`, loopback allowlisted),
@@ -61,7 +64,7 @@ impl Server {
     pub async fn start(bin: &Path, database_url: &str, pool_size: u32) -> BenchResult<Server> {
         let port = free_port()?;
         let day_ms = (24 * 3600 * 1000).to_string();
-        let secret_key = hex::encode(rand::random::<[u8; 32]>());
+        let secret_key = rand::random::<[u8; 32]>();
         let metrics_token = hex::encode(rand::random::<[u8; 32]>());
         let child = Command::new(bin)
             .arg("serve")
@@ -69,7 +72,7 @@ impl Server {
             .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
             .env("SWITCHBOARD_LOG", "warn")
             .env("SWITCHBOARD_DB_POOL_SIZE", pool_size.to_string())
-            .env("SWITCHBOARD_SECRET_ENCRYPTION_KEY", &secret_key)
+            .env("SWITCHBOARD_SECRET_ENCRYPTION_KEY", hex::encode(secret_key))
             .env("SWITCHBOARD_LEASE_REAPER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS", &day_ms)
@@ -85,7 +88,7 @@ impl Server {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
         let pid = child.id().ok_or("the server exited at once")?;
-        Ok(Server { child, pid, base: format!("http://127.0.0.1:{port}"), metrics_token })
+        Ok(Server { child, pid, port, base: format!("http://127.0.0.1:{port}"), metrics_token, secret_key })
     }
 
     /// The server's process id.
@@ -96,6 +99,17 @@ impl Server {
     /// `http://127.0.0.1:<port>`.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The address the server listens on (what its outbound guard refuses as "itself").
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.port))
+    }
+
+    /// The key the server seals secrets with, so a notify channel built in the bench
+    /// process opens the hook secrets the server's API created.
+    pub fn secret_key(&self) -> switchboard::config::SecretKey {
+        switchboard::config::SecretKey(self.secret_key)
     }
 
     /// The bearer token `/metrics` answers.
