@@ -5,6 +5,7 @@
 //! [`actors`] move todos on their own, [`http`] is the API, [`db`] the database.
 
 pub mod actors;
+pub mod board;
 pub mod cli;
 pub mod config;
 pub mod db;

@@ -4,8 +4,10 @@
 pub mod grants;
 pub mod hooks;
 pub mod ids;
+pub mod pills;
 pub mod text;
 pub(crate) mod text_enum;
+pub mod todo_search;
 pub mod todo_state;
 pub mod tokens;
 pub mod transitions;

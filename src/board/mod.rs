@@ -1,0 +1,3 @@
+//! The Board: server-rendered pages for humans.
+
+pub mod todos;
