@@ -9,6 +9,10 @@
 //! JavaScript, and the `sb-` classes lay it out for a phone as well as a desk.
 
 pub mod chart;
-
+pub mod detail;
 pub mod format;
 pub mod paths;
+pub mod view;
+
+#[cfg(test)]
+mod fixtures;
