@@ -138,6 +138,10 @@ const COLUMNS: &str = "t.id, t.queue, t.endpoint_id, ep.slug AS endpoint, t.titl
     fa.seq AS final_seq, fa.outcome AS final_outcome, fa.summary AS final_summary, fa.artifact AS final_artifact, \
     fa.ended_at AS final_at";
 
+/// The todo columns [`COLUMNS`] and [`CLOSING_ATTEMPT`] read.
+const ROW: &str = "t.id, t.queue, t.endpoint_id, t.title, t.source, t.kind, t.dead_reason, t.attempts_total, \
+    t.max_attempts, t.dead_letter_count, t.dead_lettered_at, t.created_at";
+
 /// The attempt the dead-lettering transition closed (none when it closed none, as a
 /// revocation of a pending todo).
 const CLOSING_ATTEMPT: &str = "LEFT JOIN LATERAL ( \
@@ -173,9 +177,14 @@ impl Store {
                 search = and(search_condition(&search, 3))
             ),
         };
+        // The rows shown are read by primary key, one at a time: a LATERAL with a LIMIT
+        // is never flattened into a join, which on a small table could become a hash
+        // join over a scan of all of it.
         let sql = format!(
             "WITH keys AS ({keys}) \
-             SELECT {COLUMNS} FROM keys JOIN todos t ON t.id = keys.id JOIN endpoints ep ON ep.id = t.endpoint_id \
+             SELECT {COLUMNS} FROM keys \
+             CROSS JOIN LATERAL (SELECT {ROW} FROM todos t WHERE t.id = keys.id LIMIT 1) t \
+             JOIN endpoints ep ON ep.id = t.endpoint_id \
              {CLOSING_ATTEMPT} \
              ORDER BY t.dead_lettered_at DESC, t.id DESC"
         );

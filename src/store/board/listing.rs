@@ -99,6 +99,11 @@ const COLUMNS: &str = "t.id, t.endpoint_id, ep.slug AS endpoint, t.queue, t.titl
     t.attempt, t.max_attempts, t.attempts_total, t.created_at, t.updated_at, t.lease_expires_at, \
     t.interrupt_expires_at, t.next_retry_at, t.dead_reason, t.dead_lettered_at";
 
+/// The todo columns [`COLUMNS`] and the search read.
+const ROW: &str = "t.id, t.endpoint_id, t.queue, t.title, t.source, t.kind, t.state, t.attempt, t.max_attempts, \
+    t.attempts_total, t.created_at, t.updated_at, t.lease_expires_at, t.interrupt_expires_at, t.next_retry_at, \
+    t.dead_reason, t.dead_lettered_at";
+
 /// The pill's condition on `t` beyond its scope, spelled as the partial indexes'
 /// predicates so the planner can use them.
 fn pill_condition(pill: Pill) -> Result<&'static str> {
@@ -169,9 +174,13 @@ impl Store {
             TodoSearch::Text { .. } => and(search_condition(&search, 4)),
             _ => String::new(),
         };
+        // Rows read by primary key one at a time (a LATERAL with a LIMIT is never
+        // flattened into a join that could scan a small table whole).
         let sql = format!(
             "WITH keys AS ({keys}) \
-             SELECT {COLUMNS} FROM keys JOIN todos t ON t.id = keys.id JOIN endpoints ep ON ep.id = t.endpoint_id \
+             SELECT {COLUMNS} FROM keys \
+             CROSS JOIN LATERAL (SELECT {ROW} FROM todos t WHERE t.id = keys.id LIMIT 1) t \
+             JOIN endpoints ep ON ep.id = t.endpoint_id \
              WHERE true{filter} ORDER BY t.created_at DESC, t.id DESC LIMIT $3"
         );
         let q = diesel::sql_query(sql)
