@@ -23,6 +23,7 @@ pub mod respond;
 pub mod scope;
 pub mod session;
 pub mod todos;
+pub mod todos_page;
 
 use actix_web::{HttpResponse, web};
 
@@ -52,7 +53,7 @@ impl BoardState {
 
 /// Every signed-in page: its path and its route. One line per page.
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    vec![("/todos", web::get().to(todos::page))]
+    vec![("/todos", web::get().to(todos_page::page))]
 }
 
 /// The Board's routes (sign-in, sign-out, assets, `/`, and every page).

@@ -2,6 +2,7 @@
 //! emits [`signals`]. Every transition is one conditional statement (or one
 //! transaction), so racing instances move a row once.
 
+pub mod board;
 pub mod board_sessions;
 pub mod dead_letters;
 pub mod deliveries;

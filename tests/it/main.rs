@@ -6,6 +6,7 @@ mod harness;
 mod api_doc;
 mod bad_input;
 mod board;
+mod board_store;
 mod claim_plan;
 mod cli;
 mod dead_letters;

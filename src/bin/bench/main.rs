@@ -14,11 +14,17 @@
 //!    `todo.ready` deliveries per second to it from the real notify channel run inside
 //!    the bench process and fed signals directly, beside plain `awc` POSTs to the same
 //!    receiver.
+//! 6. the Board's Dead view (dead-letter list, pill counts, chart) on 100 000 and on
+//!    1 000 000 todos, beside `/healthz`, with its statements' plans (board.rs), on a
+//!    database and server of its own.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
-//! `bench:foundation` markers. Run it through `scripts/bench`, which builds both
+//! `bench:foundation` markers (and the Board's between `bench:board`). Run it through `scripts/bench`, which builds both
 //! binaries in release mode first.
 
+mod board;
+mod board_doc;
+mod board_seed;
 mod channel;
 mod database;
 mod hook_load;
@@ -134,6 +140,19 @@ pub struct Args {
     /// endpoint the cap starts shedding once health writes lag.
     #[arg(long, default_value_t = 1)]
     pub feeders_per_endpoint: usize,
+    /// Run only the Board measurement (the Dead view on two table sizes); it rewrites
+    /// only its own section of `--doc`.
+    #[arg(long)]
+    pub only_board: bool,
+    /// Todos in the Board measurement's first table.
+    #[arg(long, default_value_t = 100_000)]
+    pub board_small: u64,
+    /// Todos in its second table (the first, grown in the same proportions).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub board_large: u64,
+    /// Measured requests of each kind per table size.
+    #[arg(long, default_value_t = 50)]
+    pub board_requests: usize,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -169,6 +188,14 @@ fn main() -> std::process::ExitCode {
         );
         return std::process::ExitCode::FAILURE;
     }
+    if args.board_small == 0 || args.board_large <= args.board_small || args.board_requests == 0 {
+        eprintln!("switchboard-bench: --board-small must be positive, --board-large larger, --board-requests positive");
+        return std::process::ExitCode::FAILURE;
+    }
+    if args.only_board && args.only_intake {
+        eprintln!("switchboard-bench: --only-board and --only-intake exclude each other");
+        return std::process::ExitCode::FAILURE;
+    }
     // awc clients are not Send, so the whole client side runs on one actix thread; the
     // lease sweep gets its own thread (see sweep.rs) so it never steals client time.
     match actix_rt::System::new().block_on(run(args)) {
@@ -182,6 +209,9 @@ fn main() -> std::process::ExitCode {
 
 /// Sets up, measures, and always tears down (server stopped, database dropped).
 async fn run(args: Args) -> BenchResult<()> {
+    if args.only_board {
+        return run_board(&args).await;
+    }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("created database {}", db.name()));
@@ -218,7 +248,29 @@ async fn run(args: Args) -> BenchResult<()> {
         results_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote {}", args.doc.display()));
     }
-    Ok(())
+    if args.only_intake { Ok(()) } else { run_board(&args).await }
+}
+
+/// The Board measurement, on a database and server of its own; writes its own section
+/// of `--doc` and fails the run when a Dead view statement scans `todos`.
+async fn run_board(args: &Args) -> BenchResult<()> {
+    let server_bin = match &args.server_bin {
+        Some(p) => p.clone(),
+        None => server::binary_next_to_bench()?,
+    };
+    let run = board::run(args, &server_bin).await?;
+    println!("{}", board_doc::table(&run));
+    if !args.no_doc {
+        board_doc::write_doc(&args.doc, &run)?;
+        progress(&format!("wrote the Board section of {}", args.doc.display()));
+    }
+    let scans = run.seq_scans();
+    if scans.is_empty() {
+        Ok(())
+    } else {
+        let which: Vec<String> = scans.iter().map(|(n, q)| format!("{q} on {n} todos")).collect();
+        Err(format!("sequential scan over todos in: {}", which.join("; ")))
+    }
 }
 
 /// Every measurement, in the order that keeps each figure next to its ceiling.
@@ -326,6 +378,6 @@ async fn cycle_window(
 }
 
 /// A progress line on stderr (the results table goes to stdout).
-fn progress(line: &str) {
+pub(crate) fn progress(line: &str) {
     eprintln!("bench: {line}");
 }

@@ -123,7 +123,7 @@ async fn capture_claim_statements(db: &BenchDb, seeded: &Seeded) -> BenchResult<
 }
 
 /// An instrumentation hook that keeps the SQL of every statement started.
-fn recorder(seen: Arc<Mutex<Vec<String>>>) -> impl Instrumentation {
+pub(crate) fn recorder(seen: Arc<Mutex<Vec<String>>>) -> impl Instrumentation {
     move |event: InstrumentationEvent<'_>| {
         if let InstrumentationEvent::StartQuery { query, .. } = event {
             // Diesel renders a query as `<sql> -- binds: [...]`; keep the SQL.

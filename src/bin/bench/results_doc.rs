@@ -305,12 +305,18 @@ fn intake_section(d: &mut String, run: &Run) {
 
 /// Writes this run's section into `path`, replacing the previous one.
 pub fn write_doc(path: &Path, run: &Run) -> BenchResult<()> {
+    write_section(path, START, END, &section(run))
+}
+
+/// Writes `section` (which starts with `start` and ends with `end`) into `path`,
+/// replacing the previous section between those markers and leaving the rest alone.
+pub(crate) fn write_section(path: &Path, start: &str, end: &str, section: &str) -> BenchResult<()> {
     let existing = match std::fs::read_to_string(path) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => NEW_FILE_HEADER.to_owned(),
         Err(e) => return Err(format!("reading {}: {e}", path.display())),
     };
-    let updated = splice(&existing, &section(run))?;
+    let updated = splice_between(&existing, start, end, section)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
@@ -320,11 +326,17 @@ pub fn write_doc(path: &Path, run: &Run) -> BenchResult<()> {
 /// `doc` with its marked section replaced by `section` (or `section` appended when the
 /// markers are absent). Refuses a file with a start marker but no end marker rather
 /// than guess what belongs to the section.
+#[cfg(test)]
 fn splice(doc: &str, section: &str) -> BenchResult<String> {
-    match (doc.find(START), doc.find(END)) {
-        (Some(s), Some(e)) if s < e => Ok(format!("{}{}{}", &doc[..s], section.trim_end(), &doc[e + END.len()..])),
+    splice_between(doc, START, END, section)
+}
+
+/// [`splice`] for the section between any pair of markers.
+fn splice_between(doc: &str, start: &str, end: &str, section: &str) -> BenchResult<String> {
+    match (doc.find(start), doc.find(end)) {
+        (Some(s), Some(e)) if s < e => Ok(format!("{}{}{}", &doc[..s], section.trim_end(), &doc[e + end.len()..])),
         (None, None) => Ok(format!("{}\n{}", doc.trim_end_matches('\n').to_owned() + "\n", section)),
-        _ => Err(format!("the results file has a broken {START} … {END} pair; fix it by hand")),
+        _ => Err(format!("the results file has a broken {start} … {end} pair; fix it by hand")),
     }
 }
 

@@ -2,6 +2,7 @@
 //! conditional statements scoped to the caller, and all return the signals to emit
 //! after commit.
 
+mod bulk_retry;
 mod claim;
 mod create;
 mod finish;
@@ -11,6 +12,7 @@ mod operator;
 mod read;
 mod sweeps;
 
+pub use bulk_retry::{BULK_RETRY_BATCH, BULK_RETRY_MAX, BulkRetried};
 pub use claim::{ClaimRequest, Claimed};
 pub use create::{CreateOutcome, NewTodo, insert_todo};
 pub(crate) use create::{Inserted, TODO_INSERT, bind_todo};

@@ -14,6 +14,19 @@ use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
 use crate::error::{Error, Result};
 
+/// What "retry now" does to a failed todo `t`: back to pending with the attempt
+/// counter reset and every trace of the last claim and death cleared (the history in
+/// `todo_attempts` and `attempts_total` stay). Shared by the one-todo and bulk retries.
+pub(crate) const RETRY_NOW_SET: &str = "state = 'pending', attempt = 0, claimed_by = NULL, lease_expires_at = NULL, \
+    lease_token_hash = NULL, result = NULL, claimed_at = NULL, completed_at = NULL, next_retry_at = NULL, \
+    dead_reason = NULL, dead_lettered_at = NULL, interrupt_reason = NULL, updated_at = now()";
+
+/// `t`'s endpoint may still take work (active, not expired); the endpoint row is
+/// share-locked so a concurrent revocation waits for the retry and then dead-letters
+/// what it returned to the queue, instead of missing it.
+pub(crate) const ENDPOINT_LIVE: &str = "EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id \
+    AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) FOR SHARE)";
+
 impl Store {
     /// Operator fail of a pending, claimed or interrupted todo, or of a parked retry, in
     /// `scopes`. An open attempt closes `failed` with the operator's summary (with none
@@ -43,18 +56,16 @@ impl Store {
     /// nothing. Refused when the endpoint is no longer active, or when a live todo has
     /// since taken its idempotency key.
     pub async fn retry_now(&self, scopes: &[ScopeId], id: TodoId) -> Result<TodoRow> {
-        let sql = "UPDATE todos t SET state = 'pending', attempt = 0, claimed_by = NULL, lease_expires_at = NULL, \
-               lease_token_hash = NULL, result = NULL, claimed_at = NULL, completed_at = NULL, \
-               next_retry_at = NULL, dead_reason = NULL, dead_lettered_at = NULL, interrupt_reason = NULL, \
-               updated_at = now() \
+        let sql = format!(
+            "UPDATE todos t SET {RETRY_NOW_SET} \
              WHERE t.id = $1 AND t.scope_id = ANY($2) AND t.state = 'failed' AND t.queue <> 'quarantine' \
-               AND EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id AND ep.state = 'active' \
-                           AND (ep.expires_at IS NULL OR ep.expires_at > now()) FOR SHARE) \
-             RETURNING t.*";
+               AND {ENDPOINT_LIVE} \
+             RETURNING t.*"
+        );
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
         let row: QueryResult<Option<TodoRow>> =
-            todo_query(sql.to_owned(), id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
+            todo_query(sql, id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
         match row {
             Ok(Some(todo)) => Ok(todo),
             Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::UniqueViolation, _)) => {
