@@ -8,7 +8,8 @@
 //! the three store calls its page makes, from the bench process through a pool (no
 //! HTTP); `/healthz` is timed through the real server, so the two columns bracket
 //! what the page will cost. The statements explained are captured from the library
-//! as it sends them (as for claim_next), never copied.
+//! as it sends them (as for claim_next), never copied; the other pills' lists are
+//! explained beside them (not timed).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,9 +17,9 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use diesel_async::AsyncConnection;
 use switchboard::domain::ids::ScopeId;
-use switchboard::domain::pills::COUNT_CAP;
+use switchboard::domain::pills::{COUNT_CAP, Pill};
 use switchboard::store::Store;
-use switchboard::store::board::{CHART_DAYS, CHART_QUEUES};
+use switchboard::store::board::{CHART_DAYS, CHART_QUEUES, SEARCH_WINDOW};
 
 use crate::board_seed::{self, Tenancy};
 use crate::database::BenchDb;
@@ -316,10 +317,14 @@ async fn explain(db: &BenchDb, tenancy: &Tenancy) -> BenchResult<Vec<BoardPlan>>
     store.list_dead_letters(scopes, Some(COMMON_SEARCH), PAGE).await.map_err(e("search"))?;
     store.count_dead_letters(scopes, Some(COMMON_SEARCH)).await.map_err(e("count search"))?;
     store.list_dead_letters(scopes, Some(RARE_SEARCH), PAGE).await.map_err(e("search"))?;
+    // The other pills' lists, explained too (not timed): the same rule holds for them.
+    store.list_todos_for(scopes, Pill::All, None, PAGE).await.map_err(e("All"))?;
+    store.list_todos_for(scopes, Pill::Failed, None, PAGE).await.map_err(e("Failed"))?;
+    store.list_todos_for(scopes, Pill::Done, Some(COMMON_SEARCH), PAGE).await.map_err(e("Done searched"))?;
     let seen = seen.lock().map_err(|_| "statement recorder poisoned")?.clone();
     let statements: Vec<String> = seen.into_iter().filter(|s| s.contains("todos t")).collect();
-    let [list, counts, chart, common, count_common, rare] = statements.as_slice() else {
-        return Err(format!("expected the Dead view's 6 statements, saw {}", statements.len()));
+    let [list, counts, chart, common, count_common, rare, all, failed, done_searched] = statements.as_slice() else {
+        return Err(format!("expected the Todos view's 9 statements, saw {}", statements.len()));
     };
     let array = format!("'{{{}}}'", scopes.iter().map(|s| s.0.to_string()).collect::<Vec<_>>().join(","));
     let since = (Utc::now().date_naive() - chrono::Duration::days(i64::from(CHART_DAYS) - 1))
@@ -362,6 +367,24 @@ async fn explain(db: &BenchDb, tenancy: &Tenancy) -> BenchResult<Vec<BoardPlan>>
             sql: rare.clone(),
             types: "uuid[], int8, text",
             values: format!("{array}, {PAGE}, {}", pattern(RARE_SEARCH)),
+        },
+        Captured {
+            query: "All pill list (100 newest, merged per state)",
+            sql: all.clone(),
+            types: "uuid[], int8, int8",
+            values: format!("{array}, {PAGE}, {PAGE}"),
+        },
+        Captured {
+            query: "Failed pill list (retry scheduled)",
+            sql: failed.clone(),
+            types: "uuid[], int8, int8",
+            values: format!("{array}, {PAGE}, {PAGE}"),
+        },
+        Captured {
+            query: "Done pill searched for a common word (newest 5 000 looked through)",
+            sql: done_searched.clone(),
+            types: "uuid[], int8, int8, text",
+            values: format!("{array}, {SEARCH_WINDOW}, {PAGE}, {}", pattern(COMMON_SEARCH)),
         },
     ];
     let mut plans = Vec::new();

@@ -41,7 +41,7 @@ fn verdicts(run: &BoardRun) -> Vec<[String; 3]> {
     let plans: usize = run.stages.iter().map(|s| s.plans.len()).sum();
     let scans = run.seq_scans();
     rows.push([
-        "no sequential scan over `todos` in any Dead view statement".into(),
+        "no sequential scan over `todos` in any Todos view statement".into(),
         if scans.is_empty() {
             format!("0 of {plans} plans")
         } else {
