@@ -1,8 +1,8 @@
-//! One notification to one hook: up to three attempts, signed afresh each time. The
-//! first uses the target the dispatcher matched (at most a second old, see
-//! `hook_cache`); before each retry the endpoint, the hook and its filter are re-checked
-//! in the database, with the hook's current secrets. Inside the client's connector the
-//! target's addresses are checked on every dial. The caller records the health.
+//! One notification to one hook: up to three attempts, signed afresh each time. Before
+//! every attempt the endpoint, the hook and its filter are re-checked in the database,
+//! with the hook's current secrets: the first by the supervisor (batched with other
+//! waiting deliveries), each retry here. Inside the client's connector the target's
+//! addresses are checked on every dial. The caller records the health.
 
 use actix_web::web::Bytes;
 use chrono::Utc;
@@ -29,7 +29,7 @@ pub(super) struct Report {
     pub health: Option<HookHealthUpdate>,
 }
 
-/// Delivers `n` to the hook `first` describes and says how it ended.
+/// Delivers `n` to the hook `first` describes (just re-checked) and says how it ended.
 pub(super) async fn deliver(channel: HookChannel, client: awc::Client, first: HookTarget, n: Notification) -> Report {
     let dropped = Report { outcome: NotificationOutcome::Dropped, health: None };
     let hook = first.hook_id;

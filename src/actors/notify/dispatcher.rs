@@ -68,7 +68,7 @@ impl Dispatcher {
         };
         let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
         match cached {
-            Some((hooks, _)) => self.hand_over(endpoint, &hooks, notification, ctx),
+            Some((hooks, _)) => self.hand_over(endpoint, &hooks, notification),
             None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),
         }
     }
@@ -91,7 +91,7 @@ impl Dispatcher {
         self.lookups_in_flight += 1;
         let store = self.channel.store.clone();
         let lookup = async move { store.matching_hooks(endpoint, &queue).await };
-        ctx.spawn(lookup.into_actor(self).map(move |found, act, ctx| {
+        ctx.spawn(lookup.into_actor(self).map(move |found, act, _| {
             act.lookups_in_flight -= 1;
             act.refreshing.remove(&key);
             match found {
@@ -99,7 +99,7 @@ impl Dispatcher {
                     let hooks: Arc<[HookTarget]> = targets.into();
                     act.channel.cache.put(endpoint, &key.1, hooks.clone());
                     if let Some(n) = waiting {
-                        act.hand_over(endpoint, &hooks, n, ctx);
+                        act.hand_over(endpoint, &hooks, n);
                     }
                 }
                 Err(e) => {
@@ -113,11 +113,11 @@ impl Dispatcher {
     }
 
     /// Gives each hook its copy of the notification, through the endpoint's supervisor.
-    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], n: Notification, ctx: &mut Context<Self>) {
+    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], n: Notification) {
         if hooks.is_empty() {
             return;
         }
-        let supervisor = self.supervisor(endpoint, ctx);
+        let supervisor = self.supervisor(endpoint);
         for target in hooks {
             if supervisor.try_send(Deliver { target: target.clone(), notification: n.clone() }).is_err() {
                 self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
@@ -125,13 +125,17 @@ impl Dispatcher {
         }
     }
 
-    /// The endpoint's supervisor, started on first use (on this arbiter).
-    fn supervisor(&mut self, endpoint: EndpointId, _ctx: &mut Context<Self>) -> Addr<HookSupervisor> {
-        let channel = &self.channel;
-        self.supervisors
-            .entry(endpoint)
-            .or_insert_with(|| HookSupervisor::new(endpoint, channel.clone()).start())
-            .clone()
+    /// The endpoint's supervisor, started on first use (on this arbiter) and again
+    /// after it stopped for being idle; the stopped ones of other endpoints are
+    /// forgotten then too, so the map holds only endpoints recently notified.
+    fn supervisor(&mut self, endpoint: EndpointId) -> Addr<HookSupervisor> {
+        if let Some(addr) = self.supervisors.get(&endpoint).filter(|a| a.connected()) {
+            return addr.clone();
+        }
+        self.supervisors.retain(|_, a| a.connected());
+        let addr = HookSupervisor::new(endpoint, self.channel.clone()).start();
+        self.supervisors.insert(endpoint, addr.clone());
+        addr
     }
 }
 

@@ -17,4 +17,4 @@ mod supervisor;
 pub use channel::{HookChannel, Notification};
 pub use dispatcher::{DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT};
 pub use hook_cache::HookCache;
-pub use supervisor::{Deliver, HookSupervisor, MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_MAILBOX};
+pub use supervisor::{Deliver, HookSupervisor, MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_IDLE_STOP, SUPERVISOR_MAILBOX};

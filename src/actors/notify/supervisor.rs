@@ -1,18 +1,23 @@
 //! One `HookSupervisor` per endpoint with hooks: it owns the per-hook `governor` rate
 //! state and runs that endpoint's deliveries, so a receiver that hangs or is down ties
 //! up only its own endpoint's slots, never another endpoint's hooks or any claim.
+//!
+//! Before a first attempt the hook is re-checked in the database (endpoint active,
+//! hook enabled, filter, current secrets), like before every retry. The re-check is
+//! batched: while one query runs, arriving deliveries wait and share the next one, so
+//! a quiet hook pays one round trip and a flood pays one per batch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
+use actix::{Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-
-use std::time::Instant;
 
 use super::delivery::{deliver, record};
 use super::{HookChannel, Notification};
 use crate::domain::ids::{EndpointId, HookId};
 use crate::metrics::NotificationOutcome;
+use crate::notify::body::NotifyType;
 use crate::notify::health::needs_write;
 use crate::store::hooks::{HookHealthUpdate, HookTarget};
 
@@ -23,11 +28,19 @@ pub const SUPERVISOR_MAILBOX: usize = 256;
 /// attempts of 5 s plus waits); beyond this new notifications are dropped and counted.
 pub const MAX_DELIVERIES_IN_FLIGHT: usize = 32;
 
+/// A supervisor with nothing waiting or running for this long stops (the dispatcher
+/// starts a new one on the endpoint's next notification). Longer than a minute, so
+/// every rate bucket it forgets has refilled and stopping changes no decision.
+pub const SUPERVISOR_IDLE_STOP: Duration = Duration::from_secs(120);
+
+/// Deliveries re-checked in one query at most.
+const RECHECK_BATCH: usize = 256;
+
 /// One notification for one hook.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct Deliver {
-    /// The hook as the dispatcher matched it (the first attempt's target).
+    /// The hook as the dispatcher matched it (re-checked before the first attempt).
     pub target: HookTarget,
     /// What to send.
     pub notification: Notification,
@@ -41,7 +54,14 @@ pub struct HookSupervisor {
     /// The health last written per hook, and when (successes on a healthy hook are
     /// not written again until it is old: see `notify::health::needs_write`).
     written: HashMap<HookId, (Instant, HookHealthUpdate)>,
+    /// Deliveries admitted and not finished: waiting for their re-check or running.
     in_flight: usize,
+    /// Admitted deliveries waiting for the next re-check.
+    waiting: Vec<Deliver>,
+    /// A re-check query is running.
+    rechecking: bool,
+    /// When the last delivery was admitted or finished.
+    last_active: Instant,
     /// Built on start: the client is bound to this actor's thread.
     client: Option<awc::Client>,
 }
@@ -55,6 +75,9 @@ impl HookSupervisor {
             limiters: HashMap::new(),
             written: HashMap::new(),
             in_flight: 0,
+            waiting: Vec::new(),
+            rechecking: false,
+            last_active: Instant::now(),
             client: None,
         }
     }
@@ -73,6 +96,78 @@ impl Actor for HookSupervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(SUPERVISOR_MAILBOX);
         self.client = Some(self.channel.guard.client());
+        ctx.run_interval(SUPERVISOR_IDLE_STOP / 4, |act, ctx| {
+            if act.in_flight == 0 && act.last_active.elapsed() >= SUPERVISOR_IDLE_STOP {
+                ctx.stop();
+            }
+        });
+    }
+}
+
+impl HookSupervisor {
+    /// Re-checks every waiting delivery in one query, then starts those whose hook
+    /// still matches (with its current target) and drops the rest. Another batch
+    /// follows if more arrived meanwhile.
+    fn recheck(&mut self, ctx: &mut Context<Self>) {
+        if self.rechecking || self.waiting.is_empty() {
+            return;
+        }
+        self.rechecking = true;
+        let take = self.waiting.len().min(RECHECK_BATCH);
+        let batch: Vec<Deliver> = self.waiting.drain(..take).collect();
+        let pairs: Vec<(HookId, String)> = batch
+            .iter()
+            .map(|d| (d.target.hook_id, d.notification.queue.clone()))
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let store = self.channel.store.clone();
+        let query = async move { store.recheck_hooks(&pairs).await };
+        ctx.spawn(query.into_actor(self).map(move |found, act, ctx| {
+            act.rechecking = false;
+            let current: HashMap<(HookId, String), HookTarget> = match found {
+                Ok(rows) => rows.into_iter().map(|(hook, queue, target)| ((hook, queue), target)).collect(),
+                Err(e) => {
+                    tracing::warn!(endpoint = %act.endpoint, error = %e, "hook re-check failed; notifications dropped");
+                    HashMap::new()
+                }
+            };
+            for d in batch {
+                match current.get(&(d.target.hook_id, d.notification.queue.clone())) {
+                    Some(target) => act.start(target.clone(), d.notification, ctx),
+                    // Deleted, disabled, re-filtered or revoked since the match.
+                    None => act.finish(d.notification.kind, NotificationOutcome::Dropped),
+                }
+            }
+            act.recheck(ctx);
+        }));
+    }
+
+    /// Runs one delivery; records its outcome and, when it changed, the hook's health.
+    fn start(&mut self, target: HookTarget, n: Notification, ctx: &mut Context<Self>) {
+        let Some(client) = self.client.clone() else {
+            self.finish(n.kind, NotificationOutcome::Dropped);
+            return;
+        };
+        let (kind, hook) = (n.kind, target.hook_id);
+        let job = deliver(self.channel.clone(), client, target, n);
+        ctx.spawn(job.into_actor(self).map(move |report, act, ctx| {
+            act.finish(kind, report.outcome);
+            let Some(health) = report.health else { return };
+            let last = act.written.get(&hook).map(|(at, h)| (h, at.elapsed()));
+            if needs_write(last, &health) {
+                act.written.insert(hook, (Instant::now(), health.clone()));
+                // Outside the in-flight slot: the receiver already has its answer.
+                ctx.spawn(record(act.channel.clone(), hook, health).into_actor(act));
+            }
+        }));
+    }
+
+    /// Frees a delivery's slot and counts how it ended.
+    fn finish(&mut self, kind: NotifyType, outcome: NotificationOutcome) {
+        self.in_flight -= 1;
+        self.last_active = Instant::now();
+        self.channel.metrics.notification(kind, outcome);
     }
 }
 
@@ -87,24 +182,14 @@ impl Handler<Deliver> for HookSupervisor {
             self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
             return;
         }
-        let Some(client) = self.client.clone() else { return };
         if self.in_flight >= MAX_DELIVERIES_IN_FLIGHT {
             tracing::debug!(endpoint = %self.endpoint, "too many deliveries in flight; notification dropped");
             self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
             return;
         }
         self.in_flight += 1;
-        let job = deliver(self.channel.clone(), client, msg.target, msg.notification);
-        ctx.spawn(job.into_actor(self).map(move |report, act, ctx| {
-            act.in_flight -= 1;
-            act.channel.metrics.notification(kind, report.outcome);
-            let Some(health) = report.health else { return };
-            let last = act.written.get(&hook).map(|(at, h)| (h, at.elapsed()));
-            if needs_write(last, &health) {
-                act.written.insert(hook, (Instant::now(), health.clone()));
-                // Outside the in-flight slot: the receiver already has its answer.
-                ctx.spawn(record(act.channel.clone(), hook, health).into_actor(act));
-            }
-        }));
+        self.last_active = Instant::now();
+        self.waiting.push(msg);
+        self.recheck(ctx);
     }
 }

@@ -1,9 +1,10 @@
 //! What the hook dispatcher reads and writes: the hooks a ready or dead todo matches,
-//! the same conditions re-checked for one hook before every attempt, the health each
-//! delivery leaves behind, and the sweep that forgets expired previous secrets.
+//! the same conditions re-checked before every attempt (for many waiting deliveries in
+//! one query), the health each delivery leaves behind, and the sweep that forgets
+//! expired previous secrets.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
@@ -62,11 +63,24 @@ const TARGET_COLUMNS: &str = "h.id AS hook_id, h.endpoint_id, h.url, h.secret AS
      CASE WHEN h.previous_valid_until > now() THEN h.previous_secret END AS sealed_previous_secret, \
      CASE WHEN h.previous_valid_until > now() THEN h.previous_valid_until END AS previous_valid_until";
 
-/// When a hook may be told about a todo on queue `$2`: the hook is enabled, its
-/// endpoint active and unexpired, its filter empty or naming the queue, and the queue
-/// not the reserved `quarantine` (held deliveries never announce).
-const MATCHES_SQL: &str = "h.enabled AND e.state = 'active' AND (e.expires_at IS NULL OR e.expires_at > now()) \
-     AND $2 <> 'quarantine' AND (cardinality(h.queues) = 0 OR $2 = ANY(h.queues))";
+/// When a hook may be told about a todo on the queue `queue` (an SQL expression): the
+/// hook is enabled, its endpoint active and unexpired, its filter empty or naming the
+/// queue, and the queue not the reserved `quarantine` (held deliveries never announce).
+fn matches(queue: &str) -> String {
+    format!(
+        "h.enabled AND e.state = 'active' AND (e.expires_at IS NULL OR e.expires_at > now()) \
+         AND {queue} <> 'quarantine' AND (cardinality(h.queues) = 0 OR {queue} = ANY(h.queues))"
+    )
+}
+
+/// One (hook, queue) pair that still matches, with the hook's current target.
+#[derive(QueryableByName)]
+struct Rechecked {
+    #[diesel(sql_type = Text)]
+    queue: String,
+    #[diesel(embed)]
+    target: HookTarget,
+}
 
 impl Store {
     /// The hooks a todo on `queue` of `endpoint` should be announced to, oldest first.
@@ -74,7 +88,8 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(diesel::sql_query(format!(
             "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
-             WHERE h.endpoint_id = $1 AND {MATCHES_SQL} ORDER BY h.created_at, h.id"
+             WHERE h.endpoint_id = $1 AND {} ORDER BY h.created_at, h.id",
+            matches("$2")
         ))
         .bind::<SqlUuid, _>(endpoint)
         .bind::<Text, _>(queue)
@@ -86,16 +101,29 @@ impl Store {
     /// secrets: run before every attempt, so a hook deleted, disabled, re-filtered or
     /// rotated, or an endpoint revoked, since the todo was announced is honoured.
     pub async fn recheck_hook(&self, hook: HookId, queue: &str) -> Result<Option<HookTarget>> {
+        let mut found = self.recheck_hooks(&[(hook, queue.to_owned())]).await?;
+        Ok(found.pop().map(|(_, _, target)| target))
+    }
+
+    /// [`Store::recheck_hook`] for many (hook, queue) pairs in one query: the pairs that
+    /// still match, each with its hook's current target. A supervisor re-checks every
+    /// delivery waiting for its first attempt at once, so a burst costs one round trip.
+    pub async fn recheck_hooks(&self, pairs: &[(HookId, String)]) -> Result<Vec<(HookId, String, HookTarget)>> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (hooks, queues): (Vec<HookId>, Vec<String>) = pairs.iter().cloned().unzip();
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
-             WHERE h.id = $1 AND {MATCHES_SQL}"
+        let rows: Vec<Rechecked> = diesel::sql_query(format!(
+            "SELECT w.queue, {TARGET_COLUMNS} FROM unnest($1::uuid[], $2::text[]) AS w(hook, queue) \
+             JOIN notify_hooks h ON h.id = w.hook JOIN endpoints e ON e.id = h.endpoint_id WHERE {}",
+            matches("w.queue")
         ))
-        .bind::<SqlUuid, _>(hook)
-        .bind::<Text, _>(queue)
-        .get_result(&mut conn)
-        .await
-        .optional()?)
+        .bind::<Array<SqlUuid>, _>(hooks)
+        .bind::<Array<Text>, _>(queues)
+        .load(&mut conn)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.target.hook_id, r.queue, r.target)).collect())
     }
 
     /// Records a delivery's outcome in one UPDATE: a success resets the failure count;

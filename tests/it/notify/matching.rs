@@ -156,3 +156,37 @@ async fn an_agent_made_todo_stays_silent_when_ready_and_when_dead_lettered() {
         "the dead letter was announced by the store and gated: {signals:?}"
     );
 }
+
+#[actix_web::test]
+async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_its_match_is_cached() {
+    let (app, owner, ep) = with_worker().await;
+    let (rx_gone, rx_off, rx_kept) = (Receiver::start().await, Receiver::start().await, Receiver::start().await);
+    let gone = hook(&app, &owner, &ep, &rx_gone.url(), &[]).await;
+    let off = hook(&app, &owner, &ep, &rx_off.url(), &[]).await;
+    hook(&app, &owner, &ep, &rx_kept.url(), &[]).await;
+    let intake = generic(&app, &owner, &ep, "builds", 1).await;
+    // The first todo fills the dispatcher's cache of this queue's hooks.
+    intake.deliver(&app, "first", json!({})).await;
+    for rx in [&rx_gone, &rx_off, &rx_kept] {
+        rx.wait_for(1).await;
+    }
+
+    // Another instance (or an operator in psql) deletes one hook and disables another:
+    // this instance's cache is not told, and still lists both.
+    app.db.exec(&format!("DELETE FROM notify_hooks WHERE id = '{}'", gone.id.0)).await;
+    app.db
+        .exec(&format!(
+            "UPDATE notify_hooks SET enabled = false, disabled_reason = 'operator' WHERE id = '{}'",
+            off.id.0
+        ))
+        .await;
+    let second = intake.deliver(&app, "second", json!({})).await;
+
+    // The control hears the second todo; the re-check before the first attempt
+    // dropped the other two.
+    let got = rx_kept.wait_for(2).await;
+    assert_eq!(got[1].todo_id(), second.to_string());
+    wait_metric(&app, &notifications("todo.ready", "dropped"), 2).await;
+    settle().await;
+    assert_eq!((rx_gone.count(), rx_off.count()), (1, 1), "no attempt reached a deleted or disabled hook");
+}
