@@ -18,25 +18,16 @@ pub(super) fn verify(secret: &[u8], inbound: &Inbound, _now: DateTime<Utc>) -> R
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{check_with_header, hex_hmac};
     use super::*;
-    use hmac::{Hmac, Mac};
-    use sha2::Sha256;
-
-    fn now() -> DateTime<Utc> {
-        DateTime::from_timestamp(1_700_000_000, 0).unwrap()
-    }
 
     /// The header Gitea would send, computed independently of the code under test.
     fn sign(secret: &[u8], body: &[u8]) -> String {
-        let mut mac = Hmac::<Sha256>::new_from_slice(secret).unwrap();
-        mac.update(body);
-        hex::encode(mac.finalize().into_bytes())
+        hex_hmac(secret, body)
     }
 
     fn check(secret: &[u8], header: Option<&str>, body: &[u8]) -> Result<(), VerifyError> {
-        let headers: Vec<(String, String)> =
-            header.into_iter().map(|h| (SIGNATURE_HEADER.to_owned(), h.to_owned())).collect();
-        verify(secret, &Inbound { headers: &headers, body }, now())
+        check_with_header(verify, SIGNATURE_HEADER, secret, header, body)
     }
 
     #[test]

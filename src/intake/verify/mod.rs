@@ -11,6 +11,8 @@ mod github;
 mod standard;
 mod stripe;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 
 use chrono::{DateTime, Utc};

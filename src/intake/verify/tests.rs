@@ -4,19 +4,15 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use hmac::{Hmac, Mac};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
+use super::test_support::{NOW, now};
 use super::*;
 
-const NOW: i64 = 1_700_000_000;
 const SIGNED: [SourceType; 4] = [SourceType::Github, SourceType::Gitea, SourceType::Stripe, SourceType::Standard];
-
-fn now() -> DateTime<Utc> {
-    DateTime::from_timestamp(NOW, 0).unwrap()
-}
 
 fn mac(secret: &[u8], content: &[u8]) -> Vec<u8> {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).unwrap();
