@@ -15,6 +15,6 @@ mod hook_cache;
 mod supervisor;
 
 pub use channel::{HookChannel, Notification};
-pub use dispatcher::{DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT};
+pub use dispatcher::{DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT, MAX_RECHECKS_WAITING};
 pub use hook_cache::HookCache;
 pub use supervisor::{Deliver, HookSupervisor, MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_IDLE_STOP, SUPERVISOR_MAILBOX};

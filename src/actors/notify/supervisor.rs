@@ -1,13 +1,8 @@
 //! One `HookSupervisor` per endpoint with hooks: it owns the per-hook `governor` rate
 //! state and runs that endpoint's deliveries, so a receiver that hangs or is down ties
 //! up only its own endpoint's slots, never another endpoint's hooks or any claim.
-//!
-//! Before a first attempt the hook is re-checked in the database (endpoint active,
-//! hook enabled, filter, current secrets), like before every retry. The re-check is
-//! batched: while one query runs, arriving deliveries wait and share the next one, so
-//! a quiet hook pays one round trip and a flood pays one per batch.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
@@ -33,14 +28,12 @@ pub const MAX_DELIVERIES_IN_FLIGHT: usize = 32;
 /// every rate bucket it forgets has refilled and stopping changes no decision.
 pub const SUPERVISOR_IDLE_STOP: Duration = Duration::from_secs(120);
 
-/// Deliveries re-checked in one query at most.
-const RECHECK_BATCH: usize = 256;
-
 /// One notification for one hook.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct Deliver {
-    /// The hook as the dispatcher matched it (re-checked before the first attempt).
+    /// The hook as the dispatcher matched and then re-checked it, with its current
+    /// secrets (the first attempt's target).
     pub target: HookTarget,
     /// What to send.
     pub notification: Notification,
@@ -54,12 +47,8 @@ pub struct HookSupervisor {
     /// The health last written per hook, and when (successes on a healthy hook are
     /// not written again until it is old: see `notify::health::needs_write`).
     written: HashMap<HookId, (Instant, HookHealthUpdate)>,
-    /// Deliveries admitted and not finished: waiting for their re-check or running.
+    /// Deliveries running.
     in_flight: usize,
-    /// Admitted deliveries waiting for the next re-check.
-    waiting: Vec<Deliver>,
-    /// A re-check query is running.
-    rechecking: bool,
     /// When the last delivery was admitted or finished.
     last_active: Instant,
     /// Built on start: the client is bound to this actor's thread.
@@ -75,8 +64,6 @@ impl HookSupervisor {
             limiters: HashMap::new(),
             written: HashMap::new(),
             in_flight: 0,
-            waiting: Vec::new(),
-            rechecking: false,
             last_active: Instant::now(),
             client: None,
         }
@@ -105,44 +92,6 @@ impl Actor for HookSupervisor {
 }
 
 impl HookSupervisor {
-    /// Re-checks every waiting delivery in one query, then starts those whose hook
-    /// still matches (with its current target) and drops the rest. Another batch
-    /// follows if more arrived meanwhile.
-    fn recheck(&mut self, ctx: &mut Context<Self>) {
-        if self.rechecking || self.waiting.is_empty() {
-            return;
-        }
-        self.rechecking = true;
-        let take = self.waiting.len().min(RECHECK_BATCH);
-        let batch: Vec<Deliver> = self.waiting.drain(..take).collect();
-        let pairs: Vec<(HookId, String)> = batch
-            .iter()
-            .map(|d| (d.target.hook_id, d.notification.queue.clone()))
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
-        let store = self.channel.store.clone();
-        let query = async move { store.recheck_hooks(&pairs).await };
-        ctx.spawn(query.into_actor(self).map(move |found, act, ctx| {
-            act.rechecking = false;
-            let current: HashMap<(HookId, String), HookTarget> = match found {
-                Ok(rows) => rows.into_iter().map(|(hook, queue, target)| ((hook, queue), target)).collect(),
-                Err(e) => {
-                    tracing::warn!(endpoint = %act.endpoint, error = %e, "hook re-check failed; notifications dropped");
-                    HashMap::new()
-                }
-            };
-            for d in batch {
-                match current.get(&(d.target.hook_id, d.notification.queue.clone())) {
-                    Some(target) => act.start(target.clone(), d.notification, ctx),
-                    // Deleted, disabled, re-filtered or revoked since the match.
-                    None => act.finish(d.notification.kind, NotificationOutcome::Dropped),
-                }
-            }
-            act.recheck(ctx);
-        }));
-    }
-
     /// Runs one delivery; records its outcome and, when it changed, the hook's health.
     fn start(&mut self, target: HookTarget, n: Notification, ctx: &mut Context<Self>) {
         let Some(client) = self.client.clone() else {
@@ -189,7 +138,6 @@ impl Handler<Deliver> for HookSupervisor {
         }
         self.in_flight += 1;
         self.last_active = Instant::now();
-        self.waiting.push(msg);
-        self.recheck(ctx);
+        self.start(msg.target, msg.notification, ctx);
     }
 }
