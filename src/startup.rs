@@ -84,7 +84,11 @@ impl Sweepers {
             quarantine_expirer: QuarantineExpirer::new(store.clone(), std::time::Duration::from_secs(3600)).start(),
             previous_secret_expirer: PreviousSecretExpirer::new(store.clone(), std::time::Duration::from_secs(600))
                 .start(),
-            board_session_expirer: crate::actors::BoardSessionExpirer::new(store.clone(), std::time::Duration::from_secs(3600)).start(),
+            board_session_expirer: crate::actors::BoardSessionExpirer::new(
+                store.clone(),
+                std::time::Duration::from_secs(3600),
+            )
+            .start(),
         }
     }
 }

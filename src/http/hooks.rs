@@ -225,7 +225,8 @@ pub async fn create_hook(
     queues: &[String],
 ) -> Result<CreatedHook> {
     state.hooks.refuse_when_off()?;
-    let spec = HookSpec::parse(url, queues, state.hooks.allow_http).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let spec =
+        HookSpec::parse(url, queues, state.hooks.allow_http).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     // The same guard every delivery dials through: a private, loopback or metadata
     // target (unless allowlisted) is refused now, not only at the first attempt.
     state.guard.check(spec.url()).await.map_err(|e| match e {

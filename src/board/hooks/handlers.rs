@@ -119,7 +119,12 @@ pub async fn rotate(
     Ok(respond::page(&human, layout::page(&human, Nav::Hooks, "Signing secret rotated", body)))
 }
 
-async fn set_enabled(state: &AppState, path: &str, posted: Posted<NoFields>, on: bool) -> Result<HttpResponse, BoardError> {
+async fn set_enabled(
+    state: &AppState,
+    path: &str,
+    posted: Posted<NoFields>,
+    on: bool,
+) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: HookId = parse_id(path)?;
     let scope = hooks::changeable(state, &human.reach, id).await?;

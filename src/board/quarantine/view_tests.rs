@@ -75,7 +75,8 @@ fn names(h: &Held) -> Names {
 fn a_held_row_shows_webhook_endpoint_source_sender_reason_arrival_and_expiry() {
     let h = held("push to main", json!({"sender": {"login": "stranger"}}));
     let html = quarantine_page(std::slice::from_ref(&h), &names(&h), now()).into_string();
-    for want in ["github → builds", "ci-runner", "github", "push", "stranger", "sender not trusted", "2 d ago", "in 28 d"]
+    for want in
+        ["github → builds", "ci-runner", "github", "push", "stranger", "sender not trusted", "2 d ago", "in 28 d"]
     {
         assert!(html.contains(want), "{want} missing from {html}");
     }

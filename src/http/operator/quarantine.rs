@@ -108,7 +108,10 @@ pub async fn release_held(
     if let Some(q) = to_queue
         && (!valid_queue_name(q) || q == QUARANTINE_QUEUE)
     {
-        return Err(Error::invalid("queue", "must be 1–64 of a-z 0-9 . _ - starting with a letter or digit, and not quarantine"));
+        return Err(Error::invalid(
+            "queue",
+            "must be 1–64 of a-z 0-9 . _ - starting with a letter or digit, and not quarantine",
+        ));
     }
     let held = state.store.held(scopes, id).await?;
     if held.todo.state != TodoState::Pending {

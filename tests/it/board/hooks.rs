@@ -147,7 +147,8 @@ async fn health_renders_after_a_recorded_failure() {
     let (app, owner, s, ep) = setup().await;
     let spec = HookSpec::parse("https://203.0.113.10/in", &[], false).unwrap();
     let id = app.store.create_hook(&Vault::new(Some(&KEY)), owner.scope, ep, &spec, 5).await.unwrap().hook.id;
-    let failure = HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some(LastError::ServerError) };
+    let failure =
+        HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some(LastError::ServerError) };
     app.store.record_hook_outcome(id, failure).await.unwrap();
     let page = get(&app, "/hooks", Some(&s.cookie)).await;
     assert!(page.body.contains("1 failure in a row"), "{}", page.body);
@@ -174,7 +175,10 @@ async fn rotate_disable_enable_and_delete_work_from_the_board() {
     assert_eq!(off.status, StatusCode::SEE_OTHER, "{}", off.body);
     assert_eq!(off.location(), format!("/hooks#ep-{ep}"));
     assert!(off.set_cookie("sb_notice").is_some());
-    let reason = format!("SELECT count(*) FROM notify_hooks WHERE NOT enabled AND disabled_reason = 'operator' AND id = '{}'", id.0);
+    let reason = format!(
+        "SELECT count(*) FROM notify_hooks WHERE NOT enabled AND disabled_reason = 'operator' AND id = '{}'",
+        id.0
+    );
     assert_eq!(app.db.count(&reason).await, 1);
     assert!(get(&app, "/hooks", Some(&s.cookie)).await.body.contains("switched off by an operator"));
 
