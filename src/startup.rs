@@ -56,6 +56,8 @@ pub struct Sweepers {
     pub quarantine_expirer: Addr<QuarantineExpirer>,
     /// Forgets previous hook secrets 24 h after a rotation (every 10 minutes).
     pub previous_secret_expirer: Addr<PreviousSecretExpirer>,
+    /// Deletes expired Board sessions (hourly).
+    pub board_session_expirer: Addr<crate::actors::BoardSessionExpirer>,
 }
 
 impl Sweepers {
@@ -82,6 +84,11 @@ impl Sweepers {
             quarantine_expirer: QuarantineExpirer::new(store.clone(), std::time::Duration::from_secs(3600)).start(),
             previous_secret_expirer: PreviousSecretExpirer::new(store.clone(), std::time::Duration::from_secs(600))
                 .start(),
+            board_session_expirer: crate::actors::BoardSessionExpirer::new(
+                store.clone(),
+                std::time::Duration::from_secs(3600),
+            )
+            .start(),
         }
     }
 }

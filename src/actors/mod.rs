@@ -6,5 +6,6 @@ pub mod periodic;
 pub mod sweeps;
 
 pub use sweeps::{
-    EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer, RetryScheduler,
+    BoardSessionExpirer, EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer,
+    RetryScheduler,
 };

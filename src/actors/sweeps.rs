@@ -63,6 +63,16 @@ impl Sweep for PreviousSecretExpiry {
     }
 }
 
+/// Deletes expired Board sessions.
+pub struct BoardSessionExpiry;
+
+impl Sweep for BoardSessionExpiry {
+    const NAME: &'static str = "board_session_expiry";
+    fn run(store: Store) -> BoxFuture<'static, Result<usize>> {
+        async move { store.sweep_expired_board_sessions().await }.boxed()
+    }
+}
+
 /// Reaps claimed todos whose lease lapsed (requeue below the cap, dead letter at it).
 pub type LeaseReaper = Periodic<LeaseReap>;
 /// Reaps interrupted todos whose interrupt lease lapsed.
@@ -75,3 +85,6 @@ pub type EndpointExpirer = Periodic<EndpointExpiry>;
 pub type QuarantineExpirer = Periodic<QuarantineExpiry>;
 /// Clears expired previous hook secrets (every 10 minutes).
 pub type PreviousSecretExpirer = Periodic<PreviousSecretExpiry>;
+/// Deletes expired Board sessions (hourly: a session lasts 12 h and an expired one
+/// is refused on use anyway).
+pub type BoardSessionExpirer = Periodic<BoardSessionExpiry>;

@@ -16,8 +16,10 @@
 pub mod assets;
 pub mod csrf;
 pub mod error;
+pub mod hooks;
 pub mod layout;
 pub mod login;
+pub mod quarantine;
 pub mod rate_limit;
 pub mod respond;
 pub mod scope;
@@ -53,7 +55,10 @@ impl BoardState {
 
 /// Every signed-in page: its path and its route. One line per page.
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    vec![("/todos", web::get().to(todos_page::page))]
+    let mut pages = vec![("/todos", web::get().to(todos_page::page))];
+    pages.extend(hooks::pages());
+    pages.extend(quarantine::pages());
+    pages
 }
 
 /// The Board's routes (sign-in, sign-out, assets, `/`, and every page).

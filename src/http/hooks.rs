@@ -14,7 +14,8 @@ use crate::domain::hooks::{HookDisabledReason, HookSpec, redact_url};
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::error::{Error, Result};
 use crate::outbound::CheckError;
-use crate::store::hooks::{CreatedHook, HookRow, RotatedHook};
+use crate::store::hooks::{CreatedHook, HookReach, HookRow, RotatedHook};
+use crate::store::tenancy::Reach;
 
 /// What the hook routes obey, from [`Settings`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,10 +207,26 @@ pub async fn create(
     endpoint: EndpointId,
     body: CreateHookBody,
 ) -> Result<HttpResponse> {
-    state.hooks.refuse_when_off()?;
     let queues = body.queues.unwrap_or_default();
-    let spec = HookSpec::parse(&body.url, &queues, state.hooks.allow_http)
-        .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let created = create_hook(state, owner, endpoint, &body.url, &queues).await?;
+    Ok(HttpResponse::Created().json(CreatedHookView::from(created)))
+}
+
+/// Creates a hook on `endpoint` (owned by `owner`; the caller has checked both) for
+/// the API and the Board alike: refused while hooks are switched off, then the URL and
+/// queue checks, then the outbound guard at save time, then the store (ceiling,
+/// sealing). The dispatcher's cache forgets the endpoint. The signing secret is in
+/// the answer, once.
+pub async fn create_hook(
+    state: &AppState,
+    owner: ScopeId,
+    endpoint: EndpointId,
+    url: &str,
+    queues: &[String],
+) -> Result<CreatedHook> {
+    state.hooks.refuse_when_off()?;
+    let spec =
+        HookSpec::parse(url, queues, state.hooks.allow_http).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     // The same guard every delivery dials through: a private, loopback or metadata
     // target (unless allowlisted) is refused now, not only at the first attempt.
     state.guard.check(spec.url()).await.map_err(|e| match e {
@@ -218,5 +235,46 @@ pub async fn create(
     })?;
     let created = state.store.create_hook(&state.vault, owner, endpoint, &spec, state.hooks.max).await?;
     state.hook_cache.evict(endpoint);
-    Ok(HttpResponse::Created().json(CreatedHookView::from(created)))
+    Ok(created)
+}
+
+/// Refuses unless `reach` administers `scope`: changing a team's hooks takes an admin.
+pub fn require_admin(reach: &Reach, scope: ScopeId) -> Result<()> {
+    if reach.is_admin_of(scope) {
+        Ok(())
+    } else {
+        Err(Error::Forbidden("only a team admin may change the team's notify hooks".into()))
+    }
+}
+
+/// A hook a human may change: in their scopes (else not found) and in one they
+/// administer (else forbidden). Returns that scope, to change the hook under.
+pub async fn changeable(state: &AppState, reach: &Reach, id: HookId) -> Result<ScopeId> {
+    let scopes = reach.scope_ids();
+    let (_, scope) = state.store.hook_in(HookReach::Scopes(&scopes), id).await?;
+    require_admin(reach, scope)?;
+    Ok(scope)
+}
+
+/// Rotates a hook in `scope` (new secret answered once); the dispatcher's cache
+/// forgets its endpoint, since a rotation may re-enable a hook failures disabled.
+pub async fn rotate(state: &AppState, scope: ScopeId, id: HookId) -> Result<RotatedHook> {
+    let rotated = state.store.rotate_hook(&state.vault, HookReach::Scopes(&[scope]), id).await?;
+    state.hook_cache.evict(rotated.hook.endpoint_id);
+    Ok(rotated)
+}
+
+/// Switches a hook in `scope` on or off; the dispatcher's cache forgets its endpoint.
+pub async fn set_enabled(state: &AppState, scope: ScopeId, id: HookId, enabled: bool) -> Result<HookRow> {
+    let row = state.store.set_hook_enabled(HookReach::Scopes(&[scope]), id, enabled).await?;
+    state.hook_cache.evict(row.endpoint_id);
+    Ok(row)
+}
+
+/// Deletes a hook in `scope`; the dispatcher's cache is cleared.
+pub async fn delete(state: &AppState, scope: ScopeId, id: HookId) -> Result<()> {
+    state.store.delete_hook(HookReach::Scopes(&[scope]), id).await?;
+    // A first attempt uses the dispatcher's cached match: it must not outlive the hook.
+    state.hook_cache.clear();
+    Ok(())
 }

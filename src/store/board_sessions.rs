@@ -138,6 +138,16 @@ impl Store {
         Ok(n > 0)
     }
 
+    /// Deletes every expired session, whoever held it (sessions are otherwise only
+    /// forgotten when their human signs in again); returns how many went.
+    pub async fn sweep_expired_board_sessions(&self) -> Result<usize> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::delete(board_sessions::table)
+            .filter(board_sessions::expires_at.le(diesel::dsl::now))
+            .execute(&mut conn)
+            .await?)
+    }
+
     /// Sets a human's Board password (an argon2id PHC string) and ends all their
     /// sessions in the same transaction; returns how many sessions ended.
     pub async fn set_password(&self, human: HumanId, password_hash: &str) -> Result<usize> {

@@ -12,26 +12,12 @@ use super::super::hooks::{
     self, CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView,
 };
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
-use crate::error::{Error, ErrorEnvelope, Result};
+use crate::error::{ErrorEnvelope, Result};
 use crate::store::hooks::{HookReach, HookRow};
-use crate::store::tenancy::Reach;
 
-/// Refuses unless the caller administers `scope`.
-fn require_admin(reach: &Reach, scope: ScopeId) -> Result<()> {
-    if reach.is_admin_of(scope) {
-        Ok(())
-    } else {
-        Err(Error::Forbidden("only a team admin may change the team's notify hooks".into()))
-    }
-}
-
-/// A hook the caller may change: in their scopes (else 404) and in one they administer
-/// (else 403). Returns that scope, to change the hook under.
+/// A hook the caller may change (see [`hooks::changeable`]).
 async fn changeable(state: &AppState, op: &Operator, id: HookId) -> Result<ScopeId> {
-    let scopes = op.0.scope_ids();
-    let (_, scope) = state.store.hook_in(HookReach::Scopes(&scopes), id).await?;
-    require_admin(&op.0, scope)?;
-    Ok(scope)
+    hooks::changeable(state, &op.0, id).await
 }
 
 /// Adds a notify hook to an endpoint: `todo.ready` and `todo.dead_lettered` of its
@@ -50,7 +36,7 @@ pub async fn create(
     body: Json<CreateHookBody>,
 ) -> Result<HttpResponse> {
     let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
-    require_admin(&op.0, endpoint.scope_id)?;
+    hooks::require_admin(&op.0, endpoint.scope_id)?;
     hooks::create(&state, endpoint.scope_id, endpoint.id, body.0).await
 }
 
@@ -74,17 +60,13 @@ pub async fn list(state: web::Data<AppState>, op: Operator, id: web::Path<Endpoi
 pub async fn rotate(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
     let id = id.into_inner();
     let scope = changeable(&state, &op, id).await?;
-    let rotated = state.store.rotate_hook(&state.vault, HookReach::Scopes(&[scope]), id).await?;
-    // Rotation may re-enable an auto-disabled hook: the dispatcher must see it again.
-    state.hook_cache.evict(rotated.hook.endpoint_id);
+    let rotated = hooks::rotate(&state, scope, id).await?;
     Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
 }
 
 async fn set_enabled(state: &AppState, op: &Operator, id: HookId, enabled: bool) -> Result<HookRow> {
     let scope = changeable(state, op, id).await?;
-    let row = state.store.set_hook_enabled(HookReach::Scopes(&[scope]), id, enabled).await?;
-    state.hook_cache.evict(row.endpoint_id);
-    Ok(row)
+    hooks::set_enabled(state, scope, id, enabled).await
 }
 
 /// Switches a hook on again; its failure count starts over.
@@ -112,8 +94,6 @@ pub async fn disable(state: web::Data<AppState>, op: Operator, id: web::Path<Hoo
 pub async fn delete(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
     let id = id.into_inner();
     let scope = changeable(&state, &op, id).await?;
-    state.store.delete_hook(HookReach::Scopes(&[scope]), id).await?;
-    // A first attempt uses the dispatcher's cached match: it must not outlive the hook.
-    state.hook_cache.clear();
+    hooks::delete(&state, scope, id).await?;
     Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
 }

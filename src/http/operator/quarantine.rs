@@ -7,12 +7,15 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::AppState;
 use super::super::auth::Operator;
+use super::super::body::OptionalJson;
 use super::super::dto::TodoView;
 use super::super::intake::route_delivery;
-use crate::domain::ids::{EventId, TodoId, WebhookId};
+use crate::domain::ids::{EventId, ScopeId, TodoId, WebhookId};
+use crate::domain::text::{QUARANTINE_QUEUE, valid_queue_name};
 use crate::domain::todo_state::{Disposition, QuarantineReason, TodoState};
 use crate::error::{Error, ErrorEnvelope, Result};
-use crate::intake::rules::Envelope;
+use crate::intake::routing::{Inputs, route};
+use crate::intake::rules::{Decision, Envelope};
 use crate::store::quarantine::Held;
 
 /// One held delivery.
@@ -65,14 +68,52 @@ pub async fn list(state: web::Data<AppState>, op: Operator, q: web::Query<HeldQu
     Ok(HttpResponse::Ok().json(HeldList { held: rows.iter().map(HeldView::from).collect() }))
 }
 
+/// Release request: with `queue`, the delivery goes to that queue of the webhook's
+/// endpoint instead of through the webhook's rules.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseBody {
+    /// A queue of the webhook's endpoint (not `quarantine`); absent: the rules decide.
+    pub queue: Option<String>,
+}
+
 /// Releases a held delivery: the webhook's rules route it again, its sender now
-/// trusted. Refused (409) when routing would only quarantine it again.
-#[utoipa::path(post, path = "/api/v1/quarantine/{id}/release", tag = "operator",
+/// trusted (or, with `queue`, it goes to that queue). Refused (409) when routing would
+/// only quarantine it again.
+#[utoipa::path(post, path = "/api/v1/quarantine/{id}/release", request_body = ReleaseBody, tag = "operator",
     params(("id" = TodoId, Path, description = "the held todo")), security(("operator_token" = [])),
-    responses((status = 200, body = Released), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn release(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
-    let scopes = op.0.scope_ids();
-    let held = state.store.held(&scopes, id.into_inner()).await?;
+    responses((status = 200, body = Released), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
+              (status = 422, body = ErrorEnvelope)))]
+pub async fn release(
+    state: web::Data<AppState>,
+    op: Operator,
+    id: web::Path<TodoId>,
+    body: OptionalJson<ReleaseBody>,
+) -> Result<HttpResponse> {
+    let todos = release_held(&state, &op.0.scope_ids(), id.into_inner(), body.0.queue.as_deref()).await?;
+    Ok(HttpResponse::Ok().json(Released { todos }))
+}
+
+/// The release both the API and the Board make: the held delivery in `scopes` is
+/// routed again, its sender trusted: by the webhook's rules, or straight to `to_queue`
+/// on the webhook's endpoint. Returns the todos it became (none when a rule now drops
+/// it). Refused when it has left already, its webhook is gone, or routing would only
+/// hold it again.
+pub async fn release_held(
+    state: &AppState,
+    scopes: &[ScopeId],
+    id: TodoId,
+    to_queue: Option<&str>,
+) -> Result<Vec<TodoId>> {
+    if let Some(q) = to_queue
+        && (!valid_queue_name(q) || q == QUARANTINE_QUEUE)
+    {
+        return Err(Error::invalid(
+            "queue",
+            "must be 1–64 of a-z 0-9 . _ - starting with a letter or digit, and not quarantine",
+        ));
+    }
+    let held = state.store.held(scopes, id).await?;
     if held.todo.state != TodoState::Pending {
         return Err(Error::Conflict("this delivery has already left quarantine".into()));
     }
@@ -81,11 +122,11 @@ pub async fn release(state: web::Data<AppState>, op: Operator, id: web::Path<Tod
         return Err(gone());
     };
     // The event keeps naming its webhook after the webhook is deleted.
-    let webhook = state.store.webhook_in(&scopes, webhook_id).await.map_err(|e| match e {
+    let webhook = state.store.webhook_in(scopes, webhook_id).await.map_err(|e| match e {
         Error::NotFound => gone(),
         other => other,
     })?;
-    let body = state.store.event_payload(&scopes, event_id).await?;
+    let body = state.store.event_payload(scopes, event_id).await?;
     let json: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
     let headers: Vec<(String, String)> = held
         .headers
@@ -95,14 +136,31 @@ pub async fn release(state: web::Data<AppState>, op: Operator, id: web::Path<Tod
         .unwrap_or_default();
     let raw_text = String::from_utf8_lossy(&body);
     let kind = held.todo.kind.clone();
-    let rules = crate::intake::rules::parse(&webhook.rules).map_err(|e| e.to_string());
     let envelope = Envelope { source: webhook.source_type.to_string(), event_type: kind, headers, body: json };
-    let routed = route_delivery(&state, &webhook, &rules, true, &envelope, &raw_text).await?;
+    let routed = match to_queue {
+        // As if no rule matched and the webhook's default queue were `queue`.
+        Some(queue) => {
+            let inputs = Inputs {
+                endpoint_id: webhook.endpoint_id,
+                default_queue: queue,
+                max_attempts: webhook.max_attempts,
+                source: webhook.source_type.as_str(),
+                event_type: envelope.event_type.as_deref(),
+                body: envelope.body.as_ref(),
+                raw_text: &raw_text,
+            };
+            route(&inputs, true, &Decision::NoMatch, &[])
+        }
+        None => {
+            let rules = crate::intake::rules::parse(&webhook.rules).map_err(|e| e.to_string());
+            route_delivery(state, &webhook, &rules, true, &envelope, &raw_text).await?
+        }
+    };
     if matches!(routed.disposition, Disposition::Quarantined | Disposition::Faulted) {
         return Err(Error::Conflict("the webhook's rules would quarantine this delivery again".into()));
     }
-    let outcomes = state.store.release_held(&scopes, held.todo.id, routed.todos).await?;
-    Ok(HttpResponse::Ok().json(Released { todos: outcomes.iter().map(|o| o.todo.id).collect() }))
+    let outcomes = state.store.release_held(scopes, held.todo.id, routed.todos).await?;
+    Ok(outcomes.iter().map(|o| o.todo.id).collect())
 }
 
 /// Discards a held delivery.

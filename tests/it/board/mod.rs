@@ -4,6 +4,9 @@
 
 mod assets;
 mod auth;
+mod hooks;
+mod quarantine;
+mod session_sweep;
 
 use std::time::Duration;
 
@@ -12,7 +15,7 @@ use awc::http::StatusCode;
 use switchboard::domain::ids::HumanId;
 use switchboard::domain::passwords::hash_password;
 
-use crate::harness::TestApp;
+use crate::harness::{Owner, TestApp};
 
 /// A password long enough for the Board.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -121,4 +124,19 @@ pub async fn sign_in(app: &TestApp, email: &str) -> Session {
     let todos = get(app, "/todos", Some(&cookie)).await;
     assert_eq!(todos.status, StatusCode::OK, "{}", todos.body);
     Session { csrf: todos.csrf_field(), cookie }
+}
+
+/// A human who may sign in with [`PASSWORD`] and also holds an operator token (to set
+/// things up through the API).
+pub async fn board_owner(app: &TestApp, email: &str) -> Owner {
+    let hash = hash_password(PASSWORD).expect("hash");
+    let h = app.store.create_human(email, "Board Owner", Some(hash)).await.expect("create human");
+    Owner { id: h.human.id, scope: h.scope, token: h.token }
+}
+
+/// The text between `start` and the next `<` in `html`.
+pub fn text_after<'a>(html: &'a str, start: &str) -> Option<&'a str> {
+    let from = html.find(start)?;
+    let rest = &html[from..];
+    Some(&rest[..rest.find('<').unwrap_or(rest.len())])
 }

@@ -1,0 +1,179 @@
+//! The hook pages' handlers: load, call the shared hook paths of `crate::http::hooks`
+//! (the same the operator API takes), render. A hook or endpoint outside the human's
+//! scopes answers 404; changing one in a team they do not administer answers 403.
+
+use actix_web::{HttpResponse, web};
+use chrono::Utc;
+use serde::Deserialize;
+
+use super::paths;
+use super::view::{self, EndpointHooks, HooksView, RefusedCreate};
+use crate::board::csrf::{NoFields, Posted};
+use crate::board::error::BoardError;
+use crate::board::layout::{self, Nav};
+use crate::board::respond::{self, Notice};
+use crate::board::scope::parse_id;
+use crate::board::session::Human;
+use crate::domain::hooks::redact_url;
+use crate::domain::ids::{EndpointId, HookId};
+use crate::error::Error;
+use crate::http::AppState;
+use crate::http::hooks;
+use crate::store::hooks::HookReach;
+
+/// The create form's fields.
+#[derive(Debug, Deserialize)]
+pub struct CreateForm {
+    /// Where notifications go.
+    #[serde(default)]
+    pub url: String,
+    /// Queue filter, comma- or space-separated; empty: every queue.
+    #[serde(default)]
+    pub queues: String,
+}
+
+/// The queue names a form field lists (commas or whitespace between them).
+pub fn split_queues(raw: &str) -> Vec<String> {
+    raw.split(|c: char| c == ',' || c.is_whitespace()).filter(|q| !q.is_empty()).map(str::to_owned).collect()
+}
+
+/// Every endpoint in reach that is live or still holds hooks, each with its hooks.
+async fn sections(state: &AppState, human: &Human) -> Result<Vec<EndpointHooks>, BoardError> {
+    let scopes = human.scope_ids();
+    let now = Utc::now();
+    let mut out = Vec::new();
+    for endpoint in state.store.list_endpoints(&scopes).await? {
+        let hooks = state.store.list_hooks(HookReach::Scopes(&scopes), endpoint.id).await?;
+        if hooks.is_empty() && !view::is_live(&endpoint, now) {
+            continue;
+        }
+        let may_change = human.reach.is_admin_of(endpoint.scope_id);
+        out.push(EndpointHooks { endpoint, hooks, may_change });
+    }
+    Ok(out)
+}
+
+async fn render(
+    state: &AppState,
+    human: &Human,
+    refused: Option<&RefusedCreate>,
+    status: actix_web::http::StatusCode,
+) -> Result<HttpResponse, BoardError> {
+    let endpoints = sections(state, human).await?;
+    let v = HooksView {
+        endpoints: &endpoints,
+        accepting: state.hooks.accepting(),
+        max: state.hooks.max,
+        now: Utc::now(),
+        refused,
+    };
+    let body = view::hooks_page(&v, &human.csrf_field());
+    let mut resp = respond::page(human, layout::page(human, Nav::Hooks, "Notify hooks", body));
+    *resp.status_mut() = status;
+    Ok(resp)
+}
+
+/// `GET /hooks`.
+pub async fn list(state: web::Data<AppState>, human: Human) -> Result<HttpResponse, BoardError> {
+    render(&state, &human, None, actix_web::http::StatusCode::OK).await
+}
+
+/// `POST /hooks/endpoint/{id}`: adds a hook; the answer (200, never cached) shows the
+/// signing secret once. A refusal (switched off, bad URL, the guard, the ceiling)
+/// shows the page again with the reason beside the form, and nothing is created.
+pub async fn create(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    posted: Posted<CreateForm>,
+) -> Result<HttpResponse, BoardError> {
+    let Posted { human, form } = posted;
+    let id: EndpointId = parse_id(&path)?;
+    let endpoint = state.store.endpoint_in(&human.scope_ids(), id).await?;
+    hooks::require_admin(&human.reach, endpoint.scope_id)?;
+    let queues = split_queues(&form.queues);
+    match hooks::create_hook(&state, endpoint.scope_id, endpoint.id, form.url.trim(), &queues).await {
+        Ok(created) => {
+            let body = view::created_page(&endpoint.slug, &created.hook, &created.signing_secret);
+            Ok(respond::page(&human, layout::page(&human, Nav::Hooks, "Hook added", body)))
+        }
+        Err(e @ (Error::InvalidArgument(_) | Error::Conflict(_))) => {
+            let refused =
+                RefusedCreate { endpoint: endpoint.id, url: form.url, queues: form.queues, message: e.to_string() };
+            render(&state, &human, Some(&refused), actix_web::ResponseError::status_code(&e)).await
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// `POST /hooks/{id}/rotate`: the new secret, shown once (200, never cached).
+pub async fn rotate(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    posted: Posted<NoFields>,
+) -> Result<HttpResponse, BoardError> {
+    let human = posted.human;
+    let id: HookId = parse_id(&path)?;
+    let scope = hooks::changeable(&state, &human.reach, id).await?;
+    let rotated = hooks::rotate(&state, scope, id).await?;
+    let body = view::rotated_page(&rotated.hook, &rotated.signing_secret, Utc::now());
+    Ok(respond::page(&human, layout::page(&human, Nav::Hooks, "Signing secret rotated", body)))
+}
+
+async fn set_enabled(
+    state: &AppState,
+    path: &str,
+    posted: Posted<NoFields>,
+    on: bool,
+) -> Result<HttpResponse, BoardError> {
+    let human = posted.human;
+    let id: HookId = parse_id(path)?;
+    let scope = hooks::changeable(state, &human.reach, id).await?;
+    let row = hooks::set_enabled(state, scope, id, on).await?;
+    let text = if on {
+        format!("Enabled the hook to {}; its failure count starts over.", redact_url(&row.url))
+    } else {
+        format!("Disabled the hook to {}; nothing is sent to it until it is enabled.", redact_url(&row.url))
+    };
+    Ok(respond::see_other_with_notice(
+        &state.board.cookies,
+        &paths::endpoint_section(row.endpoint_id),
+        &Notice::done(text),
+    ))
+}
+
+/// `POST /hooks/{id}/enable`.
+pub async fn enable(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    posted: Posted<NoFields>,
+) -> Result<HttpResponse, BoardError> {
+    set_enabled(&state, &path, posted, true).await
+}
+
+/// `POST /hooks/{id}/disable`.
+pub async fn disable(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    posted: Posted<NoFields>,
+) -> Result<HttpResponse, BoardError> {
+    set_enabled(&state, &path, posted, false).await
+}
+
+/// `POST /hooks/{id}/delete` (the page asks first).
+pub async fn delete(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    posted: Posted<NoFields>,
+) -> Result<HttpResponse, BoardError> {
+    let human = posted.human;
+    let id: HookId = parse_id(&path)?;
+    let scope = hooks::changeable(&state, &human.reach, id).await?;
+    let (row, _) = state.store.hook_in(HookReach::Scopes(&[scope]), id).await?;
+    hooks::delete(&state, scope, id).await?;
+    let text = format!("Deleted the hook to {}.", redact_url(&row.url));
+    Ok(respond::see_other_with_notice(
+        &state.board.cookies,
+        &paths::endpoint_section(row.endpoint_id),
+        &Notice::done(text),
+    ))
+}
