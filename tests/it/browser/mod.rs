@@ -10,6 +10,7 @@ mod driver;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use fantoccini::elements::Element;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -19,8 +20,9 @@ use serde_json::json;
 use crate::harness::TestApp;
 use driver::Chromedriver;
 
-/// How long the browser gets for a page to change as expected.
-const PATIENCE: Duration = Duration::from_secs(10);
+/// How long the browser gets for a page to change as expected (generous: CI runs tests
+/// side by side on two cores).
+const PATIENCE: Duration = Duration::from_secs(20);
 
 /// The screens the Board is looked at on.
 #[derive(Debug, Clone, Copy)]
@@ -39,25 +41,30 @@ impl Screen {
             Screen::Desktop => (1280, 900),
         }
     }
+
+    /// `Emulation.setDeviceMetricsOverride`'s parameters for this screen.
+    fn metrics(self) -> serde_json::Value {
+        let (width, height) = self.size();
+        json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": matches!(self, Screen::Phone)})
+    }
 }
 
-/// Chromium's own DevTools command, through chromedriver, that sets the viewport: a
-/// desktop window, headless or not, is never narrower than about 500 pixels.
-impl WebDriverCompatibleCommand for Screen {
+/// A Chrome DevTools Protocol command, sent through chromedriver. The viewport is set
+/// this way because a desktop window, headless or not, is never narrower than about
+/// 500 pixels; and only this way does a screenshot take in the whole page.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: serde_json::Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
     fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
         base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        let (width, height) = self.size();
-        let params = json!({
-            "width": width,
-            "height": height,
-            "deviceScaleFactor": 1,
-            "mobile": matches!(self, Screen::Phone),
-        });
-        let body = json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": params});
-        (http::Method::POST, Some(body.to_string()))
+        (http::Method::POST, Some(json!({"cmd": self.cmd, "params": self.params}).to_string()))
     }
 }
 
@@ -142,15 +149,37 @@ impl Browser {
         self.client.find_all(Locator::XPath(xpath)).await.unwrap_or_else(|e| panic!("find {xpath}: {e}"))
     }
 
+    /// Waits until nothing matches the XPath `xpath` (the page has changed); `what` names
+    /// the evidence left when it does not happen.
+    pub async fn wait_until_gone(&self, xpath: &str, what: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.all_xpath(xpath).await.is_empty() {
+            if Instant::now() > deadline {
+                panic!("{xpath} still matches; {}", self.evidence(what).await);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Makes the page's viewport `screen` (CSS pixels, one device pixel each); a phone
     /// also honours the page's `<meta name="viewport">` as a phone's browser does.
     pub async fn view_as(&self, screen: Screen) {
-        self.client.issue_cmd(screen).await.unwrap_or_else(|e| panic!("emulate {screen:?}: {e}"));
+        let cmd = Cdp { cmd: "Emulation.setDeviceMetricsOverride", params: screen.metrics() };
+        self.client.issue_cmd(cmd).await.unwrap_or_else(|e| panic!("emulate {screen:?}: {e}"));
     }
 
-    /// Saves a screenshot of the viewport as `<name>.png`; returns its path.
+    /// The whole page (not only the viewport) as PNG.
+    async fn full_page(&self) -> Result<Vec<u8>, String> {
+        let cmd =
+            Cdp { cmd: "Page.captureScreenshot", params: json!({"format": "png", "captureBeyondViewport": true}) };
+        let answer = self.client.issue_cmd(cmd).await.map_err(|e| e.to_string())?;
+        let data = answer["data"].as_str().ok_or_else(|| format!("no screenshot data in {answer}"))?;
+        base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| e.to_string())
+    }
+
+    /// Saves a screenshot of the whole page as `<name>.png`; returns its path.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
-        let png = self.client.screenshot().await.expect("screenshot");
+        let png = self.full_page().await.unwrap_or_else(|e| panic!("screenshot: {e}"));
         let path = self.shots.join(format!("{name}.png"));
         std::fs::write(&path, png).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
         path
@@ -160,7 +189,7 @@ impl Browser {
     /// `what`; returns a sentence saying where they are.
     pub async fn evidence(&self, what: &str) -> String {
         let here = self.client.current_url().await.map(|u| u.to_string()).unwrap_or_default();
-        let shot = self.client.screenshot().await.ok().map(|png| {
+        let shot = self.full_page().await.ok().map(|png| {
             let path = self.shots.join(format!("failure-{what}.png"));
             let _ = std::fs::write(&path, png);
             path
