@@ -7,6 +7,7 @@ mod api_doc;
 mod bad_input;
 mod board;
 mod board_store;
+mod browser;
 mod claim_plan;
 mod cli;
 mod dead_letters;
