@@ -170,6 +170,7 @@ impl Application {
                 metrics: metrics.clone(),
                 rate_per_minute: settings.notify_hook_rate_per_minute,
                 cache: hook_cache.clone(),
+                database_url: database_url.to_owned(),
             };
             let workers = NotifyWorkers::start(channel);
             let emitter = emitter.and(workers.emitter());

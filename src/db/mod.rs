@@ -1,6 +1,7 @@
 //! The database: connection pool, embedded migrations, the schema and row types.
 
 pub mod embedded;
+pub mod listen;
 pub mod models;
 pub mod prepared;
 pub mod schema;

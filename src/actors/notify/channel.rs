@@ -24,8 +24,10 @@ pub struct HookChannel {
     pub metrics: Metrics,
     /// Notifications per hook per minute (and burst).
     pub rate_per_minute: NonZeroU32,
-    /// Which hooks an endpoint's queue has, briefly.
+    /// Which hooks an endpoint's queue has, kept coherent by LISTEN.
     pub cache: HookCache,
+    /// Where the dispatcher's change listener connects (its own connection).
+    pub database_url: String,
 }
 
 /// One notification, encoded once and sent to every matching hook.

@@ -1,7 +1,7 @@
 //! One notification to one hook: up to three attempts, signed afresh each time. Before
 //! every attempt the endpoint, the hook and its filter are re-checked in the database,
-//! with the hook's current secrets: the first by the dispatcher (batched with other
-//! waiting notifications), each retry here. Inside the client's connector the target's
+//! with the hook's current secrets: the first by the dispatcher (its match comes from
+//! the database or from a cache the database keeps coherent), each retry here. Inside the client's connector the target's
 //! addresses are checked on every dial. The caller records the health.
 
 use actix_web::web::Bytes;

@@ -2,22 +2,22 @@
 //! commit, applies the sender gate, finds the hooks that match the todo's endpoint and
 //! queue, and hands one notification per hook to that endpoint's supervisor.
 //!
-//! Which hooks an endpoint's queue has is cached for a second (`hook_cache`): "none" is
-//! the common answer and may be served from there. A cached match is never trusted for
-//! an attempt: it is re-checked in the database first (endpoint active, hook enabled,
-//! filter, current secrets), like every retry. Re-checks are batched across endpoints —
-//! while one query runs, arriving notifications wait and share the next — so a quiet
-//! system pays one round trip per notification and a flood one per batch.
+//! The match comes from the [`super::HookCache`] when it has one: the database's
+//! triggers announce every change that can alter a match and `hook_changes` evicts it,
+//! so a cached match is current, and serves as the re-check before a first attempt
+//! (every retry re-checks in the database). Otherwise it is looked up.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, WrapFuture};
+
+use super::hook_changes;
 use actix_web::web::Bytes;
 use chrono::Utc;
 
 use super::{Deliver, HookChannel, HookSupervisor, Notification};
-use crate::domain::ids::{EndpointId, HookId};
+use crate::domain::ids::EndpointId;
 use crate::metrics::NotificationOutcome;
 use crate::notify::body::NotifyBody;
 use crate::store::hooks::HookTarget;
@@ -25,12 +25,6 @@ use crate::store::signals::{DeadLettered, TodoFacts, TodoReady};
 
 /// Signals waiting for the dispatcher; beyond this the store's emitter drops and counts.
 pub const DISPATCH_MAILBOX: usize = 1024;
-
-/// Notifications waiting for a re-check; beyond this they are dropped and counted.
-pub const MAX_RECHECKS_WAITING: usize = 4096;
-
-/// Notifications re-checked in one query at most.
-const RECHECK_BATCH: usize = 1024;
 
 /// Hook lookups running at once; a notification arriving beyond this is dropped and
 /// counted (the database is slower than the flood, and waiting would only grow memory).
@@ -44,23 +38,12 @@ pub struct Dispatcher {
     lookups_in_flight: usize,
     /// Cached entries being looked up again in the background.
     refreshing: HashSet<(EndpointId, String)>,
-    /// Notifications matched from the cache, waiting for their hooks' re-check.
-    waiting: Vec<(Notification, EndpointId, Arc<[HookTarget]>)>,
-    /// A re-check query is running.
-    rechecking: bool,
 }
 
 impl Dispatcher {
     /// A dispatcher over `channel`.
     pub fn new(channel: HookChannel) -> Self {
-        Dispatcher {
-            channel,
-            supervisors: HashMap::new(),
-            lookups_in_flight: 0,
-            refreshing: HashSet::new(),
-            waiting: Vec::new(),
-            rechecking: false,
-        }
+        Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0, refreshing: HashSet::new() }
     }
 
     /// Sends the body `build` makes about `todo` to every matching hook, unless the
@@ -92,7 +75,7 @@ impl Dispatcher {
         };
         let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
         match cached {
-            Some((hooks, _)) => self.wait_for_recheck(endpoint, hooks, notification, ctx),
+            Some((hooks, _)) => self.hand_over(endpoint, &hooks, notification),
             None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),
         }
     }
@@ -113,6 +96,8 @@ impl Dispatcher {
             return;
         }
         self.lookups_in_flight += 1;
+        // Taken before the query: an eviction meanwhile means the answer may be stale.
+        let generation = self.channel.cache.generation();
         let store = self.channel.store.clone();
         let lookup = async move { store.matching_hooks(endpoint, &queue).await };
         ctx.spawn(lookup.into_actor(self).map(move |found, act, _| {
@@ -121,7 +106,7 @@ impl Dispatcher {
             match found {
                 Ok(targets) => {
                     let hooks: Arc<[HookTarget]> = targets.into();
-                    act.channel.cache.put(endpoint, &key.1, hooks.clone());
+                    act.channel.cache.put(generation, endpoint, &key.1, hooks.clone());
                     if let Some(n) = waiting {
                         act.hand_over(endpoint, &hooks, n);
                     }
@@ -133,66 +118,6 @@ impl Dispatcher {
                     }
                 }
             }
-        }));
-    }
-
-    /// Queues a notification matched from the cache for the next re-check.
-    fn wait_for_recheck(
-        &mut self,
-        endpoint: EndpointId,
-        hooks: Arc<[HookTarget]>,
-        n: Notification,
-        ctx: &mut Context<Self>,
-    ) {
-        if self.waiting.len() >= MAX_RECHECKS_WAITING {
-            self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
-            return;
-        }
-        self.waiting.push((n, endpoint, hooks));
-        self.recheck(ctx);
-    }
-
-    /// Re-checks the hooks of every waiting notification in one query, then hands each
-    /// notification to its hooks that still match, with their current targets. A hook
-    /// that no longer matches is dropped from the notification and its endpoint's cache
-    /// entries forgotten. Another batch follows if more arrived meanwhile.
-    fn recheck(&mut self, ctx: &mut Context<Self>) {
-        if self.rechecking || self.waiting.is_empty() {
-            return;
-        }
-        self.rechecking = true;
-        let take = self.waiting.len().min(RECHECK_BATCH);
-        let batch: Vec<_> = self.waiting.drain(..take).collect();
-        let pairs: HashSet<(HookId, String)> =
-            batch.iter().flat_map(|(n, _, hooks)| hooks.iter().map(|h| (h.hook_id, n.queue.clone()))).collect();
-        let pairs: Vec<_> = pairs.into_iter().collect();
-        let store = self.channel.store.clone();
-        let query = async move { store.recheck_hooks(&pairs).await };
-        ctx.spawn(query.into_actor(self).map(move |found, act, ctx| {
-            act.rechecking = false;
-            let current: HashMap<(HookId, String), HookTarget> = match found {
-                Ok(rows) => rows.into_iter().map(|(hook, queue, target)| ((hook, queue), target)).collect(),
-                Err(e) => {
-                    tracing::warn!(error = %e, "hook re-check failed; notifications dropped");
-                    HashMap::new()
-                }
-            };
-            for (n, endpoint, hooks) in batch {
-                let mut still: Vec<HookTarget> = Vec::with_capacity(hooks.len());
-                for hook in hooks.iter() {
-                    match current.get(&(hook.hook_id, n.queue.clone())) {
-                        Some(target) => still.push(target.clone()),
-                        // Deleted, disabled or re-filtered since it was cached, or its
-                        // endpoint revoked or expired.
-                        None => act.channel.metrics.notification(n.kind, NotificationOutcome::Dropped),
-                    }
-                }
-                if still.len() < hooks.len() {
-                    act.channel.cache.evict(endpoint);
-                }
-                act.hand_over(endpoint, &still, n);
-            }
-            act.recheck(ctx);
         }));
     }
 
@@ -228,6 +153,8 @@ impl Actor for Dispatcher {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(DISPATCH_MAILBOX);
+        let follow = hook_changes::follow(self.channel.database_url.clone(), self.channel.cache.clone());
+        ctx.spawn(follow.into_actor(self));
     }
 }
 

@@ -2,13 +2,16 @@
 //! for a second. Every ready todo is a dispatch; without this, each would cost a
 //! database lookup, even on the many endpoints that have no hooks at all.
 //!
-//! The first attempt of a delivery uses this answer (at most a second old); every
-//! retry re-checks the hook in the database. A hook created, changed, rotated or
-//! deleted through this instance evicts its endpoint at once, so the staleness is only
-//! ever another instance's change, for at most [`HOOK_CACHE_TTL`]. A revoked endpoint
-//! cannot be announced at all: revocation dead-letters its work silently.
+//! The cache is kept coherent with the database: triggers NOTIFY every change that can
+//! alter a match (hooks created, changed, rotated, disabled or deleted; endpoints
+//! revoked or expired), and `hook_changes` evicts the endpoint on each — whichever
+//! instance, or psql, made the change. So the first attempt of a delivery may use this
+//! answer as its re-check; every retry re-checks the hook in the database. While the
+//! listener is not connected the cache answers nothing (every dispatch reads the
+//! database), and a lookup that raced an eviction is not kept. The TTL is a backstop.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::domain::ids::EndpointId;
@@ -23,40 +26,73 @@ const HOOK_CACHE_MAX: usize = 10_000;
 
 /// The cache. Cheap to clone; clones share entries.
 #[derive(Clone)]
-pub struct HookCache(TtlCache<(EndpointId, String), Arc<[HookTarget]>>);
+pub struct HookCache {
+    entries: TtlCache<(EndpointId, String), Arc<[HookTarget]>>,
+    /// The change listener is connected: evictions arrive, entries may be trusted.
+    coherent: Arc<AtomicBool>,
+    /// Bumped by every eviction, so a lookup that started before one is not kept.
+    generation: Arc<AtomicU64>,
+}
 
 impl Default for HookCache {
     fn default() -> Self {
-        HookCache(TtlCache::new(HOOK_CACHE_TTL, HOOK_CACHE_MAX))
+        HookCache {
+            entries: TtlCache::new(HOOK_CACHE_TTL, HOOK_CACHE_MAX),
+            coherent: Arc::new(AtomicBool::new(false)),
+            generation: Arc::new(AtomicU64::new(0)),
+        }
     }
 }
 
 impl HookCache {
-    /// The hooks of `endpoint` matching `queue`, if looked up within the TTL.
+    /// The hooks of `endpoint` matching `queue`, if looked up within the TTL and the
+    /// cache is coherent.
     pub fn get(&self, endpoint: EndpointId, queue: &str) -> Option<Arc<[HookTarget]>> {
-        self.0.get(&(endpoint, queue.to_owned()))
+        self.get_fresh(endpoint, queue).map(|(hooks, _)| hooks)
     }
 
     /// As [`HookCache::get`], and whether the entry is past half its TTL (a busy entry
     /// is then looked up again in the background, so it never expires under load and
     /// no notification waits for the database).
     pub fn get_fresh(&self, endpoint: EndpointId, queue: &str) -> Option<(Arc<[HookTarget]>, bool)> {
-        self.0.get_aged(&(endpoint, queue.to_owned())).map(|(hooks, age)| (hooks, age >= HOOK_CACHE_TTL / 2))
+        if !self.coherent.load(Ordering::Acquire) {
+            return None;
+        }
+        self.entries.get_aged(&(endpoint, queue.to_owned())).map(|(hooks, age)| (hooks, age >= HOOK_CACHE_TTL / 2))
     }
 
-    /// Keeps a fresh lookup.
-    pub fn put(&self, endpoint: EndpointId, queue: &str, hooks: Arc<[HookTarget]>) {
-        self.0.put((endpoint, queue.to_owned()), hooks);
+    /// The eviction count now: pass it to [`HookCache::put`] with a lookup started after.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Keeps a lookup started at `generation`, unless an eviction happened since (its
+    /// answer may predate the change; the next dispatch looks up again).
+    pub fn put(&self, generation: u64, endpoint: EndpointId, queue: &str, hooks: Arc<[HookTarget]>) {
+        if self.generation() == generation {
+            self.entries.put((endpoint, queue.to_owned()), hooks);
+        }
     }
 
     /// Forgets everything (a hook whose endpoint the caller does not know was deleted).
     pub fn clear(&self) {
-        self.0.retain(|_, _| false);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.entries.retain(|_, _| false);
     }
 
-    /// Forgets everything about `endpoint` (one of its hooks was created, changed or deleted).
+    /// Forgets everything about `endpoint` (one of its hooks was created, changed or
+    /// deleted, or the endpoint itself changed).
     pub fn evict(&self, endpoint: EndpointId) {
-        self.0.retain(|(e, _), _| *e != endpoint);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.entries.retain(|(e, _), _| *e != endpoint);
+    }
+
+    /// Whether evictions arrive: set once the change listener listens (everything is
+    /// forgotten then, since changes made while it was away were missed), cleared when
+    /// it loses its connection.
+    pub fn set_coherent(&self, coherent: bool) {
+        self.clear();
+        self.coherent.store(coherent, Ordering::Release);
     }
 }
 
@@ -79,13 +115,40 @@ mod tests {
     #[test]
     fn an_entry_answers_for_its_queue_until_its_endpoint_is_evicted() {
         let cache = HookCache::default();
+        cache.set_coherent(true);
         let (a, b) = (EndpointId(uuid::Uuid::from_u128(1)), EndpointId(uuid::Uuid::from_u128(2)));
-        cache.put(a, "builds", Arc::from(vec![target(a)]));
-        cache.put(b, "builds", Arc::from(Vec::new()));
+        let g = cache.generation();
+        cache.put(g, a, "builds", Arc::from(vec![target(a)]));
+        cache.put(g, b, "builds", Arc::from(Vec::new()));
         assert_eq!(cache.get(a, "builds").map(|h| h[0].hook_id), Some(HookId(uuid::Uuid::from_u128(9))));
         assert!(cache.get(a, "deploys").is_none());
         cache.evict(a);
         assert!(cache.get(a, "builds").is_none());
         assert_eq!(cache.get(b, "builds").map(|h| h.len()), Some(0));
+    }
+
+    #[test]
+    fn an_incoherent_cache_answers_nothing() {
+        let cache = HookCache::default();
+        let a = EndpointId(uuid::Uuid::from_u128(1));
+        cache.set_coherent(true);
+        cache.put(cache.generation(), a, "builds", Arc::from(vec![target(a)]));
+        cache.set_coherent(false);
+        assert!(cache.get(a, "builds").is_none());
+        cache.set_coherent(true);
+        assert!(cache.get(a, "builds").is_none(), "what was cached before the listener reconnected is gone");
+    }
+
+    #[test]
+    fn a_lookup_that_raced_an_eviction_is_not_kept() {
+        let cache = HookCache::default();
+        cache.set_coherent(true);
+        let (a, b) = (EndpointId(uuid::Uuid::from_u128(1)), EndpointId(uuid::Uuid::from_u128(2)));
+        let started = cache.generation();
+        cache.evict(b);
+        cache.put(started, a, "builds", Arc::from(vec![target(a)]));
+        assert!(cache.get(a, "builds").is_none());
+        cache.put(cache.generation(), a, "builds", Arc::from(vec![target(a)]));
+        assert!(cache.get(a, "builds").is_some());
     }
 }

@@ -12,9 +12,11 @@ mod channel;
 mod delivery;
 mod dispatcher;
 mod hook_cache;
+mod hook_changes;
 mod supervisor;
 
 pub use channel::{HookChannel, Notification};
-pub use dispatcher::{DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT, MAX_RECHECKS_WAITING};
+pub use dispatcher::{DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT};
 pub use hook_cache::HookCache;
+pub use hook_changes::HOOK_CHANGES_CHANNEL;
 pub use supervisor::{Deliver, HookSupervisor, MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_IDLE_STOP, SUPERVISOR_MAILBOX};

@@ -55,6 +55,7 @@ impl BenchChannel {
             metrics: metrics.clone(),
             rate_per_minute: NonZeroU32::new(NOTIFY_RATE_PER_MINUTE).ok_or("the notify rate must be positive")?,
             cache: HookCache::default(),
+            database_url: db.url.clone(),
         };
         let before = machine::own_threads();
         let workers = NotifyWorkers::start(channel);

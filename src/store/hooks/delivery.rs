@@ -1,10 +1,9 @@
 //! What the hook dispatcher reads and writes: the hooks a ready or dead todo matches,
-//! the same conditions re-checked before every attempt (for many waiting deliveries in
-//! one query), the health each delivery leaves behind, and the sweep that forgets
-//! expired previous secrets.
+//! the same conditions re-checked for one hook before every retry, the health each
+//! delivery leaves behind, and the sweep that forgets expired previous secrets.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
@@ -73,15 +72,6 @@ fn matches(queue: &str) -> String {
     )
 }
 
-/// One (hook, queue) pair that still matches, with the hook's current target.
-#[derive(QueryableByName)]
-struct Rechecked {
-    #[diesel(sql_type = Text)]
-    queue: String,
-    #[diesel(embed)]
-    target: HookTarget,
-}
-
 impl Store {
     /// The hooks a todo on `queue` of `endpoint` should be announced to, oldest first.
     pub async fn matching_hooks(&self, endpoint: EndpointId, queue: &str) -> Result<Vec<HookTarget>> {
@@ -98,32 +88,20 @@ impl Store {
     }
 
     /// The same conditions as [`Store::matching_hooks`] for one hook, with its current
-    /// secrets: run before every attempt, so a hook deleted, disabled, re-filtered or
-    /// rotated, or an endpoint revoked, since the todo was announced is honoured.
+    /// secrets: run before every retry, so a hook deleted, disabled, re-filtered or
+    /// rotated, or an endpoint revoked, since the last attempt is honoured.
     pub async fn recheck_hook(&self, hook: HookId, queue: &str) -> Result<Option<HookTarget>> {
-        let mut found = self.recheck_hooks(&[(hook, queue.to_owned())]).await?;
-        Ok(found.pop().map(|(_, _, target)| target))
-    }
-
-    /// [`Store::recheck_hook`] for many (hook, queue) pairs in one query: the pairs that
-    /// still match, each with its hook's current target. A supervisor re-checks every
-    /// delivery waiting for its first attempt at once, so a burst costs one round trip.
-    pub async fn recheck_hooks(&self, pairs: &[(HookId, String)]) -> Result<Vec<(HookId, String, HookTarget)>> {
-        if pairs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (hooks, queues): (Vec<HookId>, Vec<String>) = pairs.iter().cloned().unzip();
         let mut conn = self.conn().await?;
-        let rows: Vec<Rechecked> = diesel::sql_query(format!(
-            "SELECT w.queue, {TARGET_COLUMNS} FROM unnest($1::uuid[], $2::text[]) AS w(hook, queue) \
-             JOIN notify_hooks h ON h.id = w.hook JOIN endpoints e ON e.id = h.endpoint_id WHERE {}",
-            matches("w.queue")
+        Ok(diesel::sql_query(format!(
+            "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
+             WHERE h.id = $1 AND {}",
+            matches("$2")
         ))
-        .bind::<Array<SqlUuid>, _>(hooks)
-        .bind::<Array<Text>, _>(queues)
-        .load(&mut conn)
-        .await?;
-        Ok(rows.into_iter().map(|r| (r.target.hook_id, r.queue, r.target)).collect())
+        .bind::<SqlUuid, _>(hook)
+        .bind::<Text, _>(queue)
+        .get_result(&mut conn)
+        .await
+        .optional()?)
     }
 
     /// Records a delivery's outcome in one UPDATE: a success resets the failure count;
