@@ -24,6 +24,7 @@ pub mod scope;
 pub mod session;
 pub mod todos;
 pub mod todos_page;
+pub mod todos_retry;
 
 use actix_web::{HttpResponse, web};
 
@@ -53,7 +54,13 @@ impl BoardState {
 
 /// Every signed-in page: its path and its route. One line per page.
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    vec![("/todos", web::get().to(todos_page::page))]
+    vec![
+        ("/todos", web::get().to(todos_page::list)),
+        // Before `/todos/{id}/retry`, whose `{id}` would otherwise take "dead".
+        ("/todos/dead/retry", web::post().to(todos_retry::retry_dead)),
+        ("/todos/{id}", web::get().to(todos_page::detail)),
+        ("/todos/{id}/retry", web::post().to(todos_retry::retry_one)),
+    ]
 }
 
 /// The Board's routes (sign-in, sign-out, assets, `/`, and every page).
