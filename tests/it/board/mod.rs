@@ -4,6 +4,7 @@
 
 mod assets;
 mod auth;
+mod todos;
 
 use std::time::Duration;
 
