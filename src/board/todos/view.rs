@@ -163,7 +163,7 @@ fn search_form(v: &TodosView<'_>) -> Markup {
                 placeholder="td_…, source, kind, queue or title" aria-describedby="sb-q-hint";
             button.sb-btn type="submit" { "Search" }
             @if !v.search.is_empty() {
-                a.sb-clear href=(paths::list(v.pill, "")) { "Clear" }
+                a.sb-btn.sb-btn-quiet.sb-clear href=(paths::list(v.pill, "")) { "Clear" }
             }
             p #sb-q-hint .sb-hint { (hint) }
         }
