@@ -424,5 +424,8 @@ async fn the_other_pills_list_and_count_only_the_humans_scopes_and_a_member_sees
         }
     }
     let counts = app.store.pill_counts(&carol_reach).await.unwrap();
-    assert_eq!((counts.all, counts.claimed, counts.pending), (PillCount::Exact(1), PillCount::Exact(1), PillCount::Exact(0)));
+    assert_eq!(
+        (counts.all, counts.claimed, counts.pending),
+        (PillCount::Exact(1), PillCount::Exact(1), PillCount::Exact(0))
+    );
 }

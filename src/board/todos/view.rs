@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::chart::dead_letters_chart;
 use super::bulk::bulk_retry_button;
+use super::chart::dead_letters_chart;
 use super::format::{ago, machine, reason, shorten, state, state_chip, until, utc};
 use super::paths::{self, CSRF_FIELD, FILTER_FIELD};
 use crate::board::respond;

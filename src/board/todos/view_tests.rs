@@ -177,7 +177,10 @@ fn notices_report_single_and_bulk_retries_and_refusals_as_plain_text() {
     assert!(bulk.text.starts_with("12 dead letters went back"), "{}", bulk.text);
     assert!(bulk.text.contains(" 2 still match and stay dead"));
     let all = Notice::BulkRetried(BulkRetried { retried: 3, still_dead: PillCount::Exact(0) }).flash();
-    assert_eq!((all.tone, all.text.as_str()), (Tone::Done, "3 dead letters went back to their queues, attempt counters reset."));
+    assert_eq!(
+        (all.tone, all.text.as_str()),
+        (Tone::Done, "3 dead letters went back to their queues, attempt counters reset.")
+    );
     let none = Notice::BulkRetried(BulkRetried { retried: 0, still_dead: PillCount::Exact(0) }).flash();
     assert_eq!((none.tone, none.text.as_str()), (Tone::Warn, "No dead letter went back."));
     let refused = Notice::Refused("the todo's endpoint is <revoked>".into()).flash();

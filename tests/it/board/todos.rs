@@ -244,8 +244,9 @@ async fn a_retry_without_or_with_a_wrong_csrf_token_is_refused_and_changes_nothi
         let refused = post_form(&app, &path, Some(&ada.cookie), &form).await;
         assert_eq!(refused.status, StatusCode::FORBIDDEN, "{form:?}: {}", refused.body);
         assert!(refused.body.contains("nothing was changed"));
-        let bulk = post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[form.clone(), vec![("confirm", "yes")]].concat())
-            .await;
+        let bulk =
+            post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[form.clone(), vec![("confirm", "yes")]].concat())
+                .await;
         assert_eq!(bulk.status, StatusCode::FORBIDDEN, "bulk {form:?}");
     }
     assert!(is_dead(&app, id).await);
@@ -338,9 +339,14 @@ async fn bulk_retry_confirms_the_count_first_then_retries_only_the_matching_rows
     let view = get(&app, "/todos?filter=dead&q=build", Some(&ada.cookie)).await;
     assert!(view.body.contains("Retry the 2 matching “build”…</button>"), "{}", view.body);
 
-    let ask = post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[("csrf_token", &ada.csrf), ("q", "build")]).await;
+    let ask =
+        post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[("csrf_token", &ada.csrf), ("q", "build")]).await;
     assert_eq!(ask.status, StatusCode::OK, "{}", ask.body);
-    assert!(ask.body.contains("<strong class=\"sb-bulk-count\">2 dead letters</strong> matching “build”"), "{}", ask.body);
+    assert!(
+        ask.body.contains("<strong class=\"sb-bulk-count\">2 dead letters</strong> matching “build”"),
+        "{}",
+        ask.body
+    );
     assert!(ask.body.contains("Yes, retry 2 dead letters</button>"));
     assert!(ask.body.contains("<input type=\"hidden\" name=\"confirm\" value=\"yes\">"));
     for id in [a, b, deploy, bobs] {
@@ -359,12 +365,17 @@ async fn bulk_retry_confirms_the_count_first_then_retries_only_the_matching_rows
     assert!(is_dead(&app, bobs).await, "another human's: stays dead");
 
     // Nothing left to move: the confirmation says so and offers no button.
-    let empty = post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[("csrf_token", &ada.csrf), ("q", "build")]).await;
+    let empty =
+        post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[("csrf_token", &ada.csrf), ("q", "build")]).await;
     assert!(empty.body.contains("nothing to retry"), "{}", empty.body);
     assert!(!empty.body.contains("name=\"confirm\""));
     // Unsearched, it is every dead letter in reach.
     let all = post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[("csrf_token", &ada.csrf)]).await;
-    assert!(all.body.contains("<strong class=\"sb-bulk-count\">1 dead letter</strong> (every dead letter"), "{}", all.body);
+    assert!(
+        all.body.contains("<strong class=\"sb-bulk-count\">1 dead letter</strong> (every dead letter"),
+        "{}",
+        all.body
+    );
 }
 
 #[actix_web::test]
