@@ -26,6 +26,7 @@ pub mod scope;
 pub mod session;
 pub mod todos;
 pub mod todos_page;
+pub mod todos_retry;
 
 use actix_web::{HttpResponse, web};
 
@@ -55,7 +56,13 @@ impl BoardState {
 
 /// Every signed-in page: its path and its route. One line per page.
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    let mut pages = vec![("/todos", web::get().to(todos_page::page))];
+    let mut pages = vec![
+        ("/todos", web::get().to(todos_page::list)),
+        // Before `/todos/{id}/retry`, whose `{id}` would otherwise take "dead".
+        ("/todos/dead/retry", web::post().to(todos_retry::retry_dead)),
+        ("/todos/{id}", web::get().to(todos_page::detail)),
+        ("/todos/{id}/retry", web::post().to(todos_retry::retry_one)),
+    ];
     pages.extend(hooks::pages());
     pages.extend(quarantine::pages());
     pages

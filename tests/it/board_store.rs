@@ -391,3 +391,41 @@ async fn bulk_retry_moves_the_searched_dead_letters_in_scope_only_and_counts_wha
     assert_eq!((one.retried, one.still_dead), (1, PillCount::Exact(0)));
     assert_eq!(app.store.pill_counts(&scopes).await.unwrap().dead, PillCount::Exact(2));
 }
+
+#[actix_web::test]
+async fn the_other_pills_list_and_count_only_the_humans_scopes_and_a_member_sees_the_teams() {
+    let app = TestApp::spawn().await;
+    let alice = app.owner("alice@example.com").await;
+    let bob = app.owner("bob@example.com").await;
+    let carol = app.owner("carol@example.com").await;
+    let (team, _, team_scope) = app.store.create_team("ops", "alice@example.com").await.unwrap();
+    app.store.add_team_member(team, carol.id, TeamRole::Member).await.unwrap();
+    let a = app.agent(alice.scope, "alice-one").await;
+    let b = app.agent(bob.scope, "bob-one").await;
+    let t = app.agent(team_scope, "team-one").await;
+    let alices = pending(&app, &a, "alice's").await;
+    let bobs = pending(&app, &b, "bob's").await;
+    let bobs_done = done(&app, &b, "bob's done").await;
+    let teams = claimed(&app, &t, "the team's").await;
+
+    let reach = |id| {
+        let app = &app;
+        async move { app.store.reach_of(id).await.unwrap().scope_ids() }
+    };
+    let (alice_reach, carol_reach, bob_reach) = (reach(alice.id).await, reach(carol.id).await, reach(bob.id).await);
+    assert_eq!(pill_ids(&app, &alice_reach, Pill::All, None).await, vec![teams, alices]);
+    assert_eq!(pill_ids(&app, &carol_reach, Pill::All, None).await, vec![teams], "a member sees the team's only");
+    assert_eq!(pill_ids(&app, &carol_reach, Pill::Claimed, None).await, vec![teams]);
+    assert_eq!(pill_ids(&app, &bob_reach, Pill::All, None).await, vec![bobs_done, bobs]);
+    for pill in [Pill::All, Pill::Pending, Pill::Done] {
+        for q in [None, Some("bob"), Some(&*bobs.to_string()), Some(&*bobs_done.to_string())] {
+            let seen = pill_ids(&app, &alice_reach, pill, q).await;
+            assert!(!seen.contains(&bobs) && !seen.contains(&bobs_done), "{pill} {q:?}: {seen:?}");
+        }
+    }
+    let counts = app.store.pill_counts(&carol_reach).await.unwrap();
+    assert_eq!(
+        (counts.all, counts.claimed, counts.pending),
+        (PillCount::Exact(1), PillCount::Exact(1), PillCount::Exact(0))
+    );
+}

@@ -13,6 +13,7 @@
 
 use switchboard::domain::grants::Verb;
 use switchboard::domain::ids::ScopeId;
+use switchboard::domain::passwords::hash_password;
 use switchboard::store::endpoints::VendEndpoint;
 
 use crate::BenchResult;
@@ -23,6 +24,11 @@ pub const OWNERS: usize = 5;
 /// Endpoints per owner.
 pub const ENDPOINTS_PER_OWNER: usize = 10;
 
+/// The viewer's email: the first human, who signs in to the Board over HTTP.
+pub const VIEWER_EMAIL: &str = "owner1@board.bench";
+/// The viewer's password (a benchmark database of its own, dropped after the run).
+pub const VIEWER_PASSWORD: &str = "board bench viewer password";
+
 /// Who the Board is measured for.
 #[derive(Debug, Clone)]
 pub struct Tenancy {
@@ -31,15 +37,18 @@ pub struct Tenancy {
 }
 
 /// Creates the owners and their endpoints (`board-00` … `board-49`, endpoint `n`
-/// owned by owner `n / 10`).
+/// owned by owner `n / 10`). The viewer ([`VIEWER_EMAIL`]) may sign in with
+/// [`VIEWER_PASSWORD`].
 pub async fn tenancy(db: &BenchDb) -> BenchResult<Tenancy> {
     let store = db.store(2)?;
     let mut humans = Vec::new();
     for i in 1..OWNERS {
         let email = format!("owner{i}@board.bench");
-        humans.push(store.create_human(&email, &format!("Owner {i}"), None).await.map_err(|e| e.to_string())?);
+        let password =
+            if email == VIEWER_EMAIL { Some(hash_password(VIEWER_PASSWORD).map_err(|e| e.to_string())?) } else { None };
+        humans.push(store.create_human(&email, &format!("Owner {i}"), password).await.map_err(|e| e.to_string())?);
     }
-    let (_, _, team_scope) = store.create_team("board-bench", "owner1@board.bench").await.map_err(|e| e.to_string())?;
+    let (_, _, team_scope) = store.create_team("board-bench", VIEWER_EMAIL).await.map_err(|e| e.to_string())?;
     let mut all_scopes: Vec<ScopeId> = humans.iter().map(|h| h.scope).collect();
     all_scopes.push(team_scope);
     for n in 0..OWNERS * ENDPOINTS_PER_OWNER {

@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::format::{ago, disposition, machine, outcome, reason, state, until, utc};
-use super::paths::{self, CSRF_FIELD};
+use super::format::{ago, disposition, machine, outcome, reason, state, state_chip, until, utc};
+use super::paths::{self, CSRF_FIELD, FILTER_FIELD};
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::domain::pills::Pill;
 use crate::domain::text::QUARANTINE_QUEUE;
@@ -30,6 +30,23 @@ pub struct TodoDetailView<'a> {
     pub back_pill: Pill,
     /// The search of that list.
     pub back_search: &'a str,
+}
+
+/// The pill a todo is listed under (where its page goes back to when opened without
+/// a list to return to): Dead for a dead letter, Failed for a retry, its state's pill
+/// otherwise, All for the states only All shows (and for quarantine, on no pill).
+pub fn home_pill(t: &TodoRow) -> Pill {
+    if t.queue == QUARANTINE_QUEUE {
+        return Pill::All;
+    }
+    match t.state {
+        TodoState::Failed if t.is_dead_letter() => Pill::Dead,
+        TodoState::Failed => Pill::Failed,
+        TodoState::Pending => Pill::Pending,
+        TodoState::Claimed => Pill::Claimed,
+        TodoState::Done => Pill::Done,
+        TodoState::InputRequired | TodoState::AuthRequired | TodoState::Canceled => Pill::All,
+    }
 }
 
 /// The detail page. Its form carries `csrf_token` in [`CSRF_FIELD`].
@@ -70,8 +87,8 @@ fn facts(v: &TodoDetailView<'_>) -> Markup {
         dl.sb-facts {
             dt { "State" }
             dd {
-                @if t.is_dead_letter() { span.sb-state.sb-state-dead { "dead letter" } }
-                @else { span.sb-state { (state(t.state)) } }
+                @if t.is_dead_letter() { span.sb-chip.sb-chip-dead { "dead letter" } }
+                @else { span class=(format!("sb-chip {}", state_chip(t.state))) { (state(t.state)) } }
             }
             @if let (Some(r), Some(at)) = (t.dead_reason, t.dead_lettered_at) {
                 dt { "Died" }
@@ -125,9 +142,9 @@ fn retry_now(v: &TodoDetailView<'_>, csrf_token: &str) -> Markup {
     html! {
         form.sb-actions method="post" action=(paths::retry(t.id)) {
             input type="hidden" name=(CSRF_FIELD) value=(csrf_token);
-            input type="hidden" name="pill" value=(v.back_pill.as_str());
+            input type="hidden" name=(FILTER_FIELD) value=(v.back_pill.as_str());
             input type="hidden" name="q" value=(v.back_search);
-            button type="submit" { "Retry now" }
+            button.sb-btn.sb-btn-primary type="submit" { "Retry now" }
             " "
             span.sb-hint {
                 "Back to pending with the attempt counter at 0"

@@ -32,7 +32,7 @@ fn a_dead_letter_says_why_and_when_it_died_and_offers_retry_now_with_the_token()
     assert!(html.contains(&format!("action=\"/todos/{}/retry\"", t.id)));
     assert!(html.contains(&format!("name=\"{CSRF_FIELD}\" value=\"{TOKEN}\"")));
     assert!(html.contains("<input type=\"hidden\" name=\"q\" value=\"main\">"));
-    assert!(html.contains("href=\"/todos?pill=dead&amp;q=main\""));
+    assert!(html.contains("href=\"/todos?filter=dead&amp;q=main\""));
 }
 
 #[test]
@@ -123,4 +123,18 @@ fn the_title_is_escaped() {
     t.title = "<img src=x onerror=alert(1)>".into();
     let html = todo_detail(&view(&t, &[]), TOKEN).into_string();
     assert!(!html.contains("<img") && html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+}
+
+#[test]
+fn a_todo_goes_back_to_the_pill_it_is_listed_under() {
+    assert_eq!(home_pill(&dead_todo()), Pill::Dead);
+    let mut retrying = todo(TodoState::Failed);
+    retrying.next_retry_at = Some(now() + Duration::minutes(1));
+    assert_eq!(home_pill(&retrying), Pill::Failed);
+    assert_eq!(home_pill(&todo(TodoState::Pending)), Pill::Pending);
+    assert_eq!(home_pill(&todo(TodoState::Done)), Pill::Done);
+    assert_eq!(home_pill(&todo(TodoState::InputRequired)), Pill::All);
+    let mut held = todo(TodoState::Pending);
+    held.queue = QUARANTINE_QUEUE.into();
+    assert_eq!(home_pill(&held), Pill::All);
 }

@@ -67,6 +67,19 @@ pub fn state(s: TodoState) -> &'static str {
     }
 }
 
+/// The chip class (templates/board.css) of a todo in state `s`; a dead letter takes
+/// `sb-chip-dead` instead.
+pub fn state_chip(s: TodoState) -> &'static str {
+    match s {
+        TodoState::Pending => "sb-chip-pending",
+        TodoState::Claimed => "sb-chip-claimed",
+        TodoState::InputRequired | TodoState::AuthRequired => "sb-chip-interrupted",
+        TodoState::Done => "sb-chip-done",
+        TodoState::Failed => "sb-chip-failed",
+        TodoState::Canceled => "sb-chip",
+    }
+}
+
 /// How an attempt ended, in words.
 pub fn outcome(o: AttemptOutcome) -> &'static str {
     match o {

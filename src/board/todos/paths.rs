@@ -1,22 +1,36 @@
 //! Where the Todos view's links and forms point, and the form fields the handlers
 //! read. One place, so the routes and the markup cannot drift apart.
+//!
+//! The list's query parameter is `filter` (`GET /todos?filter=dead&q=…` is the Dead
+//! view, SPEC §13); forms that return to a list carry the same `filter` and `q`.
 
 use url::form_urlencoded;
 
 use crate::domain::ids::TodoId;
 use crate::domain::pills::Pill;
 
-/// The Todos view (`GET`, query `pill`, `q`, `limit`).
+/// The Todos view (`GET`, query [`FILTER_FIELD`], `q`, `limit`).
 pub const TODOS: &str = "/todos";
-/// Bulk retry of the dead letters matching `q` (`POST`, fields [`CSRF_FIELD`], `q`).
+/// One todo's page (`GET`, optional `filter` and `q` of the list to go back to).
+pub const TODO: &str = "/todos/{id}";
+/// "Retry now" of one todo (`POST`).
+pub const RETRY: &str = "/todos/{id}/retry";
+/// Bulk retry of the dead letters matching `q` (`POST`, fields [`CSRF_FIELD`], `q`,
+/// and `confirm=yes` once confirmed).
 pub const BULK_RETRY: &str = "/todos/dead/retry";
 /// The hidden form field that carries the session's CSRF token.
 pub const CSRF_FIELD: &str = "csrf_token";
+/// The query parameter (and hidden form field) naming the pill on show.
+pub const FILTER_FIELD: &str = "filter";
+/// The bulk retry's confirmation field, and the value that confirms.
+pub const CONFIRM_FIELD: &str = "confirm";
+/// See [`CONFIRM_FIELD`].
+pub const CONFIRMED: &str = "yes";
 
 /// The list of `pill` searched for `q` (`q` empty: no search).
 pub fn list(pill: Pill, q: &str) -> String {
     let mut query = form_urlencoded::Serializer::new(String::new());
-    query.append_pair("pill", pill.as_str());
+    query.append_pair(FILTER_FIELD, pill.as_str());
     if !q.is_empty() {
         query.append_pair("q", q);
     }
@@ -33,8 +47,8 @@ pub fn todo(id: TodoId) -> String {
     format!("{TODOS}/{id}")
 }
 
-/// "Retry now" of one todo (`POST`, fields [`CSRF_FIELD`], and `pill` and `q` to
-/// return to the list the retry was made from).
+/// "Retry now" of one todo (`POST`, fields [`CSRF_FIELD`], and [`FILTER_FIELD`] and
+/// `q` to return to the list the retry was made from).
 pub fn retry(id: TodoId) -> String {
     format!("{TODOS}/{id}/retry")
 }
@@ -44,10 +58,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_links_carry_the_pill_and_an_encoded_search() {
-        assert_eq!(list(Pill::Dead, ""), "/todos?pill=dead");
-        assert_eq!(list(Pill::Failed, "a&b=c d"), "/todos?pill=failed&q=a%26b%3Dc+d");
-        assert_eq!(list_with_limit(Pill::All, "", 200), "/todos?pill=all&limit=200");
+    fn list_links_carry_the_filter_and_an_encoded_search() {
+        assert_eq!(list(Pill::Dead, ""), "/todos?filter=dead");
+        assert_eq!(list(Pill::Failed, "a&b=c d"), "/todos?filter=failed&q=a%26b%3Dc+d");
+        assert_eq!(list_with_limit(Pill::All, "", 200), "/todos?filter=all&limit=200");
     }
 
     #[test]
@@ -55,5 +69,7 @@ mod tests {
         let id = TodoId::new();
         assert_eq!(todo(id), format!("/todos/{id}"));
         assert_eq!(retry(id), format!("/todos/{id}/retry"));
+        assert_eq!(TODO.replace("{id}", &id.to_string()), todo(id));
+        assert_eq!(RETRY.replace("{id}", &id.to_string()), retry(id));
     }
 }

@@ -1,12 +1,15 @@
-//! The Todos view's body: the notice of what the last action did, the pills with their
-//! counts, the search, the dead-letter chart and bulk retry (Dead pill), and the list.
+//! The Todos view's body: the pills with their counts, the search, the dead-letter
+//! chart and bulk retry (Dead pill), and the list. What the last action did is shown
+//! by the layout, from the notice the action's redirect carried (see [`Notice`]).
 
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
+use super::bulk::bulk_retry_button;
 use super::chart::dead_letters_chart;
-use super::format::{ago, machine, reason, shorten, state, until, utc};
-use super::paths::{self, CSRF_FIELD};
+use super::format::{ago, machine, reason, shorten, state, state_chip, until, utc};
+use super::paths::{self, CSRF_FIELD, FILTER_FIELD};
+use crate::board::respond;
 use crate::domain::ids::TodoId;
 use crate::domain::pills::{COUNT_CAP, Pill, PillCount, PillCounts};
 use crate::domain::todo_state::{DeadReason, TodoState};
@@ -37,7 +40,8 @@ impl Rows<'_> {
     }
 }
 
-/// What the last action did, shown once above the pills.
+/// What the last action did; carried over the action's redirect as the layout's
+/// one-time notice ([`Notice::flash`]).
 #[derive(Debug, Clone)]
 pub enum Notice {
     /// One todo went back to pending.
@@ -47,6 +51,38 @@ pub enum Notice {
     /// An action was refused (the store's message, e.g. "the todo's endpoint is
     /// revoked or expired").
     Refused(String),
+}
+
+impl Notice {
+    /// The notice as the layout shows it after the redirect: plain text (escaped when
+    /// shown), "done" when something moved, "warn" when nothing did or some stayed.
+    pub fn flash(&self) -> respond::Notice {
+        match self {
+            Notice::Retried(id) => {
+                respond::Notice::done(format!("Todo {id} is back in its queue with its attempt counter reset."))
+            }
+            Notice::BulkRetried(done) => {
+                let moved = match done.retried {
+                    0 => "No dead letter went back.".to_owned(),
+                    1 => "1 dead letter went back to its queue, its attempt counter reset.".to_owned(),
+                    n => format!("{n} dead letters went back to their queues, attempt counters reset."),
+                };
+                if done.still_dead.is_zero() && done.retried > 0 {
+                    return respond::Notice::done(moved);
+                }
+                if done.still_dead.is_zero() {
+                    return respond::Notice::warn(moved);
+                }
+                respond::Notice::warn(format!(
+                    "{moved} {} still match and stay dead: their endpoint is revoked or expired, a live todo holds \
+                     their idempotency key, another action holds them, or they are beyond the {} one retry moves.",
+                    done.still_dead,
+                    PillCount::Exact(COUNT_CAP)
+                ))
+            }
+            Notice::Refused(why) => respond::Notice::warn(format!("Not done: {why}")),
+        }
+    }
 }
 
 /// Everything the Todos view shows.
@@ -69,8 +105,6 @@ pub struct TodosView<'a> {
     /// Dead letters matching the search, all of them (the Dead pill; what a bulk
     /// retry would move).
     pub matching: Option<PillCount>,
-    /// What the last action did.
-    pub notice: Option<&'a Notice>,
 }
 
 /// The Todos view. Every form carries `csrf_token` in [`CSRF_FIELD`].
@@ -78,13 +112,12 @@ pub fn todos_view(v: &TodosView<'_>, csrf_token: &str) -> Markup {
     html! {
         section.sb-todos aria-labelledby="sb-todos-heading" {
             h1 #sb-todos-heading { "Todos" }
-            @if let Some(n) = v.notice { (notice(n)) }
             (pills(v))
             (search_form(v))
             @if v.pill == Pill::Dead {
                 @if let Some(chart) = v.chart { (dead_letters_chart(chart)) }
                 @if let (Some(matching), false) = (v.matching, matches!(v.rows, Rows::Dead([]))) {
-                    (bulk_retry(v.search, matching, csrf_token))
+                    (bulk_retry_button(v.search, matching, csrf_token))
                 }
             }
             @match v.rows {
@@ -93,32 +126,6 @@ pub fn todos_view(v: &TodosView<'_>, csrf_token: &str) -> Markup {
             }
             (more(v))
         }
-    }
-}
-
-fn notice(n: &Notice) -> Markup {
-    match n {
-        Notice::Retried(id) => html! {
-            p.sb-notice role="status" {
-                "Todo " a href=(paths::todo(*id)) { code { (id) } }
-                " is back in its queue with its attempt counter reset."
-            }
-        },
-        Notice::BulkRetried(done) => html! {
-            p.sb-notice role="status" {
-                @match done.retried {
-                    0 => { "No dead letter went back." }
-                    1 => { "1 dead letter went back to its queue, its attempt counter reset." }
-                    n => { (n) " dead letters went back to their queues, attempt counters reset." }
-                }
-                @if !done.still_dead.is_zero() {
-                    " " strong { (done.still_dead) } " still match and stay dead: their endpoint is revoked or \
-                    expired, a live todo holds their idempotency key, another action holds them, or they are \
-                    beyond the " (PillCount::Exact(COUNT_CAP)) " one retry moves."
-                }
-            }
-        },
-        Notice::Refused(why) => html! { p.sb-notice.sb-notice-refused role="alert" { "Not done: " (why) } },
     }
 }
 
@@ -150,47 +157,15 @@ fn search_form(v: &TodosView<'_>) -> Markup {
     };
     html! {
         form.sb-search method="get" action=(paths::TODOS) role="search" {
-            input type="hidden" name="pill" value=(v.pill.as_str());
+            input type="hidden" name=(FILTER_FIELD) value=(v.pill.as_str());
             label for="sb-q" { "Search" }
             input #sb-q type="search" name="q" value=(v.search) maxlength="200" autocomplete="off"
                 placeholder="td_…, source, kind, queue or title" aria-describedby="sb-q-hint";
-            button type="submit" { "Search" }
+            button.sb-btn type="submit" { "Search" }
             @if !v.search.is_empty() {
-                a.sb-clear href=(paths::list(v.pill, "")) { "Clear" }
+                a.sb-btn.sb-btn-quiet.sb-clear href=(paths::list(v.pill, "")) { "Clear" }
             }
             p #sb-q-hint .sb-hint { (hint) }
-        }
-    }
-}
-
-/// "Retry all matching": folded away until opened, then one more deliberate click.
-fn bulk_retry(search: &str, matching: PillCount, csrf_token: &str) -> Markup {
-    let moved = match matching {
-        PillCount::Exact(n) => n,
-        PillCount::AtLeast(_) => COUNT_CAP,
-    };
-    let noun = if moved == 1 { "dead letter" } else { "dead letters" };
-    html! {
-        details.sb-bulk {
-            summary {
-                @if search.is_empty() { "Retry all " (matching) " dead letters…" }
-                @else { "Retry the " (matching) " matching “" (search) "”…" }
-            }
-            form method="post" action=(paths::BULK_RETRY) {
-                input type="hidden" name=(CSRF_FIELD) value=(csrf_token);
-                input type="hidden" name="q" value=(search);
-                p {
-                    "This returns " strong { (PillCount::Exact(moved)) " " (noun) }
-                    @if !search.is_empty() { " matching “" (search) "”" }
-                    " to their queues with their attempt counters reset, where agents will claim them again. \
-                    Their history stays; nothing is announced."
-                }
-                @if let PillCount::AtLeast(_) = matching {
-                    p { "One retry moves at most " (PillCount::Exact(COUNT_CAP)) ", newest first; retry again for the rest." }
-                }
-                p { "Dead letters of revoked or expired endpoints stay dead." }
-                button.sb-danger type="submit" { "Retry " (PillCount::Exact(moved)) " " (noun) }
-            }
         }
     }
 }
@@ -209,8 +184,8 @@ fn dead_table(rows: &[DeadLetter], v: &TodosView<'_>, csrf_token: &str) -> Marku
         };
     }
     html! {
-        div.sb-scroll {
-            table.sb-list.sb-dead {
+        div.sb-table-wrap {
+            table.sb-table.sb-stack.sb-dead {
                 caption.sb-visually-hidden { "Dead letters, newest first" }
                 thead {
                     tr {
@@ -234,8 +209,8 @@ fn dead_table(rows: &[DeadLetter], v: &TodosView<'_>, csrf_token: &str) -> Marku
                                 a href=(paths::todo(d.id)) { (shorten(&d.title, TITLE_CHARS)) }
                                 br; small.sb-id { (d.id) }
                             }
-                            td data-label="Reason" { span.sb-reason { (reason(d.reason)) } }
-                            td data-label="Attempts"
+                            td data-label="Reason" { span.sb-chip.sb-chip-dead { (reason(d.reason)) } }
+                            td.sb-num data-label="Attempts"
                                 title=(format!("{} attempts in all; cap {}", d.attempts_total, d.max_attempts)) {
                                 (d.attempts_total)
                                 @if d.dead_letter_count > 1 { " " small { "(died " (d.dead_letter_count) "×)" } }
@@ -249,13 +224,13 @@ fn dead_table(rows: &[DeadLetter], v: &TodosView<'_>, csrf_token: &str) -> Marku
                             }
                             td data-label="Action" {
                                 @if d.reason == DeadReason::EndpointRevoked {
-                                    span.sb-hint { "endpoint revoked" }
+                                    span.sb-hint { "cannot retry: endpoint revoked" }
                                 } @else {
                                     form.sb-inline method="post" action=(paths::retry(d.id)) {
                                         input type="hidden" name=(CSRF_FIELD) value=(csrf_token);
-                                        input type="hidden" name="pill" value=(Pill::Dead.as_str());
+                                        input type="hidden" name=(FILTER_FIELD) value=(Pill::Dead.as_str());
                                         input type="hidden" name="q" value=(v.search);
-                                        button type="submit" aria-label=(format!("Retry {}", d.id)) { "Retry" }
+                                        button.sb-btn.sb-btn-small type="submit" aria-label=(format!("Retry {}", d.id)) { "Retry" }
                                     }
                                 }
                             }
@@ -301,8 +276,8 @@ fn todo_table(rows: &[TodoListing], v: &TodosView<'_>) -> Markup {
         };
     }
     html! {
-        div.sb-scroll {
-            table.sb-list {
+        div.sb-table-wrap {
+            table.sb-table.sb-stack {
                 caption.sb-visually-hidden { (v.pill.label()) " todos, newest first" }
                 thead {
                     tr {
@@ -320,7 +295,8 @@ fn todo_table(rows: &[TodoListing], v: &TodosView<'_>) -> Markup {
                         tr.sb-dead-row[t.is_dead_letter()] {
                             td data-label="Created" { (died(v.now, t.created_at)) }
                             td data-label="State" {
-                                span.sb-state { @if t.is_dead_letter() { "dead" } @else { (state(t.state)) } }
+                                @if t.is_dead_letter() { span.sb-chip.sb-chip-dead { "dead" } }
+                                @else { span class=(format!("sb-chip {}", state_chip(t.state))) { (state(t.state)) } }
                             }
                             td data-label="Queue" { code { (t.queue) } }
                             td data-label="Endpoint" { (t.endpoint) }
@@ -331,6 +307,23 @@ fn todo_table(rows: &[TodoListing], v: &TodosView<'_>) -> Markup {
                             td data-label="Attempt" { (t.attempt) " of " (t.max_attempts) }
                             td data-label="Status" { (status(t, v.now)) }
                         }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The 400 page's body: why the list's query was refused, and the way back.
+pub fn bad_query(why: &str) -> Markup {
+    html! {
+        section.sb-todos aria-labelledby="sb-todos-heading" {
+            h1 #sb-todos-heading { "That list does not exist" }
+            p.sb-notice.sb-notice-warn role="alert" { (why) }
+            nav.sb-pills aria-label="Filter todos" {
+                ul {
+                    @for pill in Pill::ALL {
+                        li { a.sb-pill.sb-pill-dead[*pill == Pill::Dead] href=(paths::list(*pill, "")) { (pill.label()) } }
                     }
                 }
             }

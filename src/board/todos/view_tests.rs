@@ -6,7 +6,7 @@ use crate::board::todos::fixtures::{counts, dead_letter, listing, now};
 const TOKEN: &str = "csrf-token-value";
 
 fn view<'a>(pill: Pill, counts: &'a PillCounts, rows: Rows<'a>) -> TodosView<'a> {
-    TodosView { pill, counts, search: "", rows, limit: 100, now: now(), chart: None, matching: None, notice: None }
+    TodosView { pill, counts, search: "", rows, limit: 100, now: now(), chart: None, matching: None }
 }
 
 /// Every `<form method="post">` carries the token, and as many tokens as forms.
@@ -25,7 +25,7 @@ fn pills_show_every_count_link_with_the_search_and_mark_the_current_one() {
     for (label, n) in [("All", "10 000+"), ("Pending", "1 234"), ("Claimed", "7"), ("Done", "8 000"), ("Failed", "3")] {
         assert!(html.contains(&format!("{label} <span class=\"sb-count\">{n}</span>")), "{label}: {html}");
     }
-    assert!(html.contains("href=\"/todos?pill=failed&amp;q=deploy\""));
+    assert!(html.contains("href=\"/todos?filter=failed&amp;q=deploy\""));
     assert_eq!(html.matches("aria-current=\"page\"").count(), 1);
     assert!(html.contains("aria-current=\"page\">Dead <span class=\"sb-count\">42</span>"), "{html}");
 }
@@ -89,25 +89,17 @@ fn a_revoked_endpoints_dead_letter_offers_no_retry_and_one_without_an_attempt_sa
 }
 
 #[test]
-fn bulk_retry_is_folded_away_states_the_count_and_search_and_posts_both() {
+fn bulk_retry_is_offered_on_the_dead_view_with_its_count_and_search() {
     let c = counts();
     let rows = [dead_letter("a", None)];
     let mut v = view(Pill::Dead, &c, Rows::Dead(&rows));
     v.search = "deploys";
     v.matching = Some(PillCount::Exact(12));
     let html = todos_view(&v, TOKEN).into_string();
-    assert!(html.contains("<details class=\"sb-bulk\"><summary>Retry the 12 matching “deploys”…</summary>"), "{html}");
+    assert!(html.contains("Retry the 12 matching “deploys”…</button>"), "{html}");
     assert!(html.contains(&format!("action=\"{}\"", paths::BULK_RETRY)));
     assert!(html.contains("<input type=\"hidden\" name=\"q\" value=\"deploys\">"));
-    assert!(html.contains("Retry 12 dead letters</button>"));
     assert_csrf_on_every_post(&html);
-
-    v.search = "";
-    v.matching = Some(PillCount::AtLeast(COUNT_CAP));
-    let html = todos_view(&v, TOKEN).into_string();
-    assert!(html.contains("Retry all 10 000+ dead letters…"));
-    assert!(html.contains("Retry 10 000 dead letters</button>"), "one click moves the cap at most");
-    assert!(html.contains("retry again for the rest"));
 }
 
 #[test]
@@ -118,6 +110,7 @@ fn an_empty_dead_view_says_nothing_is_waiting_and_offers_no_bulk_retry() {
     let html = todos_view(&v, TOKEN).into_string();
     assert!(html.contains("No dead letters. Nothing is waiting on you."));
     assert!(!html.contains("sb-bulk"));
+    assert!(!html.contains(paths::BULK_RETRY));
     v.search = "nope";
     assert!(todos_view(&v, TOKEN).into_string().contains("No dead letters match “nope”."));
 }
@@ -167,28 +160,40 @@ fn a_full_page_says_so_and_offers_the_longest_list() {
     v.limit = 3;
     let html = todos_view(&v, TOKEN).into_string();
     assert!(html.contains("Showing the newest 3."));
-    assert!(html.contains("href=\"/todos?pill=done&amp;limit=200\""));
+    assert!(html.contains("href=\"/todos?filter=done&amp;limit=200\""));
     v.limit = 4;
     assert!(!todos_view(&v, TOKEN).into_string().contains("Showing the newest"));
 }
 
 #[test]
-fn notices_report_single_and_bulk_retries_and_refusals() {
-    let c = counts();
+fn notices_report_single_and_bulk_retries_and_refusals_as_plain_text() {
+    use crate::board::respond::Tone;
     let id = TodoId::new();
-    let render = |n: Notice| {
-        let mut v = view(Pill::Dead, &c, Rows::Dead(&[]));
-        v.notice = Some(&n);
-        todos_view(&v, TOKEN).into_string()
-    };
-    assert!(render(Notice::Retried(id)).contains(&format!("<code>{id}</code></a> is back in its queue")));
-    let bulk = render(Notice::BulkRetried(BulkRetried { retried: 12, still_dead: PillCount::Exact(2) }));
-    assert!(bulk.contains("12 dead letters went back"), "{bulk}");
-    assert!(bulk.contains("<strong>2</strong> still match and stay dead"));
-    let none = render(Notice::BulkRetried(BulkRetried { retried: 0, still_dead: PillCount::Exact(0) }));
-    assert!(none.contains("No dead letter went back.") && !none.contains("stay dead"));
-    let refused = render(Notice::Refused("the todo's endpoint is <revoked>".into()));
-    assert!(refused.contains("role=\"alert\">Not done: the todo's endpoint is &lt;revoked&gt;"), "{refused}");
+    let single = Notice::Retried(id).flash();
+    assert_eq!(single.tone, Tone::Done);
+    assert_eq!(single.text, format!("Todo {id} is back in its queue with its attempt counter reset."));
+    let bulk = Notice::BulkRetried(BulkRetried { retried: 12, still_dead: PillCount::Exact(2) }).flash();
+    assert_eq!(bulk.tone, Tone::Warn, "some stayed dead: look closer");
+    assert!(bulk.text.starts_with("12 dead letters went back"), "{}", bulk.text);
+    assert!(bulk.text.contains(" 2 still match and stay dead"));
+    let all = Notice::BulkRetried(BulkRetried { retried: 3, still_dead: PillCount::Exact(0) }).flash();
+    assert_eq!(
+        (all.tone, all.text.as_str()),
+        (Tone::Done, "3 dead letters went back to their queues, attempt counters reset.")
+    );
+    let none = Notice::BulkRetried(BulkRetried { retried: 0, still_dead: PillCount::Exact(0) }).flash();
+    assert_eq!((none.tone, none.text.as_str()), (Tone::Warn, "No dead letter went back."));
+    let refused = Notice::Refused("the todo's endpoint is <revoked>".into()).flash();
+    assert_eq!(refused.text, "Not done: the todo's endpoint is <revoked>", "escaped by the layout, not here");
+}
+
+#[test]
+fn a_refused_query_explains_itself_and_links_every_filter() {
+    let html = bad_query("There is no “<zombie>” filter.").into_string();
+    assert!(html.contains("role=\"alert\">There is no “&lt;zombie&gt;” filter.</p>"), "{html}");
+    for pill in Pill::ALL {
+        assert!(html.contains(&format!("href=\"/todos?filter={}\"", pill.as_str())), "{pill}");
+    }
 }
 
 #[test]
@@ -198,8 +203,8 @@ fn the_search_box_keeps_the_pill_and_explains_its_reach() {
     let mut v = view(Pill::Pending, &c, Rows::Todos(&rows));
     v.search = "deploy";
     let html = todos_view(&v, TOKEN).into_string();
-    assert!(html.contains("<input type=\"hidden\" name=\"pill\" value=\"pending\">"));
+    assert!(html.contains("<input type=\"hidden\" name=\"filter\" value=\"pending\">"));
     assert!(html.contains("value=\"deploy\""));
     assert!(html.contains("newest 5 000"));
-    assert!(html.contains("href=\"/todos?pill=pending\">Clear</a>"));
+    assert!(html.contains("href=\"/todos?filter=pending\">Clear</a>"));
 }

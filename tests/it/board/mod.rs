@@ -7,6 +7,7 @@ mod auth;
 mod hooks;
 mod quarantine;
 mod session_sweep;
+mod todos;
 
 use std::time::Duration;
 

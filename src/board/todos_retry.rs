@@ -1,0 +1,88 @@
+//! The Todos view's actions: `POST /todos/{id}/retry` ("Retry now" of one failed todo)
+//! and `POST /todos/dead/retry` (every dead letter matching the Dead view's search,
+//! after a confirmation page). Both take [`Posted`] (a missing or wrong CSRF token is
+//! refused before anything moves), act on the signed-in human's scopes only through the
+//! store calls the operator REST API makes (`retry_now`, `retry_dead_letters`), and
+//! answer 303 back to the list with a notice (post/redirect/get).
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+
+use super::csrf::Posted;
+use super::error::BoardError;
+use super::layout::{self, Nav};
+use super::respond;
+use super::scope::parse_id;
+use super::todos::bulk::bulk_confirm;
+use super::todos::paths::{self, CONFIRMED};
+use super::todos::query;
+use super::todos::view::Notice;
+use crate::domain::ids::TodoId;
+use crate::domain::pills::Pill;
+use crate::error::Error;
+use crate::http::AppState;
+
+/// The list a form returns to: its `filter` and `q` (anything unreadable returns to
+/// the default list, unsearched: it only decides where the browser lands).
+#[derive(Debug, Default, Deserialize)]
+pub struct ReturnTo {
+    #[serde(default)]
+    filter: String,
+    #[serde(default)]
+    q: String,
+}
+
+impl ReturnTo {
+    fn location(&self) -> String {
+        let filter = query::filter(&self.filter).unwrap_or(query::DEFAULT_FILTER);
+        paths::list(filter, &query::search(&self.q).unwrap_or_default())
+    }
+}
+
+/// `POST /todos/{id}/retry`: back to pending with the attempt counter reset. 404 for
+/// an unknown or another scope's id; a refusal (not failed, endpoint revoked or
+/// expired, idempotency key taken) returns to the list saying why.
+pub async fn retry_one(
+    posted: Posted<ReturnTo>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, BoardError> {
+    let Posted { human, form } = posted;
+    let id: TodoId = parse_id(&id)?;
+    let notice = match state.store.retry_now(&human.scope_ids(), id).await {
+        Ok(_) => Notice::Retried(id),
+        Err(Error::Conflict(why)) => Notice::Refused(why),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(respond::see_other_with_notice(&state.board.cookies, &form.location(), &notice.flash()))
+}
+
+/// The bulk retry's fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct BulkForm {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+/// `POST /todos/dead/retry`: without `confirm=yes`, a page saying how many dead
+/// letters match `q` (in the human's scopes) with the button that retries them; with
+/// it, the retry, and 303 to the Dead view searched for `q` with the count as a notice.
+pub async fn retry_dead(posted: Posted<BulkForm>, state: web::Data<AppState>) -> Result<HttpResponse, BoardError> {
+    let Posted { human, form } = posted;
+    let search = query::search(&form.q).map_err(|query::BadQuery(why)| Error::InvalidArgument(why))?;
+    let q = (!search.is_empty()).then_some(search.as_str());
+    let scopes = human.scope_ids();
+    if form.confirm != CONFIRMED {
+        let matching = state.store.count_dead_letters(&scopes, q).await?;
+        let body = bulk_confirm(&search, matching, human.csrf.as_str());
+        return Ok(respond::page(&human, layout::page(&human, Nav::Todos, "Retry dead letters?", body)));
+    }
+    let notice = match state.store.retry_dead_letters(&scopes, q).await {
+        Ok(done) => Notice::BulkRetried(done),
+        Err(Error::Conflict(why)) => Notice::Refused(why),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(respond::see_other_with_notice(&state.board.cookies, &paths::list(Pill::Dead, &search), &notice.flash()))
+}
