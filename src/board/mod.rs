@@ -15,15 +15,19 @@
 
 pub mod assets;
 pub mod csrf;
+pub mod endpoints;
 pub mod error;
+pub mod forms;
 pub mod layout;
 pub mod login;
+pub mod owners;
 pub mod rate_limit;
 pub mod respond;
 pub mod scope;
 pub mod session;
 pub mod todos;
 pub mod todos_page;
+pub mod webhooks;
 
 use actix_web::{HttpResponse, web};
 
@@ -53,7 +57,19 @@ impl BoardState {
 
 /// Every signed-in page: its path and its route. One line per page.
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    vec![("/todos", web::get().to(todos_page::page))]
+    vec![
+        ("/todos", web::get().to(todos_page::page)),
+        ("/endpoints", web::get().to(endpoints::handlers::list)),
+        ("/endpoints", web::post().to(endpoints::handlers::vend)),
+        ("/endpoints/{id}", web::get().to(endpoints::handlers::show)),
+        ("/endpoints/{id}/revoke", web::get().to(endpoints::handlers::confirm_revoke)),
+        ("/endpoints/{id}/revoke", web::post().to(endpoints::handlers::revoke)),
+        ("/webhooks", web::get().to(webhooks::handlers::list)),
+        ("/webhooks", web::post().to(webhooks::handlers::create)),
+        ("/webhooks/{id}", web::get().to(webhooks::handlers::show)),
+        ("/webhooks/{id}/rules", web::post().to(webhooks::handlers::save_rules)),
+        ("/webhooks/{id}/rules/test", web::post().to(webhooks::handlers::test_rules)),
+    ]
 }
 
 /// The Board's routes (sign-in, sign-out, assets, `/`, and every page).
