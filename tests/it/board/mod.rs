@@ -4,6 +4,8 @@
 
 mod assets;
 mod auth;
+mod endpoints;
+mod webhooks;
 
 use std::time::Duration;
 
