@@ -34,7 +34,9 @@ mod tests {
 
     #[test]
     fn what_the_human_typed_goes_back_to_the_form_and_the_rest_is_a_refusal_page() {
-        for e in [Error::invalid("slug", "bad"), Error::Conflict("taken".into()), Error::Forbidden("admins only".into())] {
+        for e in
+            [Error::invalid("slug", "bad"), Error::Conflict("taken".into()), Error::Forbidden("admins only".into())]
+        {
             assert!(refusal(e).is_ok());
         }
         for e in [Error::NotFound, Error::Internal("db".into()), Error::Unavailable("db".into())] {

@@ -83,3 +83,38 @@ impl Owners {
         self.0.iter().any(|o| o.scope == scope && o.admin)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::csrf::CsrfToken;
+    use crate::domain::ids::HumanId;
+    use crate::domain::todo_state::TeamRole;
+    use crate::store::tenancy::{Reach, ScopeGrant};
+
+    fn human(personal: ScopeId, teams: &[(ScopeId, TeamRole)]) -> Human {
+        let mut scopes = vec![ScopeGrant { scope: personal, role: TeamRole::Admin }];
+        scopes.extend(teams.iter().map(|&(scope, role)| ScopeGrant { scope, role }));
+        Human {
+            reach: Reach { human: HumanId::new(), personal, scopes },
+            email: "ada@example.com".into(),
+            name: "Ada".into(),
+            csrf: CsrfToken::random(),
+            notice: None,
+            session_token: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_humans_own_scope_comes_first_and_only_administered_teams_may_be_configured() {
+        let (mine, ops, readers, theirs) = (ScopeId::new(), ScopeId::new(), ScopeId::new(), ScopeId::new());
+        let h = human(mine, &[(ops, TeamRole::Admin), (readers, TeamRole::Member)]);
+        let owners = Owners::from_parts(&h, vec![(ops, "team:ops".into()), (readers, "team:readers".into())]);
+        assert_eq!(owners.label(mine), "you");
+        assert_eq!(owners.label(readers), "team:readers");
+        assert_eq!(owners.label(theirs), "another owner");
+        let refs: Vec<&str> = owners.administered().map(|o| o.reference.as_str()).collect();
+        assert_eq!(refs, ["ada@example.com", "team:ops"]);
+        assert!(owners.administers(ops) && !owners.administers(readers) && !owners.administers(theirs));
+    }
+}

@@ -62,7 +62,10 @@ impl VendForm {
             .collect::<Result<Vec<_>>>()?;
         let default_lease_seconds = match self.lease.as_str() {
             "" => None,
-            raw => Some(raw.parse::<i32>().map_err(|_| Error::invalid("default_lease_seconds", "must be a whole number of seconds"))?),
+            raw => Some(
+                raw.parse::<i32>()
+                    .map_err(|_| Error::invalid("default_lease_seconds", "must be a whole number of seconds"))?,
+            ),
         };
         Ok(VendBody {
             slug: self.slug.clone(),

@@ -51,8 +51,9 @@ fn the_list_shows_each_endpoint_with_its_owner_grants_state_and_links_to_its_pag
     let mut b = endpoint(team, "deployer");
     b.state = EndpointState::Revoked;
     b.revoked_at = Some(now() - Duration::minutes(2));
-    let html = endpoints_page(&[a.clone(), b.clone()], &owners, &VendForm::default(), None, &CsrfToken::random(), now())
-        .into_string();
+    let html =
+        endpoints_page(&[a.clone(), b.clone()], &owners, &VendForm::default(), None, &CsrfToken::random(), now())
+            .into_string();
     assert!(html.contains(&format!(r#"href="/endpoints/{}""#, a.id)), "{html}");
     assert!(html.contains(">you<"), "own scope reads 'you': {html}");
     assert!(html.contains("team:&lt;b&gt;ops&lt;/b&gt;") && !html.contains("<b>ops"), "team names are text: {html}");
@@ -85,7 +86,8 @@ fn a_refused_vend_shows_why_and_keeps_what_was_typed_as_text() {
         ("csrf_token".into(), "ignored".into()),
     ]);
     assert_eq!(form.grants, vec!["fail".to_owned()]);
-    let html = endpoints_page(&[], &owners, &form, Some("slug: must be <1–63>"), &CsrfToken::random(), now()).into_string();
+    let html =
+        endpoints_page(&[], &owners, &form, Some("slug: must be <1–63>"), &CsrfToken::random(), now()).into_string();
     assert!(html.contains(r#"role="alert""#) && html.contains("slug: must be &lt;1–63&gt;"), "{html}");
     assert!(html.contains(r#"value="&lt;script&gt;x&lt;/script&gt;""#) && !html.contains("<script>"));
     assert!(html.contains(r#"value="team:&lt;b&gt;ops&lt;/b&gt;" selected"#), "{html}");

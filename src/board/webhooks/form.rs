@@ -121,7 +121,10 @@ mod tests {
 
     #[test]
     fn header_lines_split_at_the_first_colon_and_a_line_without_one_is_refused() {
-        let form = RulesForm { headers: "X-Event: push\n\n  X-Url: https://a.example/x \nbad line".into(), ..Default::default() };
+        let form = RulesForm {
+            headers: "X-Event: push\n\n  X-Url: https://a.example/x \nbad line".into(),
+            ..Default::default()
+        };
         let err = form.header_list().unwrap_err().to_string();
         assert!(err.contains("line 4"), "{err}");
         let form = RulesForm { headers: "X-Event: push\r\nX-Url: https://a.example/x".into(), ..Default::default() };
@@ -154,7 +157,10 @@ mod tests {
         };
         let body = form.body().unwrap();
         assert_eq!((body.endpoint_id, body.queue.as_str(), body.max_attempts), (id, "builds", Some(7)));
-        assert_eq!(body.trusted_actors, Some(TrustedActors::Logins { logins: vec!["octo".into(), "hubot".into(), "mona".into()] }));
+        assert_eq!(
+            body.trusted_actors,
+            Some(TrustedActors::Logins { logins: vec!["octo".into(), "hubot".into(), "mona".into()] })
+        );
         assert_eq!(body.unverified, Some(false));
 
         let all = CreateForm { allow_all: Some("on".into()), unverified: Some("on".into()), ..form.clone() };

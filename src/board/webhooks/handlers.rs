@@ -131,7 +131,9 @@ pub async fn save_rules(
     let webhook = webhook_of(&state, &human, &id).await?;
     let saved = match form.rules_json() {
         Ok(Some(rules)) => save_rules_for(&state, &human.reach, webhook.id, &rules).await,
-        Ok(None) => Err(Error::invalid("rules", "empty: to route everything to the default queue, save {\"rules\": []}")),
+        Ok(None) => {
+            Err(Error::invalid("rules", "empty: to route everything to the default queue, save {\"rules\": []}"))
+        }
         Err(e) => Err(e),
     };
     match saved {

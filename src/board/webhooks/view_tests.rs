@@ -83,13 +83,15 @@ fn the_list_shows_endpoint_source_queue_verification_trusted_actors_and_refusals
 fn the_create_form_offers_usable_endpoints_every_source_type_and_posts_with_the_token() {
     let e = endpoint(ScopeId::new());
     let csrf = CsrfToken::random();
-    let html = webhooks_page(&[], std::slice::from_ref(&e), &[&e], &CreateForm::default(), None, &csrf, now()).into_string();
+    let html =
+        webhooks_page(&[], std::slice::from_ref(&e), &[&e], &CreateForm::default(), None, &csrf, now()).into_string();
     assert!(html.contains(r#"method="post" action="/webhooks""#) && html.contains(csrf.as_str()), "{html}");
     assert!(html.contains(&format!(r#"value="{}""#, e.id)));
     for s in ["github", "gitea", "stripe", "standard", "generic"] {
         assert!(html.contains(&format!(r#"value="{s}""#)), "{s}");
     }
-    let none = webhooks_page(&[], std::slice::from_ref(&e), &[], &CreateForm::default(), None, &csrf, now()).into_string();
+    let none =
+        webhooks_page(&[], std::slice::from_ref(&e), &[], &CreateForm::default(), None, &csrf, now()).into_string();
     assert!(!none.contains(r#"action="/webhooks""#) && none.contains("Vend one first"));
 }
 
@@ -104,9 +106,16 @@ fn a_refused_create_shows_why_and_keeps_what_was_typed() {
         unverified: Some("on".into()),
         ..Default::default()
     };
-    let html =
-        webhooks_page(&[], std::slice::from_ref(&e), &[&e], &form, Some("queue: not a drainable queue name"), &CsrfToken::random(), now())
-            .into_string();
+    let html = webhooks_page(
+        &[],
+        std::slice::from_ref(&e),
+        &[&e],
+        &form,
+        Some("queue: not a drainable queue name"),
+        &CsrfToken::random(),
+        now(),
+    )
+    .into_string();
     assert!(html.contains("Not created: queue: not a drainable queue name"), "{html}");
     assert!(html.contains(r#"value="&lt;bad queue&gt;""#) && html.contains("&lt;i&gt;x&lt;/i&gt;</textarea>"));
     assert!(html.contains(r#"value="stripe" selected"#) && html.contains(r#"name="unverified" value="on" checked"#));
@@ -130,7 +139,14 @@ fn the_created_page_shows_url_token_and_secret_once() {
     assert!(!html.contains("Signing secret"));
 }
 
-fn page(w: &WebhookRow, e: &EndpointRow, form: &RulesForm, error: Option<&str>, result: Option<&RuleTestAnswer>, admin: bool) -> String {
+fn page(
+    w: &WebhookRow,
+    e: &EndpointRow,
+    form: &RulesForm,
+    error: Option<&str>,
+    result: Option<&RuleTestAnswer>,
+    admin: bool,
+) -> String {
     webhook_page(
         &WebhookPage {
             webhook: w,

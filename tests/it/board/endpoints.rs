@@ -64,8 +64,10 @@ async fn vending_shows_the_token_once_uncached_and_the_token_works_on_the_agent_
     assert_eq!(status, StatusCode::FORBIDDEN, "list_todos was not ticked");
     assert_eq!(
         app.db
-            .count("SELECT count(*) FROM endpoints WHERE slug = 'builder' AND default_lease_seconds = 120 \
-                    AND grants = ARRAY['create_todo', 'claim_next']")
+            .count(
+                "SELECT count(*) FROM endpoints WHERE slug = 'builder' AND default_lease_seconds = 120 \
+                    AND grants = ARRAY['create_todo', 'claim_next']"
+            )
             .await,
         1
     );
@@ -120,7 +122,11 @@ async fn revoking_warns_first_then_dead_letters_the_claimed_todo_and_reports_the
     assert!(confirm.body.contains("silently dead-letters"), "{}", confirm.body);
     assert!(confirm.body.contains("<strong>1</strong> pending") && confirm.body.contains("<strong>1</strong> claimed"));
     assert!(confirm.body.contains("Revoke and dead-letter 2"));
-    assert_eq!(app.db.count("SELECT count(*) FROM endpoints WHERE state = 'active'").await, 1, "asking revokes nothing");
+    assert_eq!(
+        app.db.count("SELECT count(*) FROM endpoints WHERE state = 'active'").await,
+        1,
+        "asking revokes nothing"
+    );
 
     let done =
         post_form(&app, &format!("/endpoints/{}/revoke", ep.id), Some(&s.cookie), &[("csrf_token", &s.csrf)]).await;
@@ -156,7 +162,8 @@ async fn another_scopes_endpoint_answers_404_on_every_route_and_stays_active() {
     let bob = app.owner("bob@example.com").await;
     let theirs = app.agent(bob.scope, "bobs-worker").await;
 
-    for path in [format!("/endpoints/{}", theirs.id), format!("/endpoints/{}/revoke", theirs.id), "/endpoints/ep_nope".into()]
+    for path in
+        [format!("/endpoints/{}", theirs.id), format!("/endpoints/{}/revoke", theirs.id), "/endpoints/ep_nope".into()]
     {
         assert_eq!(get(&app, &path, Some(&s.cookie)).await.status, StatusCode::NOT_FOUND, "{path}");
     }
@@ -201,7 +208,12 @@ async fn a_team_named_with_markup_owns_endpoints_and_reads_as_text() {
     let page = vend(&app, &s, &[("slug", "team-worker"), ("owner", "team:<b>ops</b>")]).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert_eq!(
-        app.db.count(&format!("SELECT count(*) FROM endpoints WHERE slug = 'team-worker' AND scope_id = '{}'", team_scope.0)).await,
+        app.db
+            .count(&format!(
+                "SELECT count(*) FROM endpoints WHERE slug = 'team-worker' AND scope_id = '{}'",
+                team_scope.0
+            ))
+            .await,
         1
     );
     let list = get(&app, "/endpoints", Some(&s.cookie)).await;

@@ -32,7 +32,9 @@ async fn generic(app: &TestApp, s: &Session, ep: &Ep, queue: &str) -> (WebhookId
     let page = create(app, s, &[("endpoint_id", &id), ("source_type", "generic"), ("queue", queue)]).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     let url = text_after(&page.body, r#"id="sb-ingest-url">"#).expect("ingest URL");
-    let webhook = text_after(&page.body, r#"<a class="sb-btn" href="/webhooks/"#).expect("link").replace("\">Set up its rules", "");
+    let webhook = text_after(&page.body, r#"<a class="sb-btn" href="/webhooks/"#)
+        .expect("link")
+        .replace("\">Set up its rules", "");
     (webhook.parse().expect("webhook id"), url)
 }
 
@@ -46,7 +48,9 @@ async fn deliver(app: &TestApp, ingest_url: &str, headers: &[(&str, &str)], body
 }
 
 async fn rules_of(app: &TestApp, id: WebhookId) -> i64 {
-    app.db.count(&format!("SELECT jsonb_array_length(rules->'rules')::bigint FROM webhooks WHERE id = '{}'", id.0)).await
+    app.db
+        .count(&format!("SELECT jsonb_array_length(rules->'rules')::bigint FROM webhooks WHERE id = '{}'", id.0))
+        .await
 }
 
 const RULES: &str = r#"{"rules": [
@@ -64,7 +68,12 @@ async fn creating_a_signed_webhook_shows_url_token_and_secret_once_uncached() {
     assert!(list.body.contains(&format!(r#"value="{}""#, ep.id)), "the form offers the endpoint");
 
     let id = ep.id.to_string();
-    let page = create(&app, &s, &[("endpoint_id", &id), ("source_type", "github"), ("queue", "builds"), ("logins", "<i>octo</i>\nmona")]).await;
+    let page = create(
+        &app,
+        &s,
+        &[("endpoint_id", &id), ("source_type", "github"), ("queue", "builds"), ("logins", "<i>octo</i>\nmona")],
+    )
+    .await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert_eq!(page.headers.get("cache-control").unwrap(), "no-store");
     assert!(page.headers.get("set-cookie").is_none() && page.headers.get("location").is_none());
@@ -111,7 +120,13 @@ async fn saved_rules_route_the_next_delivery_and_a_dry_run_shows_the_matched_rul
     // A delivery before the rules: the default queue (and the webhook is now cached).
     assert_eq!(deliver(&app, &url, &[], &json!({"kind": "build"})).await, StatusCode::ACCEPTED);
 
-    let saved = post_form(&app, &format!("/webhooks/{id}/rules"), Some(&s.cookie), &[("csrf_token", &s.csrf), ("rules", RULES)]).await;
+    let saved = post_form(
+        &app,
+        &format!("/webhooks/{id}/rules"),
+        Some(&s.cookie),
+        &[("csrf_token", &s.csrf), ("rules", RULES)],
+    )
+    .await;
     assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
     assert_eq!(saved.location(), format!("/webhooks/{id}"));
     assert_eq!(rules_of(&app, id).await, 2);
@@ -143,7 +158,9 @@ async fn saved_rules_route_the_next_delivery_and_a_dry_run_shows_the_matched_rul
     assert!(matched.body.contains("rule <code>to-builds</code> matched"), "{}", matched.body);
     assert!(matched.body.contains(r#"<span class="sb-chip sb-chip-queue">builds</span></div>"#));
     let dropped = test("", "X-Event: ping", "").await;
-    assert!(dropped.body.contains("rule <code>drop-pings</code> matched") && dropped.body.contains("<strong>drop</strong>"));
+    assert!(
+        dropped.body.contains("rule <code>drop-pings</code> matched") && dropped.body.contains("<strong>drop</strong>")
+    );
     let unsaved = test(r#"{"rules": []}"#, "", r#"{"kind": "build"}"#).await;
     assert!(unsaved.body.contains("no rule matched"), "the editor's rules, unsaved: {}", unsaved.body);
     assert!(unsaved.body.contains("{&quot;rules&quot;: []}</textarea>"), "the editor keeps what was tried");
@@ -166,8 +183,13 @@ async fn invalid_rules_are_refused_with_why_and_nothing_is_saved() {
         ("", "rules: empty"),
         (r#"{"rules": [{"id": "<script>", "match": {"all": []}, "action": {"drop": true}}]}"#, "id must be"),
     ] {
-        let page =
-            post_form(&app, &format!("/webhooks/{id}/rules"), Some(&s.cookie), &[("csrf_token", &s.csrf), ("rules", rules)]).await;
+        let page = post_form(
+            &app,
+            &format!("/webhooks/{id}/rules"),
+            Some(&s.cookie),
+            &[("csrf_token", &s.csrf), ("rules", rules)],
+        )
+        .await;
         assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{rules}: {}", page.body);
         let alert = text_after(&page.body, r#"role="alert">"#).unwrap_or_default();
         assert!(alert.contains(why), "{why} in {alert:?}");
@@ -185,7 +207,11 @@ async fn another_scopes_webhook_and_endpoint_answer_404_on_every_route() {
     let bob = app.owner("bob@example.com").await;
     let bobs_ep = app.agent(bob.scope, "bobs-worker").await;
     let (status, w) = app
-        .post("/api/v1/webhooks", &bob.token, json!({"endpoint_id": bobs_ep.id.to_string(), "source_type": "generic", "queue": "inbox"}))
+        .post(
+            "/api/v1/webhooks",
+            &bob.token,
+            json!({"endpoint_id": bobs_ep.id.to_string(), "source_type": "generic", "queue": "inbox"}),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{w}");
     let id = w["id"].as_str().unwrap();
@@ -220,8 +246,13 @@ async fn without_the_csrf_token_nothing_is_created_or_saved() {
         )
         .await;
         assert_eq!(page.status, StatusCode::FORBIDDEN);
-        let page =
-            post_form(&app, &format!("/webhooks/{id}/rules"), Some(&s.cookie), &[("csrf_token", token), ("rules", RULES)]).await;
+        let page = post_form(
+            &app,
+            &format!("/webhooks/{id}/rules"),
+            Some(&s.cookie),
+            &[("csrf_token", token), ("rules", RULES)],
+        )
+        .await;
         assert_eq!(page.status, StatusCode::FORBIDDEN);
     }
     assert_eq!(app.db.count("SELECT count(*) FROM webhooks").await, 1);
