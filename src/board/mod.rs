@@ -15,10 +15,13 @@
 
 pub mod assets;
 pub mod csrf;
+pub mod endpoints;
 pub mod error;
+pub mod forms;
 pub mod hooks;
 pub mod layout;
 pub mod login;
+pub mod owners;
 pub mod quarantine;
 pub mod rate_limit;
 pub mod respond;
@@ -27,6 +30,7 @@ pub mod session;
 pub mod todos;
 pub mod todos_page;
 pub mod todos_retry;
+pub mod webhooks;
 
 use actix_web::{HttpResponse, web};
 
@@ -54,7 +58,7 @@ impl BoardState {
     }
 }
 
-/// Every signed-in page: its path and its route. One line per page.
+/// Every signed-in page: its path and its route (each section lists its own).
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
     let mut pages = vec![
         ("/todos", web::get().to(todos_page::list)),
@@ -63,6 +67,18 @@ fn pages() -> Vec<(&'static str, actix_web::Route)> {
         ("/todos/{id}", web::get().to(todos_page::detail)),
         ("/todos/{id}/retry", web::post().to(todos_retry::retry_one)),
     ];
+    pages.extend([
+        ("/endpoints", web::get().to(endpoints::handlers::list)),
+        ("/endpoints", web::post().to(endpoints::handlers::vend)),
+        ("/endpoints/{id}", web::get().to(endpoints::handlers::show)),
+        ("/endpoints/{id}/revoke", web::get().to(endpoints::handlers::confirm_revoke)),
+        ("/endpoints/{id}/revoke", web::post().to(endpoints::handlers::revoke)),
+        ("/webhooks", web::get().to(webhooks::handlers::list)),
+        ("/webhooks", web::post().to(webhooks::handlers::create)),
+        ("/webhooks/{id}", web::get().to(webhooks::handlers::show)),
+        ("/webhooks/{id}/rules", web::post().to(webhooks::handlers::save_rules)),
+        ("/webhooks/{id}/rules/test", web::post().to(webhooks::handlers::test_rules)),
+    ]);
     pages.extend(hooks::pages());
     pages.extend(quarantine::pages());
     pages

@@ -9,35 +9,43 @@ use super::super::body::Json;
 use super::super::dto::*;
 use crate::domain::ids::EndpointId;
 use crate::error::{Error, ErrorEnvelope, Result};
-use crate::store::endpoints::VendEndpoint;
-use crate::store::tenancy::OwnerRef;
+use crate::store::endpoints::{Revoked, VendEndpoint, VendedEndpoint};
+use crate::store::tenancy::{OwnerRef, Reach};
 
 /// Vends an endpoint in the caller's scope (or a team they administer).
 #[utoipa::path(post, path = "/api/v1/endpoints", request_body = VendBody, tag = "operator",
     security(("operator_token" = [])),
     responses((status = 201, body = VendedView), (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn vend(state: web::Data<AppState>, op: Operator, body: Json<VendBody>) -> Result<HttpResponse> {
-    let b = body.0;
+    let vended = vend_for(&state, &op.0, body.0).await?;
+    let e = vended.endpoint;
+    Ok(HttpResponse::Created().json(VendedView { id: e.id, grants: e.verbs(), slug: e.slug, token: vended.token }))
+}
+
+/// Vends an endpoint for `reach` (the operator API and the Board both come here): in
+/// their own scope, or in the team `b.owner` names if they administer it. A foreign or
+/// unknown owner is refused alike; the store checks the slug and the lease.
+pub async fn vend_for(state: &AppState, reach: &Reach, b: VendBody) -> Result<VendedEndpoint> {
     // PostgreSQL cannot hold every instant chrono parses (it stops at 4713 BC), so a far
     // past expiry used to fail in the database as a 500; keep to RFC 3339's years.
     if b.expires_at.is_some_and(|e| !(1..=9999).contains(&e.year())) {
         return Err(Error::invalid("expires_at", "year must be between 1 and 9999"));
     }
     let scope = match b.owner.as_deref() {
-        None => op.0.personal,
+        None => reach.personal,
         Some(raw) => {
             let owner = OwnerRef::parse(raw)?;
             // A foreign owner is refused exactly like one that does not exist; a
             // database failure stays a 503.
             let refused = || Error::invalid("owner", "no such owner that you administer");
             match state.store.resolve_owner(&owner).await {
-                Ok(scope) if op.0.is_admin_of(scope) => scope,
+                Ok(scope) if reach.is_admin_of(scope) => scope,
                 Ok(_) | Err(Error::InvalidArgument(_)) => return Err(refused()),
                 Err(e) => return Err(e),
             }
         }
     };
-    let vended = state
+    state
         .store
         .vend_endpoint(VendEndpoint {
             scope,
@@ -46,9 +54,7 @@ pub async fn vend(state: web::Data<AppState>, op: Operator, body: Json<VendBody>
             default_lease_seconds: b.default_lease_seconds,
             expires_at: b.expires_at,
         })
-        .await?;
-    let e = vended.endpoint;
-    Ok(HttpResponse::Created().json(VendedView { id: e.id, grants: e.verbs(), slug: e.slug, token: vended.token }))
+        .await
 }
 
 /// Endpoints in every scope the caller belongs to.
@@ -66,13 +72,21 @@ pub async fn list(state: web::Data<AppState>, op: Operator) -> Result<HttpRespon
     responses((status = 200, body = RevokedView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn revoke(state: web::Data<AppState>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
     let id = id.into_inner();
-    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id).await?;
-    if !op.0.is_admin_of(endpoint.scope_id) {
+    let revoked = revoke_for(&state, &op.0, id).await?;
+    Ok(HttpResponse::Ok().json(RevokedView { id, revoked: true, dead_lettered: revoked.dead_lettered }))
+}
+
+/// Revokes an endpoint `reach` administers, with its silent cascade, and forgets its
+/// cached token (the operator API and the Board both come here). Another scope's
+/// endpoint is unknown (404); a team member who is not an admin is refused (403).
+pub async fn revoke_for(state: &AppState, reach: &Reach, id: EndpointId) -> Result<Revoked> {
+    let endpoint = state.store.endpoint_in(&reach.scope_ids(), id).await?;
+    if !reach.is_admin_of(endpoint.scope_id) {
         return Err(Error::Forbidden("only a team admin may revoke the team's endpoints".into()));
     }
     let revoked = state.store.revoke_endpoint(&[endpoint.scope_id], id).await?;
     state.auth_cache.evict(id);
-    Ok(HttpResponse::Ok().json(RevokedView { id, revoked: true, dead_lettered: revoked.dead_lettered }))
+    Ok(revoked)
 }
 
 /// Who may fan out onto an endpoint.

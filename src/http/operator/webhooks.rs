@@ -12,7 +12,8 @@ use super::super::dto::{CreateWebhookBody, CreatedWebhookView, WebhookList, Webh
 use crate::domain::ids::WebhookId;
 use crate::error::{Error, ErrorEnvelope, Result};
 use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
-use crate::store::webhooks::{NewWebhook, trusted_actors_json};
+use crate::store::tenancy::Reach;
+use crate::store::webhooks::{CreatedWebhook, NewWebhook, trusted_actors_json};
 
 /// Creates a webhook on an endpoint the caller administers.
 #[utoipa::path(post, path = "/api/v1/webhooks", request_body = CreateWebhookBody, tag = "operator",
@@ -20,13 +21,20 @@ use crate::store::webhooks::{NewWebhook, trusted_actors_json};
     responses((status = 201, body = CreatedWebhookView), (status = 404, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(state: web::Data<AppState>, op: Operator, body: Json<CreateWebhookBody>) -> Result<HttpResponse> {
-    let b = body.0;
-    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), b.endpoint_id).await?;
-    if !op.0.is_admin_of(endpoint.scope_id) {
+    let created = create_for(&state, &op.0, body.0).await?;
+    Ok(HttpResponse::Created().json(CreatedWebhookView::new(created, &state.base_url)))
+}
+
+/// Creates a webhook on an endpoint `reach` administers (the operator API and the Board
+/// both come here): another scope's endpoint is unknown (404), a team member who is not
+/// an admin is refused (403); the store checks the queue, attempts and secret.
+pub async fn create_for(state: &AppState, reach: &Reach, b: CreateWebhookBody) -> Result<CreatedWebhook> {
+    let endpoint = state.store.endpoint_in(&reach.scope_ids(), b.endpoint_id).await?;
+    if !reach.is_admin_of(endpoint.scope_id) {
         return Err(Error::Forbidden("only a team admin may add webhooks to the team's endpoints".into()));
     }
     let trusted_actors = trusted_actors_json(b.trusted_actors.as_ref())?;
-    let created = state
+    state
         .store
         .create_webhook(
             &state.vault,
@@ -41,8 +49,7 @@ pub async fn create(state: web::Data<AppState>, op: Operator, body: Json<CreateW
                 unverified: b.unverified.unwrap_or(false),
             },
         )
-        .await?;
-    Ok(HttpResponse::Created().json(CreatedWebhookView::new(created, &state.base_url)))
+        .await
 }
 
 /// Webhooks in every scope the caller belongs to (never their credentials).
@@ -100,16 +107,29 @@ pub async fn put_rules(
     id: web::Path<WebhookId>,
     body: Json<serde_json::Value>,
 ) -> Result<HttpResponse> {
-    let webhook = state.store.webhook_in(&op.0.scope_ids(), id.into_inner()).await?;
-    if !op.0.is_admin_of(webhook.scope_id) {
+    let row = save_rules_for(&state, &op.0, id.into_inner(), &body.0).await?;
+    Ok(HttpResponse::Ok().json(WebhookView::from(&row)))
+}
+
+/// Validates and saves a webhook's rules (`{"rules": [...]}`) for `reach`, and evicts
+/// the webhook from the intake cache (the operator API and the Board both come here).
+/// Invalid rules are refused (422) and nothing is saved.
+pub async fn save_rules_for(
+    state: &AppState,
+    reach: &Reach,
+    id: WebhookId,
+    body: &serde_json::Value,
+) -> Result<crate::store::webhooks::WebhookRow> {
+    let webhook = state.store.webhook_in(&reach.scope_ids(), id).await?;
+    if !reach.is_admin_of(webhook.scope_id) {
         return Err(Error::Forbidden("only a team admin may change the team's rules".into()));
     }
-    let set = checked_rules(&body.0)?;
-    check_fan_out(&state, &webhook, &set).await?;
+    let set = checked_rules(body)?;
+    check_fan_out(state, &webhook, &set).await?;
     let stored = serde_json::to_value(&set).map_err(|e| Error::Internal(e.to_string()))?;
     let row = state.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
     state.webhook_cache.evict(row.id);
-    Ok(HttpResponse::Ok().json(WebhookView::from(&row)))
+    Ok(row)
 }
 
 /// A sample delivery for a dry run.
@@ -148,19 +168,30 @@ pub async fn test_rules(
     id: web::Path<WebhookId>,
     body: Json<RuleTestBody>,
 ) -> Result<HttpResponse> {
-    let webhook = state.store.webhook_in(&op.0.scope_ids(), id.into_inner()).await?;
     let b = body.0;
-    let set = match b.rules {
-        Some(rules) => checked_rules(&serde_json::json!({ "rules": rules }))?,
+    let rules = b.rules.map(|rules| serde_json::json!({ "rules": rules }));
+    let answer = dry_run_for(&state, &op.0, id.into_inner(), rules, b.headers.into_iter().collect(), b.body).await?;
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+/// A dry run for `reach` (the operator API and the Board both come here): which rule of
+/// `rules` (`{"rules": [...]}`, validated like a save; none: the saved rules) matches a
+/// sample delivery, and what would happen. Changes nothing.
+pub async fn dry_run_for(
+    state: &AppState,
+    reach: &Reach,
+    id: WebhookId,
+    rules: Option<serde_json::Value>,
+    headers: Vec<(String, String)>,
+    body: Option<serde_json::Value>,
+) -> Result<RuleTestAnswer> {
+    let webhook = state.store.webhook_in(&reach.scope_ids(), id).await?;
+    let set = match rules {
+        Some(rules) => checked_rules(&rules)?,
         None => rules::parse(&webhook.rules).map_err(|e| Error::Internal(e.to_string()))?,
     };
-    let envelope = Envelope {
-        source: webhook.source_type.to_string(),
-        event_type: None,
-        headers: b.headers.into_iter().collect(),
-        body: b.body,
-    };
-    let answer = match rules::evaluate(&set, &envelope, rules::DEFAULT_BUDGET) {
+    let envelope = Envelope { source: webhook.source_type.to_string(), event_type: None, headers, body };
+    Ok(match rules::evaluate(&set, &envelope, rules::DEFAULT_BUDGET) {
         Decision::NoMatch => RuleTestAnswer {
             matched_rule: None,
             outcome: "default_queue".into(),
@@ -181,6 +212,5 @@ pub async fn test_rules(
             };
             RuleTestAnswer { matched_rule: Some(rule_id), outcome: outcome.into(), queue, fault: None }
         }
-    };
-    Ok(HttpResponse::Ok().json(answer))
+    })
 }

@@ -4,10 +4,12 @@
 
 mod assets;
 mod auth;
+mod endpoints;
 mod hooks;
 mod quarantine;
 mod session_sweep;
 mod todos;
+mod webhooks;
 
 use std::time::Duration;
 

@@ -181,7 +181,12 @@ async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_it
             off.id.0
         ))
         .await;
+    // The database's NOTIFY reaches the dispatcher at commit; give it a moment.
+    actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
     let second = intake.deliver(&app, "second", json!({})).await;
+    // Within the cache's second, or this would pass by expiry alone.
+    let within = cached_at.elapsed();
+    assert!(within < std::time::Duration::from_millis(900), "too slow to test this: {within:?}");
 
     // The control hears the second todo; the other two were evicted from the cache.
     let got = rx_kept.wait_for(2).await;

@@ -1,0 +1,18 @@
+//! The Endpoints pages: the list of the human's endpoints with the vend form, the
+//! token shown once after vending, an endpoint's page (grants, webhooks, hooks) and
+//! revocation behind a confirmation that says plainly what it dead-letters.
+//!
+//! The views ([`view`], [`detail`]) are pure functions from plain data to markup; the
+//! [`handlers`] load the data and call the same functions as the operator API
+//! (`crate::http::operator::endpoints::{vend_for, revoke_for}`), so the Board and the
+//! API validate alike.
+
+pub mod detail;
+pub mod form;
+pub mod handlers;
+pub mod held;
+pub mod paths;
+pub mod view;
+
+#[cfg(test)]
+mod view_tests;
