@@ -2,10 +2,6 @@
 //! team's as `team:<name>` (the owner reference the operator API and the CLI take), and
 //! which of them the human administers (may vend endpoints and create webhooks in).
 
-use diesel::prelude::*;
-use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
-
 use super::session::Human;
 use crate::domain::ids::ScopeId;
 use crate::error::Result;
@@ -31,23 +27,8 @@ pub struct Owners(pub Vec<Owner>);
 impl Owners {
     /// Loads the names of the human's team scopes.
     pub async fn of(store: &Store, human: &Human) -> Result<Owners> {
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = SqlUuid)]
-            id: uuid::Uuid,
-            #[diesel(sql_type = Text)]
-            name: String,
-        }
-        let ids: Vec<uuid::Uuid> = human.scope_ids().iter().map(|s| s.0).collect();
-        let mut conn = store.conn().await?;
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT s.id, t.name FROM owner_scopes s JOIN teams t ON t.id = s.team_id \
-             WHERE s.id = ANY($1) ORDER BY lower(t.name)",
-        )
-        .bind::<Array<SqlUuid>, _>(ids)
-        .load(&mut conn)
-        .await?;
-        let teams = rows.into_iter().map(|r| (ScopeId(r.id), format!("team:{}", r.name))).collect::<Vec<_>>();
+        let teams = store.team_names(&human.scope_ids()).await?;
+        let teams = teams.into_iter().map(|(scope, name)| (scope, format!("team:{name}"))).collect();
         Ok(Owners::from_parts(human, teams))
     }
 

@@ -1,9 +1,13 @@
 //! `switchboard serve`: the server, plus a demo owner and endpoint on the embedded
 //! database so a newcomer can try the API at once.
 
+use rand::Rng;
+use rand::distributions::Alphanumeric;
+
 use crate::config::Settings;
 use crate::domain::grants::{DRAIN_FAMILY, Verb};
 use crate::domain::ids::ScopeId;
+use crate::domain::passwords::hash_password;
 use crate::domain::todo_state::EndpointState;
 use crate::error::{Error, Result};
 use crate::startup::Application;
@@ -25,7 +29,12 @@ pub struct Demo {
     pub endpoint_slug: String,
     /// Endpoint token of the demo endpoint.
     pub endpoint_token: String,
+    /// The demo owner's Board password (new on each start; earlier Board sessions end).
+    pub board_password: String,
 }
+
+/// Characters of the demo's Board password.
+const DEMO_PASSWORD_CHARS: usize = 20;
 
 /// Label of the operator tokens minted for the demo at each start.
 const DEMO_TOKEN_LABEL: &str = "demo (serve start)";
@@ -44,9 +53,12 @@ pub async fn seed_demo(store: &Store) -> Result<Demo> {
             (created.human.id, created.token)
         }
     };
+    let board_password: String =
+        rand::thread_rng().sample_iter(&Alphanumeric).take(DEMO_PASSWORD_CHARS).map(char::from).collect();
+    store.set_password(human, &hash_password(&board_password)?).await?;
     let scope = store.reach_of(human).await?.personal;
     let (endpoint_slug, endpoint_token) = demo_endpoint(store, scope).await?;
-    Ok(Demo { operator_token, endpoint_slug, endpoint_token })
+    Ok(Demo { operator_token, endpoint_slug, endpoint_token, board_password })
 }
 
 /// The demo owner's live demo endpoint with a fresh token: `demo`, or `demo-2`, … when
@@ -89,11 +101,12 @@ pub async fn run(settings: &Settings, database_url: &str, embedded: bool) -> std
         // Printed to the terminal on purpose (never logged): this is the demo's front door.
         println!(
             "\nSwitchboard is running at {base}\n\
-             \n  open        {base}/api/openapi.json   (the API)  ·  {base}/readyz\n\
-             \n  demo owner  {DEMO_EMAIL}\n  operator    {op}\n  endpoint    {slug}\n  agent token {ep}\n\
+             \n  open        {base}/login   (the Board)  ·  {base}/api/openapi.json   (the API)\n\
+             \n  demo owner  {DEMO_EMAIL}\n  password    {pw}\n  operator    {op}\n  endpoint    {slug}\n  agent token {ep}\n\
              \n  try:  curl -s -X POST {base}/api/v1/agent/todos -H 'Authorization: Bearer {ep}' \
              -H 'content-type: application/json' -d '{{\"queue\":\"inbox\",\"title\":\"hello\"}}'\n\
              \x20       curl -s -X POST {base}/api/v1/agent/todos/claim-next -H 'Authorization: Bearer {ep}'\n",
+            pw = demo.board_password,
             op = demo.operator_token,
             slug = demo.endpoint_slug,
             ep = demo.endpoint_token,

@@ -8,6 +8,7 @@ pub mod dead_letters;
 pub mod deliveries;
 pub mod endpoints;
 pub mod fanout;
+pub mod held_work;
 pub mod hooks;
 pub mod quarantine;
 pub mod signals;

@@ -293,6 +293,27 @@ impl Store {
             None => Ok(None),
         }
     }
+
+    /// The names of the team scopes among `scopes` (personal scopes have none), by name.
+    pub async fn team_names(&self, scopes: &[ScopeId]) -> Result<Vec<(ScopeId, String)>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = diesel::sql_types::Uuid)]
+            id: uuid::Uuid,
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            name: String,
+        }
+        let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+        let mut conn = self.conn().await?;
+        let rows: Vec<Row> = diesel::sql_query(
+            "SELECT s.id, t.name FROM owner_scopes s JOIN teams t ON t.id = s.team_id \
+             WHERE s.id = ANY($1) ORDER BY lower(t.name)",
+        )
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(ids)
+        .load(&mut conn)
+        .await?;
+        Ok(rows.into_iter().map(|r| (ScopeId(r.id), r.name)).collect())
+    }
 }
 
 async fn insert_operator_token(

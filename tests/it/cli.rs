@@ -283,8 +283,9 @@ async fn set_password_lets_a_human_sign_in_and_ends_their_board_sessions() {
 }
 
 #[actix_web::test]
-async fn the_demo_reseeds_with_fresh_tokens_and_replaces_a_revoked_demo_endpoint() {
+async fn the_demo_reseeds_with_fresh_tokens_and_board_password_and_replaces_a_revoked_demo_endpoint() {
     use switchboard::cli::serve::seed_demo;
+    use switchboard::domain::passwords::verify_password;
     let app = crate::harness::TestApp::spawn().await;
     let first = seed_demo(&app.store).await.unwrap();
     let second = seed_demo(&app.store).await.unwrap();
@@ -296,6 +297,10 @@ async fn the_demo_reseeds_with_fresh_tokens_and_replaces_a_revoked_demo_endpoint
     app.post(&format!("/api/v1/endpoints/{id}/revoke"), &second.operator_token, json!({})).await;
     let third = seed_demo(&app.store).await.unwrap();
     assert_eq!(third.endpoint_slug, "demo-2");
+    let facts = app.store.login_facts("demo@switchboard.local").await.unwrap().unwrap();
+    let hash = facts.password_hash.as_deref();
+    assert!(verify_password(hash, &third.board_password), "the printed Board password signs in");
+    assert!(!verify_password(hash, &second.board_password), "an earlier one does not");
     assert_eq!(app.get("/api/v1/agent/todos", &third.endpoint_token).await.0, 200);
 }
 

@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::held::Held;
 use super::paths;
 use super::view::{grant_chips, state_chips};
 use crate::board::csrf::CsrfToken;
@@ -13,6 +12,7 @@ use crate::board::webhooks::paths as webhook_paths;
 use crate::db::models::EndpointRow;
 use crate::domain::hooks::redact_url;
 use crate::domain::todo_state::EndpointState;
+use crate::store::held_work::Held;
 use crate::store::hooks::HookRow;
 use crate::store::webhooks::WebhookRow;
 

@@ -6,7 +6,6 @@ use chrono::Utc;
 
 use super::detail::{EndpointPage, endpoint_page, revoke_page};
 use super::form::VendForm;
-use super::held::held;
 use super::paths;
 use super::view::{endpoints_page, vended_page};
 use crate::board::csrf::NoFields;
@@ -96,7 +95,7 @@ pub async fn confirm_revoke(
 ) -> Result<HttpResponse, BoardError> {
     let id: EndpointId = parse_id(&id)?;
     let endpoint = state.store.endpoint_in(&human.scope_ids(), id).await?;
-    let held = held(&state.store, &endpoint).await?;
+    let held = state.store.held_work(&endpoint).await?;
     let body = revoke_page(&endpoint, &held, &human.csrf);
     let title = format!("Revoke {}", endpoint.slug);
     Ok(respond::page(&human, layout::page(&human, Nav::Endpoints, &title, body)))

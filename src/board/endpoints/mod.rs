@@ -10,7 +10,6 @@
 pub mod detail;
 pub mod form;
 pub mod handlers;
-pub mod held;
 pub mod paths;
 pub mod view;
 

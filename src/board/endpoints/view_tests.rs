@@ -4,7 +4,6 @@ use chrono::{Duration, TimeZone, Utc};
 
 use super::detail::{EndpointPage, endpoint_page, revoke_page};
 use super::form::VendForm;
-use super::held::Held;
 use super::view::{endpoints_page, vended_page};
 use crate::board::csrf::CsrfToken;
 use crate::board::owners::{Owner, Owners};
@@ -13,6 +12,7 @@ use crate::domain::grants::Verb;
 use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::pills::PillCount;
 use crate::domain::todo_state::{EndpointState, Presence};
+use crate::store::held_work::Held;
 
 fn now() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 3, 0, 0).unwrap()
