@@ -106,3 +106,27 @@ async fn a_release_the_rules_would_quarantine_again_is_refused_and_changes_nothi
     assert_eq!(s, 409, "{e}");
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE queue = 'quarantine' AND state = 'pending'").await, 1);
 }
+
+#[actix_web::test]
+async fn a_release_to_a_named_queue_skips_the_rules_and_a_bad_queue_is_refused_and_changes_nothing() {
+    let (app, owner, ep, w) = setup().await;
+    // The rules would quarantine it again; a named queue goes around them.
+    let rules = json!({"rules": [{"id": "hold-all", "match": {"pointer": "", "exists": true}, "action": {"quarantine": true}}]});
+    let path = format!("/api/v1/webhooks/{}/rules", w["id"].as_str().unwrap());
+    assert_eq!(app.call("PUT", &path, Some(&owner.token), Some(&rules)).await.0, 200);
+    send(&app, &w, "d-1", br#"{"sender":{"login":"x"}}"#).await;
+    let (_, list) = app.get("/api/v1/quarantine", &owner.token).await;
+    let id = list["held"][0]["id"].as_str().unwrap().to_owned();
+    let release = format!("/api/v1/quarantine/{id}/release");
+
+    for bad in ["quarantine", "no spaces allowed", ""] {
+        let (s, e) = app.post(&release, &owner.token, json!({"queue": bad})).await;
+        assert!(s == 400 || s == 422, "{bad:?}: {s} {e}");
+    }
+    assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE queue = 'quarantine' AND state = 'pending'").await, 1);
+
+    let (s, released) = app.post(&release, &owner.token, json!({"queue": "triage"})).await;
+    assert_eq!(s, 200, "{released}");
+    let c = app.claim_next(&ep).await;
+    assert_eq!(c["todo"]["queue"].as_str(), Some("triage"));
+}

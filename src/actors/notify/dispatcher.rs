@@ -127,7 +127,9 @@ impl Dispatcher {
             return;
         }
         let supervisor = self.supervisor(endpoint);
-        for target in hooks {
+        let now = Utc::now();
+        // A cached match may outlive its endpoint's expiry by up to the cache's TTL.
+        for target in hooks.iter().filter(|t| t.endpoint_expires_at.is_none_or(|at| at > now)) {
             if supervisor.try_send(Deliver { target: target.clone(), notification: n.clone() }).is_err() {
                 self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
             }

@@ -109,6 +109,7 @@ mod tests {
             sealed_secret: "enc:v1:x".into(),
             sealed_previous_secret: None,
             previous_valid_until: None,
+            endpoint_expires_at: None,
         }
     }
 

@@ -33,6 +33,10 @@ pub struct HookTarget {
     /// Until when the previous secret still signs (with it, or none).
     #[diesel(sql_type = Nullable<Timestamptz>)]
     pub previous_valid_until: Option<chrono::DateTime<chrono::Utc>>,
+    /// When the hook's endpoint expires, if ever: a cached match is not used past it
+    /// (expiry is a time, not a change the database announces).
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub endpoint_expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl std::fmt::Debug for HookTarget {
@@ -60,7 +64,8 @@ pub struct HookHealthUpdate {
 /// Columns of [`HookTarget`] over `notify_hooks h` (the previous secret only while valid).
 const TARGET_COLUMNS: &str = "h.id AS hook_id, h.endpoint_id, h.url, h.secret AS sealed_secret, \
      CASE WHEN h.previous_valid_until > now() THEN h.previous_secret END AS sealed_previous_secret, \
-     CASE WHEN h.previous_valid_until > now() THEN h.previous_valid_until END AS previous_valid_until";
+     CASE WHEN h.previous_valid_until > now() THEN h.previous_valid_until END AS previous_valid_until, \
+     e.expires_at AS endpoint_expires_at";
 
 /// When a hook may be told about a todo on the queue `queue` (an SQL expression): the
 /// hook is enabled, its endpoint active and unexpired, its filter empty or naming the
