@@ -135,6 +135,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for Posted<T> {
             if !human.csrf.matches(&token) {
                 return Err(BoardError::Csrf);
             }
+            // PostgreSQL cannot store U+0000 in text: refuse it before any handler runs.
+            if body.contains(&0) || body.windows(3).any(|w| w.eq_ignore_ascii_case(b"%00")) {
+                return Err(BoardError::App(Error::InvalidArgument(
+                    "form: text may not contain NUL characters".into(),
+                )));
+            }
             let form = serde_urlencoded::from_bytes::<T>(&body)
                 .map_err(|e| BoardError::App(Error::InvalidArgument(format!("form: {e}"))))?;
             Ok(Posted { human, form })

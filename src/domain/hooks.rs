@@ -154,6 +154,19 @@ pub fn redact_url(raw: &str) -> String {
     }
 }
 
+/// Only the host of a hook's URL (and its port, when not the default): what may travel
+/// in a notice cookie. Some receivers keep their token in the path.
+pub fn url_host(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(url) => match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            _ => "[no host]".to_owned(),
+        },
+        Err(_) => "[unparseable url]".to_owned(),
+    }
+}
+
 text_enum!(
     /// The hook's `last_error` after a failed delivery.
     LastError {
@@ -176,6 +189,13 @@ text_enum!(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_notice_names_only_the_host_never_a_path_token() {
+        assert_eq!(url_host("https://hooks.example.com/services/T000/B000/XXXXSECRET?x=1"), "hooks.example.com");
+        assert_eq!(url_host("http://127.0.0.1:8081/h"), "127.0.0.1:8081");
+        assert_eq!(url_host("not a url"), "[unparseable url]");
+    }
     use super::*;
 
     fn queues(names: &[&str]) -> Vec<String> {

@@ -74,6 +74,9 @@ impl OwnerRef {
     /// Parses `team:T` or an email.
     pub fn parse(raw: &str) -> Result<Self> {
         let raw = raw.trim();
+        if raw.chars().any(char::is_control) {
+            return Err(Error::invalid("owner", "contains control characters"));
+        }
         match raw.strip_prefix("team:") {
             Some(t) if !t.trim().is_empty() => Ok(OwnerRef::Team(t.trim().to_owned())),
             Some(_) => Err(Error::invalid("owner", "team name is empty")),

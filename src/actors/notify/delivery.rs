@@ -1,7 +1,8 @@
 //! One notification to one hook: up to three attempts, signed afresh each time. Before
-//! every attempt the endpoint, the hook and its filter are re-checked in the database,
-//! with the hook's current secrets: the first by the dispatcher (its match comes from
-//! the database or from a cache the database keeps coherent), each retry here. Inside the client's connector the target's
+//! every attempt the endpoint, the hook and its filter are re-checked, with the hook's
+//! current secrets: before the first, by the dispatcher's match when that is current
+//! (read from the database, or from the cache while the database keeps it coherent),
+//! else here in the database; before each retry, here in the database. Inside the client's connector the target's
 //! addresses are checked on every dial. The caller records the health.
 
 use actix_web::web::Bytes;
@@ -29,15 +30,36 @@ pub(super) struct Report {
     pub health: Option<HookHealthUpdate>,
 }
 
-/// Delivers `n` to the hook `first` describes (just re-checked) and says how it ended.
-pub(super) async fn deliver(channel: HookChannel, client: awc::Client, first: HookTarget, n: Notification) -> Report {
+/// Delivers `n` to the hook `first` describes and says how it ended. `first` is the
+/// dispatcher's match; unless `first_is_current`, it is re-checked in the database
+/// before the first attempt too (as before every retry).
+pub(super) async fn deliver(
+    channel: HookChannel,
+    client: awc::Client,
+    first: HookTarget,
+    first_is_current: bool,
+    n: Notification,
+) -> Report {
     let dropped = Report { outcome: NotificationOutcome::Dropped, health: None };
     let hook = first.hook_id;
     // One message id for every attempt: receivers deduplicate on it.
     let msg_id = MessageId::new(Utc::now());
     let mut target = first;
+    let mut current = first_is_current;
     let mut attempt = 1;
     loop {
+        if !current {
+            // The hook may have been deleted, disabled or re-filtered, its endpoint
+            // revoked or expired, its secret rotated since it was matched or last tried.
+            target = match channel.store.recheck_hook(hook, &n.queue).await {
+                Ok(Some(target)) => target,
+                Ok(None) => return dropped,
+                Err(e) => {
+                    tracing::warn!(hook = %hook, error = %e, "hook re-check failed; notification dropped");
+                    return dropped;
+                }
+            };
+        }
         let keys = match key_ring(&channel, &target) {
             Ok(keys) => keys,
             Err(reason) => {
@@ -58,18 +80,9 @@ pub(super) async fn deliver(channel: HookChannel, client: awc::Client, first: Ho
             NextStep::RetryAfter(wait) => {
                 actix_rt::time::sleep(wait).await;
                 attempt += 1;
+                current = false;
             }
         }
-        // Before a retry: the hook may have been deleted, disabled or re-filtered, its
-        // endpoint revoked or expired, its secret rotated since the last attempt.
-        target = match channel.store.recheck_hook(hook, &n.queue).await {
-            Ok(Some(target)) => target,
-            Ok(None) => return dropped,
-            Err(e) => {
-                tracing::warn!(hook = %hook, error = %e, "hook re-check failed; notification dropped");
-                return dropped;
-            }
-        };
     }
 }
 

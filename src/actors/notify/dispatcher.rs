@@ -4,8 +4,10 @@
 //!
 //! The match comes from the [`super::HookCache`] when it has one: the database's
 //! triggers announce every change that can alter a match and `hook_changes` evicts it,
-//! so a cached match is current, and serves as the re-check before a first attempt
-//! (every retry re-checks in the database). Otherwise it is looked up.
+//! so while that listener is connected a cached match is current and serves as the
+//! re-check before a first attempt. Otherwise it is looked up, and a match that may be
+//! stale (listener away, or a change raced the lookup) is re-checked in the database
+//! by the delivery before its first attempt; every retry re-checks there anyway.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -38,12 +40,20 @@ pub struct Dispatcher {
     lookups_in_flight: usize,
     /// Cached entries being looked up again in the background.
     refreshing: HashSet<(EndpointId, String)>,
+    /// The task keeping the cache coherent (`hook_changes`), aborted on stop.
+    listener: Option<actix_rt::task::JoinHandle<()>>,
 }
 
 impl Dispatcher {
     /// A dispatcher over `channel`.
     pub fn new(channel: HookChannel) -> Self {
-        Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0, refreshing: HashSet::new() }
+        Dispatcher {
+            channel,
+            supervisors: HashMap::new(),
+            lookups_in_flight: 0,
+            refreshing: HashSet::new(),
+            listener: None,
+        }
     }
 
     /// Sends the body `build` makes about `todo` to every matching hook, unless the
@@ -57,10 +67,10 @@ impl Dispatcher {
         }
         let endpoint = todo.endpoint_id;
         let cached = self.channel.cache.get_fresh(endpoint, &todo.queue);
-        if let Some((_, true)) = &cached {
+        if cached.as_ref().is_some_and(|c| c.refresh) {
             self.look_up(endpoint, todo.queue.clone(), None, ctx);
         }
-        if cached.as_ref().is_some_and(|(hooks, _)| hooks.is_empty()) {
+        if cached.as_ref().is_some_and(|c| c.hooks.is_empty()) {
             return;
         }
         let body = build();
@@ -75,7 +85,7 @@ impl Dispatcher {
         };
         let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
         match cached {
-            Some((hooks, _)) => self.hand_over(endpoint, &hooks, notification),
+            Some(c) => self.hand_over(endpoint, &c.hooks, c.current, notification),
             None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),
         }
     }
@@ -108,7 +118,9 @@ impl Dispatcher {
                     let hooks: Arc<[HookTarget]> = targets.into();
                     act.channel.cache.put(generation, endpoint, &key.1, hooks.clone());
                     if let Some(n) = waiting {
-                        act.hand_over(endpoint, &hooks, n);
+                        // Read after the todo's commit; current unless a change raced it.
+                        let current = act.channel.cache.generation() == generation;
+                        act.hand_over(endpoint, &hooks, current, n);
                     }
                 }
                 Err(e) => {
@@ -121,8 +133,9 @@ impl Dispatcher {
         }));
     }
 
-    /// Gives each hook its copy of the notification, through the endpoint's supervisor.
-    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], n: Notification) {
+    /// Gives each hook its copy of the notification, through the endpoint's supervisor;
+    /// `current` says whether the match may stand as the first attempt's re-check.
+    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], current: bool, n: Notification) {
         if hooks.is_empty() {
             return;
         }
@@ -130,7 +143,8 @@ impl Dispatcher {
         let now = Utc::now();
         // A cached match may outlive its endpoint's expiry by up to the cache's TTL.
         for target in hooks.iter().filter(|t| t.endpoint_expires_at.is_none_or(|at| at > now)) {
-            if supervisor.try_send(Deliver { target: target.clone(), notification: n.clone() }).is_err() {
+            let deliver = Deliver { target: target.clone(), current, notification: n.clone() };
+            if supervisor.try_send(deliver).is_err() {
                 self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
             }
         }
@@ -156,7 +170,14 @@ impl Actor for Dispatcher {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(DISPATCH_MAILBOX);
         let follow = hook_changes::follow(self.channel.database_url.clone(), self.channel.cache.clone());
-        ctx.spawn(follow.into_actor(self));
+        self.listener = Some(actix_rt::spawn(follow));
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
+        self.channel.cache.set_coherent(false);
     }
 }
 

@@ -5,10 +5,11 @@
 //! The cache is kept coherent with the database: triggers NOTIFY every change that can
 //! alter a match (hooks created, changed, rotated, disabled or deleted; endpoints
 //! revoked or expired), and `hook_changes` evicts the endpoint on each — whichever
-//! instance, or psql, made the change. So the first attempt of a delivery may use this
-//! answer as its re-check; every retry re-checks the hook in the database. While the
-//! listener is not connected the cache answers nothing (every dispatch reads the
-//! database), and a lookup that raced an eviction is not kept. The TTL is a backstop.
+//! instance, or psql, made the change. While that listener is connected, a cached
+//! match is current and serves as the re-check before a first attempt; while it is
+//! not, entries still answer for their TTL ("no hooks" needs no re-check), but a
+//! delivery from them re-checks its hook in the database first. Every retry re-checks
+//! in the database anyway.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,21 +45,36 @@ impl Default for HookCache {
     }
 }
 
+/// A cached answer.
+pub struct Cached {
+    /// The hooks of the endpoint's queue.
+    pub hooks: Arc<[HookTarget]>,
+    /// Past half its TTL: a busy entry is looked up again in the background, so it
+    /// never expires under load and no notification waits for the database.
+    pub refresh: bool,
+    /// The change listener is connected: the answer is current.
+    pub current: bool,
+}
+
 impl HookCache {
-    /// The hooks of `endpoint` matching `queue`, if looked up within the TTL and the
-    /// cache is coherent.
+    /// The hooks of `endpoint` matching `queue`, if looked up within the TTL.
     pub fn get(&self, endpoint: EndpointId, queue: &str) -> Option<Arc<[HookTarget]>> {
-        self.get_fresh(endpoint, queue).map(|(hooks, _)| hooks)
+        self.get_fresh(endpoint, queue).map(|c| c.hooks)
     }
 
-    /// As [`HookCache::get`], and whether the entry is past half its TTL (a busy entry
-    /// is then looked up again in the background, so it never expires under load and
-    /// no notification waits for the database).
-    pub fn get_fresh(&self, endpoint: EndpointId, queue: &str) -> Option<(Arc<[HookTarget]>, bool)> {
-        if !self.coherent.load(Ordering::Acquire) {
-            return None;
-        }
-        self.entries.get_aged(&(endpoint, queue.to_owned())).map(|(hooks, age)| (hooks, age >= HOOK_CACHE_TTL / 2))
+    /// As [`HookCache::get`], with whether it is due a refresh and current.
+    pub fn get_fresh(&self, endpoint: EndpointId, queue: &str) -> Option<Cached> {
+        let current = self.is_coherent();
+        self.entries.get_aged(&(endpoint, queue.to_owned())).map(|(hooks, age)| Cached {
+            hooks,
+            refresh: age >= HOOK_CACHE_TTL / 2,
+            current,
+        })
+    }
+
+    /// Whether the change listener is connected.
+    pub fn is_coherent(&self) -> bool {
+        self.coherent.load(Ordering::Acquire)
     }
 
     /// The eviction count now: pass it to [`HookCache::put`] with a lookup started after.
@@ -67,7 +83,10 @@ impl HookCache {
     }
 
     /// Keeps a lookup started at `generation`, unless an eviction happened since (its
-    /// answer may predate the change; the next dispatch looks up again).
+    /// answer may predate the change; the next dispatch looks up again). Called on the
+    /// dispatcher's thread, where the listener evicts too, so nothing runs between the
+    /// check and the insert but evictions by request handlers, which follow a commit
+    /// whose NOTIFY evicts again.
     pub fn put(&self, generation: u64, endpoint: EndpointId, queue: &str, hooks: Arc<[HookTarget]>) {
         if self.generation() == generation {
             self.entries.put((endpoint, queue.to_owned()), hooks);
@@ -87,9 +106,9 @@ impl HookCache {
         self.entries.retain(|(e, _), _| *e != endpoint);
     }
 
-    /// Whether evictions arrive: set once the change listener listens (everything is
-    /// forgotten then, since changes made while it was away were missed), cleared when
-    /// it loses its connection.
+    /// Whether evictions arrive: set once the change listener listens, cleared when it
+    /// loses its connection (everything is forgotten at both: changes made meanwhile
+    /// were missed).
     pub fn set_coherent(&self, coherent: bool) {
         self.clear();
         self.coherent.store(coherent, Ordering::Release);
@@ -129,13 +148,16 @@ mod tests {
     }
 
     #[test]
-    fn an_incoherent_cache_answers_nothing() {
+    fn without_the_listener_answers_are_not_current_and_a_reconnect_forgets_them() {
         let cache = HookCache::default();
         let a = EndpointId(uuid::Uuid::from_u128(1));
         cache.set_coherent(true);
         cache.put(cache.generation(), a, "builds", Arc::from(vec![target(a)]));
+        assert!(cache.get_fresh(a, "builds").is_some_and(|c| c.current));
         cache.set_coherent(false);
-        assert!(cache.get(a, "builds").is_none());
+        assert!(cache.get(a, "builds").is_none(), "what was cached while listening is gone");
+        cache.put(cache.generation(), a, "builds", Arc::from(vec![target(a)]));
+        assert!(cache.get_fresh(a, "builds").is_some_and(|c| !c.current), "kept, but not current");
         cache.set_coherent(true);
         assert!(cache.get(a, "builds").is_none(), "what was cached before the listener reconnected is gone");
     }

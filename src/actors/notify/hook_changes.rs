@@ -6,40 +6,65 @@
 use std::time::Duration;
 
 use super::HookCache;
-use crate::db::listen::Listener;
+use crate::db::listen::{ListenError, Listener};
 use crate::domain::ids::EndpointId;
 
 /// The channel the triggers notify; its payload is an endpoint id.
 pub const HOOK_CHANGES_CHANNEL: &str = "switchboard_hooks";
 
-/// How long the listener waits for a notification before it checks the connection.
+/// The listener's session name in `pg_stat_activity`.
+pub const HOOK_LISTENER_NAME: &str = "switchboard hook listener";
+
+/// How long the listener waits for a notification before it pings itself.
 const IDLE_CHECK: Duration = Duration::from_secs(10);
+
+/// How long a ping may take to come back before the connection counts as lost.
+const PING_LIMIT: Duration = Duration::from_secs(5);
+
+/// The payload of the listener's own pings (never an endpoint id).
+const PING: &str = "ping";
 
 /// The wait before connecting again after a failure.
 const RECONNECT_WAIT: Duration = Duration::from_secs(1);
 
 /// Follows hook changes for as long as the returned future is polled (the dispatcher
-/// spawns it, so it ends with the dispatcher).
+/// spawns it as a task of its own on its arbiter, so a burst in the dispatcher's
+/// mailbox does not hold evictions back, and aborts it when it stops).
 pub async fn follow(database_url: String, cache: HookCache) {
     loop {
         cache.set_coherent(false);
-        match Listener::connect(&database_url, HOOK_CHANGES_CHANNEL).await {
+        match Listener::connect(&database_url, HOOK_LISTENER_NAME, HOOK_CHANGES_CHANNEL).await {
             Ok(mut listener) => {
                 // Listening from here on: what changed before was forgotten just now.
                 cache.set_coherent(true);
-                let lost = loop {
-                    match listener.next(IDLE_CHECK).await {
-                        Ok(Some(payload)) => evict(&cache, &payload),
-                        Ok(None) => {}
-                        Err(e) => break e,
-                    }
-                };
+                let lost = follow_connection(&mut listener, &cache).await;
                 cache.set_coherent(false);
                 tracing::warn!(error = %lost, "hook change listener lost its connection; cache off until it is back");
             }
             Err(e) => tracing::warn!(error = %e, "hook change listener cannot connect; cache off"),
         }
         actix_rt::time::sleep(RECONNECT_WAIT).await;
+    }
+}
+
+/// Evicts on every notification until the connection fails: after [`IDLE_CHECK`]
+/// without one, the listener pings itself and must hear the ping within [`PING_LIMIT`].
+async fn follow_connection(listener: &mut Listener, cache: &HookCache) -> ListenError {
+    let mut ping_outstanding = false;
+    loop {
+        let wait = if ping_outstanding { PING_LIMIT } else { IDLE_CHECK };
+        match listener.next(wait).await {
+            Ok(Some(payload)) if payload == PING => ping_outstanding = false,
+            Ok(Some(payload)) => evict(cache, &payload),
+            Ok(None) if ping_outstanding => return ListenError::Silent,
+            Ok(None) => {
+                if let Err(e) = listener.ping(HOOK_CHANGES_CHANNEL, PING, PING_LIMIT).await {
+                    return e;
+                }
+                ping_outstanding = true;
+            }
+            Err(e) => return e,
+        }
     }
 }
 

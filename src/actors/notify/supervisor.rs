@@ -32,9 +32,12 @@ pub const SUPERVISOR_IDLE_STOP: Duration = Duration::from_secs(120);
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct Deliver {
-    /// The hook as the dispatcher matched and then re-checked it, with its current
-    /// secrets (the first attempt's target).
+    /// The hook as the dispatcher matched it (the first attempt's target).
     pub target: HookTarget,
+    /// Whether that match is known current (read from the database, or from the cache
+    /// while it is coherent, with no eviction racing); if not, the delivery re-checks
+    /// the hook in the database before its first attempt.
+    pub current: bool,
     /// What to send.
     pub notification: Notification,
 }
@@ -93,13 +96,13 @@ impl Actor for HookSupervisor {
 
 impl HookSupervisor {
     /// Runs one delivery; records its outcome and, when it changed, the hook's health.
-    fn start(&mut self, target: HookTarget, n: Notification, ctx: &mut Context<Self>) {
+    fn start(&mut self, target: HookTarget, current: bool, n: Notification, ctx: &mut Context<Self>) {
         let Some(client) = self.client.clone() else {
             self.finish(n.kind, NotificationOutcome::Dropped);
             return;
         };
         let (kind, hook) = (n.kind, target.hook_id);
-        let job = deliver(self.channel.clone(), client, target, n);
+        let job = deliver(self.channel.clone(), client, target, current, n);
         ctx.spawn(job.into_actor(self).map(move |report, act, ctx| {
             act.finish(kind, report.outcome);
             let Some(health) = report.health else { return };
@@ -138,6 +141,6 @@ impl Handler<Deliver> for HookSupervisor {
         }
         self.in_flight += 1;
         self.last_active = Instant::now();
-        self.start(msg.target, msg.notification, ctx);
+        self.start(msg.target, msg.current, msg.notification, ctx);
     }
 }

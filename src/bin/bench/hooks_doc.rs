@@ -93,8 +93,9 @@ pub fn section(d: &mut String, run: &Run) {
          on an arbiter of its own, a store on the benchmark database with a pool of {}, the server's encryption key, \
          the server's outbound policy), run inside the bench process and fed `TodoReady` signals through an emitter \
          exactly as the store hands them over after a commit. Every delivery does the whole channel's work: sender \
-         gate and hook matching (cached), the endpoint supervisor's per-hook rate state and in-flight slot, the \
-         hook's re-check in the database, opening its secret and signing, the SSRF guard at dial time, the `awc` \
+         gate and hook matching (from the dispatcher's cache, which the database keeps coherent by NOTIFY; a \
+         lookup on a miss), the endpoint supervisor's per-hook rate state and in-flight slot, opening the \
+         hook's secret and signing, the SSRF guard at dial time, the `awc` \
          POST, and the health write. Intake is left out: making a todo through intake costs the server several \
          times the CPU that announcing it costs (see the intake figures), so a throughput fed through intake was \
          intake's, not the channel's. {} \

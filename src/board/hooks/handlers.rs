@@ -14,7 +14,7 @@ use crate::board::layout::{self, Nav};
 use crate::board::respond::{self, Notice};
 use crate::board::scope::parse_id;
 use crate::board::session::Human;
-use crate::domain::hooks::redact_url;
+use crate::domain::hooks::url_host;
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Error;
 use crate::http::AppState;
@@ -130,9 +130,9 @@ async fn set_enabled(
     let scope = hooks::changeable(state, &human.reach, id).await?;
     let row = hooks::set_enabled(state, scope, id, on).await?;
     let text = if on {
-        format!("Enabled the hook to {}; its failure count starts over.", redact_url(&row.url))
+        format!("Enabled the hook to {}; its failure count starts over.", url_host(&row.url))
     } else {
-        format!("Disabled the hook to {}; nothing is sent to it until it is enabled.", redact_url(&row.url))
+        format!("Disabled the hook to {}; nothing is sent to it until it is enabled.", url_host(&row.url))
     };
     Ok(respond::see_other_with_notice(
         &state.board.cookies,
@@ -170,7 +170,7 @@ pub async fn delete(
     let scope = hooks::changeable(&state, &human.reach, id).await?;
     let (row, _) = state.store.hook_in(HookReach::Scopes(&[scope]), id).await?;
     hooks::delete(&state, scope, id).await?;
-    let text = format!("Deleted the hook to {}.", redact_url(&row.url));
+    let text = format!("Deleted the hook to {}.", url_host(&row.url));
     Ok(respond::see_other_with_notice(
         &state.board.cookies,
         &paths::endpoint_section(row.endpoint_id),

@@ -112,7 +112,13 @@ fn json_field(field: &str, raw: &str) -> Result<Option<serde_json::Value>> {
     if raw.trim().is_empty() {
         return Ok(None);
     }
-    serde_json::from_str(raw).map(Some).map_err(|e| Error::invalid(field, format!("not valid JSON ({e})")))
+    let value: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| Error::invalid(field, format!("not valid JSON ({e})")))?;
+    // PostgreSQL cannot store U+0000 in jsonb; refuse it here rather than fail later.
+    if crate::domain::text::json_has_nul(&value) {
+        return Err(Error::invalid(field, "text may not contain NUL (\\u0000) characters"));
+    }
+    Ok(Some(value))
 }
 
 #[cfg(test)]

@@ -93,6 +93,11 @@ async fn bad_input_shows_the_form_again_with_why_and_creates_nothing() {
         assert!(alert.contains(why), "{why} in {alert:?}");
         assert!(page.body.contains(r#"action="/endpoints""#), "the form is shown again");
     }
+    // A NUL (which PostgreSQL cannot store) or a control character is a clear refusal, not a 500.
+    for owner in ["a\u{0}@example.com", "a\u{1}@example.com"] {
+        let page = vend(&app, &s, &[("slug", "ok"), ("owner", owner)]).await;
+        assert!(page.status.is_client_error(), "{owner:?}: {} {}", page.status, page.body);
+    }
     let page = vend(&app, &s, &[("slug", "<b>Bad Slug</b>")]).await;
     assert!(page.body.contains(r#"value="&lt;b&gt;Bad Slug&lt;/b&gt;""#) && !page.body.contains("<b>Bad"));
     assert_eq!(endpoints(&app).await, 0);

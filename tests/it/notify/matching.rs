@@ -182,7 +182,7 @@ async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_it
         ))
         .await;
     // The database's NOTIFY reaches the dispatcher at commit; give it a moment.
-    actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    actix_rt::time::sleep(std::time::Duration::from_millis(100)).await;
     let second = intake.deliver(&app, "second", json!({})).await;
     // Within the cache's second, or this would pass by expiry alone.
     let within = cached_at.elapsed();
@@ -193,4 +193,34 @@ async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_it
     assert_eq!(got[1].todo_id(), second.to_string());
     settle().await;
     assert_eq!((rx_gone.count(), rx_off.count()), (1, 1), "no attempt reached a deleted or disabled hook");
+    // Evicted by the NOTIFY, not caught by a re-check: a cache that were never current
+    // (no listener) would have sent both through the re-check and dropped them there.
+    assert_eq!(metric(&app, &notifications("todo.ready", "dropped")).await, 0);
+}
+
+#[actix_web::test]
+async fn the_hook_change_listener_reconnects_after_its_connection_is_killed() {
+    let (app, _owner, _ep) = with_worker().await;
+    let first = wait_for_listener(&app, 0).await;
+    app.db.exec(&format!("SELECT pg_terminate_backend({first})")).await;
+    let second = wait_for_listener(&app, first).await;
+    assert_ne!(second, first);
+}
+
+/// Waits (up to 10 s) for a hook listener session other than `not`; its pid.
+async fn wait_for_listener(app: &TestApp, not: i64) -> i64 {
+    let sql = format!(
+        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
+         WHERE application_name = '{}' AND datname = current_database()",
+        switchboard::actors::notify::HOOK_LISTENER_NAME
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let pid = app.db.count(&sql).await;
+        if pid != 0 && pid != not {
+            return pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "no hook listener session (other than {not})");
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
