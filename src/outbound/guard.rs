@@ -150,8 +150,10 @@ impl Guard {
     }
 }
 
-/// How long an idle outbound connection is kept for reuse.
-pub const IDLE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// How long an idle outbound connection is kept for reuse: less than the idle timeout
+/// common receivers close on (5 s in actix-web and Node.js), so a connection the
+/// receiver is closing is not picked up — that would cost a failed attempt and a retry.
+pub const IDLE_KEEP_ALIVE: Duration = Duration::from_secs(4);
 
 /// TLS 1.2+ with the ring provider and the webpki roots; HTTP/1.1 only.
 fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {

@@ -357,7 +357,10 @@ impl TestApp {
         let store = app.store().clone();
         let handle = app.handle();
         actix_rt::spawn(app.run_until_stopped());
-        let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
+        // Idle connections kept less long than the server's 5 s keep-alive: reusing one
+        // the server is closing fails the request (seen after a slow browser test).
+        let connector = awc::Connector::new().conn_keep_alive(Duration::from_secs(2));
+        let client = awc::Client::builder().connector(connector).timeout(Duration::from_secs(30)).finish();
         TestApp { base, db, store, signals, client, handle }
     }
 
