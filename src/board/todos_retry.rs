@@ -14,9 +14,11 @@ use super::layout::{self, Nav};
 use super::respond;
 use super::scope::parse_id;
 use super::todos::bulk::bulk_confirm;
-use super::todos::paths::{self, CONFIRMED};
+use super::todos::paths::{self, CONFIRMED, DIED_BY_FIELD};
 use super::todos::query;
 use super::todos::view::Notice;
+use chrono::{DateTime, Utc};
+
 use crate::domain::ids::TodoId;
 use crate::domain::pills::Pill;
 use crate::error::Error;
@@ -64,6 +66,9 @@ pub struct BulkForm {
     q: String,
     #[serde(default)]
     confirm: String,
+    /// The confirmation's cut-off (see [`DIED_BY_FIELD`]).
+    #[serde(default)]
+    died_by: String,
 }
 
 /// `POST /todos/dead/retry`: without `confirm=yes`, a page saying how many dead
@@ -75,11 +80,15 @@ pub async fn retry_dead(posted: Posted<BulkForm>, state: web::Data<AppState>) ->
     let q = (!search.is_empty()).then_some(search.as_str());
     let scopes = human.scope_ids();
     if form.confirm != CONFIRMED {
+        let counted_at = Utc::now();
         let matching = state.store.count_dead_letters(&scopes, q).await?;
-        let body = bulk_confirm(&search, matching, human.csrf.as_str());
+        let body = bulk_confirm(&search, matching, counted_at, human.csrf.as_str());
         return Ok(respond::page(&human, layout::page(&human, Nav::Todos, "Retry dead letters?", body)));
     }
-    let notice = match state.store.retry_dead_letters(&scopes, q).await {
+    let died_by = DateTime::parse_from_rfc3339(&form.died_by)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| Error::invalid(DIED_BY_FIELD, "missing or not an RFC 3339 time: confirm again"))?;
+    let notice = match state.store.retry_dead_letters(&scopes, q, Some(died_by)).await {
         Ok(done) => Notice::BulkRetried(done),
         Err(Error::Conflict(why)) => Notice::Refused(why),
         Err(e) => return Err(e.into()),

@@ -369,7 +369,7 @@ async fn bulk_retry_moves_the_searched_dead_letters_in_scope_only_and_counts_wha
     app.signals.take().await;
 
     assert_eq!(app.store.count_dead_letters(&scopes, Some("build")).await.unwrap(), PillCount::Exact(5));
-    let done = app.store.retry_dead_letters(&scopes, Some("build")).await.unwrap();
+    let done = app.store.retry_dead_letters(&scopes, Some("build"), None).await.unwrap();
     assert_eq!(done.retried, 3, "{done:?}");
     assert_eq!(done.still_dead, PillCount::Exact(2), "the stranded one and the older keyed one");
     let left = dead_ids(&app, &scopes, None).await;
@@ -384,10 +384,10 @@ async fn bulk_retry_moves_the_searched_dead_letters_in_scope_only_and_counts_wha
     }
     assert!(app.signals.take().await.is_empty(), "retry now rings nothing");
     // Nothing left to move: a second run moves nothing and says what stays.
-    let again = app.store.retry_dead_letters(&scopes, Some("build")).await.unwrap();
+    let again = app.store.retry_dead_letters(&scopes, Some("build"), None).await.unwrap();
     assert_eq!((again.retried, again.still_dead), (0, PillCount::Exact(2)));
     // An id search retries exactly that one.
-    let one = app.store.retry_dead_letters(&scopes, Some(&deploy.to_string())).await.unwrap();
+    let one = app.store.retry_dead_letters(&scopes, Some(&deploy.to_string()), None).await.unwrap();
     assert_eq!((one.retried, one.still_dead), (1, PillCount::Exact(0)));
     assert_eq!(app.store.pill_counts(&scopes).await.unwrap().dead, PillCount::Exact(2));
 }

@@ -2,9 +2,10 @@
 //! chart that leads to a confirmation page stating how many will move, and that page.
 //! Nothing moves before the second, deliberate click (`confirm=yes`).
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use maud::{Markup, html};
 
-use super::paths::{self, CONFIRM_FIELD, CONFIRMED, CSRF_FIELD};
+use super::paths::{self, CONFIRM_FIELD, CONFIRMED, CSRF_FIELD, DIED_BY_FIELD};
 use crate::domain::pills::{COUNT_CAP, Pill, PillCount};
 
 /// How many one bulk retry moves at most, for a match count.
@@ -34,8 +35,9 @@ pub fn bulk_retry_button(search: &str, matching: PillCount, csrf_token: &str) ->
     }
 }
 
-/// The confirmation page's body: what will move, and the one button that moves it.
-pub fn bulk_confirm(search: &str, matching: PillCount, csrf_token: &str) -> Markup {
+/// The confirmation page's body: what will move (the dead letters matching `search`
+/// that died by `counted_at`), and the one button that moves them.
+pub fn bulk_confirm(search: &str, matching: PillCount, counted_at: DateTime<Utc>, csrf_token: &str) -> Markup {
     let n = moved(matching);
     let back = paths::list(Pill::Dead, search);
     html! {
@@ -66,6 +68,7 @@ pub fn bulk_confirm(search: &str, matching: PillCount, csrf_token: &str) -> Mark
                     input type="hidden" name=(CSRF_FIELD) value=(csrf_token);
                     input type="hidden" name="q" value=(search);
                     input type="hidden" name=(CONFIRM_FIELD) value=(CONFIRMED);
+                    input type="hidden" name=(DIED_BY_FIELD) value=(counted_at.to_rfc3339_opts(SecondsFormat::Micros, true));
                     button.sb-btn.sb-btn-danger type="submit" { "Yes, retry " (PillCount::Exact(n)) " " (noun(n)) }
                     a.sb-btn.sb-btn-quiet href=(back) { "Cancel" }
                 }
@@ -79,6 +82,10 @@ mod tests {
     use super::*;
 
     const TOKEN: &str = "csrf-token-value";
+
+    fn at() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_795_993_200, 0).expect("a valid time")
+    }
 
     #[test]
     fn the_button_states_the_count_and_search_and_posts_without_confirming() {
@@ -94,22 +101,23 @@ mod tests {
 
     #[test]
     fn the_confirmation_states_what_moves_and_confirms_with_one_button() {
-        let html = bulk_confirm("deploys", PillCount::Exact(12), TOKEN).into_string();
+        let html = bulk_confirm("deploys", PillCount::Exact(12), at(), TOKEN).into_string();
         assert!(html.contains("<strong class=\"sb-bulk-count\">12 dead letters</strong> matching “deploys”"), "{html}");
         assert!(html.contains("<input type=\"hidden\" name=\"confirm\" value=\"yes\">"));
+        assert!(html.contains("name=\"died_by\" value=\"2026-11-29T23:00:00.000000Z\""), "{html}");
         assert!(html.contains("Yes, retry 12 dead letters</button>"));
         assert!(html.contains("href=\"/todos?filter=dead&amp;q=deploys\">Cancel</a>"));
         assert_eq!(html.matches(&format!("value=\"{TOKEN}\"")).count(), 1);
-        let capped = bulk_confirm("", PillCount::AtLeast(COUNT_CAP), TOKEN).into_string();
+        let capped = bulk_confirm("", PillCount::AtLeast(COUNT_CAP), at(), TOKEN).into_string();
         assert!(capped.contains("Yes, retry 10 000 dead letters</button>"), "one click moves the cap at most");
         assert!(capped.contains("retry again for the rest"));
-        let one = bulk_confirm("x", PillCount::Exact(1), TOKEN).into_string();
+        let one = bulk_confirm("x", PillCount::Exact(1), at(), TOKEN).into_string();
         assert!(one.contains("Yes, retry 1 dead letter</button>"));
     }
 
     #[test]
     fn nothing_to_retry_offers_no_button_and_a_search_with_markup_is_text() {
-        let html = bulk_confirm("<b>x</b>", PillCount::Exact(0), TOKEN).into_string();
+        let html = bulk_confirm("<b>x</b>", PillCount::Exact(0), at(), TOKEN).into_string();
         assert!(!html.contains("method=\"post\""), "{html}");
         assert!(html.contains("nothing to retry"));
         assert!(html.contains("&lt;b&gt;x&lt;/b&gt;") && !html.contains("<b>"));

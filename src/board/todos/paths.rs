@@ -24,6 +24,9 @@ pub const CSRF_FIELD: &str = "csrf_token";
 pub const FILTER_FIELD: &str = "filter";
 /// The bulk retry's confirmation field, and the value that confirms.
 pub const CONFIRM_FIELD: &str = "confirm";
+/// The bulk retry's cut-off (RFC 3339): only dead letters that died by then move, so
+/// the confirmed count is what moves (one that dies after the page was shown stays).
+pub const DIED_BY_FIELD: &str = "died_by";
 /// See [`CONFIRM_FIELD`].
 pub const CONFIRMED: &str = "yes";
 

@@ -13,12 +13,14 @@
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, Int8, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Int8, Nullable, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::super::dead_letters::{DEAD_LETTER, and, bind_search, scope_array, search_condition};
 use super::operator::{ENDPOINT_LIVE, RETRY_NOW_SET};
+use chrono::{DateTime, Utc};
+
 use crate::domain::ids::{ScopeId, TodoId};
 use crate::domain::pills::PillCount;
 use crate::domain::todo_search::TodoSearch;
@@ -43,13 +45,14 @@ pub struct BulkRetried {
     pub still_dead: PillCount,
 }
 
-/// One batch: lock up to `$2` matching dead letters that may go back, keep the newest
-/// per idempotency key, and return them to pending.
+/// One batch: lock up to `$2` matching dead letters (dead by `$3`, if given) that may go
+/// back, keep the newest per idempotency key, and return them to pending.
 fn batch_sql(search: &TodoSearch) -> String {
     format!(
         "WITH picked AS ( \
            SELECT t.id, t.endpoint_id, t.idempotency_key, t.dead_lettered_at FROM todos t \
            WHERE t.scope_id = ANY($1) AND {DEAD_LETTER}{search} AND {ENDPOINT_LIVE} \
+             AND ($3::timestamptz IS NULL OR t.dead_lettered_at <= $3) \
              AND (t.idempotency_key IS NULL OR NOT EXISTS ( \
                SELECT 1 FROM todos o WHERE o.endpoint_id = t.endpoint_id AND o.idempotency_key = t.idempotency_key \
                  AND o.idempotency_key IS NOT NULL AND o.state NOT IN ('done', 'canceled') \
@@ -63,15 +66,21 @@ fn batch_sql(search: &TodoSearch) -> String {
              p.dead_lettered_at DESC) \
          UPDATE todos t SET {RETRY_NOW_SET} FROM chosen WHERE t.id = chosen.id AND {DEAD_LETTER} \
          RETURNING t.id",
-        search = and(search_condition(search, 3))
+        search = and(search_condition(search, 4))
     )
 }
 
 impl Store {
     /// Returns to pending every dead letter in `scopes` matching `query` (as the Dead
-    /// view reads it), up to [`BULK_RETRY_MAX`]; rings nothing. Says how many moved and
+    /// view reads it) that died by `died_by` (the moment a confirmation counted them;
+    /// none: any time), up to [`BULK_RETRY_MAX`]; rings nothing. Says how many moved and
     /// how many still match.
-    pub async fn retry_dead_letters(&self, scopes: &[ScopeId], query: Option<&str>) -> Result<BulkRetried> {
+    pub async fn retry_dead_letters(
+        &self,
+        scopes: &[ScopeId],
+        query: Option<&str>,
+        died_by: Option<DateTime<Utc>>,
+    ) -> Result<BulkRetried> {
         #[derive(QueryableByName)]
         struct Moved {
             #[diesel(sql_type = SqlUuid)]
@@ -89,7 +98,8 @@ impl Store {
             let q = diesel::sql_query(sql.clone())
                 .into_boxed::<Pg>()
                 .bind::<Array<SqlUuid>, _>(scope_ids.clone())
-                .bind::<Int8, _>(batch);
+                .bind::<Int8, _>(batch)
+                .bind::<Nullable<Timestamptz>, _>(died_by);
             match bind_search(q, &search).load::<Moved>(&mut conn).await {
                 Ok(moved) if moved.is_empty() => break,
                 Ok(moved) => retried += moved.len() as u64,

@@ -353,12 +353,32 @@ async fn bulk_retry_confirms_the_count_first_then_retries_only_the_matching_rows
         assert!(is_dead(&app, id).await, "asking moves nothing");
     }
 
+    // A confirmation without its cut-off is refused and moves nothing.
     let form = [("csrf_token", ada.csrf.as_str()), ("q", "build"), ("confirm", "yes")];
+    let refused = post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &form).await;
+    assert!(refused.status.is_client_error(), "{}", refused.status);
+    assert!(is_dead(&app, a).await);
+
+    // One more matching dead letter after the page counted 2: it is not among them.
+    let late = dead_letter(&app, &ep, "builds", "build late", "red").await;
+    app.db
+        .exec(&format!("UPDATE todos SET dead_lettered_at = now() + interval '1 minute' WHERE id = '{}'", late.0))
+        .await;
+    let died_by = crate::board::hidden_value(&ask.body, "died_by").expect("the confirmation carries its cut-off");
+    let form = [("csrf_token", ada.csrf.as_str()), ("q", "build"), ("confirm", "yes"), ("died_by", died_by.as_str())];
     let done = post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &form).await;
     assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
     assert_eq!(done.location(), "/todos?filter=dead&q=build");
     let page = get(&app, done.location(), Some(&with_notice(&ada, &done))).await;
     assert!(page.body.contains("2 dead letters went back to their queues"), "{}", page.body);
+    assert!(is_dead(&app, late).await, "died after the confirmation counted: stays dead");
+    app.db.exec(&format!("UPDATE todos SET dead_lettered_at = now() WHERE id = '{}'", late.0)).await;
+    let again =
+        post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &[("csrf_token", &ada.csrf), ("q", "build")]).await;
+    let died_by = crate::board::hidden_value(&again.body, "died_by").expect("cut-off");
+    let form = [("csrf_token", ada.csrf.as_str()), ("q", "build"), ("confirm", "yes"), ("died_by", died_by.as_str())];
+    post_form(&app, "/todos/dead/retry", Some(&ada.cookie), &form).await;
+    let page = get(&app, "/todos?filter=dead&q=build", Some(&ada.cookie)).await;
     assert!(page.body.contains("No dead letters match “build”."));
     assert_eq!((state_of(&app, a).await, state_of(&app, b).await), ("pending".into(), "pending".into()));
     assert!(is_dead(&app, deploy).await, "not matching: stays dead");
