@@ -5,8 +5,9 @@ use maud::{Markup, html};
 use serde_json::json;
 
 use super::view::*;
+use crate::board::todos::fixtures;
 use crate::db::models::TodoRow;
-use crate::domain::ids::{EndpointId, EventId, ScopeId, TodoId, WebhookId};
+use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::todo_state::{QuarantineReason, TodoState};
 use crate::store::quarantine::Held;
 
@@ -22,38 +23,15 @@ fn held(title: &str, payload: serde_json::Value) -> Held {
     let created = now() - Duration::days(2);
     Held {
         todo: TodoRow {
-            id: TodoId::new(),
-            endpoint_id: EndpointId::new(),
-            scope_id: ScopeId::new(),
             queue: "quarantine".into(),
             source: Some("github".into()),
             kind: Some("push".into()),
             title: title.into(),
             payload: Some(payload),
-            payload_size: 0,
-            event_id: None,
-            idempotency_key: None,
-            state: TodoState::Pending,
-            attempt: 0,
-            max_attempts: 5,
-            attempts_total: 0,
-            claimed_by: None,
-            lease_expires_at: None,
-            lease_token_hash: None,
-            interrupt_reason: None,
-            interrupt_expires_at: None,
-            interrupt_wait_seconds: None,
-            next_retry_at: None,
-            result: None,
-            dead_reason: None,
-            dead_lettered_at: None,
-            dead_letter_count: 0,
             created_at: created,
             updated_at: created,
-            claimed_at: None,
-            completed_at: None,
             quarantine_reason: Some(QuarantineReason::UntrustedActor),
-            work_order: None,
+            ..fixtures::todo(TodoState::Pending)
         },
         event_id: Some(EventId::new()),
         webhook_id: Some(WebhookId::new()),

@@ -18,4 +18,4 @@ pub mod query;
 pub mod view;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
