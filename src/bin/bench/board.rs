@@ -401,34 +401,9 @@ async fn explain(db: &BenchDb, tenancy: &Tenancy) -> BenchResult<Vec<BoardPlan>>
 /// `EXPLAIN (ANALYZE, BUFFERS)` of one captured statement with a custom plan (the
 /// store does not keep these statements prepared, so each runs planned for its values).
 async fn explain_one(db: &BenchDb, c: &Captured) -> BenchResult<String> {
-    let client = db.client();
-    let steps = [
-        "BEGIN".to_owned(),
-        format!("PREPARE bench_board ({}) AS {}", c.types, c.sql),
-        "SET LOCAL plan_cache_mode = force_custom_plan".to_owned(),
-    ];
-    let mut outcome = Ok(String::new());
-    for step in &steps {
-        if let Err(e) = client.batch_execute(step).await {
-            outcome = Err(format!("{e}; in: {}", step.chars().take(120).collect::<String>()));
-            break;
-        }
-    }
-    if outcome.is_ok() {
-        let explain = format!("EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_board ({})", c.values);
-        outcome = client.simple_query(&explain).await.map_err(|e| format!("EXPLAIN {}: {e}", c.query)).map(|m| {
-            m.iter()
-                .filter_map(|m| match m {
-                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        });
-    }
-    let _ = client.batch_execute("ROLLBACK").await;
-    let _ = client.batch_execute("DEALLOCATE bench_board").await;
-    outcome
+    crate::plan::explain_prepared(db, "bench_board", c.types, &c.sql, "custom", &c.values)
+        .await
+        .map_err(|e| format!("{e} ({})", c.query))
 }
 
 #[cfg(test)]

@@ -140,26 +140,39 @@ pub(crate) fn recorder(seen: Arc<Mutex<Vec<String>>>) -> impl Instrumentation {
 /// types the store binds (endpoint, queue, lease seconds, token hash, claimant, relay),
 /// in `mode` (custom or generic plan). The claim it performs is rolled back.
 async fn explain(db: &BenchDb, sql: &str, seeded: &Seeded, on_queue: bool, mode: &str) -> BenchResult<String> {
-    let client = db.client();
     let queue = if on_queue { format!("'{QUEUE}'") } else { "NULL".into() };
+    let values = format!("'{}', {queue}, 300, '\\x00'::bytea, NULL, false", seeded.cycles.0);
+    explain_prepared(db, "bench_claim", "uuid, text, int4, bytea, text, bool", sql, mode, &values).await
+}
+
+/// `EXPLAIN (ANALYZE, BUFFERS)` of `sql` prepared as `name` with parameter `types`,
+/// planned in `mode` (`custom` or `generic`) and executed with `values`, inside a
+/// transaction that is rolled back (whatever the statement changes is undone) and with
+/// the statement deallocated after (PREPARE outlives a rollback).
+pub async fn explain_prepared(
+    db: &BenchDb,
+    name: &str,
+    types: &str,
+    sql: &str,
+    mode: &str,
+    values: &str,
+) -> BenchResult<String> {
+    let client = db.client();
     let steps = [
         "BEGIN".to_owned(),
-        format!("PREPARE bench_claim (uuid, text, int4, bytea, text, bool) AS {sql}"),
+        format!("PREPARE {name} ({types}) AS {sql}"),
         format!("SET LOCAL plan_cache_mode = force_{mode}_plan"),
     ];
     let mut outcome = Ok(String::new());
     for step in &steps {
         if let Err(e) = client.batch_execute(step).await {
-            outcome = Err(format!("{e}; in: {}", step.chars().take(80).collect::<String>()));
+            outcome = Err(format!("{e}; in: {}", step.chars().take(120).collect::<String>()));
             break;
         }
     }
     if outcome.is_ok() {
-        let explain = format!(
-            "EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_claim ('{}', {queue}, 300, '\\x00'::bytea, NULL, false)",
-            seeded.cycles.0
-        );
-        outcome = client.simple_query(&explain).await.map_err(|e| format!("EXPLAIN: {e}")).map(|messages| {
+        let explain = format!("EXPLAIN (ANALYZE, BUFFERS) EXECUTE {name} ({values})");
+        outcome = client.simple_query(&explain).await.map_err(|e| format!("EXPLAIN {name}: {e}")).map(|messages| {
             messages
                 .iter()
                 .filter_map(|m| match m {
@@ -170,8 +183,7 @@ async fn explain(db: &BenchDb, sql: &str, seeded: &Seeded, on_queue: bool, mode:
                 .join("\n")
         });
     }
-    // Always undo the claim and forget the statement (PREPARE outlives a rollback).
     let _ = client.batch_execute("ROLLBACK").await;
-    let _ = client.batch_execute("DEALLOCATE bench_claim").await;
+    let _ = client.batch_execute(&format!("DEALLOCATE {name}")).await;
     outcome
 }
