@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::Store;
@@ -202,11 +202,13 @@ impl Store {
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         conn.transaction::<_, Error, _>(async move |conn| {
             // Lock first, so that unknown (404), already revoked (409) and this
-            // revocation are told apart on one row in one transaction.
+            // revocation are told apart on one row in one transaction. NO KEY UPDATE,
+            // not UPDATE: claims in flight hold their todo rows and then take a key-share
+            // lock on this row for their foreign keys (see the lock order in `store`).
             let state: EndpointState = endpoints::table
                 .filter(endpoints::id.eq(id.0).and(endpoints::scope_id.eq_any(ids)))
                 .select(endpoints::state)
-                .for_update()
+                .for_no_key_update()
                 .first(conn)
                 .await
                 .optional()?
@@ -250,7 +252,7 @@ impl Store {
             let expired: Vec<Row> = diesel::sql_query(
                 "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
                  WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
-                              ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+                              ORDER BY expires_at LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED) \
                  RETURNING id",
             )
             .bind::<diesel::sql_types::Int8, _>(EXPIRY_BATCH)
@@ -274,13 +276,19 @@ const EXPIRY_BATCH: i64 = 20;
 /// with a retry scheduled; not quarantine) becomes a dead letter `endpoint_revoked`,
 /// and open attempts close `revoked` / `dead_lettered`. Runs inside the caller's
 /// transaction and emits nothing.
+///
+/// Two statements, not one: the todo update waits for claims in flight and then takes
+/// the todos they claimed, but a data-modifying CTE beside it would still read
+/// attempts through the statement's starting snapshot, which does not hold the attempt
+/// such a claim opened, and would leave it open. The second statement's fresh
+/// snapshot does.
 async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: EndpointId) -> Result<i64> {
     #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
+    struct Dead {
+        #[diesel(sql_type = Array<SqlUuid>)]
+        ids: Vec<uuid::Uuid>,
     }
-    let count: Count = diesel::sql_query(
+    let dead: Dead = diesel::sql_query(
         "WITH dead AS ( \
            UPDATE todos SET state = 'failed', next_retry_at = NULL, lease_expires_at = NULL, \
              lease_token_hash = NULL, interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, \
@@ -290,16 +298,22 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
            WHERE endpoint_id = $1 AND queue <> 'quarantine' \
              AND (state IN ('pending', 'claimed', 'input_required', 'auth_required') \
                   OR (state = 'failed' AND next_retry_at IS NOT NULL)) \
-           RETURNING id), \
-         closed AS ( \
-           UPDATE todo_attempts a SET ended_at = now(), outcome = 'revoked', disposition = 'dead_lettered' \
-           FROM dead WHERE a.todo_id = dead.id AND a.ended_at IS NULL) \
-         SELECT count(*) AS n FROM dead",
+           RETURNING id) \
+         SELECT COALESCE(array_agg(id), '{}') AS ids FROM dead",
     )
     .bind::<SqlUuid, _>(endpoint)
     .get_result(conn)
     .await?;
-    Ok(count.n)
+    if !dead.ids.is_empty() {
+        diesel::sql_query(
+            "UPDATE todo_attempts SET ended_at = now(), outcome = 'revoked', disposition = 'dead_lettered' \
+             WHERE todo_id = ANY($1) AND ended_at IS NULL",
+        )
+        .bind::<Array<SqlUuid>, _>(&dead.ids)
+        .execute(conn)
+        .await?;
+    }
+    Ok(dead.ids.len() as i64)
 }
 
 impl Store {

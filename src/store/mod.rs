@@ -1,6 +1,28 @@
 //! Transactions that change state. The store never calls the network: it commits, then
 //! emits [`signals`]. Every transition is one conditional statement (or one
 //! transaction), so racing instances move a row once.
+//!
+//! # Lock order
+//!
+//! Every statement and transaction that locks rows of more than one table takes them in
+//! this order, and only in these modes:
+//!
+//! 1. **the endpoint row** — `FOR NO KEY UPDATE` by whoever ends or guards it
+//!    (revocation, the expiry sweep, the hook ceiling, presence), `FOR SHARE` by whoever
+//!    adds work that must not outlive it (todo creation, intake, retry now, bulk retry).
+//!    Never `FOR UPDATE`: the only plain `UPDATE` of a key column (`rotate_endpoint_token`
+//!    changes the unique `token_hash`) is a statement of its own that touches nothing else;
+//! 2. **todo rows** — one row by id, or a batch through `FOR UPDATE … SKIP LOCKED`
+//!    (claim-next, the reapers, the retry scheduler, bulk retry); only the revocation and
+//!    expiry cascade waits on a batch, and it holds nothing a single-row locker waits for;
+//! 3. **their attempt rows** (`todo_attempts`), through the todo they belong to.
+//!
+//! Foreign keys from todos and attempts to the endpoint (`endpoint_id`, `claimed_by`,
+//! `claimer_endpoint_id`) make PostgreSQL take `FOR KEY SHARE` on the endpoint row
+//! *after* the todo row is locked, which is against the order above. That is safe only
+//! because `FOR KEY SHARE` conflicts with nothing but `FOR UPDATE`, which no statement
+//! takes on an endpoint. A revocation that took `FOR UPDATE` deadlocked with claims in
+//! flight (pinned by `tests/it/revocation_under_load.rs`).
 
 pub mod board;
 pub mod board_sessions;

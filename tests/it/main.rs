@@ -20,5 +20,6 @@ mod notify;
 mod outbound;
 mod quarantine;
 mod races;
+mod revocation_under_load;
 mod signals;
 mod sweepers;

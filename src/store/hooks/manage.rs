@@ -82,7 +82,7 @@ impl Store {
             .transaction::<_, Error, _>(async move |conn| {
                 let locked: Locked = diesel::sql_query(
                     "SELECT state = 'active' AND (expires_at IS NULL OR expires_at > now()) AS live \
-                     FROM endpoints WHERE id = $1 AND scope_id = $2 FOR UPDATE",
+                     FROM endpoints WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE",
                 )
                 .bind::<SqlUuid, _>(endpoint)
                 .bind::<SqlUuid, _>(owner)

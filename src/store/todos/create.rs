@@ -158,11 +158,11 @@ pub async fn insert_todo(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<
 /// the endpoint `$2` is active. Statements append their own conditions (`AND …`), then
 /// `FOR SHARE OF ep`.
 ///
-/// A concurrent revocation or expiry locks the endpoint row (`FOR UPDATE`), which
-/// conflicts with the key-share lock this insert's foreign key takes: the revocation
-/// waits for this insert and then cascades it (pinned by a race test). `FOR SHARE OF ep`
-/// states that dependency here as well, so the insert also waits for an in-flight
-/// revocation and then finds the endpoint revoked.
+/// A concurrent revocation or expiry locks the endpoint row `FOR NO KEY UPDATE`, which
+/// conflicts with this insert's `FOR SHARE OF ep` (the endpoint is locked before the
+/// todo, as the lock order in [`crate::store`] says): the revocation waits for this
+/// insert and then cascades it, or the insert waits for the revocation and then finds
+/// the endpoint revoked (pinned by a race test).
 pub(crate) const TODO_INSERT: &str = "\
     INSERT INTO todos (id, endpoint_id, scope_id, queue, source, kind, title, payload, payload_size, \
                        event_id, idempotency_key, state, max_attempts, quarantine_reason, work_order) \
