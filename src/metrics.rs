@@ -119,6 +119,7 @@ struct Inner {
     hooks_disabled: Family<DisabledLabels, Counter>,
     webhook_deliveries: Counter,
     webhook_verify_failures: Counter,
+    requests_abandoned: Counter,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -142,6 +143,7 @@ impl Metrics {
         let hooks_disabled = Family::<DisabledLabels, Counter>::default();
         let webhook_deliveries = Counter::default();
         let webhook_verify_failures = Counter::default();
+        let requests_abandoned = Counter::default();
         // The registry appends `_total` to counter names.
         registry.register(
             "switchboard_notify_hook_notifications",
@@ -168,6 +170,11 @@ impl Metrics {
             "Webhook deliveries refused because their signature did not verify",
             webhook_verify_failures.clone(),
         );
+        registry.register(
+            "switchboard_http_requests_abandoned",
+            "HTTP requests whose client hung up before the answer was ready (their work still completes)",
+            requests_abandoned.clone(),
+        );
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
         for &event in NotifyType::ALL {
             for &outcome in NotificationOutcome::ALL {
@@ -188,6 +195,7 @@ impl Metrics {
                 hooks_disabled,
                 webhook_deliveries,
                 webhook_verify_failures,
+                requests_abandoned,
             }),
         }
     }
@@ -215,6 +223,11 @@ impl Metrics {
     /// Counts a webhook delivery refused for its signature.
     pub fn webhook_verify_failure(&self) {
         self.inner.webhook_verify_failures.inc();
+    }
+
+    /// Counts a request whose client hung up before its answer was ready.
+    pub fn request_abandoned(&self) {
+        self.inner.requests_abandoned.inc();
     }
 
     /// The exposition text.

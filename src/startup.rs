@@ -203,7 +203,9 @@ impl Application {
             board,
         };
         let mut server = HttpServer::new(move || {
+            let watched = state.metrics.clone();
             App::new()
+                .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
                 // Log the route pattern, never the concrete path: paths may carry ids
                 // or (for intake) credentials.
                 .wrap(Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {

@@ -1,6 +1,7 @@
 //! The HTTP surface: one route table, auth extractors, agent and operator handlers,
 //! health and the OpenAPI document.
 
+pub mod abandoned;
 pub mod agent;
 pub mod auth;
 pub mod body;

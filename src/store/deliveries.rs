@@ -118,6 +118,11 @@ impl Store {
     /// Records `delivery` and its todos atomically, then rings `todo.ready` for every
     /// new todo (each signal carries the sender gate).
     pub async fn record_delivery(&self, delivery: Delivery) -> Result<Recorded> {
+        self.to_completion(move |s| async move { s.record_delivery_now(delivery).await }).await
+    }
+
+    /// [`Self::record_delivery`], on the caller's task.
+    async fn record_delivery_now(&self, delivery: Delivery) -> Result<Recorded> {
         match delivery.todos.as_slice() {
             [only] if only.endpoint_id == delivery.endpoint_id && only.idempotency_key.is_none() => {
                 self.record_with_one_todo(delivery).await

@@ -70,6 +70,20 @@ impl Store {
         Ok(self.pool.get().await?)
     }
 
+    /// Runs a call that commits and then emits on a task of its own, so that the commit
+    /// and the signals after it happen together even when the caller stops waiting:
+    /// actix-web drops a request's future when its client hangs up, and a dropped
+    /// future would leave a committed dead letter unannounced.
+    pub(crate) async fn to_completion<T, Fut>(&self, work: impl FnOnce(Store) -> Fut) -> Result<T>
+    where
+        Fut: std::future::Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        tokio::spawn(work(self.clone()))
+            .await
+            .map_err(|e| crate::error::Error::Internal(format!("store task ended early: {e}")))?
+    }
+
     /// Sends what a committed transaction produced.
     pub(crate) fn emit(&self, signals: Vec<Signal>) {
         if !signals.is_empty() {

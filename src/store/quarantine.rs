@@ -79,6 +79,16 @@ impl Store {
         routed: Vec<NewTodo>,
     ) -> Result<Vec<CreateOutcome>> {
         let scope_ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
+        self.to_completion(move |s| async move { s.release_held_now(scope_ids, id, routed).await }).await
+    }
+
+    /// [`Self::release_held`], on the caller's task.
+    async fn release_held_now(
+        &self,
+        scope_ids: Vec<uuid::Uuid>,
+        id: TodoId,
+        routed: Vec<NewTodo>,
+    ) -> Result<Vec<CreateOutcome>> {
         let mut conn = self.conn().await?;
         let (outcomes, signals) = conn
             .transaction::<_, Error, _>(async move |conn| {

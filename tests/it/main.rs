@@ -10,6 +10,7 @@ mod board_store;
 mod browser;
 mod claim_plan;
 mod cli;
+mod client_gone;
 mod dead_letters;
 mod deliveries;
 mod hooks;

@@ -226,6 +226,11 @@ async fn live_todo_with_key(conn: &mut AsyncPgConnection, endpoint: EndpointId, 
 impl Store {
     /// Creates a todo and, after commit, rings `todo.ready` (`created`).
     pub async fn create_todo(&self, new: NewTodo) -> Result<CreateOutcome> {
+        self.to_completion(move |s| async move { s.create_todo_now(new).await }).await
+    }
+
+    /// [`Self::create_todo`], on the caller's task.
+    async fn create_todo_now(&self, new: NewTodo) -> Result<CreateOutcome> {
         let mut conn = self.conn().await?;
         let (outcome, signal) = insert_todo(&mut conn, &new).await?;
         self.emit(signal.into_iter().collect());

@@ -109,6 +109,11 @@ impl Store {
     /// the cap it becomes a dead letter (`attempts_exhausted`) and, after commit,
     /// `DeadLettered` is emitted with the attempt this fail closed.
     pub async fn fail(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
+        self.to_completion(move |s| async move { s.fail_now(endpoint, id, finish).await }).await
+    }
+
+    /// [`Self::fail`], on the caller's task.
+    async fn fail_now(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
         let prepared = finish.check()?;
         let mut conn = self.conn().await?;
         let failed = conn
@@ -127,6 +132,11 @@ impl Store {
     /// and, because releasing is not failing, it does not count toward the cap (the
     /// history keeps it; `seq` is never reused). Rings `todo.ready` (`requeued`).
     pub async fn release(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
+        self.to_completion(move |s| async move { s.release_now(endpoint, id, finish).await }).await
+    }
+
+    /// [`Self::release`], on the caller's task.
+    async fn release_now(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
         let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
         let sql = format!(
             "WITH moved AS ( \

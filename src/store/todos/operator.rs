@@ -33,6 +33,12 @@ impl Store {
     /// open, the fail counts as an attempt of its own); at the cap the todo becomes a
     /// dead letter (`attempts_exhausted`) and `DeadLettered` is emitted after commit.
     pub async fn operator_fail(&self, scopes: &[ScopeId], id: TodoId, summary: Option<String>) -> Result<TodoRow> {
+        let scopes = scopes.to_vec();
+        self.to_completion(move |s| async move { s.operator_fail_now(&scopes, id, summary).await }).await
+    }
+
+    /// [`Self::operator_fail`], on the caller's task.
+    async fn operator_fail_now(&self, scopes: &[ScopeId], id: TodoId, summary: Option<String>) -> Result<TodoRow> {
         let finish = Finish { summary, ..Finish::default() };
         let prepared = finish.check()?;
         let actor = Actor::Operator(scopes.to_vec());

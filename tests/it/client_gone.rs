@@ -1,0 +1,107 @@
+//! A client that goes away while its request waits on the database does not take the
+//! outcome with it: the transition still commits, and its post-commit signal is still
+//! emitted (a dead letter is still announced).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use crate::harness::TestApp;
+
+const METRICS_TOKEN: &str = "metrics-token-0123456789abcdef0123456789";
+
+/// `switchboard_http_requests_abandoned_total`, scraped.
+async fn abandoned(app: &TestApp) -> u64 {
+    let mut resp = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
+        .send()
+        .await
+        .expect("scrape");
+    let body = resp.body().await.expect("metrics body");
+    String::from_utf8_lossy(&body)
+        .lines()
+        .find_map(|l| l.strip_prefix("switchboard_http_requests_abandoned_total ")?.parse().ok())
+        .expect("the abandoned-requests counter is exposed")
+}
+
+/// Holds `todo`'s row lock in a transaction of its own until dropped or committed.
+async fn hold_row_lock(app: &TestApp, todo: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.expect("connect");
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    client.batch_execute(&format!("BEGIN; SELECT 1 FROM todos WHERE id = '{todo}' FOR UPDATE")).await.expect("lock");
+    client
+}
+
+/// Waits until some backend of the app waits on a row lock (the request has reached
+/// the database and is blocked there).
+async fn wait_for_blocked_statement(app: &TestApp) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app
+        .db
+        .count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        .await
+        == 0
+    {
+        assert!(Instant::now() < deadline, "the request never reached the database");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[actix_web::test]
+async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_dead_letter() {
+    let app = TestApp::spawn_with(|s| s.metrics_token = Some(METRICS_TOKEN.into())).await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "worker").await;
+    let (s, b) =
+        app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "max_attempts": 1})).await;
+    assert_eq!(s, 201, "{b}");
+    let id = b["id"].as_str().unwrap().to_owned();
+    let uuid = id.parse::<switchboard::domain::ids::TodoId>().unwrap().0;
+    let claim = app.claim_next(&ep).await;
+    let lease = claim["lease_token"].as_str().unwrap().to_owned();
+    app.signals.take().await;
+
+    let blocker = hold_row_lock(&app, &uuid.to_string()).await;
+    // The fail, sent by hand so that the test owns the socket.
+    let body = json!({"lease_token": lease, "summary": "gave up"}).to_string();
+    let addr = app.base.trim_start_matches("http://");
+    let mut socket = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!(
+        "POST /api/v1/agent/todos/{id}/fail HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        ep.token,
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.expect("send");
+    wait_for_blocked_statement(&app).await;
+    // Hang up hard (a reset, as a killed client does), and wait until the server has
+    // dropped the request: it counts every request it abandons.
+    socket.set_linger(Some(Duration::ZERO)).expect("linger");
+    drop(socket);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while abandoned(&app).await == 0 {
+        assert!(Instant::now() < deadline, "the server never noticed the hang-up");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    blocker.batch_execute("COMMIT").await.expect("release the row");
+
+    // The fail commits on its own and the dead letter is announced.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let dead = loop {
+        let dead = app.signals.take_dead().await;
+        if !dead.is_empty() {
+            break dead;
+        }
+        assert!(Instant::now() < deadline, "no DeadLettered after the client hung up");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].todo.id.to_string(), id);
+    let state = app.db.count(&format!("SELECT count(*) FROM todos WHERE id = '{uuid}' AND state = 'failed'")).await;
+    assert_eq!(state, 1, "the fail committed");
+}
