@@ -123,10 +123,15 @@ pub enum Signal {
 
 /// Where signals go. Cheap to clone; sends never block: a full mailbox drops the
 /// signal and counts it (a doorbell is a hint, the queue still holds the work).
+///
+/// Clones share the recipients themselves, not copies: in actix every new sender to a
+/// mailbox is guaranteed one slot past its capacity, so a copy made per call (the
+/// store is cloned onto a task for every committing call) would never be refused and
+/// the mailbox bound would not hold.
 #[derive(Clone, Default)]
 pub struct Emitter {
-    ready: Vec<Recipient<TodoReady>>,
-    dead: Vec<Recipient<DeadLettered>>,
+    ready: Arc<Vec<Recipient<TodoReady>>>,
+    dead: Arc<Vec<Recipient<DeadLettered>>>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -138,14 +143,14 @@ impl Emitter {
 
     /// An emitter that sends both kinds of signal to the given recipients.
     pub fn to(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
-        Emitter { ready: vec![ready], dead: vec![dead], dropped: Arc::default() }
+        Emitter { ready: Arc::new(vec![ready]), dead: Arc::new(vec![dead]), dropped: Arc::default() }
     }
 
     /// This emitter also sending to `other`'s recipients (one drop count for all).
-    pub fn and(mut self, other: Emitter) -> Self {
-        self.ready.extend(other.ready);
-        self.dead.extend(other.dead);
-        self
+    pub fn and(self, other: Emitter) -> Self {
+        let ready = self.ready.iter().chain(other.ready.iter()).cloned().collect();
+        let dead = self.dead.iter().chain(other.dead.iter()).cloned().collect();
+        Emitter { ready: Arc::new(ready), dead: Arc::new(dead), dropped: self.dropped }
     }
 
     /// How many signals were dropped because a recipient was full or gone.
