@@ -3,9 +3,11 @@
 
 pub mod notify;
 pub mod periodic;
+pub mod retention;
 pub mod sweeps;
 
 pub use sweeps::{
     BoardSessionExpirer, EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer,
     RetryScheduler,
 };
+pub use retention::Retention;

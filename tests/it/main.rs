@@ -20,5 +20,6 @@ mod notify;
 mod outbound;
 mod quarantine;
 mod races;
+mod retention;
 mod signals;
 mod sweepers;

@@ -19,6 +19,7 @@ pub(crate) use create::{Inserted, TODO_INSERT, bind_todo};
 pub use finish::Finish;
 pub use read::{ListFilter, TodoWithAttempts};
 pub use sweeps::SweepReport;
+pub(crate) use sweeps::SWEEP_PAUSE_RATIO;
 
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
