@@ -6,8 +6,8 @@ pub mod periodic;
 pub mod retention;
 pub mod sweeps;
 
+pub use retention::Retention;
 pub use sweeps::{
     BoardSessionExpirer, EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer,
     RetryScheduler,
 };
-pub use retention::Retention;

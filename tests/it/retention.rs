@@ -132,11 +132,9 @@ impl Kind {
                 ", interrupt_expires_at, interrupt_wait_seconds",
                 ", now() + interval '1 hour', 3600",
             ),
-            Kind::AuthRequired => (
-                "auth_required",
-                ", interrupt_expires_at, interrupt_wait_seconds",
-                ", now() + interval '1 hour', 3600",
-            ),
+            Kind::AuthRequired => {
+                ("auth_required", ", interrupt_expires_at, interrupt_wait_seconds", ", now() + interval '1 hour', 3600")
+            }
             Kind::Done => ("done", ", completed_at", ", now() - interval '40 days'"),
             Kind::Canceled => ("canceled", "", ""),
             Kind::RetryScheduled => ("failed", ", next_retry_at", ", now() + interval '1 hour'"),
@@ -334,7 +332,9 @@ async fn the_running_server_prunes_old_history_on_its_own_and_keeps_live_work() 
     assert_eq!(claimed["todo"]["id"].as_str(), Some(finished.to_string().as_str()), "{claimed}");
     let (s, b) = app.post(&format!("/api/v1/agent/todos/{finished}/complete"), &ep.token, serde_json::json!({})).await;
     assert_eq!(s, 200, "{b}");
-    app.db.exec("UPDATE todos SET updated_at = now() - interval '31 days', created_at = now() - interval '31 days'").await;
+    app.db
+        .exec("UPDATE todos SET updated_at = now() - interval '31 days', created_at = now() - interval '31 days'")
+        .await;
 
     let gone = format!("SELECT count(*) FROM todos WHERE id = '{}'", finished.0);
     let deadline = tokio::time::Instant::now() + PATIENCE;
