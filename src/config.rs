@@ -26,6 +26,8 @@
 //! | `SWITCHBOARD_WORKERS` | `--workers` | cores | HTTP worker threads |
 //! | `SWITCHBOARD_LOG` | `--log` | `info` | log filter (tracing `EnvFilter` syntax) |
 //! | `SWITCHBOARD_LOG_FORMAT` | `--log-format` | `text` | `text` or `json` |
+//! | `SWITCHBOARD_RETENTION_DAYS` | `--retention-days` | `30` | done, canceled and dead-lettered todos (with their attempts) and unreferenced events older than this are deleted; `0` keeps everything (at most 36500) |
+//! | `SWITCHBOARD_RETENTION_INTERVAL_MS` | `--retention-interval-ms` | `3600000` | retention pass period (the first pass runs within a minute of start-up) |
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -105,6 +107,13 @@ pub struct Settings {
     /// Log format.
     #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", global = true, default_value = "text", value_enum)]
     pub log_format: LogFormat,
+    /// Days after which history (done, canceled, dead letters, unreferenced events) is
+    /// deleted; 0 keeps everything.
+    #[arg(long, env = "SWITCHBOARD_RETENTION_DAYS", global = true, default_value_t = crate::domain::retention::DEFAULT_RETENTION_DAYS, value_parser = clap::value_parser!(u32).range(0..=i64::from(crate::domain::retention::MAX_RETENTION_DAYS)))]
+    pub retention_days: u32,
+    /// Retention pass period in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_RETENTION_INTERVAL_MS", global = true, default_value_t = 3_600_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub retention_interval_ms: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -133,6 +142,8 @@ impl std::fmt::Debug for Settings {
             .field("workers", &self.workers)
             .field("log", &self.log)
             .field("log_format", &self.log_format)
+            .field("retention_days", &self.retention_days)
+            .field("retention_interval_ms", &self.retention_interval_ms)
             .finish()
     }
 }
@@ -292,6 +303,21 @@ mod tests {
         assert!(parse_cidrs("10.0.0.0/33").is_err());
         assert!(parse_cidrs("nope").is_err());
         assert_eq!(parse_cidrs("").unwrap(), CidrList::default());
+    }
+
+    #[test]
+    fn retention_days_accept_zero_and_refuse_more_than_a_century() {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            settings: Settings,
+        }
+        let parse = |days: &str| <Only as clap::Parser>::try_parse_from(["switchboard", "--retention-days", days]);
+        assert_eq!(parse("0").unwrap().settings.retention_days, 0);
+        assert_eq!(parse("36500").unwrap().settings.retention_days, 36_500);
+        let err = parse("36501").err().unwrap().to_string();
+        assert!(err.contains("--retention-days"), "{err}");
+        assert!(parse("-1").is_err());
     }
 
     #[test]

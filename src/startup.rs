@@ -58,6 +58,8 @@ pub struct Sweepers {
     pub previous_secret_expirer: Addr<PreviousSecretExpirer>,
     /// Deletes expired Board sessions (hourly).
     pub board_session_expirer: Addr<crate::actors::BoardSessionExpirer>,
+    /// Prunes history past `SWITCHBOARD_RETENTION_DAYS`; none when that is 0.
+    pub retention: Option<Addr<crate::actors::Retention>>,
 }
 
 impl Sweepers {
@@ -89,6 +91,14 @@ impl Sweepers {
                 std::time::Duration::from_secs(3600),
             )
             .start(),
+            retention: crate::domain::retention::max_age(settings.retention_days).map(|max_age| {
+                crate::actors::Retention::new(
+                    store.clone(),
+                    Settings::interval(settings.retention_interval_ms),
+                    max_age,
+                )
+                .start()
+            }),
         }
     }
 }

@@ -3,8 +3,10 @@
 
 pub mod notify;
 pub mod periodic;
+pub mod retention;
 pub mod sweeps;
 
+pub use retention::Retention;
 pub use sweeps::{
     BoardSessionExpirer, EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer,
     RetryScheduler,

@@ -6,6 +6,7 @@ pub mod hooks;
 pub mod ids;
 pub mod passwords;
 pub mod pills;
+pub mod retention;
 pub mod text;
 pub(crate) mod text_enum;
 pub mod todo_search;

@@ -33,6 +33,7 @@ pub mod fanout;
 pub mod held_work;
 pub mod hooks;
 pub mod quarantine;
+pub mod retention;
 pub mod signals;
 pub mod tenancy;
 pub mod todos;

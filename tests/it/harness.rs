@@ -325,6 +325,9 @@ pub fn test_settings(db: &TestDb) -> Settings {
     s.interrupt_reaper_interval_ms = 3_600_000;
     s.retry_scheduler_interval_ms = 3_600_000;
     s.endpoint_expiry_interval_ms = 3_600_000;
+    // Retention's first pass comes a minute after start-up: off, so that it never
+    // deletes a long test's aged rows (tests/it/retention.rs turns it on).
+    s.retention_days = 0;
     s.db_pool_size = 8;
     s.workers = Some(2);
     s

@@ -21,6 +21,7 @@ mod notify;
 mod outbound;
 mod quarantine;
 mod races;
+mod retention;
 mod revocation_under_load;
 mod signals;
 mod sweepers;

@@ -5,6 +5,8 @@
 //!    beside the raw SQL ceiling (the same store calls through one pool, no HTTP);
 //! 2. one lease-reaper sweep over 10 000 expired leases, and REST claim throughput
 //!    while it runs;
+//!    beside it, one retention pass over 100 000 old terminal todos (with their attempts
+//!    and events) and REST claim throughput while it runs (prune.rs);
 //! 3. the server's peak RSS;
 //! 4. the `EXPLAIN (ANALYZE, BUFFERS)` plan of the claim_next statement;
 //! 5. signed GitHub-style deliveries per second through intake (verify → rules → event
@@ -34,6 +36,7 @@ mod intake;
 mod load;
 mod machine;
 mod plan;
+mod prune;
 mod receiver;
 mod report;
 mod results_doc;
@@ -87,6 +90,10 @@ pub struct Args {
     /// sweeps more cycles to count).
     #[arg(long, default_value_t = 5)]
     pub sweeps: u32,
+    /// Old terminal todos (each with an attempt and an event) one retention pass prunes
+    /// while REST clients claim; 0 skips that measurement.
+    #[arg(long, default_value_t = 100_000)]
+    pub pruned: u32,
     /// Pending todos kept on the benchmark queue before every window (topped up).
     #[arg(long, default_value_t = 200_000)]
     pub pending: u32,
@@ -337,6 +344,16 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
         run.sweep.baseline.rate(),
         run.sweep.during_rate()
     ));
+
+    run.prune = prune::measure(args, db, server, &seeded, &probe).await?;
+    if run.prune.measured() {
+        progress(&format!(
+            "retention prune: {:.1} s, baseline {:.0} cycles/s, during the prune {:.0} cycles/s",
+            run.prune.duration.as_secs_f64(),
+            run.prune.baseline.rate(),
+            run.prune.during_rate()
+        ));
+    }
 
     run.plans = plan::explain_claim_next(db, &seeded).await?;
     run.table_counts = db.state_counts().await?;

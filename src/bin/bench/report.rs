@@ -9,6 +9,7 @@ use crate::intake::IntakeResult;
 use crate::load::Window;
 use crate::machine::Machine;
 use crate::plan::Plan;
+use crate::prune::PruneResult;
 use crate::sweep::SweepResult;
 
 /// REST throughput must reach this share of the raw SQL ceiling…
@@ -79,6 +80,8 @@ pub struct Run {
     pub cycles: Vec<CyclePair>,
     /// The sweep measurement.
     pub sweep: SweepResult,
+    /// Claim throughput while a retention pass prunes old history.
+    pub prune: PruneResult,
     /// The server's peak RSS (VmHWM), KiB.
     pub peak_rss_kib: u64,
     /// The server's RSS at the end, KiB.
@@ -127,7 +130,9 @@ impl Run {
             &self.hooks.ceiling,
         ]);
         let sweeps = self.sweep.sweeps.iter().map(|t| t.cpu.other_share());
-        windows.map(|w| w.cpu.other_share()).chain(sweeps).fold(0.0, f64::max)
+        let prune =
+            [&self.prune.baseline].into_iter().map(|w| w.cpu.other_share()).chain([self.prune.cpu.other_share()]);
+        windows.map(|w| w.cpu.other_share()).chain(sweeps).chain(prune).fold(0.0, f64::max)
     }
 
     pub(crate) fn peak_rss_mib(&self) -> f64 {
@@ -330,6 +335,20 @@ pub fn table(run: &Run) -> String {
         s.during_rate(),
         s.drop_pct()
     );
+    let p = &run.prune;
+    if p.measured() {
+        let _ = writeln!(
+            t,
+            "retention prune of {} old todos (+ attempts, events): {:.1} s; {} REST clients: \
+             baseline {:.0} c/s, during the prune {:.0} c/s ({:.1} % drop)",
+            p.seeded,
+            p.duration.as_secs_f64(),
+            run.sweep_clients,
+            p.baseline.rate(),
+            p.during_rate(),
+            p.drop_pct()
+        );
+    }
     let i = &run.intake;
     let _ = writeln!(
         t,

@@ -52,7 +52,9 @@ fn free_port() -> BenchResult<u16> {
 impl Server {
     /// Starts `switchboard serve` on a free loopback port against `database_url` (the
     /// server migrates it on start). Sweeps are set to a day so the server's own lease
-    /// reaper never touches the expired leases the benchmark times itself. A secret
+    /// reaper never touches the expired leases the benchmark times itself, and retention
+    /// is off: the Board's seed reaches 90 days back, and the benchmark times its own
+    /// retention pass (prune.rs), which the server's must not run ahead of. A secret
     /// encryption key fresh for this run (32 random bytes, hex) lets the intake
     /// benchmark create a signed webhook; it lives in the server's environment and in
     /// this process, whose in-process notify channel opens the hooks' secrets with it.
@@ -77,6 +79,7 @@ impl Server {
             .env("SWITCHBOARD_INTERRUPT_REAPER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS", &day_ms)
             .env("SWITCHBOARD_ENDPOINT_EXPIRY_INTERVAL_MS", &day_ms)
+            .env("SWITCHBOARD_RETENTION_DAYS", "0")
             .env("SWITCHBOARD_PUSH_ALLOW_HTTP", "1")
             .env("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS", "127.0.0.1/32")
             .env("SWITCHBOARD_NOTIFY_HOOK_RATE_PER_MINUTE", NOTIFY_RATE_PER_MINUTE.to_string())

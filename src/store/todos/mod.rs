@@ -18,6 +18,7 @@ pub use create::{CreateOutcome, NewTodo, insert_todo};
 pub(crate) use create::{Inserted, TODO_INSERT, bind_todo};
 pub use finish::Finish;
 pub use read::{ListFilter, TodoWithAttempts};
+pub(crate) use sweeps::SWEEP_PAUSE_RATIO;
 pub use sweeps::SweepReport;
 
 use chrono::{DateTime, Utc};
