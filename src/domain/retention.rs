@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use super::text::QUARANTINE_QUEUE;
 use super::todo_state::TodoState;
 
 /// Default age after which terminal rows go (the earlier implementation's 30 days).
@@ -28,12 +27,10 @@ pub fn max_age(days: u32) -> Option<Duration> {
 
 /// Whether a todo is history that retention may prune once its last change is old
 /// enough: done, canceled, or a dead letter (failed with no retry scheduled). Live work
-/// (pending, claimed, interrupted, failed with a retry scheduled) never is, and nothing
-/// on the quarantine queue is, whatever its state.
-pub fn prunable(state: TodoState, retry_scheduled: bool, queue: &str) -> bool {
-    if queue == QUARANTINE_QUEUE {
-        return false;
-    }
+/// (pending, claimed, interrupted, failed with a retry scheduled) never is. On the
+/// quarantine queue that means a held delivery (pending) stays and a closed one
+/// (released or discarded: done) ages out like any other finished row.
+pub fn prunable(state: TodoState, retry_scheduled: bool) -> bool {
     match state {
         TodoState::Done | TodoState::Canceled => true,
         TodoState::Failed => !retry_scheduled,
@@ -64,22 +61,19 @@ mod tests {
     }
 
     #[test]
-    fn only_done_canceled_and_dead_letters_outside_quarantine_are_history() {
+    fn only_done_canceled_and_dead_letters_are_history() {
         use TodoState::*;
-        for (state, retry, queue, expected) in [
-            (Done, false, "work", true),
-            (Canceled, false, "work", true),
-            (Failed, false, "work", true),
-            (Failed, true, "work", false),
-            (Pending, false, "work", false),
-            (Claimed, false, "work", false),
-            (InputRequired, false, "work", false),
-            (AuthRequired, false, "work", false),
-            (Done, false, QUARANTINE_QUEUE, false),
-            (Pending, false, QUARANTINE_QUEUE, false),
-            (Failed, false, QUARANTINE_QUEUE, false),
+        for (state, retry, expected) in [
+            (Done, false, true),
+            (Canceled, false, true),
+            (Failed, false, true),
+            (Failed, true, false),
+            (Pending, false, false),
+            (Claimed, false, false),
+            (InputRequired, false, false),
+            (AuthRequired, false, false),
         ] {
-            assert_eq!(prunable(state, retry, queue), expected, "{state:?} retry={retry} queue={queue}");
+            assert_eq!(prunable(state, retry), expected, "{state:?} retry={retry}");
         }
     }
 

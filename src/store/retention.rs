@@ -3,8 +3,8 @@
 //!
 //! - **Todos** that are history ([`crate::domain::retention::prunable`], written here
 //!   in SQL) and whose last change (`updated_at`) is older than the age go, with their
-//!   attempts (by the foreign key's cascade). Live work, anything on the quarantine
-//!   queue and young history stay.
+//!   attempts (by the foreign key's cascade). Live work (a held delivery on the
+//!   quarantine queue is live: pending) and young history stay.
 //! - **Events** (accepted deliveries) received before the age go once no todo
 //!   references them; they are pruned after the todos, so a delivery leaves with the
 //!   last of its todos.
@@ -41,8 +41,7 @@ use crate::error::Result;
 /// sequential scan of the whole table). Public so that tests can EXPLAIN it.
 pub const PRUNE_TODOS_SQL: &str = "DELETE FROM todos WHERE id = ANY(ARRAY( \
        SELECT t.id FROM todos t \
-       WHERE t.queue <> 'quarantine' \
-         AND (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL)) \
+       WHERE (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL)) \
          AND t.updated_at < now() - make_interval(secs => $1) \
        ORDER BY t.updated_at LIMIT $2 FOR UPDATE OF t SKIP LOCKED))";
 
