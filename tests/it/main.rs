@@ -20,5 +20,6 @@ mod notify;
 mod outbound;
 mod quarantine;
 mod races;
+mod security;
 mod signals;
 mod sweepers;
