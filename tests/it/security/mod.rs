@@ -2,4 +2,5 @@
 //! account, quarantine release and discard open to every team member, and intake
 //! bodies read without bounds.
 
+mod enumeration;
 mod quarantine_roles;
