@@ -26,6 +26,7 @@
 //! | `SWITCHBOARD_WORKERS` | `--workers` | cores | HTTP worker threads |
 //! | `SWITCHBOARD_LOG` | `--log` | `info` | log filter (tracing `EnvFilter` syntax) |
 //! | `SWITCHBOARD_LOG_FORMAT` | `--log-format` | `text` | `text` or `json` |
+//! | `SWITCHBOARD_BODY_READ_TIMEOUT_MS` | `--body-read-timeout-ms` | `10000` | longest a request body may take to arrive once its headers have (408 after) |
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -105,6 +106,9 @@ pub struct Settings {
     /// Log format.
     #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", global = true, default_value = "text", value_enum)]
     pub log_format: LogFormat,
+    /// Longest a request body may take to arrive after its headers, in ms (then 408).
+    #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS", global = true, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub body_read_timeout_ms: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -133,6 +137,7 @@ impl std::fmt::Debug for Settings {
             .field("workers", &self.workers)
             .field("log", &self.log)
             .field("log_format", &self.log_format)
+            .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .finish()
     }
 }

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod auth;
 pub mod body;
+pub mod body_read;
 pub mod dto;
 pub mod health;
 pub mod hooks;
@@ -44,6 +45,8 @@ pub struct AppState {
     pub hook_cache: crate::actors::notify::HookCache,
     /// The Board's cookie rules and sign-in limits.
     pub board: crate::board::BoardState,
+    /// Longest a request body may take to arrive once its headers have.
+    pub body_read_timeout: std::time::Duration,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {

@@ -2,5 +2,6 @@
 //! account, quarantine release and discard open to every team member, and intake
 //! bodies read without bounds.
 
+mod bodies;
 mod enumeration;
 mod quarantine_roles;
