@@ -28,6 +28,7 @@
 //! | `SWITCHBOARD_LOG_FORMAT` | `--log-format` | `text` | `text` or `json` |
 //! | `SWITCHBOARD_RETENTION_DAYS` | `--retention-days` | `30` | done, canceled and dead-lettered todos (with their attempts) and unreferenced events older than this are deleted; `0` keeps everything (at most 36500) |
 //! | `SWITCHBOARD_RETENTION_INTERVAL_MS` | `--retention-interval-ms` | `3600000` | retention pass period (the first pass runs within a minute of start-up) |
+//! | `SWITCHBOARD_BODY_READ_TIMEOUT_MS` | `--body-read-timeout-ms` | `10000` | longest a request body may take to arrive once its headers have (408 after) |
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -114,6 +115,9 @@ pub struct Settings {
     /// Retention pass period in milliseconds.
     #[arg(long, env = "SWITCHBOARD_RETENTION_INTERVAL_MS", global = true, default_value_t = 3_600_000, value_parser = clap::value_parser!(u64).range(10..))]
     pub retention_interval_ms: u64,
+    /// Longest a request body may take to arrive after its headers, in ms (then 408).
+    #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS", global = true, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub body_read_timeout_ms: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -144,6 +148,7 @@ impl std::fmt::Debug for Settings {
             .field("log_format", &self.log_format)
             .field("retention_days", &self.retention_days)
             .field("retention_interval_ms", &self.retention_interval_ms)
+            .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .finish()
     }
 }

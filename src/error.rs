@@ -27,6 +27,9 @@ pub enum Error {
     /// The request body is larger than this route accepts.
     #[error("request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
+    /// The request body did not arrive within the read timeout.
+    #[error("the request body did not arrive in time")]
+    RequestTimeout,
     /// A dependency (usually the database) is not available right now.
     #[error("{0}")]
     Unavailable(String),
@@ -53,6 +56,7 @@ impl Error {
             Error::Conflict(_) => "conflict",
             Error::InvalidArgument(_) => "invalid_argument",
             Error::PayloadTooLarge(_) => "payload_too_large",
+            Error::RequestTimeout => "request_timeout",
             Error::Unavailable(_) => "unavailable",
             Error::Internal(_) => "internal",
         }
@@ -99,6 +103,7 @@ impl ResponseError for Error {
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::InvalidArgument(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -119,6 +124,11 @@ impl ResponseError for Error {
         let mut resp = HttpResponse::build(self.status_code());
         if matches!(self, Error::Unauthenticated) {
             resp.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        // The rest of a body that stalled may still come: this connection cannot carry
+        // another request (RFC 9110, 408).
+        if matches!(self, Error::RequestTimeout) {
+            resp.force_close();
         }
         resp.json(ErrorEnvelope { error: ErrorBody { code: self.code(), message } })
     }

@@ -211,6 +211,7 @@ impl Application {
             guard,
             hook_cache,
             board,
+            body_read_timeout: Settings::interval(settings.body_read_timeout_ms),
         };
         let mut server = HttpServer::new(move || {
             let watched = state.metrics.clone();

@@ -51,6 +51,7 @@ pub struct BoardState {
 impl BoardState {
     /// The Board's state for a service reachable at `base_url`.
     pub fn new(base_url: &str) -> Self {
+        crate::domain::passwords::prepare_dummy_hash();
         BoardState {
             cookies: session::CookiePolicy::for_base_url(base_url),
             login_limits: rate_limit::LoginLimits::default(),

@@ -49,6 +49,12 @@ pub fn verify_password(stored: Option<&str>, password: &str) -> bool {
     }
 }
 
+/// Makes the dummy hash now (at start-up), so the first sign-in with an unknown email
+/// does not take one hashing longer than a wrong password does.
+pub fn prepare_dummy_hash() {
+    dummy_hash();
+}
+
 /// A hash of a random password nobody knows, made once per process with the same
 /// parameters as real hashes.
 fn dummy_hash() -> &'static str {

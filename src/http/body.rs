@@ -1,14 +1,15 @@
 //! Request body and query extraction that answers every bad input with the error
-//! envelope: malformed JSON or wrong types → 422, too large → 413.
+//! envelope: malformed JSON or wrong types → 422, too large → 413, too slow → 408
+//! (the reading itself is [`super::body_read`]).
 
 use std::future::Future;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
-use actix_web::web::BytesMut;
 use actix_web::{FromRequest, HttpRequest};
-use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
+
+use super::body_read::{declared_length, read_bounded, read_timeout};
 
 use crate::domain::text::json_has_nul;
 use crate::error::Error;
@@ -23,28 +24,6 @@ pub struct Json<T>(pub T);
 /// A JSON body that may be absent (an empty body means `T::default()`).
 #[derive(Debug)]
 pub struct OptionalJson<T>(pub T);
-
-async fn read_limited(mut payload: Payload, declared: Option<usize>) -> Result<BytesMut, Error> {
-    if declared.is_some_and(|n| n > BODY_LIMIT) {
-        return Err(Error::PayloadTooLarge(BODY_LIMIT));
-    }
-    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(BODY_LIMIT));
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|_| Error::InvalidArgument("body: could not be read".into()))?;
-        if buf.len() + chunk.len() > BODY_LIMIT {
-            return Err(Error::PayloadTooLarge(BODY_LIMIT));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
-}
-
-fn declared_length(req: &HttpRequest) -> Option<usize> {
-    req.headers()
-        .get(actix_web::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-}
 
 fn check_content_type(req: &HttpRequest) -> Result<(), Error> {
     match req.headers().get(actix_web::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
@@ -91,10 +70,11 @@ fn extract<T: DeserializeOwned + 'static>(
 ) -> BoxFuture<T> {
     let checked = check_content_type(req);
     let declared = declared_length(req);
+    let timeout = read_timeout(req);
     let payload = payload.take();
     Box::pin(async move {
         checked?;
-        let bytes = read_limited(payload, declared).await?;
+        let bytes = read_bounded(payload, declared, BODY_LIMIT, timeout).await?;
         if is_blank(&bytes) {
             return on_blank();
         }

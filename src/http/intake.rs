@@ -2,14 +2,12 @@
 //! delivery on its raw body, applies the trusted-actor gate and the webhook's rules,
 //! and records the event with its todos. A refused delivery stores nothing but a count.
 
-use actix_web::dev::Payload;
-use actix_web::web::BytesMut;
 use actix_web::{HttpRequest, HttpResponse, web};
-use futures_util::StreamExt;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::AppState;
+use super::body_read::{declared_length, read_bounded};
 use crate::domain::ids::{EndpointId, EventId, TodoId};
 use crate::domain::todo_state::{Disposition, TrustMode};
 use crate::error::{Error, ErrorEnvelope, Result};
@@ -41,31 +39,11 @@ pub struct IngestAnswer {
     pub duplicate: bool,
 }
 
-async fn read_body(req: &HttpRequest, mut payload: Payload) -> Result<BytesMut> {
-    let declared: Option<usize> = req
-        .headers()
-        .get(actix_web::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok());
-    if declared.is_some_and(|n| n > INGEST_BODY_LIMIT) {
-        return Err(Error::PayloadTooLarge(INGEST_BODY_LIMIT));
-    }
-    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(INGEST_BODY_LIMIT));
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|_| Error::InvalidArgument("body: could not be read".into()))?;
-        if buf.len() + chunk.len() > INGEST_BODY_LIMIT {
-            return Err(Error::PayloadTooLarge(INGEST_BODY_LIMIT));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
-}
-
 /// Receives one delivery.
 #[utoipa::path(post, path = "/webhooks/w/{ingest_token}", tag = "intake",
     params(("ingest_token" = String, Path, description = "the webhook's ingest token")),
     responses((status = 202, body = IngestAnswer), (status = 401, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
-              (status = 413, body = ErrorEnvelope), (status = 503, body = ErrorEnvelope)))]
+              (status = 408, body = ErrorEnvelope), (status = 413, body = ErrorEnvelope), (status = 503, body = ErrorEnvelope)))]
 pub async fn ingest(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -73,7 +51,7 @@ pub async fn ingest(
     payload: web::Payload,
 ) -> Result<HttpResponse> {
     let target = ingest_webhook(&state, &token).await?;
-    let body = read_body(&req, payload.into_inner()).await?;
+    let body = read_bounded(payload, declared_length(&req), INGEST_BODY_LIMIT, state.body_read_timeout).await?;
     let wh = &target.webhook;
     let headers: Vec<(String, String)> = req
         .headers()

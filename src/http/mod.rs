@@ -5,6 +5,7 @@ pub mod abandoned;
 pub mod agent;
 pub mod auth;
 pub mod body;
+pub mod body_read;
 pub mod dto;
 pub mod health;
 pub mod hooks;
@@ -45,11 +46,20 @@ pub struct AppState {
     pub hook_cache: crate::actors::notify::HookCache,
     /// The Board's cookie rules and sign-in limits.
     pub board: crate::board::BoardState,
+    /// Longest a request body may take to arrive once its headers have.
+    pub body_read_timeout: std::time::Duration,
 }
 
 async fn not_found() -> Result<HttpResponse, Error> {
     Err(Error::NotFound)
 }
+
+/// Where deliveries come in: `POST {INGEST_PREFIX}{ingest_token}`.
+pub const INGEST_PREFIX: &str = "/webhooks/w/";
+
+/// The prefix of every ingest route. The outbound guard refuses targets under any of
+/// them, so a hook cannot feed notifications back in as deliveries.
+pub const INGEST_ROUTE_PREFIXES: &[&str] = &[INGEST_PREFIX];
 
 /// The route table.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -59,7 +69,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(health::readyz))
         .route("/metrics", web::get().to(metrics::scrape))
         .route("/api/openapi.json", web::get().to(openapi::document))
-        .route("/webhooks/w/{ingest_token}", web::post().to(intake::ingest))
+        .route(&format!("{INGEST_PREFIX}{{ingest_token}}"), web::post().to(intake::ingest))
         .service(
             web::scope("/api/v1/agent")
                 .route("/todos", web::get().to(agent::todos::list))

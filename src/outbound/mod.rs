@@ -2,7 +2,7 @@
 //! SSRF guard for notify hooks, sinks, test sends and digests.
 //!
 //! - [`policy`]: the pure rules (URL shape, address classes, the operator's allowlist,
-//!   our own listen address).
+//!   our own listen address); [`self_target`]: our own base URL's host and ingest routes.
 //! - [`lookup`]: DNS behind a trait, so tests can script it.
 //! - [`Guard`]: the policy plus DNS; checks a URL when it is saved and builds the HTTP
 //!   client whose connector checks again at dial time (DNS rebinding is refused).
@@ -14,6 +14,7 @@ mod connector;
 pub mod guard;
 pub mod lookup;
 pub mod policy;
+pub mod self_target;
 
 pub use classify::{TransportFailure, classify, is_refusal, refusal};
 pub use guard::{CheckError, Guard, TlsSetupError};

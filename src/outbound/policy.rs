@@ -10,6 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use actix_web::http::Uri;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
+use super::self_target::SelfTarget;
 use crate::config::{CidrList, Settings};
 
 /// Longest URL accepted, in bytes.
@@ -99,6 +100,12 @@ pub enum Refusal {
     /// The target is this Switchboard's own listen address and port.
     #[error("target is this Switchboard instance")]
     OwnAddress,
+    /// The target's host is the host of Switchboard's public base URL.
+    #[error("target is this Switchboard's own public host (SWITCHBOARD_BASE_URL)")]
+    OwnHost,
+    /// The target's path is one of Switchboard's ingest routes (on any host).
+    #[error("target is a Switchboard ingest route; a hook there would feed itself")]
+    IngestRoute,
 }
 
 impl Refusal {
@@ -113,6 +120,8 @@ impl Refusal {
             Refusal::Userinfo => "userinfo",
             Refusal::Address(class) => class.as_str(),
             Refusal::OwnAddress => "own_address",
+            Refusal::OwnHost => "own_host",
+            Refusal::IngestRoute => "ingest_route",
         }
     }
 }
@@ -128,13 +137,15 @@ pub struct Target {
     pub literal: Option<IpAddr>,
 }
 
-/// The outbound policy: URL rules, the operator's private-host allowlist, and this
-/// instance's own listen address.
+/// The outbound policy: URL rules, the operator's private-host allowlist, this
+/// instance's own listen address, and the names it is reached at (its base URL's host,
+/// its ingest routes).
 #[derive(Debug, Clone)]
 pub struct Policy {
     allow_http: bool,
     allow: Vec<IpNet>,
     own: SocketAddr,
+    itself: SelfTarget,
 }
 
 impl Policy {
@@ -147,12 +158,24 @@ impl Policy {
             // the only thing `IpNet::new` can reject.
             .filter_map(|&(ip, prefix)| allow_entry(ip, prefix))
             .collect();
-        Policy { allow_http, allow, own: SocketAddr::new(unmap(own.ip()), own.port()) }
+        Policy { allow_http, allow, own: SocketAddr::new(unmap(own.ip()), own.port()), itself: SelfTarget::default() }
+    }
+
+    /// The same policy, also refusing the host of `base_url`, where this instance is
+    /// reached (ingest routes are refused on every host in any case).
+    pub fn with_base_url(mut self, base_url: &str) -> Self {
+        self.itself = SelfTarget::for_base_url(base_url);
+        self
     }
 
     /// The policy the settings describe, for a server bound to `listen`.
     pub fn from_settings(settings: &Settings, listen: SocketAddr) -> Self {
-        Policy::new(settings.push_allow_http, &settings.notify_hook_allow_cidrs, listen)
+        let policy = Policy::new(settings.push_allow_http, &settings.notify_hook_allow_cidrs, listen);
+        match &settings.base_url {
+            Some(base_url) => policy.with_base_url(base_url),
+            // The derived base URL is the listen address, which `admit` refuses already.
+            None => policy,
+        }
     }
 
     /// Checks a URL against the URL rules (no DNS).
@@ -211,6 +234,8 @@ impl Policy {
             Some(ip) => ip.to_string(),
             None => host.to_owned(),
         };
+        // By name, before any DNS: a proxy in front of us has an ordinary public address.
+        self.itself.check(&host, literal, port, uri.path())?;
         Ok(Target { host, port, literal })
     }
 

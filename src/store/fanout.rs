@@ -1,16 +1,67 @@
 //! Fan-out grants: which endpoints a webhook's owner may route deliveries onto. An
 //! endpoint in the webhook's own scope always; another owner's endpoint only when its
 //! owner has granted the webhook's scope.
+//!
+//! A grant names its grantee by email or `team:<name>`, and the admin granting may only
+//! name principals they already share a team with (or who already hold a grant on the
+//! endpoint, so it can be withdrawn): anyone else, existing or not, is not found, by
+//! the same statement, so the route tells nobody who has an account.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::Store;
+use super::tenancy::OwnerRef;
 use crate::domain::ids::{EndpointId, HumanId, ScopeId};
 use crate::error::{Error, Result};
 
+/// A human by email who is `$2` or shares a team with `$2`, or already holds a grant
+/// on endpoint `$3`.
+const SHARED_HUMAN: &str = "SELECT s.id FROM owner_scopes s JOIN humans h ON h.id = s.human_id \
+     WHERE lower(h.email) = lower($1) \
+       AND (h.id = $2 \
+            OR EXISTS (SELECT 1 FROM team_members mine JOIN team_members theirs ON theirs.team_id = mine.team_id \
+                       WHERE mine.human_id = $2 AND theirs.human_id = h.id) \
+            OR EXISTS (SELECT 1 FROM fanout_grants g WHERE g.endpoint_id = $3 AND g.grantee_scope_id = s.id))";
+
+/// A team by name that `$2` belongs to, or that already holds a grant on endpoint `$3`.
+const SHARED_TEAM: &str = "SELECT s.id FROM owner_scopes s JOIN teams t ON t.id = s.team_id \
+     WHERE lower(t.name) = lower($1) \
+       AND (EXISTS (SELECT 1 FROM team_members m WHERE m.team_id = t.id AND m.human_id = $2) \
+            OR EXISTS (SELECT 1 FROM fanout_grants g WHERE g.endpoint_id = $3 AND g.grantee_scope_id = s.id))";
+
 impl Store {
+    /// The scope `owner` names, if `caller` may name it in a grant on `endpoint`: the
+    /// caller themselves, a human in one of the caller's teams, one of the caller's
+    /// teams, or a grantee the endpoint already has. `None` alike for a principal that
+    /// does not exist and for one the caller shares nothing with.
+    pub async fn fanout_grantee(
+        &self,
+        owner: &OwnerRef,
+        caller: HumanId,
+        endpoint: EndpointId,
+    ) -> Result<Option<ScopeId>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = SqlUuid)]
+            id: uuid::Uuid,
+        }
+        let (sql, name) = match owner {
+            OwnerRef::Human(email) => (SHARED_HUMAN, email),
+            OwnerRef::Team(team) => (SHARED_TEAM, team),
+        };
+        let mut conn = self.conn().await?;
+        let row: Option<Row> = diesel::sql_query(sql)
+            .bind::<Text, _>(name)
+            .bind::<SqlUuid, _>(caller.0)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+        Ok(row.map(|r| ScopeId(r.id)))
+    }
+
     /// Lets webhooks of `grantee` route onto `endpoint` (idempotent).
     pub async fn grant_fanout(&self, endpoint: EndpointId, grantee: ScopeId, by: HumanId) -> Result<()> {
         let mut conn = self.conn().await?;

@@ -23,5 +23,6 @@ mod quarantine;
 mod races;
 mod retention;
 mod revocation_under_load;
+mod security;
 mod signals;
 mod sweepers;

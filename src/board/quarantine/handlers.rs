@@ -1,5 +1,6 @@
-//! The quarantine pages' handlers: load in the human's scopes, release through the
-//! operator API's own function, render. Another scope's held delivery answers 404.
+//! The quarantine pages' handlers: load in the human's scopes, release and discard
+//! through the operator API's own functions, render. Another scope's held delivery
+//! answers 404; a team member who is not its admin sees it but may not let it out (403).
 
 use actix_web::{HttpResponse, web};
 use chrono::Utc;
@@ -16,7 +17,7 @@ use crate::board::session::Human;
 use crate::domain::ids::{ScopeId, TodoId};
 use crate::error::Error;
 use crate::http::AppState;
-use crate::http::operator::quarantine::release_held;
+use crate::http::operator::quarantine::{discard_held, release_held};
 
 /// Most held deliveries the list shows.
 const LIST_LIMIT: i64 = 200;
@@ -69,7 +70,10 @@ pub async fn detail(
         None => todo_payload(&held.todo.payload),
     };
     let names = names(&state, &scopes).await?;
-    let body = view::held_page(&held, &payload, &names, Utc::now(), &human.csrf_field());
+    // Only an admin of the delivery's scope gets the release and discard forms.
+    let csrf = human.csrf_field();
+    let actions = human.reach.is_admin_of(held.todo.scope_id).then_some(&csrf);
+    let body = view::held_page(&held, &payload, &names, Utc::now(), actions);
     Ok(respond::page(&human, layout::page(&human, Nav::Quarantine, "Held delivery", body)))
 }
 
@@ -88,7 +92,7 @@ pub async fn release(
     let id: TodoId = parse_id(&path)?;
     let queue = form.queue.trim();
     let to_queue = (!queue.is_empty()).then_some(queue);
-    match release_held(&state, &human.scope_ids(), id, to_queue).await {
+    match release_held(&state, &human.reach, id, to_queue).await {
         Ok(todos) => {
             let text = match (todos.len(), to_queue) {
                 (0, _) => "Released; the webhook's rules now drop it, so it became no todo.".to_owned(),
@@ -114,7 +118,7 @@ pub async fn discard(
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: TodoId = parse_id(&path)?;
-    match state.store.discard_held(&human.scope_ids(), id).await {
+    match discard_held(&state, &human.reach, id).await {
         Ok(()) => Ok(respond::see_other_with_notice(
             &state.board.cookies,
             paths::QUARANTINE,

@@ -145,8 +145,10 @@ pub fn payload_text(raw: &[u8], cap: usize) -> (String, usize) {
 }
 
 /// One held delivery: what it is, why it is held, its headers and payload as text,
-/// and (while it is still held) release and discard. Every form carries `csrf`.
-pub fn held_page(h: &Held, payload: &[u8], names: &Names, now: DateTime<Utc>, csrf: &Markup) -> Markup {
+/// and (while it is still held) release and discard, each form carrying `csrf`; with
+/// no `csrf` (the human is a plain member of the delivery's team) a hint says that
+/// only an admin may.
+pub fn held_page(h: &Held, payload: &[u8], names: &Names, now: DateTime<Utc>, csrf: Option<&Markup>) -> Markup {
     let (text, left_out) = payload_text(payload, PAYLOAD_SHOW_BYTES);
     let arrived = h.received_at.unwrap_or(h.todo.created_at);
     let still_held = h.todo.state == TodoState::Pending;
@@ -167,7 +169,11 @@ pub fn held_page(h: &Held, payload: &[u8], names: &Names, now: DateTime<Utc>, cs
             }
         }
         @if still_held {
-            (actions(h, csrf))
+            @if let Some(csrf) = csrf {
+                (actions(h, csrf))
+            } @else {
+                p.sb-hint { "Only an admin of this delivery's team may release or discard it." }
+            }
         } @else {
             div.sb-notice.sb-notice-warn role="status" {
                 "This delivery has left quarantine"

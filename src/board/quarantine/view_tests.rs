@@ -78,7 +78,7 @@ fn a_deleted_webhook_is_named_as_such() {
 fn the_detail_shows_markup_in_the_payload_as_text_pretty_printed() {
     let h = held("<b>bold</b> title", json!({}));
     let payload = br#"{"comment":"<script>alert(1)</script>","n":1}"#;
-    let html = held_page(&h, payload, &names(&h), now(), &csrf()).into_string();
+    let html = held_page(&h, payload, &names(&h), now(), Some(&csrf())).into_string();
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
     assert!(!html.contains("<script>") && !html.contains("<b>bold"), "{html}");
     assert!(html.contains("\n  &quot;n&quot;: 1"), "pretty-printed: {html}");
@@ -100,7 +100,7 @@ fn a_payload_that_is_not_json_is_shown_as_text_and_a_huge_one_is_cut() {
     assert_eq!((text.as_str(), left_out), ("ab", 4));
 
     let h = held("x", json!({}));
-    let html = held_page(&h, big.as_bytes(), &names(&h), now(), &csrf()).into_string();
+    let html = held_page(&h, big.as_bytes(), &names(&h), now(), Some(&csrf())).into_string();
     assert!(html.contains("more bytes are not shown"), "{}", &html[..200]);
 }
 
@@ -109,7 +109,7 @@ fn a_delivery_that_left_offers_no_actions() {
     let mut h = held("x", json!({}));
     h.todo.state = TodoState::Done;
     h.todo.result = Some(json!({"released": true}));
-    let html = held_page(&h, b"{}", &names(&h), now(), &csrf()).into_string();
+    let html = held_page(&h, b"{}", &names(&h), now(), Some(&csrf())).into_string();
     assert!(html.contains("has left quarantine") && html.contains("released"), "{html}");
     assert!(!html.contains("/release\"") && !html.contains("/discard\""), "{html}");
 }
@@ -118,4 +118,12 @@ fn a_delivery_that_left_offers_no_actions() {
 fn reasons_read_as_words() {
     assert_eq!(why(Some(QuarantineReason::RuleFault)), "a routing rule failed");
     assert_eq!(why(Some(QuarantineReason::RuleAction)), "a routing rule holds it");
+}
+
+#[test]
+fn a_plain_team_member_gets_no_release_or_discard_form_but_is_told_who_may() {
+    let h = held("x", json!({}));
+    let html = held_page(&h, b"{}", &names(&h), now(), None).into_string();
+    assert!(html.contains("Only an admin"), "{html}");
+    assert!(!html.contains("/release\"") && !html.contains("/discard\""), "{html}");
 }

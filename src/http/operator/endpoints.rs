@@ -98,7 +98,9 @@ pub struct FanoutGrantBody {
 }
 
 /// Lets another owner's webhooks route deliveries onto this endpoint (rules may then
-/// name it in `endpoints[]`). Only an admin of the endpoint's scope may grant.
+/// name it in `endpoints[]`). Only an admin of the endpoint's scope may grant, and only
+/// to themselves, a team they belong to or a human in one of their teams; any other
+/// owner, existing or not, is not found.
 #[utoipa::path(post, path = "/api/v1/endpoints/{id}/fanout-grants", request_body = FanoutGrantBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
     responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
@@ -113,9 +115,10 @@ pub async fn grant_fanout(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// The endpoint (which the caller must administer) and the grantee's scope. An unknown
-/// grantee answers like an unknown grant (404), so the route tells nobody which
-/// accounts exist.
+/// The endpoint (which the caller must administer) and the grantee's scope. A grantee
+/// the caller shares no team with answers 404 exactly like one that does not exist
+/// (and like an unknown grant), through the same statement, so the route tells nobody
+/// which accounts exist.
 async fn fanout_parties(
     state: &AppState,
     op: &Operator,
@@ -126,11 +129,9 @@ async fn fanout_parties(
     if !op.0.is_admin_of(endpoint.scope_id) {
         return Err(Error::Forbidden("only an admin of the endpoint's owner may change its fan-out grants".into()));
     }
-    match state.store.resolve_owner(&OwnerRef::parse(owner)?).await {
-        Ok(scope) => Ok((endpoint.id, scope)),
-        Err(Error::InvalidArgument(_)) => Err(Error::NotFound),
-        Err(e) => Err(e),
-    }
+    let owner = OwnerRef::parse(owner)?;
+    let grantee = state.store.fanout_grantee(&owner, op.0.human, endpoint.id).await?;
+    Ok((endpoint.id, grantee.ok_or(Error::NotFound)?))
 }
 
 /// Withdraws a fan-out grant: the grantee's webhooks stop routing onto this endpoint

@@ -1,5 +1,7 @@
 //! Operator routes for the quarantine: list held deliveries, release one (routed again
-//! by the webhook's rules, trusting its sender), discard one.
+//! by the webhook's rules, trusting its sender), discard one. Every member of a scope
+//! sees its held deliveries; only its admins release or discard them, since a release
+//! overrides the admin's trusted-actor list and may fan out onto granted endpoints.
 
 use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
@@ -17,6 +19,7 @@ use crate::error::{Error, ErrorEnvelope, Result};
 use crate::intake::routing::{Inputs, route};
 use crate::intake::rules::{Decision, Envelope};
 use crate::store::quarantine::Held;
+use crate::store::tenancy::Reach;
 
 /// One held delivery.
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,29 +85,24 @@ pub struct ReleaseBody {
 /// only quarantine it again.
 #[utoipa::path(post, path = "/api/v1/quarantine/{id}/release", request_body = ReleaseBody, tag = "operator",
     params(("id" = TodoId, Path, description = "the held todo")), security(("operator_token" = [])),
-    responses((status = 200, body = Released), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
-              (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = Released), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
+              (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn release(
     state: web::Data<AppState>,
     op: Operator,
     id: web::Path<TodoId>,
     body: OptionalJson<ReleaseBody>,
 ) -> Result<HttpResponse> {
-    let todos = release_held(&state, &op.0.scope_ids(), id.into_inner(), body.0.queue.as_deref()).await?;
+    let todos = release_held(&state, &op.0, id.into_inner(), body.0.queue.as_deref()).await?;
     Ok(HttpResponse::Ok().json(Released { todos }))
 }
 
-/// The release both the API and the Board make: the held delivery in `scopes` is
-/// routed again, its sender trusted: by the webhook's rules, or straight to `to_queue`
-/// on the webhook's endpoint. Returns the todos it became (none when a rule now drops
-/// it). Refused when it has left already, its webhook is gone, or routing would only
-/// hold it again.
-pub async fn release_held(
-    state: &AppState,
-    scopes: &[ScopeId],
-    id: TodoId,
-    to_queue: Option<&str>,
-) -> Result<Vec<TodoId>> {
+/// The release both the API and the Board make: the held delivery in `reach`'s scopes
+/// (else 404), in one they administer (else 403), is routed again, its sender trusted:
+/// by the webhook's rules, or straight to `to_queue` on the webhook's endpoint. Returns
+/// the todos it became (none when a rule now drops it). Refused when it has left
+/// already, its webhook is gone, or routing would only hold it again.
+pub async fn release_held(state: &AppState, reach: &Reach, id: TodoId, to_queue: Option<&str>) -> Result<Vec<TodoId>> {
     if let Some(q) = to_queue
         && (!valid_queue_name(q) || q == QUARANTINE_QUEUE)
     {
@@ -113,7 +111,9 @@ pub async fn release_held(
             "must be 1–64 of a-z 0-9 . _ - starting with a letter or digit, and not quarantine",
         ));
     }
+    let scopes = &reach.scope_ids()[..];
     let held = state.store.held(scopes, id).await?;
+    require_admin(reach, held.todo.scope_id)?;
     if held.todo.state != TodoState::Pending {
         return Err(Error::Conflict("this delivery has already left quarantine".into()));
     }
@@ -166,8 +166,27 @@ pub async fn release_held(
 /// Discards a held delivery.
 #[utoipa::path(post, path = "/api/v1/quarantine/{id}/discard", tag = "operator",
     params(("id" = TodoId, Path, description = "the held todo")), security(("operator_token" = [])),
-    responses((status = 204), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
+              (status = 409, body = ErrorEnvelope)))]
 pub async fn discard(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
-    state.store.discard_held(&op.0.scope_ids(), id.into_inner()).await?;
+    discard_held(&state, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// The discard both the API and the Board make: the held delivery in `reach`'s scopes
+/// (else 404), in one they administer (else 403), closes without becoming work.
+pub async fn discard_held(state: &AppState, reach: &Reach, id: TodoId) -> Result<()> {
+    let held = state.store.held(&reach.scope_ids(), id).await?;
+    require_admin(reach, held.todo.scope_id)?;
+    state.store.discard_held(&[held.todo.scope_id], id).await
+}
+
+/// Refuses unless `reach` administers `scope`: a plain team member sees the team's
+/// held deliveries but may not let them out.
+fn require_admin(reach: &Reach, scope: ScopeId) -> Result<()> {
+    if reach.is_admin_of(scope) {
+        Ok(())
+    } else {
+        Err(Error::Forbidden("only a team admin may release or discard the team's held deliveries".into()))
+    }
 }

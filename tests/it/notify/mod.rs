@@ -17,6 +17,7 @@ mod killswitch;
 mod matching;
 mod metrics;
 mod receiver;
+mod self_target;
 mod signing;
 mod startup;
 
