@@ -3,6 +3,7 @@
 
 pub mod notify;
 pub mod periodic;
+pub mod restarting;
 pub mod sweeps;
 
 pub use sweeps::{

@@ -206,21 +206,3 @@ async fn the_hook_change_listener_reconnects_after_its_connection_is_killed() {
     let second = wait_for_listener(&app, first).await;
     assert_ne!(second, first);
 }
-
-/// Waits (up to 10 s) for a hook listener session other than `not`; its pid.
-async fn wait_for_listener(app: &TestApp, not: i64) -> i64 {
-    let sql = format!(
-        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
-         WHERE application_name = '{}' AND datname = current_database()",
-        switchboard::actors::notify::HOOK_LISTENER_NAME
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let pid = app.db.count(&sql).await;
-        if pid != 0 && pid != not {
-            return pid;
-        }
-        assert!(std::time::Instant::now() < deadline, "no hook listener session (other than {not})");
-        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-}

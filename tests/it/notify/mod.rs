@@ -11,12 +11,14 @@
 //! that, then allows a short settle before asserting the silent one never came.
 
 mod firing;
+mod flood;
 mod guard;
 mod isolation;
 mod killswitch;
 mod matching;
 mod metrics;
 mod receiver;
+mod restart;
 mod signing;
 mod startup;
 
@@ -229,4 +231,22 @@ fn keys(v: &Value) -> Vec<&str> {
         v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
     k.sort_unstable();
     k
+}
+
+/// Waits (up to 10 s) for a hook listener session other than `not`; its pid.
+pub(super) async fn wait_for_listener(app: &TestApp, not: i64) -> i64 {
+    let sql = format!(
+        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
+         WHERE application_name = '{}' AND datname = current_database()",
+        switchboard::actors::notify::HOOK_LISTENER_NAME
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let pid = app.db.count(&sql).await;
+        if pid != 0 && pid != not {
+            return pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "no hook listener session (other than {not})");
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
