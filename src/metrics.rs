@@ -11,6 +11,7 @@ use prometheus_client::encoding::{
 };
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::domain::hooks::HookDisabledReason;
@@ -120,6 +121,8 @@ struct Inner {
     webhook_deliveries: Counter,
     webhook_verify_failures: Counter,
     requests_abandoned: Counter,
+    hook_change_notices: Counter,
+    notifications_in_flight: Gauge,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -175,6 +178,19 @@ impl Metrics {
             "HTTP requests whose client hung up before the answer was ready (their work still completes)",
             requests_abandoned.clone(),
         );
+        let hook_change_notices = Counter::default();
+        registry.register(
+            "switchboard_notify_hook_change_notices",
+            "Hook change notices from the database (NOTIFY) applied to this instance's hook cache",
+            hook_change_notices.clone(),
+        );
+        let notifications_in_flight = Gauge::default();
+        registry.register(
+            "switchboard_notify_hook_notifications_in_flight",
+            "Notifications to hooks not yet ended: waiting for their hook lookup, queued at their \
+             endpoint's supervisor, or being delivered",
+            notifications_in_flight.clone(),
+        );
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
         for &event in NotifyType::ALL {
             for &outcome in NotificationOutcome::ALL {
@@ -196,6 +212,8 @@ impl Metrics {
                 webhook_deliveries,
                 webhook_verify_failures,
                 requests_abandoned,
+                hook_change_notices,
+                notifications_in_flight,
             }),
         }
     }
@@ -230,11 +248,42 @@ impl Metrics {
         self.inner.requests_abandoned.inc();
     }
 
+    /// Counts a hook change notice the listener applied to the cache.
+    pub fn hook_change_notice(&self) {
+        self.inner.hook_change_notices.inc();
+    }
+
+    /// Counts one notification as under way for as long as the returned token, or a
+    /// clone of it, exists.
+    pub fn notification_in_flight(&self) -> InFlight {
+        self.inner.notifications_in_flight.inc();
+        InFlight(self.inner.notifications_in_flight.clone())
+    }
+
     /// The exposition text.
     pub fn render(&self) -> Result<String, std::fmt::Error> {
         let mut out = String::new();
         prometheus_client::encoding::prometheus_text::encode(&mut out, &self.inner.registry)?;
         Ok(out)
+    }
+}
+
+/// One notification under way (see [`Metrics::notification_in_flight`]): each clone
+/// counts once more, and each drop once less, however the notification ends (delivered,
+/// dropped, refused by a full mailbox, or lost with a panicking actor).
+#[derive(Debug)]
+pub struct InFlight(Gauge);
+
+impl Clone for InFlight {
+    fn clone(&self) -> Self {
+        self.0.inc();
+        InFlight(self.0.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

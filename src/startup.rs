@@ -121,10 +121,17 @@ pub struct NotifyWorkers {
 }
 
 impl NotifyWorkers {
-    /// Starts a dispatcher over `channel` on a new arbiter.
+    /// Starts a dispatcher over `channel` on a new arbiter, its mailbox bounded from the
+    /// first send and restarted after a panic behind the same address (the emitter's
+    /// recipients stay valid).
     pub fn start(channel: HookChannel) -> Self {
         let arbiter = Arbiter::new();
-        let dispatcher = Dispatcher::start_in_arbiter(&arbiter.handle(), move |_| Dispatcher::new(channel));
+        let dispatcher = crate::actors::restarting::start_in_arbiter(
+            &arbiter.handle(),
+            "notify dispatcher",
+            crate::actors::notify::DISPATCH_MAILBOX,
+            move || Dispatcher::new(channel),
+        );
         NotifyWorkers { arbiter, dispatcher }
     }
 
@@ -234,6 +241,12 @@ impl Application {
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
             .run();
         Ok(Application { port, server, store, metrics, _sweepers: sweepers, _notify: notify })
+    }
+
+    /// The notify-hook dispatcher, when hooks are on (tests reach it through this).
+    #[doc(hidden)]
+    pub fn notify_dispatcher(&self) -> Option<Addr<Dispatcher>> {
+        self._notify.as_ref().map(|n| n.dispatcher.clone())
     }
 
     /// The bound port.

@@ -4,6 +4,7 @@
 pub mod notify;
 pub mod periodic;
 pub mod retention;
+pub mod restarting;
 pub mod sweeps;
 
 pub use retention::Retention;

@@ -124,14 +124,14 @@ pub enum Signal {
 /// Where signals go. Cheap to clone; sends never block: a full mailbox drops the
 /// signal and counts it (a doorbell is a hint, the queue still holds the work).
 ///
-/// Clones share the recipients themselves, not copies: in actix every new sender to a
-/// mailbox is guaranteed one slot past its capacity, so a copy made per call (the
-/// store is cloned onto a task for every committing call) would never be refused and
-/// the mailbox bound would not hold.
+/// Clones share the recipients themselves, not copies: in actix 0.13 every copy of a
+/// `Recipient` is a new sender that may enqueue one message past the mailbox's
+/// capacity, so a copy per store clone (per worker, per sweep run) would loosen the
+/// bound by one each.
 #[derive(Clone, Default)]
 pub struct Emitter {
-    ready: Arc<Vec<Recipient<TodoReady>>>,
-    dead: Arc<Vec<Recipient<DeadLettered>>>,
+    ready: Arc<[Recipient<TodoReady>]>,
+    dead: Arc<[Recipient<DeadLettered>]>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -143,14 +143,18 @@ impl Emitter {
 
     /// An emitter that sends both kinds of signal to the given recipients.
     pub fn to(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
-        Emitter { ready: Arc::new(vec![ready]), dead: Arc::new(vec![dead]), dropped: Arc::default() }
+        Emitter { ready: Arc::new([ready]), dead: Arc::new([dead]), dropped: Arc::default() }
     }
 
     /// This emitter also sending to `other`'s recipients (one drop count for all).
+    /// Built once at start-up, before any send: the copies made here are the senders
+    /// every clone then shares.
     pub fn and(self, other: Emitter) -> Self {
-        let ready = self.ready.iter().chain(other.ready.iter()).cloned().collect();
-        let dead = self.dead.iter().chain(other.dead.iter()).cloned().collect();
-        Emitter { ready: Arc::new(ready), dead: Arc::new(dead), dropped: self.dropped }
+        Emitter {
+            ready: self.ready.iter().chain(other.ready.iter()).cloned().collect(),
+            dead: self.dead.iter().chain(other.dead.iter()).cloned().collect(),
+            dropped: self.dropped,
+        }
     }
 
     /// How many signals were dropped because a recipient was full or gone.

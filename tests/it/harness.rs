@@ -103,10 +103,11 @@ async fn ensure_template() {
 /// Drops databases left by test processes that are gone (and old templates).
 async fn drop_stale_databases(admin: &tokio_postgres::Client) {
     // A template of other migrations may belong to another checkout testing right now
-    // (a worktree, a branch): only one untouched for an hour is stale.
+    // (a worktree, a branch): only one untouched for an hour is stale. A database
+    // another process drops meanwhile has no file left to stat (`missing_ok`).
     let rows = admin
         .query(
-            "SELECT datname, coalesce((now() - (pg_stat_file('base/' || oid || '/PG_VERSION')).modification) \
+            "SELECT datname, coalesce((now() - (pg_stat_file('base/' || oid || '/PG_VERSION', true)).modification) \
                                       > interval '1 hour', false) \
              FROM pg_database WHERE datname LIKE 'sbt\\_%'",
             &[],
@@ -223,13 +224,11 @@ struct Flush;
 
 impl Actor for Recorder {
     type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        // The store never blocks on a full mailbox: it drops and counts. A recorder
-        // that must see everything gets room for every signal a test produces.
-        ctx.set_mailbox_capacity(100_000);
-    }
 }
+
+/// The store never blocks on a full mailbox: it drops and counts. A recorder that must
+/// see everything gets room for every signal a test produces.
+const RECORDER_MAILBOX: usize = 100_000;
 
 impl Handler<TodoReady> for Recorder {
     type Result = ();
@@ -262,7 +261,10 @@ impl Signals {
     pub fn start() -> Signals {
         let recorder = Recorder::default();
         let seen = recorder.seen.clone();
-        Signals { addr: recorder.start(), seen }
+        // Room for every signal from the first one (`started` runs only once polled).
+        let mut ctx = Context::new();
+        ctx.set_mailbox_capacity(RECORDER_MAILBOX);
+        Signals { addr: ctx.run(recorder), seen }
     }
 
     /// An emitter that sends to this recorder.
@@ -314,6 +316,8 @@ pub struct TestApp {
     pub signals: Signals,
     pub client: awc::Client,
     handle: actix_web::dev::ServerHandle,
+    /// The notify-hook dispatcher (none with hooks switched off).
+    pub dispatcher: Option<Addr<switchboard::actors::notify::Dispatcher>>,
 }
 
 /// Settings for a test server: port 0, and sweeps slow enough that tests drive them.
@@ -359,12 +363,13 @@ impl TestApp {
         let base = format!("http://127.0.0.1:{}", app.port());
         let store = app.store().clone();
         let handle = app.handle();
+        let dispatcher = app.notify_dispatcher();
         actix_rt::spawn(app.run_until_stopped());
         // Idle connections kept less long than the server's 5 s keep-alive: reusing one
         // the server is closing fails the request (seen after a slow browser test).
         let connector = awc::Connector::new().conn_keep_alive(Duration::from_secs(2));
         let client = awc::Client::builder().connector(connector).timeout(Duration::from_secs(30)).finish();
-        TestApp { base, db, store, signals, client, handle }
+        TestApp { base, db, store, signals, client, handle, dispatcher }
     }
 
     /// The common fixture: the app, an owner `a@example.com` and their endpoint

@@ -220,10 +220,10 @@ async fn https_to_a_plain_http_server_fails_as_tls() {
 
 #[actix_web::test]
 async fn a_receiver_slower_than_the_timeout_is_a_timeout() {
+    // Slower than the guard's timeout, quicker than awc's default (5 s): a timeout can
+    // only be the guard's own, and a client without it would get the 200.
     let rx = Receiver::start(Answer::Slow(Duration::from_secs(3))).await;
     let g = guard(true, &[("127.0.0.1", 32)]).with_timeout(Duration::from_millis(300));
-    let started = std::time::Instant::now();
     let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
     assert_eq!(classify(&err), TransportFailure::Timeout, "{err:?}");
-    assert!(started.elapsed() < Duration::from_secs(2));
 }

@@ -118,13 +118,22 @@ async fn a_todo_created_while_its_endpoint_is_revoked_is_either_refused_or_dead_
     let mut conn = creator.conn().await.unwrap();
     // Intake inserts inside its own transaction; hold that transaction open while the
     // revocation starts, then commit.
+    // Commits only once the revocation is seen waiting on a lock in pg_stat_activity.
+    let inserted = tokio::sync::Notify::new();
     let create = conn.transaction::<_, switchboard::error::Error, _>(async |c| {
         insert_todo(c, &NewTodo::new(ep.id, "q", "racing")).await?;
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        inserted.notify_one();
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                       AND wait_event_type = 'Lock'";
+        let started = std::time::Instant::now();
+        while app.db.count(waiting).await == 0 {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the revocation never waited");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         Ok(())
     });
     let revoke = async {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        inserted.notified().await;
         app.store.revoke_endpoint(&[o.scope], ep.id).await
     };
     let (created, revoked) = tokio::join!(create, revoke);

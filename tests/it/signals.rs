@@ -354,19 +354,27 @@ async fn a_quarantined_todo_never_rings() {
 }
 
 #[actix_web::test]
-async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store() {
-    use actix::{Actor, Context, Handler};
+async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store_however_often_it_is_cloned() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use actix::{Actor, Addr, Context, Handler};
     use switchboard::store::signals::{DeadLettered, Emitter, TodoReady};
 
-    /// A recipient that never drains its small mailbox.
-    struct Stuck;
+    /// A recipient whose first signal holds its thread until the test lets go.
+    struct Stuck {
+        gate: std::sync::mpsc::Receiver<()>,
+        handled: Arc<AtomicUsize>,
+    }
     impl Actor for Stuck {
         type Context = Context<Self>;
     }
     impl Handler<TodoReady> for Stuck {
         type Result = ();
         fn handle(&mut self, _: TodoReady, _: &mut Context<Self>) {
-            std::thread::sleep(std::time::Duration::from_secs(2));
+            if self.handled.fetch_add(1, Ordering::SeqCst) == 0 {
+                let _ = self.gate.recv();
+            }
         }
     }
     impl Handler<DeadLettered> for Stuck {
@@ -374,22 +382,42 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
         fn handle(&mut self, _: DeadLettered, _: &mut Context<Self>) {}
     }
 
+    const CAPACITY: usize = 4;
+    const SENT: usize = 30;
     let (app, _, ep) = TestApp::with_worker().await;
-    // On its own thread, so its slow handler blocks only itself.
+    // On its own thread, so its held handler blocks only itself; its mailbox is created
+    // with its capacity, as the product's actors are.
     let arbiter = actix::Arbiter::new();
-    let stuck = Stuck::start_in_arbiter(&arbiter.handle(), |ctx| {
-        ctx.set_mailbox_capacity(4);
-        Stuck
+    let (release, gate) = std::sync::mpsc::channel();
+    let handled = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = actix::dev::channel::channel(CAPACITY);
+    let counter = handled.clone();
+    arbiter.spawn_fn(move || {
+        Context::with_receiver(rx).run(Stuck { gate, handled: counter });
     });
+    let stuck = Addr::new(tx);
     let emitter = Emitter::to(stuck.clone().recipient(), stuck.recipient());
+    // The server clones its store per worker and per sweep run: each todo here comes
+    // through a clone of its own, and the bound must hold across them.
     let store = app.db.store(emitter.clone());
-    for i in 0..30 {
-        store.create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap();
+    for i in 0..SENT {
+        store.clone().create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap();
     }
-    assert!(emitter.dropped() >= 10, "dropped {}", emitter.dropped());
+    // One signal held in the handler, CAPACITY queued; every other one refused.
+    let dropped = emitter.dropped() as usize;
+    assert!(dropped >= SENT - (CAPACITY + 1), "dropped {dropped} of {SENT} with room for {}", CAPACITY + 1);
     let shown = switchboard::metrics::Metrics::new(&emitter).render().unwrap();
-    assert!(shown.contains(&format!("switchboard_signals_dropped_total {}", emitter.dropped())), "{shown}");
-    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 30, "the work itself is never lost");
+    assert!(shown.contains(&format!("switchboard_signals_dropped_total {dropped}")), "{shown}");
+    assert_eq!(app.db.count("SELECT count(*) FROM todos").await, SENT as i64, "the work itself is never lost");
+
+    // Let go: exactly the signals that were not dropped arrive.
+    release.send(()).unwrap();
+    let started = std::time::Instant::now();
+    while handled.load(Ordering::SeqCst) < SENT - dropped {
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "handled {handled:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(handled.load(Ordering::SeqCst) + dropped, SENT, "each signal handled or dropped, once");
     arbiter.stop();
 }
 

@@ -67,7 +67,10 @@ async fn an_endpoint_past_its_expiry_is_revoked_with_the_silent_cascade() {
     let ep = crate::harness::Ep { id: v.endpoint.id, token: v.token };
     let id = app.create_todo(&ep, "q", "t").await;
     app.signals.take().await;
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    eventually("the endpoint's expiry to pass", async || {
+        app.db.count("SELECT count(*) FROM endpoints WHERE expires_at <= now()").await == 1
+    })
+    .await;
     // Expired tokens stop authenticating at once (even when cached), before any sweep.
     let (s, _) = app.get("/api/v1/agent/todos", &ep.token).await;
     assert_eq!(s, 401);

@@ -5,7 +5,7 @@ use std::num::NonZeroU32;
 use actix_web::web::Bytes;
 
 use super::HookCache;
-use crate::metrics::Metrics;
+use crate::metrics::{InFlight, Metrics};
 use crate::notify::body::NotifyType;
 use crate::outbound::Guard;
 use crate::store::Store;
@@ -39,4 +39,6 @@ pub struct Notification {
     pub queue: String,
     /// The signed body (at most 4 KiB).
     pub body: Bytes,
+    /// Counts this notification (and each hook's copy) as under way until dropped.
+    pub in_flight: InFlight,
 }

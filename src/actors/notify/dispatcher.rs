@@ -12,13 +12,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, WrapFuture};
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, Supervised, WrapFuture};
 
 use super::hook_changes;
 use actix_web::web::Bytes;
 use chrono::Utc;
 
-use super::{Deliver, HookChannel, HookSupervisor, Notification};
+use super::{Deliver, HookChannel, HookSupervisor, Notification, SUPERVISOR_MAILBOX};
 use crate::domain::ids::EndpointId;
 use crate::metrics::NotificationOutcome;
 use crate::notify::body::NotifyBody;
@@ -33,9 +33,18 @@ pub const DISPATCH_MAILBOX: usize = 1024;
 pub const MAX_LOOKUPS_IN_FLIGHT: usize = 64;
 
 /// The dispatcher. Start it on an arbiter of its own (outbound work never shares a
-/// thread with request handling) and wire its recipients into the store's emitter.
+/// thread with request handling), with a mailbox of [`DISPATCH_MAILBOX`] from the start
+/// and restarted after a panic (`crate::actors::restarting`), and wire its recipients
+/// into the store's emitter.
+///
+/// A restart keeps what must outlive it: the supervisors (and so every hook's rate
+/// state), the cache and its listener task, the metrics. It forgets the lookups under
+/// way, whose futures died with the panic (their notifications are lost, not counted).
 pub struct Dispatcher {
     channel: HookChannel,
+    /// One address per endpoint, kept: every send goes through the same sender, whose
+    /// mailbox bound holds (in actix 0.13 each fresh clone of an `Addr` may enqueue one
+    /// message past the capacity).
     supervisors: HashMap<EndpointId, Addr<HookSupervisor>>,
     lookups_in_flight: usize,
     /// Cached entries being looked up again in the background.
@@ -83,7 +92,8 @@ impl Dispatcher {
                 return;
             }
         };
-        let notification = Notification { kind, queue: todo.queue.clone(), body: encoded };
+        let in_flight = self.channel.metrics.notification_in_flight();
+        let notification = Notification { kind, queue: todo.queue.clone(), body: encoded, in_flight };
         match cached {
             Some(c) => self.hand_over(endpoint, &c.hooks, c.current, notification),
             None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),
@@ -139,7 +149,7 @@ impl Dispatcher {
         if hooks.is_empty() {
             return;
         }
-        let supervisor = self.supervisor(endpoint);
+        let supervisor = supervisor(&mut self.supervisors, &self.channel, endpoint);
         let now = Utc::now();
         // A cached match may outlive its endpoint's expiry by up to the cache's TTL.
         for target in hooks.iter().filter(|t| t.endpoint_expires_at.is_none_or(|at| at > now)) {
@@ -149,28 +159,42 @@ impl Dispatcher {
             }
         }
     }
+}
 
-    /// The endpoint's supervisor, started on first use (on this arbiter) and again
-    /// after it stopped for being idle; the stopped ones of other endpoints are
-    /// forgotten then too, so the map holds only endpoints recently notified.
-    fn supervisor(&mut self, endpoint: EndpointId) -> Addr<HookSupervisor> {
-        if let Some(addr) = self.supervisors.get(&endpoint).filter(|a| a.connected()) {
-            return addr.clone();
-        }
-        self.supervisors.retain(|_, a| a.connected());
-        let addr = HookSupervisor::new(endpoint, self.channel.clone()).start();
-        self.supervisors.insert(endpoint, addr.clone());
-        addr
+/// `endpoint`'s supervisor, started on first use (on this arbiter) and again after it
+/// stopped for being idle; the stopped ones of other endpoints are forgotten then too,
+/// so the map holds only endpoints recently notified.
+fn supervisor<'a>(
+    supervisors: &'a mut HashMap<EndpointId, Addr<HookSupervisor>>,
+    channel: &HookChannel,
+    endpoint: EndpointId,
+) -> &'a Addr<HookSupervisor> {
+    if !supervisors.get(&endpoint).is_some_and(Addr::connected) {
+        supervisors.retain(|_, a| a.connected());
     }
+    supervisors.entry(endpoint).or_insert_with(|| {
+        // The capacity is set before the address exists: the first sends meet the bound
+        // (set in `started`, it would come after this handler's sends).
+        let mut ctx = Context::new();
+        ctx.set_mailbox_capacity(SUPERVISOR_MAILBOX);
+        ctx.run(HookSupervisor::new(endpoint, channel.clone()))
+    })
 }
 
 impl Actor for Dispatcher {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(DISPATCH_MAILBOX);
-        let follow = hook_changes::follow(self.channel.database_url.clone(), self.channel.cache.clone());
-        self.listener = Some(actix_rt::spawn(follow));
+    fn started(&mut self, _: &mut Self::Context) {
+        // After a restart the listener is still running (a task of its own): kept, so
+        // the cache stays coherent across the restart.
+        if self.listener.as_ref().is_none_or(|l| l.is_finished()) {
+            let follow = hook_changes::follow(
+                self.channel.database_url.clone(),
+                self.channel.cache.clone(),
+                self.channel.metrics.clone(),
+            );
+            self.listener = Some(actix_rt::spawn(follow));
+        }
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
@@ -178,6 +202,31 @@ impl Actor for Dispatcher {
             listener.abort();
         }
         self.channel.cache.set_coherent(false);
+    }
+}
+
+impl Supervised for Dispatcher {
+    /// After a panic (or a stop): the futures of the lookups under way were dropped
+    /// with the old context, so nothing is in flight or being refreshed any more.
+    fn restarting(&mut self, _: &mut Self::Context) {
+        self.lookups_in_flight = 0;
+        self.refreshing.clear();
+    }
+}
+
+/// Makes the dispatcher panic. Only tests send it, to show the dispatcher is restarted
+/// and hooks keep ringing after a panic (no product path can make it panic on
+/// purpose); nothing outside the process can reach it: no route sends it.
+#[doc(hidden)]
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CrashForTest;
+
+impl Handler<CrashForTest> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, _: CrashForTest, _: &mut Self::Context) {
+        panic!("dispatcher crash requested by a test");
     }
 }
 
@@ -196,3 +245,6 @@ impl Handler<DeadLettered> for Dispatcher {
         self.dispatch(&msg.todo, || NotifyBody::dead_lettered(&msg, Utc::now()), ctx);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -16,7 +16,7 @@ mod hook_changes;
 mod supervisor;
 
 pub use channel::{HookChannel, Notification};
-pub use dispatcher::{DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT};
+pub use dispatcher::{CrashForTest, DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT};
 pub use hook_cache::{Cached, HookCache};
 pub use hook_changes::{HOOK_CHANGES_CHANNEL, HOOK_LISTENER_NAME};
 pub use supervisor::{Deliver, HookSupervisor, MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_IDLE_STOP, SUPERVISOR_MAILBOX};

@@ -17,6 +17,8 @@ use crate::notify::health::needs_write;
 use crate::store::hooks::{HookHealthUpdate, HookTarget};
 
 /// Notifications waiting for one supervisor; beyond this they are dropped and counted.
+/// The dispatcher creates each supervisor's mailbox with it and sends through one
+/// stored address, so the bound holds from the first send.
 pub const SUPERVISOR_MAILBOX: usize = 256;
 
 /// Deliveries one endpoint may have running at once (each may take up to three
@@ -84,7 +86,6 @@ impl Actor for HookSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(SUPERVISOR_MAILBOX);
         self.client = Some(self.channel.guard.client());
         ctx.run_interval(SUPERVISOR_IDLE_STOP / 4, |act, ctx| {
             if act.in_flight == 0 && act.last_active.elapsed() >= SUPERVISOR_IDLE_STOP {

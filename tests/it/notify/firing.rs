@@ -176,7 +176,7 @@ async fn a_revocation_cascade_dead_letters_live_work_without_a_single_notificati
     // The control: another endpoint's todo rings after the revocation.
     let control = generic(&app, &owner, &other, "builds", 1).await.deliver(&app, "control", json!({})).await;
     assert_eq!(rx_other.wait_for(1).await[0].todo_id(), control.to_string());
-    settle().await;
+    quiet(&app).await;
     let seen = rx.seen();
     assert_eq!(seen.len(), 3, "{:?}", kinds_and_reasons(&seen));
     assert!(seen.iter().all(|r| r.kind() == "todo.ready"));

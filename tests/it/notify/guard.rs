@@ -129,8 +129,10 @@ async fn status_429_and_5xx_are_retried_with_the_same_message_id_and_other_4xx_a
         for r in &seen {
             r.verify(&hook.secret).expect("every attempt is signed afresh and verifies");
         }
+        // At least the first wait (1 s less 20 % jitter, less clock slack); how much
+        // later a loaded machine runs it says nothing (`notify::retry` pins the schedule).
         let waited = gap(&seen[0], &seen[1]);
-        assert!(waited >= Duration::from_millis(750) && waited < Duration::from_millis(2500), "{waited:?}");
+        assert!(waited >= Duration::from_millis(750), "{waited:?}");
         assert!(timestamp(&seen[1]) >= timestamp(&seen[0]));
         let h = finished_hook(&app, &owner, &ep, hook.id).await;
         assert_eq!(h["health"]["last_status"], status, "{h}");
@@ -145,7 +147,7 @@ async fn status_429_and_5xx_are_retried_with_the_same_message_id_and_other_4xx_a
     );
     assert_eq!(refusing.count(), 1, "a 4xx other than 408 and 429 is not retried");
 
-    // Always 500: three attempts, 1 s then 5 s apart (±20 %), then it gives up.
+    // Always 500: three attempts, at least 1 s then 5 s apart (less 20 %), then it gives up.
     let seen = broken.wait_for(3).await;
     let h = finished_hook(&app, &owner, &ep, h_broken.id).await;
     assert_eq!(
@@ -160,7 +162,7 @@ async fn status_429_and_5xx_are_retried_with_the_same_message_id_and_other_4xx_a
         r.verify(&h_broken.secret).unwrap();
     }
     let second_wait = gap(&seen[1], &seen[2]);
-    assert!(second_wait >= Duration::from_millis(3900) && second_wait < Duration::from_millis(6500), "{second_wait:?}");
+    assert!(second_wait >= Duration::from_millis(3900), "{second_wait:?}");
     assert!(timestamp(&seen[2]) >= timestamp(&seen[0]) + 3, "each attempt signs its own timestamp");
 
     wait_metric(&app, &notifications("todo.ready", "failed"), 2).await;

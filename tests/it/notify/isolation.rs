@@ -1,7 +1,5 @@
 //! A receiver that hangs or is down costs only its own hooks' delivery slots: claims
-//! stay fast and another endpoint's hooks hear their notifications at once.
-
-use std::time::{Duration, Instant};
+//! and another endpoint's hooks are served while its attempts are still held open.
 
 use serde_json::json;
 
@@ -23,26 +21,22 @@ async fn a_hanging_or_down_receiver_slows_neither_claims_nor_another_endpoints_h
     for n in 0..5 {
         todos.push(stuck_intake.deliver(&app, &format!("stuck-{n}"), json!({})).await);
     }
-    // Five deliveries are now held open by the hanging receiver (each for up to 5 s),
-    // and five more are failing and waiting to retry against the one that is down.
+    // Five deliveries are now held open by the hanging receiver (each until its attempt
+    // times out), and five more are failing and waiting to retry against the one that
+    // is down.
     hanging.wait_for(5).await;
-    let hung_at = Instant::now();
 
     for _ in 0..5 {
-        let started = Instant::now();
         let claimed = app.claim_next(&stuck).await;
-        let took = started.elapsed();
         assert!(claimed["todo"]["id"].is_string(), "{claimed}");
-        assert!(took < Duration::from_millis(1000), "a claim took {took:?} while a receiver hangs");
     }
 
     let healthy_intake = generic(&app, &owner, &healthy, "builds", 3).await;
-    let started = Instant::now();
     let id = healthy_intake.deliver(&app, "prompt", json!({})).await;
     let got = fine.wait_for(1).await;
-    let latency = got[0].at.duration_since(started);
     assert_eq!(got[0].todo_id(), id.to_string());
-    assert!(latency < Duration::from_secs(2), "another endpoint's hook waited {latency:?}");
-    assert!(hung_at.elapsed() < Duration::from_secs(4), "all of this happened while the receiver hung");
+    // All of this happened while the hanging receiver still held every first attempt:
+    // none has timed out (and none was tried again).
+    assert_eq!(metric(&app, &attempts("timeout")).await, 0, "the claims and the other hook waited for a timeout");
     assert_eq!(hanging.count(), 5, "the hanging receiver is still holding its first attempts");
 }

@@ -1,8 +1,6 @@
 //! `SWITCHBOARD_NOTIFY_HOOKS_ENABLED=false`: no hook can be created and no dispatcher
 //! runs, so even a hook already stored hears nothing.
 
-use std::time::Duration;
-
 use serde_json::json;
 use switchboard::domain::hooks::HookSpec;
 use switchboard::store::signals::Signal;
@@ -32,9 +30,14 @@ async fn with_the_kill_switch_off_creation_is_refused_and_a_stored_hook_never_fi
     assert!(signals.iter().any(|s| matches!(s, Signal::Ready(r) if r.todo.id == id && r.todo.sender_gate)));
     assert!(signals.iter().any(|s| matches!(s, Signal::DeadLettered(d) if d.todo.id == id && d.todo.sender_gate)));
 
-    // Nothing can fire as a control here (no dispatcher runs); a notification takes
-    // tens of milliseconds, so a second of silence is telling.
-    actix_rt::time::sleep(Duration::from_secs(1)).await;
+    // Nothing can fire as a control here: no dispatcher was started, so nothing can
+    // ring later either, and no hook change listener connected.
+    assert!(app.dispatcher.is_none(), "no dispatcher runs");
+    let listeners = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database()",
+        switchboard::actors::notify::HOOK_LISTENER_NAME
+    );
+    assert_eq!(app.db.count(&listeners).await, 0, "no hook change listener");
     assert_eq!(rx.count(), 0);
     for kind in ["todo.ready", "todo.dead_lettered"] {
         for outcome in ["delivered", "failed", "dropped"] {

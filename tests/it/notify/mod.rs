@@ -7,10 +7,11 @@
 //! todo never passes the sender gate.
 //!
 //! Waiting: positive cases poll the receiver until a deadline. A case that must stay
-//! silent first makes something that does fire after it (a control) and waits for
-//! that, then allows a short settle before asserting the silent one never came.
+//! silent first makes something that does fire after it (a control), waits for that,
+//! then waits until no notification is under way (`quiet`): no wall-clock guess.
 
 mod firing;
+mod flood;
 mod guard;
 mod isolation;
 mod killswitch;
@@ -18,6 +19,7 @@ mod matching;
 mod metrics;
 mod receiver;
 mod self_target;
+mod restart;
 mod signing;
 mod startup;
 
@@ -218,10 +220,33 @@ async fn wait_metric(app: &TestApp, series: &str, value: u64) {
     }
 }
 
-/// After a control notification arrived, a moment for anything that was dispatched
-/// before it (but raced it) to arrive as well.
-async fn settle() {
-    actix_rt::time::sleep(Duration::from_millis(300)).await;
+/// Waits until no notification is under way (none waiting for a lookup, queued at a
+/// supervisor or being delivered). Called once a control notification has arrived:
+/// the dispatcher takes signals in commit order, so anything committed before the
+/// control was taken before it, and has ended by now (ringing, or not).
+async fn quiet(app: &TestApp) {
+    wait_metric(app, IN_FLIGHT, 0).await;
+}
+
+/// The gauge of notifications under way.
+const IN_FLIGHT: &str = "switchboard_notify_hook_notifications_in_flight";
+
+/// The count of hook change notices this instance's listener applied.
+const CHANGE_NOTICES: &str = "switchboard_notify_hook_change_notices_total";
+
+/// Waits until the hook change listener is listening (its session idle after its
+/// LISTEN, or after a ping since): changes committed after this are noticed.
+async fn wait_until_listening(app: &TestApp) {
+    let sql = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database() \
+         AND state = 'idle' AND (query LIKE 'LISTEN %' OR query LIKE '%pg_notify%')",
+        switchboard::actors::notify::HOOK_LISTENER_NAME
+    );
+    let started = Instant::now();
+    while app.db.count(&sql).await == 0 {
+        assert!(started.elapsed() < DEADLINE, "the hook change listener never listened");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The sorted keys of a JSON object.
@@ -230,4 +255,22 @@ fn keys(v: &Value) -> Vec<&str> {
         v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
     k.sort_unstable();
     k
+}
+
+/// Waits (up to 10 s) for a hook listener session other than `not`; its pid.
+pub(super) async fn wait_for_listener(app: &TestApp, not: i64) -> i64 {
+    let sql = format!(
+        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
+         WHERE application_name = '{}' AND datname = current_database()",
+        switchboard::actors::notify::HOOK_LISTENER_NAME
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let pid = app.db.count(&sql).await;
+        if pid != 0 && pid != not {
+            return pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "no hook listener session (other than {not})");
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

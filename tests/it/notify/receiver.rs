@@ -23,6 +23,8 @@ pub enum Reply {
     RedirectTo(String),
     /// Never answers (until the receiver stops).
     Hang,
+    /// This status, once the test calls [`Receiver::open`] (at once after that).
+    HeldThen(u16),
 }
 
 /// One request as it arrived.
@@ -94,10 +96,14 @@ struct State {
     then: Reply,
 }
 
+/// Opened by [`Receiver::open`]: releases every `HeldThen` answer.
+type Gate = tokio::sync::watch::Sender<bool>;
+
 /// The receiver. Stopped when dropped.
 pub struct Receiver {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
+    gate: Arc<Gate>,
     handle: actix_web::dev::ServerHandle,
 }
 
@@ -113,10 +119,14 @@ impl Receiver {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State { seen: Vec::new(), script: script.into(), then }));
         let shared = state.clone();
+        let gate = Arc::new(tokio::sync::watch::channel(false).0);
+        let opened = gate.clone();
         let server = HttpServer::new(move || {
             let shared = shared.clone();
+            let opened = opened.clone();
             App::new().default_service(web::to(move |req: HttpRequest, body: web::Bytes| {
                 let shared = shared.clone();
+                let mut opened = opened.subscribe();
                 async move {
                     let reply = {
                         let mut s = shared.lock().unwrap();
@@ -143,6 +153,10 @@ impl Receiver {
                             actix_rt::time::sleep(Duration::from_secs(3600)).await;
                             HttpResponse::NoContent().finish()
                         }
+                        Reply::HeldThen(code) => {
+                            let _ = opened.wait_for(|open| *open).await;
+                            HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap()).finish()
+                        }
                     }
                 }
             }))
@@ -153,7 +167,12 @@ impl Receiver {
         .run();
         let handle = server.handle();
         actix_rt::spawn(server);
-        Receiver { addr, state, handle }
+        Receiver { addr, state, gate, handle }
+    }
+
+    /// Releases every `HeldThen` answer, held or still to come.
+    pub fn open(&self) {
+        self.gate.send_replace(true);
     }
 
     /// The URL hooks point at: `http://127.0.0.1:<port>/hook`.
