@@ -103,10 +103,11 @@ async fn ensure_template() {
 /// Drops databases left by test processes that are gone (and old templates).
 async fn drop_stale_databases(admin: &tokio_postgres::Client) {
     // A template of other migrations may belong to another checkout testing right now
-    // (a worktree, a branch): only one untouched for an hour is stale.
+    // (a worktree, a branch): only one untouched for an hour is stale. A database being
+    // dropped by another process right now has no file any more (missing_ok).
     let rows = admin
         .query(
-            "SELECT datname, coalesce((now() - (pg_stat_file('base/' || oid || '/PG_VERSION')).modification) \
+            "SELECT datname, coalesce((now() - (pg_stat_file('base/' || oid || '/PG_VERSION', true)).modification) \
                                       > interval '1 hour', false) \
              FROM pg_database WHERE datname LIKE 'sbt\\_%'",
             &[],
