@@ -6,6 +6,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use crate::db::failure::Failure;
+
 /// Everything that can go wrong in a request or a worker.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -67,7 +69,15 @@ impl From<diesel::result::Error> for Error {
     fn from(e: diesel::result::Error) -> Self {
         match e {
             diesel::result::Error::NotFound => Error::NotFound,
-            other => Error::Internal(format!("database: {other}")),
+            // The request did not happen and a retry on another connection succeeds.
+            other => match crate::db::failure::classify(&other) {
+                Failure::ConnectionLost => Error::Unavailable(format!("database connection lost: {other}")),
+                Failure::SchemaChanged => {
+                    crate::db::failure::note_schema_change();
+                    Error::Unavailable(format!("database schema changed under a prepared statement: {other}"))
+                }
+                Failure::Other => Error::Internal(format!("database: {other}")),
+            },
         }
     }
 }

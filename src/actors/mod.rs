@@ -3,8 +3,8 @@
 
 pub mod notify;
 pub mod periodic;
-pub mod retention;
 pub mod restarting;
+pub mod retention;
 pub mod sweeps;
 
 pub use retention::Retention;

@@ -40,8 +40,27 @@ const DEMO_PASSWORD_CHARS: usize = 20;
 const DEMO_TOKEN_LABEL: &str = "demo (serve start)";
 
 /// Creates the demo owner and endpoint if missing, else rotates their tokens (the
-/// previous demo operator tokens are revoked, so they do not pile up).
+/// previous demo operator tokens are revoked, so they do not pile up). Instances seeding
+/// at once take turns (the last one's tokens are the live ones).
 pub async fn seed_demo(store: &Store) -> Result<Demo> {
+    use diesel_async::RunQueryDsl;
+    // The lock lives on a connection taken out of the pool: however seeding ends, closing
+    // that connection releases it, and no pooled connection is left holding it.
+    let mut lock = deadpool::managed::Object::take(store.conn().await?);
+    diesel::sql_query("SELECT pg_advisory_lock($1)")
+        .bind::<diesel::sql_types::BigInt, _>(crate::db::advisory::DEMO_SEED)
+        .execute(&mut lock)
+        .await?;
+    let demo = seed_demo_in_turn(store).await;
+    let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+        .bind::<diesel::sql_types::BigInt, _>(crate::db::advisory::DEMO_SEED)
+        .execute(&mut lock)
+        .await;
+    demo
+}
+
+/// [`seed_demo`]'s work, with the seeding lock held.
+async fn seed_demo_in_turn(store: &Store) -> Result<Demo> {
     let (human, operator_token) = match store.human_by_email(DEMO_EMAIL).await? {
         Some(h) => {
             // Every token of the demo owner is a demo token: only the newest stays live.

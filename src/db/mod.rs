@@ -1,16 +1,21 @@
 //! The database: connection pool, embedded migrations, the schema and row types.
 
+pub mod advisory;
 pub mod embedded;
+pub mod failure;
 pub mod listen;
+mod migrate;
 pub mod models;
 pub mod prepared;
 pub mod schema;
+mod target;
 
 use diesel_async::AsyncPgConnection;
-use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
-use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::deadpool::{Hook, HookError, Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
-use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use diesel_migrations::{EmbeddedMigrations, embed_migrations};
+
+pub use migrate::{connect, run_migrations};
 
 /// The migrations in `migrations/`, compiled into the binary.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -29,13 +34,22 @@ pub enum DbSetupError {
     /// A migration failed.
     #[error("database migration failed: {0}")]
     Migration(String),
+    /// The database could not be reached (or refused us).
+    #[error("cannot connect to the database at {target}: {cause}")]
+    Connect {
+        /// Hosts, ports, database and user; never the password.
+        target: String,
+        /// Why, with every underlying cause.
+        cause: String,
+    },
 }
 
 /// Builds a pool of at most `max_size` connections. Connections open lazily.
 pub fn pool(database_url: &str, max_size: usize) -> Result<DbPool, DbSetupError> {
     // Fast recycling: a checked-out connection is not pinged first (that would be a
-    // round trip per store call); a dead one fails its first statement instead, which
-    // the pool then discards.
+    // round trip per store call); a dead one fails its first statement instead (503,
+    // see `failure`), and the manager discards it at the next checkout because its
+    // client reports closed or its transaction manager broken.
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
     let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
@@ -44,21 +58,13 @@ pub fn pool(database_url: &str, max_size: usize) -> Result<DbPool, DbSetupError>
         .wait_timeout(Some(std::time::Duration::from_secs(10)))
         .create_timeout(Some(std::time::Duration::from_secs(10)))
         .runtime(deadpool::Runtime::Tokio1)
+        // Statements kept prepared before a schema change fail forever on their
+        // connection ("cached plan must not change result type"): once one has, every
+        // connection that old is dropped at checkout, with its statement cache.
+        .pre_recycle(Hook::sync_fn(|_, metrics| match failure::stale(metrics.created) {
+            true => Err(HookError::message("prepared before a schema change")),
+            false => Ok(()),
+        }))
         .build()
         .map_err(|e| DbSetupError::Pool(e.to_string()))
-}
-
-/// Runs every pending embedded migration. Blocking work runs on a blocking thread,
-/// because diesel's migration harness is synchronous.
-pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupError> {
-    let url = database_url.to_owned();
-    tokio::task::spawn_blocking(move || {
-        use diesel::Connection;
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)
-            .map_err(|e| DbSetupError::Migration(e.to_string()))?;
-        let applied = conn.run_pending_migrations(MIGRATIONS).map_err(|e| DbSetupError::Migration(e.to_string()))?;
-        Ok(applied.iter().map(|m| m.to_string()).collect())
-    })
-    .await
-    .map_err(|e| DbSetupError::Migration(e.to_string()))?
 }

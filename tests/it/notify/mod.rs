@@ -18,8 +18,8 @@ mod killswitch;
 mod matching;
 mod metrics;
 mod receiver;
-mod self_target;
 mod restart;
+mod self_target;
 mod signing;
 mod startup;
 

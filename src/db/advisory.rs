@@ -1,0 +1,13 @@
+//! Session advisory locks that keep start-up work of several instances apart. Advisory
+//! locks are per database, so the keys only need to be distinct within Switchboard's.
+
+/// High half of every key: "SWBD", so no other application's locks collide with ours.
+const NAMESPACE: i64 = 0x5357_4244 << 32;
+
+/// Held on the migrating connection while migrations run: replicas starting together
+/// (and `switchboard migrate`, and admin commands) wait, then find nothing to do.
+pub const MIGRATIONS: i64 = NAMESPACE | 1;
+
+/// Held while the demo owner and endpoint are seeded, so two embedded `serve`s do not
+/// both create them.
+pub const DEMO_SEED: i64 = NAMESPACE | 2;

@@ -1,0 +1,135 @@
+//! What a failed statement says about its connection, for the one error mapping in
+//! [`crate::error`]: the connection is gone (the server restarted, or an operator
+//! terminated it), or its kept-prepared statements no longer match the schema (a newer
+//! release's migration changed a table under this one). Both answer 503: the request
+//! did not happen and a retry succeeds on another connection.
+//!
+//! diesel-async 0.9 does not keep the SQLSTATE: its error conversion names eight codes
+//! (unique violation, …) and reports every other one as `Unknown`, and diesel's
+//! `DatabaseErrorInformation` has no code accessor. Errors without a SQLSTATE (I/O,
+//! "connection closed": class 08 as the client sees it) arrive as `UnableToSendCommand`;
+//! the server's FATAL terminations (57P01 admin shutdown, 57P02 crash shutdown, 57P03
+//! cannot connect now, 57P05 idle session, 25P03 idle in transaction) are recognised by
+//! their message, which PostgreSQL sends in English unless `lc_messages` is changed.
+//! Connection-time failures come through the pool and are already `unavailable`.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use diesel::result::{DatabaseErrorKind, Error};
+
+/// How a database error bears on the connection that produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The connection is closed or its session ended: the pool discards it.
+    ConnectionLost,
+    /// A kept-prepared statement's result type changed under it (SQLSTATE 0A000,
+    /// "cached plan must not change result type"): every connection prepared before
+    /// now is discarded at its next checkout (see [`stale`]).
+    SchemaChanged,
+    /// Anything else: not about the connection.
+    Other,
+}
+
+/// Classifies `e`.
+pub fn classify(e: &Error) -> Failure {
+    match e {
+        Error::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {
+            Failure::ConnectionLost
+        }
+        // A transaction whose ROLLBACK failed: the connection's state is unknown.
+        Error::BrokenTransactionManager => Failure::ConnectionLost,
+        Error::RollbackErrorOnCommit { commit_error, rollback_error } => {
+            match (classify(commit_error), classify(rollback_error)) {
+                (Failure::Other, other) | (other, _) => other,
+            }
+        }
+        Error::DatabaseError(_, info) => classify_message(info.message()),
+        _ => Failure::Other,
+    }
+}
+
+fn classify_message(message: &str) -> Failure {
+    // Every server message that ends the session starts one of these ways (57P01,
+    // 57P02, 57P05, 25P03, and 57P04's "… conflict with recovery"; 57P03 for the rest).
+    if message.starts_with("terminating connection") || message.starts_with("the database system is") {
+        Failure::ConnectionLost
+    } else if message == "cached plan must not change result type" {
+        Failure::SchemaChanged
+    } else {
+        Failure::Other
+    }
+}
+
+/// Nanoseconds after [`anchor`] at which a schema change was last seen; 0 = never.
+static SCHEMA_CHANGED_AT: AtomicU64 = AtomicU64::new(0);
+
+fn anchor() -> Instant {
+    static ANCHOR: OnceLock<Instant> = OnceLock::new();
+    *ANCHOR.get_or_init(Instant::now)
+}
+
+/// Records that a statement prepared earlier no longer matches the schema: connections
+/// created before now are [`stale`].
+pub fn note_schema_change() {
+    let at = anchor().elapsed().as_nanos().max(1) as u64;
+    SCHEMA_CHANGED_AT.fetch_max(at, Ordering::Relaxed);
+}
+
+/// Whether a connection created at `created` may hold statements prepared against an
+/// older schema (the pool checks this at each checkout: one atomic load).
+pub fn stale(created: Instant) -> bool {
+    let at = SCHEMA_CHANGED_AT.load(Ordering::Relaxed);
+    at != 0 && created.checked_duration_since(anchor()).is_none_or(|c| (c.as_nanos() as u64) < at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db(kind: DatabaseErrorKind, message: &str) -> Error {
+        Error::DatabaseError(kind, Box::new(message.to_owned()))
+    }
+
+    #[test]
+    fn server_terminations_and_closed_connections_are_connection_failures() {
+        for message in [
+            "terminating connection due to administrator command",
+            "terminating connection because of crash of another server process",
+            "terminating connection due to idle-session timeout",
+            "the database system is shutting down",
+            "the database system is starting up",
+        ] {
+            assert_eq!(classify(&db(DatabaseErrorKind::Unknown, message)), Failure::ConnectionLost, "{message}");
+        }
+        assert_eq!(classify(&db(DatabaseErrorKind::UnableToSendCommand, "connection closed")), Failure::ConnectionLost);
+        assert_eq!(classify(&Error::BrokenTransactionManager), Failure::ConnectionLost);
+        let commit = Error::RollbackErrorOnCommit {
+            commit_error: Box::new(db(
+                DatabaseErrorKind::Unknown,
+                "terminating connection due to administrator command",
+            )),
+            rollback_error: Box::new(db(DatabaseErrorKind::UnableToSendCommand, "connection closed")),
+        };
+        assert_eq!(classify(&commit), Failure::ConnectionLost);
+    }
+
+    #[test]
+    fn ordinary_statement_errors_are_not_connection_failures() {
+        assert_eq!(classify(&db(DatabaseErrorKind::Unknown, "deadlock detected")), Failure::Other);
+        assert_eq!(classify(&db(DatabaseErrorKind::UniqueViolation, "duplicate key")), Failure::Other);
+        assert_eq!(classify(&Error::NotFound), Failure::Other);
+        let changed = db(DatabaseErrorKind::Unknown, "cached plan must not change result type");
+        assert_eq!(classify(&changed), Failure::SchemaChanged);
+    }
+
+    #[test]
+    fn connections_created_before_a_schema_change_are_stale_and_later_ones_are_not() {
+        let before = Instant::now();
+        note_schema_change();
+        let after = Instant::now();
+        assert!(stale(before));
+        assert!(!stale(after + std::time::Duration::from_millis(1)));
+    }
+}

@@ -1,0 +1,73 @@
+//! Bringing the schema up to date, safely from several instances at once.
+//!
+//! Migrations run under a session advisory lock held on the migrating connection
+//! ([`advisory::MIGRATIONS`]): replicas started together, `switchboard migrate` and admin
+//! commands queue on it, and each finds nothing left to do once it gets the lock (diesel
+//! reads the applied versions after we hold it). Versions in the database that this
+//! binary does not know (a newer release migrated it) are ignored, not refused, so an
+//! older binary still starts during a rolling upgrade.
+
+use diesel::RunQueryDsl;
+use diesel::sql_types::BigInt;
+use diesel_async::AsyncPgConnection;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_migrations::MigrationHarness;
+
+use super::{DbSetupError, MIGRATIONS, advisory, target};
+
+/// `pg_try_advisory_lock` / `pg_advisory_lock` answer a boolean / void row.
+#[derive(diesel::QueryableByName)]
+struct Locked {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    locked: bool,
+}
+
+/// Connects to `database_url`; a failure names the host, port, database and user (never
+/// the password) and the underlying reason.
+pub async fn connect(database_url: &str) -> Result<AsyncPgConnection, DbSetupError> {
+    let config: tokio_postgres::Config = database_url.parse().map_err(|e| DbSetupError::Connect {
+        target: "the configured database".into(),
+        cause: target::cause_chain(&e),
+    })?;
+    let (client, connection) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .map_err(|e| DbSetupError::Connect { target: target::describe(&config), cause: target::cause_chain(&e) })?;
+    AsyncPgConnection::try_from_client_and_connection(client, connection)
+        .await
+        .map_err(|e| DbSetupError::Connect { target: target::describe(&config), cause: e.to_string() })
+}
+
+/// Runs every pending embedded migration under the migration lock; returns the versions
+/// this call applied (none when another instance got there first).
+pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupError> {
+    let conn = connect(database_url).await?;
+    // diesel's migration harness is synchronous: it runs on a blocking thread, driving
+    // the async connection through the runtime it was made on.
+    tokio::task::spawn_blocking(move || {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
+        let failed = |e: diesel::result::Error| DbSetupError::Migration(e.to_string());
+        let got: Locked = diesel::sql_query("SELECT pg_try_advisory_lock($1) AS locked")
+            .bind::<BigInt, _>(advisory::MIGRATIONS)
+            .get_result(&mut conn)
+            .map_err(failed)?;
+        if !got.locked {
+            tracing::info!("another instance is migrating the database; waiting for it to finish");
+            diesel::sql_query("SELECT pg_advisory_lock($1)")
+                .bind::<BigInt, _>(advisory::MIGRATIONS)
+                .execute(&mut conn)
+                .map_err(failed)?;
+        }
+        let applied = conn
+            .run_pending_migrations(MIGRATIONS)
+            .map(|versions| versions.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+            .map_err(|e| DbSetupError::Migration(e.to_string()));
+        // Closing the connection would release the lock too; unlocking says so at once.
+        let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+            .bind::<BigInt, _>(advisory::MIGRATIONS)
+            .execute(&mut conn);
+        applied
+    })
+    .await
+    .map_err(|e| DbSetupError::Migration(e.to_string()))?
+}

@@ -1,0 +1,184 @@
+//! Start-up as a deployment does it, with the real `switchboard` binary: several replicas
+//! (and the CLI's `migrate`) at once on a database nobody has migrated, an older binary
+//! on a newer schema, and a database that cannot be reached.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::harness::TestDb;
+
+const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+
+/// One generous limit for every wait in this file: a cold debug binary on a busy
+/// machine, migrating from nothing.
+const READY_WITHIN: Duration = Duration::from_secs(90);
+
+/// The binary with only `SWITCHBOARD_DATABASE_URL` set among our variables.
+fn command(database_url: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SWITCHBOARD_")) {
+        cmd.env_remove(k);
+    }
+    cmd.env("SWITCHBOARD_DATABASE_URL", database_url)
+        .env("SWITCHBOARD_LOG", "warn")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// A `serve` process, stopped (SIGTERM, then waited for) when dropped.
+struct Serve {
+    child: Child,
+    /// Where it says it listens, or everything it printed on stderr if it exited first.
+    started: mpsc::Receiver<Result<String, String>>,
+}
+
+impl Serve {
+    fn spawn(database_url: &str) -> Serve {
+        let mut child =
+            command(database_url, &["serve", "--addr", "127.0.0.1:0"]).spawn().expect("spawn switchboard serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (tx, started) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(base) = line.strip_prefix("Switchboard is running at ") {
+                    let _ = tx.send(Ok(base.trim().to_owned()));
+                    // Keep draining, so the server never blocks on a full pipe.
+                    continue;
+                }
+            }
+            // Stdout closed without the line: the process ended; say why.
+            let mut err = String::new();
+            let _ = stderr.read_to_string(&mut err);
+            let _ = tx.send(Err(err));
+        });
+        Serve { child, started }
+    }
+
+    /// The base URL once the process says it listens (or its stderr if it exited).
+    fn base(&self, deadline: Instant) -> Result<String, String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.started.recv_timeout(left).unwrap_or_else(|_| Err("no start-up line before the deadline".into()))
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let _ = self.child.wait();
+    }
+}
+
+/// Asks `/readyz` until it answers 200, or fails at `deadline`.
+async fn ready(base: &str, deadline: Instant) -> Result<(), String> {
+    let client = awc::Client::default();
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        match client.get(format!("{base}/readyz")).send().await {
+            Ok(resp) if resp.status() == 200 => return Ok(()),
+            Ok(resp) => last = resp.status().to_string(),
+            Err(e) => last = e.to_string(),
+        }
+        // Readiness is polled: the server offers no event to wait on before it is ready.
+        actix_rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(format!("{base}/readyz never answered 200 (last: {last})"))
+}
+
+/// Every instance says where it listens and answers `/readyz` 200.
+async fn all_ready(instances: &[Serve], deadline: Instant) {
+    let mut failures = Vec::new();
+    for (i, serve) in instances.iter().enumerate() {
+        match serve.base(deadline) {
+            Ok(base) => {
+                if let Err(e) = ready(&base, deadline).await {
+                    failures.push(format!("instance {i}: {e}"));
+                }
+            }
+            Err(stderr) => failures.push(format!("instance {i} exited: {}", stderr.trim())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// How many migrations the binary carries (one directory each).
+fn migration_count() -> i64 {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    std::fs::read_dir(dir).expect("migrations").flatten().filter(|e| e.path().is_dir()).count() as i64
+}
+
+#[actix_web::test]
+async fn three_replicas_started_at_once_on_an_empty_database_all_become_ready() {
+    let db = TestDb::empty().await;
+    let deadline = Instant::now() + READY_WITHIN;
+    let instances: Vec<Serve> = (0..3).map(|_| Serve::spawn(&db.url)).collect();
+    all_ready(&instances, deadline).await;
+    assert_eq!(db.count("SELECT count(*) FROM __diesel_schema_migrations").await, migration_count());
+}
+
+#[actix_web::test]
+async fn the_cli_migrate_racing_a_starting_server_both_succeed() {
+    let db = TestDb::empty().await;
+    let deadline = Instant::now() + READY_WITHIN;
+    let migrates: Vec<Child> =
+        (0..2).map(|_| command(&db.url, &["migrate", "--json"]).spawn().expect("spawn migrate")).collect();
+    let serve = Serve::spawn(&db.url);
+    let mut applied = 0;
+    for m in migrates {
+        let out = m.wait_with_output().expect("wait migrate");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "migrate failed: {stderr}");
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        applied += answer["applied"].as_array().expect("applied list").len() as i64;
+    }
+    all_ready(std::slice::from_ref(&serve), deadline).await;
+    let total = migration_count();
+    assert!(applied <= total, "a migration was applied twice: {applied} of {total}");
+    assert_eq!(db.count("SELECT count(*) FROM __diesel_schema_migrations").await, total);
+}
+
+#[actix_web::test]
+async fn an_older_binary_starts_on_a_database_with_migrations_it_does_not_know() {
+    let db = TestDb::new().await;
+    // What a newer release leaves behind: a version this binary has never heard of.
+    db.exec("INSERT INTO __diesel_schema_migrations (version) VALUES ('29991231000000')").await;
+    let out = command(&db.url, &["migrate", "--json"]).output().expect("run migrate");
+    assert!(out.status.success(), "migrate refused: {}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(answer["applied"], serde_json::json!([]));
+    let deadline = Instant::now() + READY_WITHIN;
+    all_ready(&[Serve::spawn(&db.url)], deadline).await;
+}
+
+#[actix_web::test]
+async fn start_up_against_an_unreachable_database_names_host_port_and_cause_but_not_the_password() {
+    // A port nothing listens on: bound, read, released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://switchboard:hunter2-not-printed@127.0.0.1:{port}/switchboard");
+    for args in [&["serve", "--addr", "127.0.0.1:0"][..], &["migrate"][..]] {
+        let out = command(&url, args).output().expect("run switchboard");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} exited 0");
+        assert!(stderr.contains("127.0.0.1") && stderr.contains(&port.to_string()), "{args:?}: {stderr}");
+        assert!(stderr.to_lowercase().contains("connection refused"), "{args:?}: the cause: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{args:?}: the password was printed: {stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2"));
+    }
+}
+
+#[actix_web::test]
+async fn two_instances_seeding_the_demo_at_once_both_succeed_with_one_demo_endpoint() {
+    use switchboard::cli::serve::seed_demo;
+    let app = crate::harness::TestApp::spawn().await;
+    let (a, b) = tokio::join!(seed_demo(&app.store), seed_demo(&app.store));
+    let (a, b) = (a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
+    assert!(a.is_ok() && b.is_ok(), "{:?} / {:?}", a.as_ref().err(), b.as_ref().err());
+    assert_eq!(app.db.count("SELECT count(*) FROM humans").await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM endpoints").await, 1, "one demo endpoint, not demo-2");
+}
