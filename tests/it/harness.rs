@@ -505,3 +505,14 @@ impl Drop for TestApp {
         drop(self.handle.stop(false));
     }
 }
+
+impl TestDb {
+    /// A new database with nothing in it (no migrations), dropped when the test ends:
+    /// what a first deployment finds.
+    pub async fn empty() -> TestDb {
+        ensure_template().await;
+        let name = format!("sbt_{}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        admin_client().await.execute(&format!("CREATE DATABASE {name}"), &[]).await.expect("create empty database");
+        TestDb { url: url_for(&name), name }
+    }
+}
