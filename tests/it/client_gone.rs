@@ -81,7 +81,7 @@ async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_
     wait_for_blocked_statement(&app).await;
     // Hang up hard (a reset, as a killed client does), and wait until the server has
     // dropped the request: it counts every request it abandons.
-    socket.set_linger(Some(Duration::ZERO)).expect("linger");
+    socket.set_zero_linger().expect("linger");
     drop(socket);
     let deadline = Instant::now() + Duration::from_secs(30);
     while abandoned(&app).await == 0 {
