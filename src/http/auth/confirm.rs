@@ -35,20 +35,18 @@ const RECHECK: Duration = Duration::from_millis(200);
 
 /// Runs `change` (which commits a change to `endpoint`) and returns its outcome once
 /// every auth listener has acknowledged it, or after [`ACK_LIMIT`]. A failed change
-/// waits for nothing.
+/// waits for nothing. It holds one pooled connection while `change` takes another, so
+/// with a pool of one it runs `change` unconfirmed (the NOTIFY still evicts).
 pub async fn everywhere<T>(store: &Store, endpoint: EndpointId, change: impl Future<Output = Result<T>>) -> Result<T> {
-    let mut conn = store.conn().await?;
-    let listening = match prepare(&mut conn).await {
-        Ok(pids) => pids,
-        Err(e) => {
-            // Nothing has changed yet; this connection may still listen, so it goes.
-            drop(deadpool::managed::Object::take(conn));
-            return Err(e.into());
-        }
-    };
+    if store.pool().status().max_size < 2 {
+        return change.await;
+    }
+    let mut held = Listening(Some(store.conn().await?));
+    let Some(conn) = held.0.as_mut() else { return change.await };
+    let listening = prepare(conn).await?;
     let outcome = change.await;
     let unconfirmed = match &outcome {
-        Ok(_) => wait(&mut conn, listening, &endpoint.0.to_string()).await,
+        Ok(_) => wait(conn, listening, &endpoint.0.to_string()).await,
         Err(_) => 0,
     };
     if unconfirmed > 0 {
@@ -59,11 +57,30 @@ pub async fn everywhere<T>(store: &Store, endpoint: EndpointId, change: impl Fut
              their cached tokens lapse within SWITCHBOARD_AUTH_CACHE_MS"
         );
     }
-    // A pooled connection must not go back listening (it would buffer every ack).
-    if finish(&mut conn).await.is_err() {
-        drop(deadpool::managed::Object::take(conn));
+    if finish(conn).await.is_ok() {
+        held.release();
     }
     outcome
+}
+
+/// A pooled connection that may be LISTENing: unless released after UNLISTEN, it leaves
+/// the pool when dropped (a failure, or the caller's future dropped mid-way), so no
+/// other user gets a connection that buffers every acknowledgement.
+struct Listening(Option<DbConn>);
+
+impl Listening {
+    /// Back to the pool: it no longer listens.
+    fn release(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            drop(deadpool::managed::Object::take(conn));
+        }
+    }
 }
 
 /// LISTENs for acknowledgements, forgets any buffered from earlier use of this
