@@ -14,7 +14,7 @@ use crate::actors::{
 };
 use crate::config::Settings;
 use crate::db;
-use crate::http::auth::AuthCache;
+use crate::http::auth::{AuthCache, AuthListener};
 use crate::http::hooks::HookSettings;
 use crate::http::webhook_cache::WebhookCache;
 use crate::http::{AppState, routes};
@@ -111,6 +111,8 @@ pub struct Application {
     metrics: Metrics,
     _sweepers: Sweepers,
     _notify: Option<NotifyWorkers>,
+    auth_cache: AuthCache,
+    _auth_listener: AuthListener,
 }
 
 /// The notify-hook dispatcher (and the supervisors it starts) on an arbiter of its own:
@@ -206,9 +208,11 @@ impl Application {
             None => format!("http://{}:{port}", settings.addr.ip()),
         };
         let board = crate::board::BoardState::new(&base_url);
+        let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
+        let auth_listener = AuthListener::start(database_url, &auth_cache);
         let state = AppState {
             store: store.clone(),
-            auth_cache: AuthCache::new(Settings::interval(settings.auth_cache_ms)),
+            auth_cache: auth_cache.clone(),
             webhook_cache: WebhookCache::new(Settings::interval(settings.auth_cache_ms)),
             vault,
             base_url,
@@ -240,7 +244,16 @@ impl Application {
             .listen(listener)
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
             .run();
-        Ok(Application { port, server, store, metrics, _sweepers: sweepers, _notify: notify })
+        Ok(Application {
+            port,
+            server,
+            store,
+            metrics,
+            _sweepers: sweepers,
+            _notify: notify,
+            auth_cache,
+            _auth_listener: auth_listener,
+        })
     }
 
     /// The notify-hook dispatcher, when hooks are on (tests reach it through this).
@@ -263,6 +276,11 @@ impl Application {
     /// take a clone).
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The verified-endpoint-token cache (whether its change listener is current).
+    pub fn auth_cache(&self) -> &AuthCache {
+        &self.auth_cache
     }
 
     /// A handle that can stop the server.

@@ -1,7 +1,8 @@
 //! A small in-memory cache whose entries are trusted for a fixed time and whose size is
 //! bounded (full → cleared: it only bounds memory against a flood of distinct keys).
-//! The service keeps a few such caches in front of hot lookups (endpoint tokens,
-//! webhooks by ingest token, hooks by endpoint); each says why its staleness is safe.
+//! The service keeps such caches in front of hot lookups (webhooks by ingest token,
+//! hooks by endpoint); each says why its staleness is safe. Verified endpoint tokens
+//! have a cache of their own (`http::auth::AuthCache`), coherent through the database.
 
 use std::collections::HashMap;
 use std::hash::Hash;

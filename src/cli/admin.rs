@@ -258,7 +258,10 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
         }
         AdminCommand::RevokeEndpoint { slug } => {
             let endpoint = store.endpoint_by_slug(&slug).await?;
-            let r = store.revoke_endpoint(&[endpoint.scope_id], endpoint.id).await?;
+            // Returns once every running instance forgot the token.
+            let scope = [endpoint.scope_id];
+            let revocation = store.revoke_endpoint(&scope, endpoint.id);
+            let r = crate::http::auth::confirm::everywhere(store, endpoint.id, revocation).await?;
             Ok(Output {
                 json: json!({"id": r.endpoint_id, "revoked": true, "dead_lettered": r.dead_lettered}),
                 text: format!("revoked endpoint {slug}; {} live todos became dead letters", r.dead_lettered),

@@ -35,11 +35,13 @@ impl Listener {
     /// user input: LISTEN takes no bind parameters).
     pub async fn connect(database_url: &str, name: &str, channel: &'static str) -> Result<Self, ListenError> {
         let mut conn = AsyncPgConnection::establish(database_url).await?;
+        diesel::sql_query(format!("LISTEN {channel}")).execute(&mut conn).await?;
+        // Named only once it listens: a session of that name hears every change from then
+        // on (a change waiting for the listeners' acknowledgements relies on it).
         diesel::sql_query("SELECT set_config('application_name', $1, false)")
             .bind::<diesel::sql_types::Text, _>(name)
             .execute(&mut conn)
             .await?;
-        diesel::sql_query(format!("LISTEN {channel}")).execute(&mut conn).await?;
         Ok(Listener { conn })
     }
 
@@ -54,7 +56,8 @@ impl Listener {
         }
     }
 
-    /// Notifies `channel` with `payload` from this connection: a listener hears its own
+    /// Notifies `channel` with `payload` from this connection (a ping, or an
+    /// acknowledgement on another channel): a listener hears its own
     /// notifications, so hearing it back proves the whole path (a dead TCP peer, or a
     /// pooler that dropped the LISTEN, is otherwise never noticed). Fails after `limit`.
     pub async fn ping(&mut self, channel: &'static str, payload: &str, limit: Duration) -> Result<(), ListenError> {
@@ -65,6 +68,84 @@ impl Listener {
         match tokio::time::timeout(limit, sent).await {
             Ok(done) => done.map(|_| ()).map_err(ListenError::Lost),
             Err(_) => Err(ListenError::Silent),
+        }
+    }
+}
+
+/// What a change listener keeps current: a cache that forgets what a notification names.
+pub trait Follower {
+    /// Whether notifications are being heard. Called with `false` before every connection
+    /// attempt and when a connection is lost, and with `true` once LISTEN is in place;
+    /// a follower forgets everything at both (changes made meanwhile were missed).
+    fn set_current(&self, current: bool);
+
+    /// One notification's payload (never the listener's own ping).
+    fn changed(&self, payload: &str);
+
+    /// The channel on which to acknowledge each notification once [`Follower::changed`]
+    /// has handled it (the same payload, from the listener's session), if any.
+    fn acks(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// How long a follower waits for a notification before it pings itself.
+const IDLE_CHECK: Duration = Duration::from_secs(10);
+
+/// How long a ping may take to come back before the connection counts as lost.
+const PING_LIMIT: Duration = Duration::from_secs(5);
+
+/// The payload of a follower's own pings (never an id).
+const PING: &str = "ping";
+
+/// The wait before connecting again after a failure.
+const RECONNECT_WAIT: Duration = Duration::from_secs(1);
+
+/// Listens on `channel` as the session `name` for as long as the returned future is
+/// polled, passing every notification to `follower` and telling it whether it is current;
+/// a lost connection is made again after [`RECONNECT_WAIT`].
+pub async fn follow(database_url: &str, name: &str, channel: &'static str, follower: &impl Follower) {
+    loop {
+        follower.set_current(false);
+        match Listener::connect(database_url, name, channel).await {
+            Ok(mut listener) => {
+                // Listening from here on: what changed before is forgotten now.
+                follower.set_current(true);
+                let lost = follow_connection(&mut listener, channel, follower).await;
+                follower.set_current(false);
+                tracing::warn!(listener = name, error = %lost, "change listener lost its connection; its cache is off until it is back");
+            }
+            Err(e) => tracing::warn!(listener = name, error = %e, "change listener cannot connect; its cache is off"),
+        }
+        tokio::time::sleep(RECONNECT_WAIT).await;
+    }
+}
+
+/// Passes on every notification until the connection fails: after [`IDLE_CHECK`]
+/// without one, the listener pings itself and must hear a ping within [`PING_LIMIT`].
+async fn follow_connection(listener: &mut Listener, channel: &'static str, follower: &impl Follower) -> ListenError {
+    let mut ping_outstanding = false;
+    loop {
+        let wait = if ping_outstanding { PING_LIMIT } else { IDLE_CHECK };
+        match listener.next(wait).await {
+            // Another instance's ping proves the path as well as our own.
+            Ok(Some(payload)) if payload == PING => ping_outstanding = false,
+            Ok(Some(payload)) => {
+                follower.changed(&payload);
+                if let Some(acks) = follower.acks()
+                    && let Err(e) = listener.ping(acks, &payload, PING_LIMIT).await
+                {
+                    return e;
+                }
+            }
+            Ok(None) if ping_outstanding => return ListenError::Silent,
+            Ok(None) => {
+                if let Err(e) = listener.ping(channel, PING, PING_LIMIT).await {
+                    return e;
+                }
+                ping_outstanding = true;
+            }
+            Err(e) => return e,
         }
     }
 }

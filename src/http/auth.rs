@@ -4,20 +4,22 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use std::time::Duration;
-
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
-use chrono::Utc;
+
+mod cache;
+mod changes;
+pub mod confirm;
+
+pub use cache::AuthCache;
+pub use changes::{AUTH_CHANGES_CHANNEL, AUTH_LISTENER_NAME, AuthListener};
 
 use super::AppState;
 use crate::domain::grants::Verb;
-use crate::domain::ids::EndpointId;
 use crate::domain::tokens::{ENDPOINT_TOKEN_PREFIX, OPERATOR_TOKEN_PREFIX, sha256};
 use crate::error::Error;
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::tenancy::Reach;
-use crate::ttl_cache::TtlCache;
 
 /// An authenticated agent.
 #[derive(Debug, Clone)]
@@ -34,7 +36,9 @@ impl Agent {
     }
 }
 
-/// An authenticated human on the operator API.
+/// An authenticated human on the operator API. Operator tokens are not cached (nor are
+/// Board sessions): every request checks the database, so `revoke-operator-tokens` and
+/// `set-password` take effect on the next request on every instance.
 #[derive(Debug, Clone)]
 pub struct Operator(pub Reach);
 
@@ -63,8 +67,10 @@ impl FromRequest for Agent {
             if let Some(hit) = state.auth_cache.get(&key) {
                 return Ok(Agent(hit));
             }
+            // Taken before the lookup: an eviction meanwhile means its answer may be stale.
+            let generation = state.auth_cache.generation();
             let principal = state.store.authenticate_endpoint(&token).await?.ok_or(Error::Unauthenticated)?;
-            state.auth_cache.put(key, principal.clone());
+            state.auth_cache.put(generation, key, principal.clone());
             Ok(Agent(principal))
         })
     }
@@ -82,37 +88,5 @@ impl FromRequest for Operator {
             let reach = state?.store.authenticate_operator(&token).await?.ok_or(Error::Unauthenticated)?;
             Ok(Operator(reach))
         })
-    }
-}
-
-/// A short-lived cache of verified endpoint tokens, so a claim/complete cycle costs one
-/// database round trip per call instead of two. Bounded in size and time; revocation
-/// on this instance evicts at once, and every state-changing statement re-checks the
-/// todo's own state, so a stale entry can at most read or create for `ttl` after a
-/// revocation on another instance (creation also re-checks the endpoint in SQL).
-#[derive(Clone)]
-pub struct AuthCache(TtlCache<[u8; 32], AgentPrincipal>);
-
-/// Most entries held before the cache is cleared (tokens are few; this only bounds
-/// memory against a flood of distinct valid tokens).
-const AUTH_CACHE_MAX: usize = 10_000;
-
-impl AuthCache {
-    /// A cache trusting entries for `ttl` (zero disables caching).
-    pub fn new(ttl: Duration) -> Self {
-        AuthCache(TtlCache::new(ttl, AUTH_CACHE_MAX))
-    }
-
-    fn get(&self, key: &[u8; 32]) -> Option<AgentPrincipal> {
-        self.0.get(key).filter(|p| p.expires_at.is_none_or(|e| e > Utc::now()))
-    }
-
-    fn put(&self, key: [u8; 32], principal: AgentPrincipal) {
-        self.0.put(key, principal);
-    }
-
-    /// Forgets every cached token of `endpoint` (after a revocation).
-    pub fn evict(&self, endpoint: EndpointId) {
-        self.0.retain(|_, p| p.endpoint_id != endpoint);
     }
 }

@@ -4,6 +4,7 @@
 mod harness;
 
 mod api_doc;
+mod auth_coherence;
 mod bad_input;
 mod board;
 mod board_store;

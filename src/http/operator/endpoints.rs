@@ -76,15 +76,17 @@ pub async fn revoke(state: web::Data<AppState>, op: Operator, id: web::Path<Endp
     Ok(HttpResponse::Ok().json(RevokedView { id, revoked: true, dead_lettered: revoked.dead_lettered }))
 }
 
-/// Revokes an endpoint `reach` administers, with its silent cascade, and forgets its
-/// cached token (the operator API and the Board both come here). Another scope's
+/// Revokes an endpoint `reach` administers, with its silent cascade, and returns once
+/// every instance forgot its cached token (the operator API and the Board both come here). Another scope's
 /// endpoint is unknown (404); a team member who is not an admin is refused (403).
 pub async fn revoke_for(state: &AppState, reach: &Reach, id: EndpointId) -> Result<Revoked> {
     let endpoint = state.store.endpoint_in(&reach.scope_ids(), id).await?;
     if !reach.is_admin_of(endpoint.scope_id) {
         return Err(Error::Forbidden("only a team admin may revoke the team's endpoints".into()));
     }
-    let revoked = state.store.revoke_endpoint(&[endpoint.scope_id], id).await?;
+    let scope = [endpoint.scope_id];
+    let revocation = state.store.revoke_endpoint(&scope, id);
+    let revoked = crate::http::auth::confirm::everywhere(&state.store, id, revocation).await?;
     state.auth_cache.evict(id);
     Ok(revoked)
 }

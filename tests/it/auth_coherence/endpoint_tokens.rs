@@ -1,0 +1,76 @@
+//! Endpoint tokens: revoked or changed behind an instance, refused by it at once.
+
+use awc::http::StatusCode;
+use serde_json::json;
+
+use super::{Peer, Sql, admin, call, list_todos, spawn, wait_until_cached};
+use crate::harness::Ep;
+
+#[actix_web::test]
+async fn a_token_revoked_through_the_cli_is_refused_by_a_running_server_on_the_very_next_request() {
+    let app = spawn().await;
+    let sql = Sql::connect(&app.db.url).await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    wait_until_cached(&app.base, &sql, &ep).await;
+
+    let revoked = admin(&app.db.url, &["revoke-endpoint", "--slug", "worker"], None);
+    assert_eq!(revoked["revoked"], true);
+
+    assert_eq!(list_todos(&app.base, &ep).await, StatusCode::UNAUTHORIZED);
+}
+
+#[actix_web::test]
+async fn a_token_revoked_through_another_instance_is_refused_here_on_the_very_next_request() {
+    let app = spawn().await;
+    let peer = Peer::start(&app.db).await;
+    let sql = Sql::connect(&app.db.url).await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    wait_until_cached(&app.base, &sql, &ep).await;
+    wait_until_cached(&peer.base, &sql, &ep).await;
+
+    let (status, body) = call(&peer.base, "POST", &format!("/api/v1/endpoints/{}/revoke", ep.id), &owner.token).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    assert_eq!(list_todos(&app.base, &ep).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(list_todos(&peer.base, &ep).await, StatusCode::UNAUTHORIZED, "and on the revoking instance");
+}
+
+#[actix_web::test]
+async fn grants_rotation_and_expiry_changed_in_the_database_reach_a_cached_token_at_once() {
+    let app = spawn().await;
+    let sql = Sql::connect(&app.db.url).await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let id = ep.id.0;
+
+    wait_until_cached(&app.base, &sql, &ep).await;
+    sql.run_heard(&format!("UPDATE endpoints SET grants = array_remove(grants, 'list_todos') WHERE id = '{id}'"), id)
+        .await;
+    assert_eq!(list_todos(&app.base, &ep).await, StatusCode::FORBIDDEN, "a withdrawn grant");
+    sql.run_heard(&format!("UPDATE endpoints SET grants = array_append(grants, 'list_todos') WHERE id = '{id}'"), id)
+        .await;
+
+    wait_until_cached(&app.base, &sql, &ep).await;
+    // The token is rotated behind the instance (the statement `rotate_endpoint_token` runs).
+    let token = switchboard::domain::tokens::mint(switchboard::domain::tokens::ENDPOINT_TOKEN_PREFIX);
+    let rotation = format!(
+        "UPDATE endpoints SET token_hash = '\\x{}', token_prefix = '{}' WHERE id = '{id}'",
+        hex::encode(token.hash),
+        token.display_prefix
+    );
+    sql.run_heard(&rotation, id).await;
+    let rotated = Ep { id: ep.id, token: token.plaintext };
+    assert_eq!(list_todos(&app.base, &ep).await, StatusCode::UNAUTHORIZED, "the old token after a rotation");
+    assert_eq!(list_todos(&app.base, &rotated).await, StatusCode::OK);
+
+    wait_until_cached(&app.base, &sql, &rotated).await;
+    sql.run_heard(&format!("UPDATE endpoints SET expires_at = now() - interval '1 second' WHERE id = '{id}'"), id)
+        .await;
+    assert_eq!(list_todos(&app.base, &rotated).await, StatusCode::UNAUTHORIZED, "an expiry moved into the past");
+
+    // Nothing else about the endpoint was touched by the checks above.
+    let (status, body) = app.post("/api/v1/agent/todos", &rotated.token, json!({"queue": "q", "title": "t"})).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+}
