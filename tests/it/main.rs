@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod api_conformance;
 mod api_doc;
 mod bad_input;
 mod board;
