@@ -21,8 +21,9 @@ async fn every_operation_answers_as_the_openapi_document_says_for_an_agent_and_f
     let mut failed = Vec::new();
     for (who, token) in [("agent", agent), ("operator", operator)] {
         let run = runner::run(&schemathesis, &app.base, &token).await;
+        // Shown with --nocapture on success, and always on failure.
+        eprintln!("==== schemathesis as {who} ====\n{}", if run.passed { run.summary() } else { run.report.clone() });
         if !run.passed {
-            eprintln!("==== schemathesis as {who} ====\n{}", run.report);
             failed.push(format!("as {who}:\n{}", run.summary()));
         }
     }
