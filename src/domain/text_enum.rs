@@ -1,14 +1,16 @@
 //! Enums stored as `text` columns (with a CHECK constraint in the migration) and
-//! spoken as snake_case strings on the wire.
+//! spoken as snake_case strings on the wire. The OpenAPI schema of each is built from
+//! what serde writes for every variant, so the document cannot name a value the server
+//! never sends (a derived schema once listed the Rust names, `"In"` for `"in"`).
 
 /// Declares an enum whose variants map one-to-one onto fixed strings, with serde,
 /// diesel (`text`) and OpenAPI support.
 macro_rules! text_enum {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$doc])*
+    ($(#[doc = $doc:literal])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[doc = $doc])*
         #[derive(
             Debug, Clone, Copy, PartialEq, Eq, Hash,
-            serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+            serde::Serialize, serde::Deserialize,
             diesel::expression::AsExpression, diesel::deserialize::FromSqlRow,
         )]
         #[diesel(sql_type = diesel::sql_types::Text)]
@@ -45,6 +47,14 @@ macro_rules! text_enum {
             }
         }
 
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                crate::domain::text_enum::wire_schema(&[$($doc),*], $name::ALL)
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+
         impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::pg::Pg> for $name {
             fn to_sql<'b>(
                 &'b self,
@@ -66,6 +76,21 @@ macro_rules! text_enum {
 }
 
 pub(crate) use text_enum;
+
+/// The schema of a text enum: a string whose values are exactly what serde writes for
+/// `variants`, described by the type's doc lines.
+pub fn wire_schema<T: serde::Serialize>(
+    doc: &[&str],
+    variants: &[T],
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    let description = doc.iter().map(|line| line.trim()).collect::<Vec<_>>().join("\n");
+    let values = variants.iter().filter_map(|v| serde_json::to_value(v).ok());
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .description(Some(description))
+        .enum_values(Some(values))
+        .into()
+}
 
 /// A string that names no variant of the expected enum.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

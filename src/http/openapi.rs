@@ -1,10 +1,19 @@
-//! The OpenAPI document, generated from the handlers' annotations and the DTO types.
+//! The OpenAPI document, generated from the handlers' annotations and the DTO types,
+//! completed by modifiers with what every route shares (bearer schemes, the error
+//! answers of the extractors) and the links between operations.
+
+mod bodies;
+mod errors;
+mod links;
 
 use actix_web::HttpResponse;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{agent, health, intake, metrics, operator};
+use bodies::OptionalBodies;
+use errors::SharedErrors;
+use links::IdLinks;
 
 struct BearerSchemes;
 
@@ -43,11 +52,70 @@ impl Modify for BearerSchemes {
         operator::hooks::create, operator::hooks::list, operator::hooks::rotate, operator::hooks::enable,
         operator::hooks::disable, operator::hooks::delete,
     ),
-    modifiers(&BearerSchemes)
+    modifiers(&BearerSchemes, &OptionalBodies, &SharedErrors, &IdLinks)
 )]
 pub struct ApiDoc;
 
 /// Serves the document.
 pub async fn document() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn operations(doc: &serde_json::Value) -> Vec<&serde_json::Value> {
+        doc["paths"]
+            .as_object()
+            .into_iter()
+            .flat_map(|p| p.values())
+            .flat_map(|i| i.as_object().unwrap().values())
+            .collect()
+    }
+
+    #[test]
+    fn every_operation_has_its_own_operation_id() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let ids: Vec<&str> = operations(&doc).iter().map(|op| op["operationId"].as_str().unwrap()).collect();
+        let unique: BTreeSet<&str> = ids.iter().copied().collect();
+        assert_eq!(ids.len(), unique.len(), "duplicate operationId in {ids:?}");
+    }
+
+    #[test]
+    fn every_link_names_an_operation_of_the_document() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let ops = operations(&doc);
+        let ids: BTreeSet<&str> = ops.iter().map(|op| op["operationId"].as_str().unwrap()).collect();
+        let mut links = 0;
+        for op in &ops {
+            for response in op["responses"].as_object().unwrap().values() {
+                for link in response["links"].as_object().into_iter().flat_map(|l| l.values()) {
+                    links += 1;
+                    let target = link["operationId"].as_str().unwrap();
+                    assert!(ids.contains(target), "link to unknown operation {target}");
+                }
+            }
+        }
+        assert!(links >= 30, "only {links} links: a source operation was renamed");
+    }
+
+    #[test]
+    fn enum_schemas_list_the_values_serde_writes() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(schemas["Presence"]["enum"], serde_json::json!(["in", "out"]));
+        assert_eq!(schemas["EndpointState"]["enum"], serde_json::json!(["active", "revoked"]));
+        assert_eq!(schemas["TodoState"]["enum"][2], "input_required");
+    }
+
+    #[test]
+    fn an_optional_body_is_not_required_and_not_null() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let body = &doc["paths"]["/api/v1/agent/todos/claim-next"]["post"]["requestBody"];
+        assert_ne!(body["required"], true);
+        assert_eq!(body["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ClaimBody");
+    }
 }

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod api_conformance;
 mod api_doc;
 mod auth_coherence;
 mod bad_input;

@@ -18,7 +18,7 @@ fn own(me: &AgentPrincipal) -> HookReach<'static> {
 }
 
 /// Adds a notify hook to this endpoint; the signing secret is answered once.
-#[utoipa::path(post, path = "/api/v1/agent/hooks", request_body = CreateHookBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/hooks", operation_id = "agent_create_hook", request_body = CreateHookBody, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 201, body = CreatedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
@@ -29,7 +29,7 @@ pub async fn create(state: web::Data<AppState>, agent: Agent, body: Json<CreateH
 }
 
 /// This endpoint's hooks with their health and the ceiling (never a secret).
-#[utoipa::path(get, path = "/api/v1/agent/hooks", tag = "agent", security(("endpoint_token" = [])),
+#[utoipa::path(get, path = "/api/v1/agent/hooks", operation_id = "agent_list_hooks", tag = "agent", security(("endpoint_token" = [])),
     responses((status = 200, body = HookList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope)))]
 pub async fn list(state: web::Data<AppState>, agent: Agent) -> Result<HttpResponse> {
     let me = agent.require(Verb::NotifyHooks)?;
@@ -39,7 +39,7 @@ pub async fn list(state: web::Data<AppState>, agent: Agent) -> Result<HttpRespon
 
 /// Replaces one of this endpoint's hooks' signing secret (answered once); see the
 /// operator route for what rotation re-enables.
-#[utoipa::path(post, path = "/api/v1/agent/hooks/{id}/rotate", tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/hooks/{id}/rotate", operation_id = "agent_rotate_hook", tag = "agent",
     params(("id" = HookId, Path, description = "notify hook id")), security(("endpoint_token" = [])),
     responses((status = 200, body = RotatedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
@@ -52,7 +52,7 @@ pub async fn rotate(state: web::Data<AppState>, agent: Agent, id: web::Path<Hook
 }
 
 /// Deletes one of this endpoint's hooks.
-#[utoipa::path(delete, path = "/api/v1/agent/hooks/{id}", tag = "agent",
+#[utoipa::path(delete, path = "/api/v1/agent/hooks/{id}", operation_id = "agent_delete_hook", tag = "agent",
     params(("id" = HookId, Path, description = "notify hook id")), security(("endpoint_token" = [])),
     responses((status = 200, body = DeletedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]

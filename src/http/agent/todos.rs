@@ -42,7 +42,7 @@ fn finish(body: FinishBody) -> Finish {
 }
 
 /// This endpoint's drainable work, newest first, without payloads.
-#[utoipa::path(get, path = "/api/v1/agent/todos", params(ListQuery), tag = "agent",
+#[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListQuery), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
@@ -55,7 +55,7 @@ pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQu
 }
 
 /// Claims the oldest pending todo (optionally of one queue) under a lease.
-#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = ClaimBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn claim_next(
@@ -87,9 +87,9 @@ pub async fn claim_next(
 }
 
 /// Claims one todo by id.
-#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/claim", request_body = ClaimBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/claim", request_body = Option<ClaimBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = ClaimAnswer), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 200, body = ClaimAnswer), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn claim(
     state: web::Data<AppState>,
     agent: Agent,
@@ -113,9 +113,9 @@ pub async fn claim(
 }
 
 /// One todo with its payload, result and attempts.
-#[utoipa::path(get, path = "/api/v1/agent/todos/{id}", tag = "agent",
+#[utoipa::path(get, path = "/api/v1/agent/todos/{id}", operation_id = "agent_get_todo", tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoDetail), (status = 404, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoDetail), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
     let me = agent.require(Verb::GetTodo)?;
     let t = state.store.get_todo(&Actor::Endpoint(me.endpoint_id), id.into_inner()).await?;
@@ -123,9 +123,9 @@ pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>
 }
 
 /// Extends the lease (or renews the interrupt lease).
-#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/heartbeat", request_body = HeartbeatBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/heartbeat", request_body = Option<HeartbeatBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn heartbeat(
     state: web::Data<AppState>,
     agent: Agent,
@@ -148,9 +148,9 @@ pub async fn heartbeat(
 }
 
 /// Completes a claimed todo.
-#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/complete", request_body = FinishBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/complete", request_body = Option<FinishBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn complete(
     state: web::Data<AppState>,
     agent: Agent,
@@ -163,9 +163,9 @@ pub async fn complete(
 }
 
 /// Fails a claimed todo: a retry with backoff below the cap, a dead letter at it.
-#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/fail", request_body = FinishBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/fail", operation_id = "agent_fail", request_body = Option<FinishBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn fail(
     state: web::Data<AppState>,
     agent: Agent,
@@ -178,9 +178,9 @@ pub async fn fail(
 }
 
 /// Hands a claimed todo back to pending.
-#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/release", request_body = FinishBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/release", operation_id = "agent_release", request_body = Option<FinishBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn release(
     state: web::Data<AppState>,
     agent: Agent,
@@ -195,7 +195,7 @@ pub async fn release(
 /// Interrupts a claimed todo to wait on a human or an outside event.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/interrupt", request_body = InterruptBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn interrupt(
     state: web::Data<AppState>,
     agent: Agent,
@@ -219,9 +219,9 @@ pub async fn interrupt(
 }
 
 /// Resumes an interrupted todo under a fresh lease.
-#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/resume", request_body = ResumeBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/{id}/resume", request_body = Option<ResumeBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn resume(
     state: web::Data<AppState>,
     agent: Agent,
@@ -244,9 +244,9 @@ pub async fn resume(
 }
 
 /// Creates a todo on one of this endpoint's queues (no delivery: never announced on hooks).
-#[utoipa::path(post, path = "/api/v1/agent/todos", request_body = CreateTodoBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos", operation_id = "agent_create_todo", request_body = CreateTodoBody, tag = "agent",
     security(("endpoint_token" = [])),
-    responses((status = 201, body = CreatedTodo), (status = 200, description = "idempotency hit", body = CreatedTodo), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 201, body = CreatedTodo), (status = 403, body = ErrorEnvelope), (status = 200, description = "idempotency hit", body = CreatedTodo), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(state: web::Data<AppState>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
     let me = agent.require(Verb::CreateTodo)?;
     let b = body.0;

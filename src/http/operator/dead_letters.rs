@@ -22,7 +22,7 @@ pub struct DeadLetterQuery {
 
 /// Dead letters (failed, no retry scheduled) across every endpoint the caller's scopes
 /// own, quarantine excluded, newest first.
-#[utoipa::path(get, path = "/api/v1/dead-letters", params(DeadLetterQuery), tag = "operator",
+#[utoipa::path(get, path = "/api/v1/dead-letters", operation_id = "list_dead_letters", params(DeadLetterQuery), tag = "operator",
     security(("operator_token" = [])),
     responses((status = 200, body = DeadLetterList), (status = 401, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn list(state: web::Data<AppState>, op: Operator, q: web::Query<DeadLetterQuery>) -> Result<HttpResponse> {

@@ -58,7 +58,7 @@ pub async fn vend_for(state: &AppState, reach: &Reach, b: VendBody) -> Result<Ve
 }
 
 /// Endpoints in every scope the caller belongs to.
-#[utoipa::path(get, path = "/api/v1/endpoints", tag = "operator", security(("operator_token" = [])),
+#[utoipa::path(get, path = "/api/v1/endpoints", operation_id = "list_endpoints", tag = "operator", security(("operator_token" = [])),
     responses((status = 200, body = EndpointList), (status = 401, body = ErrorEnvelope)))]
 pub async fn list(state: web::Data<AppState>, op: Operator) -> Result<HttpResponse> {
     let rows = state.store.list_endpoints(&op.0.scope_ids()).await?;
@@ -69,7 +69,7 @@ pub async fn list(state: web::Data<AppState>, op: Operator) -> Result<HttpRespon
 /// dead letter (`endpoint_revoked`), silently.
 #[utoipa::path(post, path = "/api/v1/endpoints/{id}/revoke", tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
-    responses((status = 200, body = RevokedView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 200, body = RevokedView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn revoke(state: web::Data<AppState>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
     let id = id.into_inner();
     let revoked = revoke_for(&state, &op.0, id).await?;

@@ -24,7 +24,7 @@ async fn changeable(state: &AppState, op: &Operator, id: HookId) -> Result<Scope
 /// queues are posted to `url`, signed (Standard Webhooks) with the secret answered
 /// here once. Refused (409) while hooks are switched off, at the ceiling, or without
 /// `SWITCHBOARD_SECRET_ENCRYPTION_KEY`.
-#[utoipa::path(post, path = "/api/v1/endpoints/{id}/hooks", request_body = CreateHookBody, tag = "operator",
+#[utoipa::path(post, path = "/api/v1/endpoints/{id}/hooks", operation_id = "create_hook", request_body = CreateHookBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
     responses((status = 201, body = CreatedHookView), (status = 403, body = ErrorEnvelope),
               (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
@@ -41,7 +41,7 @@ pub async fn create(
 }
 
 /// An endpoint's hooks with their health and the ceiling (never a secret).
-#[utoipa::path(get, path = "/api/v1/endpoints/{id}/hooks", tag = "operator",
+#[utoipa::path(get, path = "/api/v1/endpoints/{id}/hooks", operation_id = "list_hooks", tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
     responses((status = 200, body = HookList), (status = 404, body = ErrorEnvelope)))]
 pub async fn list(state: web::Data<AppState>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
@@ -53,7 +53,7 @@ pub async fn list(state: web::Data<AppState>, op: Operator, id: web::Path<Endpoi
 /// Replaces a hook's signing secret (answered once). For 24 h deliveries carry both
 /// signatures; a hook that failures disabled is enabled again, one an operator
 /// disabled is not.
-#[utoipa::path(post, path = "/api/v1/hooks/{id}/rotate", tag = "operator",
+#[utoipa::path(post, path = "/api/v1/hooks/{id}/rotate", operation_id = "rotate_hook", tag = "operator",
     params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
     responses((status = 200, body = RotatedHookView), (status = 403, body = ErrorEnvelope),
               (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
@@ -88,7 +88,7 @@ pub async fn disable(state: web::Data<AppState>, op: Operator, id: web::Path<Hoo
 }
 
 /// Deletes a hook; nothing more is sent to it, not even an attempt already scheduled.
-#[utoipa::path(delete, path = "/api/v1/hooks/{id}", tag = "operator",
+#[utoipa::path(delete, path = "/api/v1/hooks/{id}", operation_id = "delete_hook", tag = "operator",
     params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
     responses((status = 200, body = DeletedHookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn delete(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {

@@ -64,7 +64,7 @@ pub struct Released {
 }
 
 /// Deliveries held in quarantine across the caller's scopes, newest first.
-#[utoipa::path(get, path = "/api/v1/quarantine", params(HeldQuery), tag = "operator",
+#[utoipa::path(get, path = "/api/v1/quarantine", operation_id = "list_quarantine", params(HeldQuery), tag = "operator",
     security(("operator_token" = [])), responses((status = 200, body = HeldList)))]
 pub async fn list(state: web::Data<AppState>, op: Operator, q: web::Query<HeldQuery>) -> Result<HttpResponse> {
     let rows = state.store.list_quarantine(&op.0.scope_ids(), q.limit.unwrap_or(100)).await?;
@@ -83,7 +83,7 @@ pub struct ReleaseBody {
 /// Releases a held delivery: the webhook's rules route it again, its sender now
 /// trusted (or, with `queue`, it goes to that queue). Refused (409) when routing would
 /// only quarantine it again.
-#[utoipa::path(post, path = "/api/v1/quarantine/{id}/release", request_body = ReleaseBody, tag = "operator",
+#[utoipa::path(post, path = "/api/v1/quarantine/{id}/release", operation_id = "release_held", request_body = Option<ReleaseBody>, tag = "operator",
     params(("id" = TodoId, Path, description = "the held todo")), security(("operator_token" = [])),
     responses((status = 200, body = Released), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]

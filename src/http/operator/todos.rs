@@ -11,7 +11,7 @@ use crate::error::{ErrorEnvelope, Result};
 use crate::store::todos::Actor;
 
 /// One todo in the caller's scopes, with attempts.
-#[utoipa::path(get, path = "/api/v1/todos/{id}", tag = "operator",
+#[utoipa::path(get, path = "/api/v1/todos/{id}", operation_id = "operator_get_todo", tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoDetail), (status = 404, body = ErrorEnvelope)))]
 pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
@@ -20,7 +20,7 @@ pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>
 }
 
 /// Operator fail: a retry below the cap, a dead letter (`attempts_exhausted`) at it.
-#[utoipa::path(post, path = "/api/v1/todos/{id}/fail", request_body = OperatorActionBody, tag = "operator",
+#[utoipa::path(post, path = "/api/v1/todos/{id}/fail", operation_id = "operator_fail", request_body = Option<OperatorActionBody>, tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn fail(
@@ -34,7 +34,7 @@ pub async fn fail(
 }
 
 /// Retry now: a failed todo goes back to pending with its attempt counter reset.
-#[utoipa::path(post, path = "/api/v1/todos/{id}/retry", request_body = OperatorActionBody, tag = "operator",
+#[utoipa::path(post, path = "/api/v1/todos/{id}/retry", request_body = Option<OperatorActionBody>, tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn retry(

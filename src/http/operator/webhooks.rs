@@ -16,9 +16,9 @@ use crate::store::tenancy::Reach;
 use crate::store::webhooks::{CreatedWebhook, NewWebhook, trusted_actors_json};
 
 /// Creates a webhook on an endpoint the caller administers.
-#[utoipa::path(post, path = "/api/v1/webhooks", request_body = CreateWebhookBody, tag = "operator",
+#[utoipa::path(post, path = "/api/v1/webhooks", operation_id = "create_webhook", request_body = CreateWebhookBody, tag = "operator",
     security(("operator_token" = [])),
-    responses((status = 201, body = CreatedWebhookView), (status = 404, body = ErrorEnvelope),
+    responses((status = 201, body = CreatedWebhookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(state: web::Data<AppState>, op: Operator, body: Json<CreateWebhookBody>) -> Result<HttpResponse> {
     let created = create_for(&state, &op.0, body.0).await?;
@@ -53,7 +53,7 @@ pub async fn create_for(state: &AppState, reach: &Reach, b: CreateWebhookBody) -
 }
 
 /// Webhooks in every scope the caller belongs to (never their credentials).
-#[utoipa::path(get, path = "/api/v1/webhooks", tag = "operator", security(("operator_token" = [])),
+#[utoipa::path(get, path = "/api/v1/webhooks", operation_id = "list_webhooks", tag = "operator", security(("operator_token" = [])),
     responses((status = 200, body = WebhookList)))]
 pub async fn list(state: web::Data<AppState>, op: Operator) -> Result<HttpResponse> {
     let rows = state.store.list_webhooks(&op.0.scope_ids()).await?;
@@ -97,10 +97,18 @@ async fn check_fan_out(state: &AppState, webhook: &crate::store::webhooks::Webho
     Ok(())
 }
 
+/// The body of `PUT …/rules`, as documented: the handler reads it as JSON and the rule
+/// parser checks each rule, naming the one it refuses.
+#[derive(ToSchema)]
+pub struct RulesBody {
+    /// Ordered rules; first match wins.
+    pub rules: Vec<serde_json::Value>,
+}
+
 /// Replaces a webhook's routing rules (ordered; first match wins).
-#[utoipa::path(put, path = "/api/v1/webhooks/{id}/rules", tag = "operator",
+#[utoipa::path(put, path = "/api/v1/webhooks/{id}/rules", request_body = RulesBody, tag = "operator",
     params(("id" = WebhookId, Path, description = "webhook id")), security(("operator_token" = [])),
-    responses((status = 200, body = WebhookView), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = WebhookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn put_rules(
     state: web::Data<AppState>,
     op: Operator,
