@@ -22,6 +22,9 @@ struct Locked {
     locked: bool,
 }
 
+/// How often an instance waiting for another's migrations asks for the lock again.
+const MIGRATION_LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Connects to `database_url`; a failure names the host, port, database and user (never
 /// the password) and the underlying reason.
 pub async fn connect(database_url: &str) -> Result<AsyncPgConnection, DbSetupError> {
@@ -47,16 +50,24 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupEr
     tokio::task::spawn_blocking(move || {
         let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
         let failed = |e: diesel::result::Error| DbSetupError::Migration(e.to_string());
-        let got: Locked = diesel::sql_query("SELECT pg_try_advisory_lock($1) AS locked")
-            .bind::<BigInt, _>(advisory::MIGRATIONS)
-            .get_result(&mut conn)
-            .map_err(failed)?;
-        if !got.locked {
-            tracing::info!("another instance is migrating the database; waiting for it to finish");
-            diesel::sql_query("SELECT pg_advisory_lock($1)")
+        // Waiters poll with short statements instead of blocking in `pg_advisory_lock`:
+        // a session blocked there is a transaction whose snapshot a `CREATE INDEX
+        // CONCURRENTLY` in the migrating session must wait out, and the two then
+        // deadlock (seen with three replicas starting together).
+        let mut told = false;
+        loop {
+            let got: Locked = diesel::sql_query("SELECT pg_try_advisory_lock($1) AS locked")
                 .bind::<BigInt, _>(advisory::MIGRATIONS)
-                .execute(&mut conn)
+                .get_result(&mut conn)
                 .map_err(failed)?;
+            if got.locked {
+                break;
+            }
+            if !told {
+                tracing::info!("another instance is migrating the database; waiting for it to finish");
+                told = true;
+            }
+            std::thread::sleep(MIGRATION_LOCK_POLL);
         }
         let applied = conn
             .run_pending_migrations(MIGRATIONS)

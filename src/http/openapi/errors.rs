@@ -7,7 +7,7 @@ use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder};
 
 /// Adds, where the annotation has not already: 401 to every operation that asks for a
 /// bearer token, 404 to every operation with a path parameter (an unknown, foreign or
-/// malformed id), 413 and 422 to every operation with a request body, 422 to every
+/// malformed id), 408, 413 and 422 to every operation with a request body, 422 to every
 /// operation with query parameters, and 503 to every operation behind the database.
 pub struct SharedErrors;
 
@@ -33,6 +33,7 @@ fn add_shared(op: &mut Operation, database: bool) {
     let wanted = [
         (secured, "401", "missing, unknown or revoked bearer token"),
         (has_path, "404", "unknown id, an id outside the caller's reach, or a malformed id"),
+        (has_body, "408", "the request body did not arrive within the body read timeout"),
         (has_body, "413", "request body over 1 MiB"),
         (has_body || has_query, "422", "malformed JSON, wrong types, unknown fields or out-of-range values"),
         (database, "503", "the database is unavailable"),
