@@ -7,6 +7,7 @@
 pub mod actors;
 pub mod board;
 pub mod cli;
+pub mod coherent_cache;
 pub mod config;
 pub mod db;
 pub mod domain;

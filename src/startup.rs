@@ -209,11 +209,12 @@ impl Application {
         };
         let board = crate::board::BoardState::new(&base_url);
         let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
-        let auth_listener = AuthListener::start(database_url, &auth_cache);
+        let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
+        let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache);
         let state = AppState {
             store: store.clone(),
             auth_cache: auth_cache.clone(),
-            webhook_cache: WebhookCache::new(Settings::interval(settings.auth_cache_ms)),
+            webhook_cache,
             vault,
             base_url,
             metrics: metrics.clone(),

@@ -128,9 +128,10 @@ async fn ingest_webhook(state: &AppState, token: &str) -> Result<Arc<IngestWebho
     if let Some(hit) = state.webhook_cache.get(&key) {
         return Ok(hit);
     }
+    let generation = state.webhook_cache.generation();
     let target = state.store.webhook_by_ingest_token(token).await?.ok_or(Error::NotFound)?;
     let prepared = Arc::new(IngestWebhook::prepare(target, &state.vault));
-    state.webhook_cache.put(key, prepared.clone());
+    state.webhook_cache.put(generation, key, prepared.clone());
     Ok(prepared)
 }
 

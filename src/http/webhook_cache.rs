@@ -3,18 +3,20 @@
 //! open and a rules parse before its own work; a busy provider sends many per second
 //! to the same webhook.
 //!
-//! Entries live for the same short time as verified endpoint tokens (`auth_cache_ms`).
-//! A change made through this instance (new rules) evicts at once; one made through
-//! another instance is seen within that time.
+//! Entries live for the same short time as verified endpoint tokens (`auth_cache_ms`)
+//! and are kept coherent the same way: triggers NOTIFY every change of a webhook
+//! (migration `webhook_change_notify`, payload `webhook:<id>` on the auth channel) and
+//! the instance's auth listener evicts it, whichever instance made the change; while
+//! that listener is not current nothing is served.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::coherent_cache::CoherentCache;
 use crate::domain::ids::WebhookId;
 use crate::intake::actors::TrustedActors;
 use crate::intake::rules::{self, RuleSet};
 use crate::store::webhooks::IngestTarget;
-use crate::ttl_cache::TtlCache;
 use crate::vault::Vault;
 
 /// A webhook ready to take deliveries.
@@ -50,26 +52,59 @@ const WEBHOOK_CACHE_MAX: usize = 10_000;
 
 /// The cache: token hash → the prepared webhook. Cheap to clone; clones share entries.
 #[derive(Clone)]
-pub struct WebhookCache(TtlCache<[u8; 32], Arc<IngestWebhook>>);
+pub struct WebhookCache(CoherentCache<[u8; 32], Arc<IngestWebhook>>);
+
+/// What a change notification names for a webhook: `webhook:<id>`.
+pub const WEBHOOK_CHANGE_PREFIX: &str = "webhook:";
 
 impl WebhookCache {
-    /// A cache trusting entries for `ttl` (zero disables caching).
+    /// A cache trusting entries for `ttl` (zero disables caching); it serves nothing
+    /// until the change listener reports itself current.
     pub fn new(ttl: Duration) -> Self {
-        WebhookCache(TtlCache::new(ttl, WEBHOOK_CACHE_MAX))
+        WebhookCache(CoherentCache::new(ttl, WEBHOOK_CACHE_MAX))
     }
 
     /// The fresh entry for a token hash, if any.
     pub fn get(&self, key: &[u8; 32]) -> Option<Arc<IngestWebhook>> {
-        self.0.get(key)
+        self.0.get(key, |_| true)
     }
 
-    /// Keeps a freshly loaded webhook.
-    pub fn put(&self, key: [u8; 32], webhook: Arc<IngestWebhook>) {
-        self.0.put(key, webhook);
+    /// The generation now: take it before a lookup and pass it to [`WebhookCache::put`].
+    pub fn generation(&self) -> u64 {
+        self.0.generation()
+    }
+
+    /// Keeps a webhook loaded by a lookup started at `generation` (unless a change
+    /// raced it).
+    pub fn put(&self, generation: u64, key: [u8; 32], webhook: Arc<IngestWebhook>) {
+        self.0.put(generation, key, webhook);
     }
 
     /// Forgets a webhook (its rules or settings changed).
     pub fn evict(&self, id: WebhookId) {
-        self.0.retain(|_, w| w.webhook.id != id);
+        self.0.evict(|w| w.webhook.id == id);
+    }
+
+    /// Forgets everything.
+    pub fn clear(&self) {
+        self.0.clear();
+    }
+
+    /// The change listener is (or is no longer) listening.
+    pub fn set_current(&self, current: bool) {
+        self.0.set_current(current);
+    }
+
+    /// Applies a change notification: `webhook:<id>` evicts that webhook, `*` (a
+    /// TRUNCATE) forgets everything, anything else is not about webhooks.
+    pub fn changed(&self, payload: &str) {
+        if payload == "*" {
+            self.clear();
+        } else if let Some(id) = payload.strip_prefix(WEBHOOK_CHANGE_PREFIX) {
+            match id.parse::<uuid::Uuid>() {
+                Ok(id) => self.evict(WebhookId(id)),
+                Err(_) => self.clear(),
+            }
+        }
     }
 }

@@ -10,12 +10,11 @@
 //! moved between its start and its result) is not kept. An entry is never served past
 //! its endpoint's `expires_at`, nor past the TTL.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
 
+use crate::coherent_cache::CoherentCache;
 use crate::db::listen::Follower;
 use crate::domain::ids::EndpointId;
 use crate::store::endpoints::AgentPrincipal;
@@ -24,101 +23,59 @@ use crate::store::endpoints::AgentPrincipal;
 /// memory against a flood of distinct valid tokens).
 const AUTH_CACHE_MAX: usize = 10_000;
 
-/// Token hash → (when looked up, what it authenticated as).
-type Entries = HashMap<[u8; 32], (Instant, AgentPrincipal)>;
-
-/// Everything under one lock, so that an eviction and a racing insert cannot interleave
-/// between the generation check and the insert.
-#[derive(Default)]
-struct Inner {
-    entries: Entries,
-    /// Bumped by every eviction and every change of `current`.
-    generation: u64,
-    /// The change listener is listening: evictions arrive, entries may be served.
-    current: bool,
-}
-
-/// The cache. Cheap to clone; clones share entries.
+/// The cache: token hash → what it authenticated as. Cheap to clone; clones share
+/// entries.
 #[derive(Clone)]
-pub struct AuthCache {
-    ttl: Duration,
-    inner: Arc<Mutex<Inner>>,
-}
+pub struct AuthCache(CoherentCache<[u8; 32], AgentPrincipal>);
 
 impl AuthCache {
     /// A cache trusting entries for `ttl` (zero disables caching). It serves nothing
     /// until its change listener reports itself current.
     pub fn new(ttl: Duration) -> Self {
-        AuthCache { ttl, inner: Arc::default() }
+        AuthCache(CoherentCache::new(ttl, AUTH_CACHE_MAX))
     }
 
     /// Whether the cache is on at all (a zero TTL needs no listener).
     pub fn enabled(&self) -> bool {
-        !self.ttl.is_zero()
+        self.0.enabled()
     }
 
     /// The principal `key` (a token's SHA-256) was verified as, if it was verified
     /// within the TTL, its endpoint has not expired and the listener is current.
     pub fn get(&self, key: &[u8; 32]) -> Option<AgentPrincipal> {
-        let inner = self.inner.lock().ok()?;
-        if !inner.current {
-            return None;
-        }
-        let (at, principal) = inner.entries.get(key)?;
-        let live = at.elapsed() < self.ttl && principal.expires_at.is_none_or(|e| e > Utc::now());
-        live.then(|| principal.clone())
+        self.0.get(key, |p| p.expires_at.is_none_or(|e| e > Utc::now()))
     }
 
     /// The generation now: take it before a lookup and pass it to [`AuthCache::put`].
     pub fn generation(&self) -> u64 {
-        self.inner.lock().map(|i| i.generation).unwrap_or(u64::MAX)
+        self.0.generation()
     }
 
     /// Keeps a lookup started at `generation`, unless an eviction (or a change of the
     /// listener's state) happened since: its answer may predate the change.
     pub fn put(&self, generation: u64, key: [u8; 32], principal: AgentPrincipal) {
-        if !self.enabled() {
-            return;
-        }
-        let Ok(mut inner) = self.inner.lock() else { return };
-        if !inner.current || inner.generation != generation {
-            return;
-        }
-        if inner.entries.len() >= AUTH_CACHE_MAX {
-            inner.entries.clear();
-        }
-        inner.entries.insert(key, (Instant::now(), principal));
+        self.0.put(generation, key, principal);
     }
 
     /// Forgets every cached token of `endpoint` (it was revoked or changed).
     pub fn evict(&self, endpoint: EndpointId) {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.generation = inner.generation.wrapping_add(1);
-            inner.entries.retain(|_, (_, p)| p.endpoint_id != endpoint);
-        }
+        self.0.evict(|p| p.endpoint_id == endpoint);
     }
 
     /// Forgets everything.
     pub fn clear(&self) {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.generation = inner.generation.wrapping_add(1);
-            inner.entries.clear();
-        }
+        self.0.clear();
     }
 
     /// Whether the change listener is listening (entries are served only then).
     pub fn is_current(&self) -> bool {
-        self.inner.lock().is_ok_and(|i| i.current)
+        self.0.is_current()
     }
 }
 
 impl Follower for AuthCache {
     fn set_current(&self, current: bool) {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.generation = inner.generation.wrapping_add(1);
-            inner.entries.clear();
-            inner.current = current;
-        }
+        self.0.set_current(current);
     }
 
     /// The payload is an endpoint id; anything else (a TRUNCATE's `*`) forgets all.

@@ -8,6 +8,7 @@
 mod endpoint_tokens;
 mod listener;
 mod operators;
+mod webhooks;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -132,6 +133,12 @@ impl Sql {
     /// listener acknowledges that it forgot the endpoint (the CLI and the API wait for
     /// this themselves; a change by hand does not).
     pub async fn run_heard(&self, sql: &str, id: uuid::Uuid) {
+        self.run_heard_as(sql, &id.to_string()).await;
+    }
+
+    /// Runs `sql` and waits until an instance's auth listener acknowledges `payload`
+    /// (an endpoint id, or `webhook:<id>`).
+    pub async fn run_heard_as(&self, sql: &str, payload: &str) {
         self.run(&format!("LISTEN {AUTH_ACKS}")).await;
         self.run(sql).await;
         let mut heard = self.heard.lock().await;
@@ -139,9 +146,9 @@ impl Sql {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, heard.recv()).await {
-                Ok(Some(payload)) if payload == id.to_string() => break,
+                Ok(Some(heard)) if heard == payload => break,
                 Ok(Some(_)) => {}
-                Ok(None) | Err(_) => panic!("no auth listener acknowledged the change to {id}"),
+                Ok(None) | Err(_) => panic!("no auth listener acknowledged the change to {payload}"),
             }
         }
         drop(heard);
