@@ -9,6 +9,10 @@
 -- Safe to run under live traffic: it only adds a function and triggers, and an
 -- instance of the previous version simply does not listen for them.
 
+-- Creating a trigger waits for running transactions on its table and queues every
+-- write behind it: give up (and let the instance restart) rather than stall them.
+SET LOCAL lock_timeout = '5s';
+
 CREATE FUNCTION switchboard_webhook_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'TRUNCATE' THEN

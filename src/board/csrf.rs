@@ -15,7 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest, web};
+use actix_web::{FromRequest, HttpRequest};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -29,6 +29,7 @@ use subtle::ConstantTimeEq;
 use super::error::BoardError;
 use super::session::Human;
 use crate::error::Error;
+use crate::http::body_read::{declared_length, read_bounded, read_timeout};
 
 /// Name of the hidden form field.
 pub const CSRF_FIELD: &str = "csrf_token";
@@ -124,13 +125,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for Posted<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let human = Human::from_request(req, payload);
-        let body = web::Bytes::from_request(req, payload);
+        let (body, declared, timeout) = (payload.take(), declared_length(req), read_timeout(req));
         Box::pin(async move {
             let human = human.await?;
-            let body = body.await.map_err(|_| BoardError::App(Error::InvalidArgument("form: unreadable".into())))?;
-            if body.len() > FORM_LIMIT {
-                return Err(BoardError::App(Error::PayloadTooLarge(FORM_LIMIT)));
-            }
+            // Bounded like every API body: at most FORM_LIMIT, and within the read
+            // timeout (a stalled form holds no connection forever).
+            let body = read_bounded(body, declared, FORM_LIMIT, timeout).await.map_err(BoardError::App)?;
             let token = serde_urlencoded::from_bytes::<CsrfOnly>(&body).map(|c| c.csrf_token).unwrap_or_default();
             if !human.csrf.matches(&token) {
                 return Err(BoardError::Csrf);

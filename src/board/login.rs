@@ -10,7 +10,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::csrf::{CsrfToken, LOGIN_CSRF_COOKIE, NoFields, Posted};
+use super::csrf::{CsrfToken, FORM_LIMIT, LOGIN_CSRF_COOKIE, NoFields, Posted};
 use super::error::BoardError;
 use super::layout;
 use super::respond;
@@ -18,6 +18,7 @@ use super::session::{Human, SESSION_COOKIE, SESSION_TTL, removal};
 use crate::domain::passwords::verify_password;
 use crate::error::Error;
 use crate::http::AppState;
+use crate::http::body_read::{declared_length, read_bounded, read_timeout};
 
 /// Where a signed-in human lands by default.
 pub const LANDING: &str = "/todos";
@@ -113,8 +114,9 @@ pub async fn form(req: HttpRequest, human: Option<Human>, query: web::Query<Logi
 }
 
 /// `POST /login`.
-pub async fn submit(req: HttpRequest, body: web::Bytes) -> Result<HttpResponse, BoardError> {
+pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpResponse, BoardError> {
     let state = state(&req)?;
+    let body = read_bounded(payload, declared_length(&req), FORM_LIMIT, read_timeout(&req)).await?;
     let form: LoginForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     let Some(token) = login_token(&req).filter(|t| t.matches(&form.csrf_token)) else {
         return Err(BoardError::Csrf);

@@ -72,7 +72,8 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupEr
         let applied = conn
             .run_pending_migrations(MIGRATIONS)
             .map(|versions| versions.iter().map(|v| v.to_string()).collect::<Vec<_>>())
-            .map_err(|e| DbSetupError::Migration(e.to_string()));
+            .map_err(|e| DbSetupError::Migration(e.to_string()))
+            .and_then(|applied| repair_invalid_indexes(&mut conn).map(|()| applied).map_err(failed));
         // Closing the connection would release the lock too; unlocking says so at once.
         let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
             .bind::<BigInt, _>(advisory::MIGRATIONS)
@@ -81,4 +82,42 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupEr
     })
     .await
     .map_err(|e| DbSetupError::Migration(e.to_string()))?
+}
+
+/// An index left invalid: its name and its definition.
+#[derive(diesel::QueryableByName)]
+struct InvalidIndex {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    definition: String,
+}
+
+/// Rebuilds every index of the schema that an interrupted `CREATE INDEX CONCURRENTLY`
+/// left invalid (an instance killed mid-rollout): the migration that built it is
+/// recorded as applied once re-run (`IF NOT EXISTS` skips the invalid one), and the
+/// planner ignores an invalid index, so without this it would stay useless for good.
+/// Leftovers of an interrupted `REINDEX CONCURRENTLY` (`…_ccnew`, `…_ccold`) are only
+/// dropped. Runs under the migration lock, concurrently, so writes go on.
+fn repair_invalid_indexes(conn: &mut AsyncConnectionWrapper<AsyncPgConnection>) -> diesel::QueryResult<()> {
+    let invalid: Vec<InvalidIndex> = diesel::sql_query(
+        "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition \
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE NOT i.indisvalid AND n.nspname = current_schema()",
+    )
+    .load(conn)?;
+    for index in invalid {
+        tracing::warn!(index = %index.name, "rebuilding an index an interrupted concurrent build left invalid");
+        let quoted = format!("\"{}\"", index.name.replace('"', "\"\""));
+        diesel::sql_query(format!("DROP INDEX CONCURRENTLY IF EXISTS {quoted}")).execute(conn)?;
+        if index.name.contains("_ccnew") || index.name.contains("_ccold") {
+            continue;
+        }
+        let create = index
+            .definition
+            .replacen("CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1)
+            .replacen("CREATE INDEX ", "CREATE INDEX CONCURRENTLY ", 1);
+        diesel::sql_query(create).execute(conn)?;
+    }
+    Ok(())
 }

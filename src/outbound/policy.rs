@@ -272,7 +272,7 @@ impl Policy {
 
     /// Checks every address a target resolved to: one refused address refuses the target.
     pub fn admit_all(&self, addrs: &[SocketAddr]) -> Result<(), Refusal> {
-        addrs.iter().try_for_each(|a| self.admit(*a))
+        addrs.iter().try_for_each(|a| self.admit(*a).and_then(|()| self.itself.admit_address(*a)))
     }
 }
 

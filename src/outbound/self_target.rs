@@ -20,6 +20,10 @@ const DECODE_ROUNDS: usize = 3;
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct BaseHost {
     host: String,
+    /// The host, when the base URL names it by IP address: a target that resolves to
+    /// it is us however the target spells it (`https://3405803781/`, a DNS name). A
+    /// name is not compared by address: a proxy or CDN address is shared with others.
+    literal: Option<IpAddr>,
     /// Only this port is us. `None`: every port of the host is (a name that points at
     /// Switchboard's proxy belongs to it). A loopback host names the machine, not the
     /// service, and the default base URL is the loopback listen address, so there the
@@ -46,7 +50,8 @@ impl SelfTarget {
             Some(ip) => unmap(ip).is_loopback(),
             None => host == "localhost" || host.ends_with(".localhost"),
         };
-        SelfTarget { base: Some(BaseHost { host, port: loopback.then_some(port) }) }
+        let literal = literal.map(unmap);
+        SelfTarget { base: Some(BaseHost { host, literal, port: loopback.then_some(port) }) }
     }
 
     /// Refuses a target at the base URL's host ([`Refusal::OwnHost`]) or at an ingest
@@ -65,6 +70,21 @@ impl SelfTarget {
     }
 }
 
+impl SelfTarget {
+    /// Refuses an address a target resolved to when it is the base URL's own IP
+    /// address (and port, for a loopback one).
+    pub fn admit_address(&self, addr: std::net::SocketAddr) -> Result<(), Refusal> {
+        match &self.base {
+            Some(BaseHost { literal: Some(ip), port, .. })
+                if unmap(addr.ip()) == *ip && port.is_none_or(|p| p == addr.port()) =>
+            {
+                Err(Refusal::OwnHost)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A host as compared: an IP literal in its canonical form (IPv4-mapped as IPv4), a
 /// name in lower case without the trailing dot of a fully qualified name.
 fn host_key(host: &str, literal: Option<IpAddr>) -> String {
@@ -74,14 +94,16 @@ fn host_key(host: &str, literal: Option<IpAddr>) -> String {
     }
 }
 
-/// Whether `path` lies under one of our ingest routes once decoded and normalised the
+/// Whether `path` reaches one of our ingest routes once decoded and normalised the
 /// way a proxy or our router might: percent-escapes decoded, empty and `.` segments
-/// dropped, `..` applied, compared without regard to case.
+/// dropped, `..` applied, compared without regard to case. The route may stand below
+/// any prefix (a base URL with a path, or a proxy that mounts us under one), so it is
+/// looked for at every segment boundary, not only at the start.
 fn is_ingest_path(path: &str) -> bool {
     let normal = normalise(path);
     INGEST_ROUTE_PREFIXES.iter().any(|prefix| {
         let prefix = prefix.trim_end_matches('/').to_ascii_lowercase();
-        normal == prefix || normal.starts_with(&format!("{prefix}/"))
+        normal.ends_with(&prefix) || normal.contains(&format!("{prefix}/"))
     })
 }
 
@@ -165,6 +187,17 @@ mod tests {
     }
 
     #[test]
+    fn an_address_that_is_the_ip_literal_base_host_is_us_however_the_target_spelled_it() {
+        let rules = SelfTarget::for_base_url("https://203.0.113.5");
+        let at = |ip: &str, port| std::net::SocketAddr::new(ip.parse().unwrap(), port);
+        assert_eq!(rules.admit_address(at("203.0.113.5", 443)), Err(Refusal::OwnHost));
+        assert_eq!(rules.admit_address(at("::ffff:203.0.113.5", 8443)), Err(Refusal::OwnHost));
+        assert_eq!(rules.admit_address(at("203.0.113.6", 443)), Ok(()));
+        let named = SelfTarget::for_base_url("https://switchboard.example.com");
+        assert_eq!(named.admit_address(at("203.0.113.5", 443)), Ok(()), "a name is not compared by address");
+    }
+
+    #[test]
     fn a_loopback_base_host_is_us_only_on_its_port() {
         let rules = SelfTarget::for_base_url("http://127.0.0.1:8080");
         assert_eq!(check(&rules, "https://127.0.0.1:8080/"), Err(Refusal::OwnHost));
@@ -187,6 +220,8 @@ mod tests {
             "https://relay.example.com/webhooks%2Fw/sbw_token",
             "https://relay.example.com/WEBHOOKS/W/sbw_token",
             "https://relay.example.com/a/../webhooks/./w/sbw_token?x=1",
+            "https://relay.example.com/sb/webhooks/w/sbw_token",
+            "https://relay.example.com/hooks/webhooks/w/1",
         ] {
             assert_eq!(check(&rules, url), Err(Refusal::IngestRoute), "{url}");
         }
@@ -194,7 +229,7 @@ mod tests {
             "https://relay.example.com/webhooks",
             "https://relay.example.com/webhooks/github",
             "https://relay.example.com/webhooks/wx/1",
-            "https://relay.example.com/hooks/webhooks/w/1",
+            "https://relay.example.com/webhooks/w-archive/1",
         ] {
             assert_eq!(check(&rules, url), Ok(()), "{url}");
         }

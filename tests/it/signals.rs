@@ -381,6 +381,14 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
         type Result = ();
         fn handle(&mut self, _: DeadLettered, _: &mut Context<Self>) {}
     }
+    /// Sent last: once it is handled, nothing sent before it is still on its way.
+    #[derive(actix::Message)]
+    #[rtype(result = "()")]
+    struct Marker;
+    impl Handler<Marker> for Stuck {
+        type Result = ();
+        fn handle(&mut self, _: Marker, _: &mut Context<Self>) {}
+    }
 
     const CAPACITY: usize = 4;
     const SENT: usize = 30;
@@ -396,6 +404,7 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
         Context::with_receiver(rx).run(Stuck { gate, handled: counter });
     });
     let stuck = Addr::new(tx);
+    let probe = stuck.clone();
     let emitter = Emitter::to(stuck.clone().recipient(), stuck.recipient());
     // The server clones its store per worker and per sweep run: each todo here comes
     // through a clone of its own, and the bound must hold across them.
@@ -417,6 +426,7 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
         assert!(started.elapsed() < std::time::Duration::from_secs(10), "handled {handled:?}");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
+    probe.send(Marker).await.expect("the recipient is alive");
     assert_eq!(handled.load(Ordering::SeqCst) + dropped, SENT, "each signal handled or dropped, once");
     arbiter.stop();
 }

@@ -182,3 +182,15 @@ async fn two_instances_seeding_the_demo_at_once_both_succeed_with_one_demo_endpo
     assert_eq!(app.db.count("SELECT count(*) FROM humans").await, 1);
     assert_eq!(app.db.count("SELECT count(*) FROM endpoints").await, 1, "one demo endpoint, not demo-2");
 }
+
+#[actix_web::test]
+async fn an_index_an_interrupted_concurrent_build_left_invalid_is_rebuilt_at_the_next_start() {
+    let db = TestDb::new().await;
+    let valid = "SELECT count(*) FROM pg_index WHERE indexrelid = 'todos_retention_idx'::regclass AND indisvalid";
+    // What an instance killed during `CREATE INDEX CONCURRENTLY` leaves: the index
+    // exists, invalid, and the re-run migration's `IF NOT EXISTS` would skip it.
+    db.exec("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'todos_retention_idx'::regclass").await;
+    assert_eq!(db.count(valid).await, 0);
+    switchboard::db::run_migrations(&db.url).await.expect("migrations");
+    assert_eq!(db.count(valid).await, 1, "the invalid index was rebuilt");
+}

@@ -67,7 +67,13 @@ pub(super) async fn deliver(
                 return dropped;
             }
         };
-        let class = attempt_once(&client, &target.url, &msg_id, &n.body, &keys).await;
+        // The URL rules (scheme, own host, ingest routes) again before every attempt:
+        // the connector checks them only when it dials, and a kept-alive connection to
+        // the same host skips that (a hook saved before a rule existed would pass).
+        let class = match channel.guard.policy().target(&target.url) {
+            Ok(_) => attempt_once(&client, &target.url, &msg_id, &n.body, &keys).await,
+            Err(_) => AttemptClass::RejectedSsrf,
+        };
         channel.metrics.attempt(class.metric_result());
         let jitter = unit_jitter(&mut rand::thread_rng());
         match after_attempt(attempt, class, jitter) {

@@ -30,23 +30,42 @@ pub const AUTH_ACKS_CHANNEL: &str = "switchboard_auth_acks";
 /// How long a change waits for every listener's acknowledgement.
 pub const ACK_LIMIT: Duration = Duration::from_secs(5);
 
+/// Turns for revocations waiting on acknowledgements (see [`everywhere`]).
+static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+
 /// How often the wait looks again at which listeners are still there.
 const RECHECK: Duration = Duration::from_millis(200);
 
 /// Runs `change` (which commits a change to `endpoint`) and returns its outcome once
 /// every auth listener has acknowledged it, or after [`ACK_LIMIT`]. A failed change
 /// waits for nothing. It holds one pooled connection while `change` takes another, so
-/// with a pool of one it runs `change` unconfirmed (the NOTIFY still evicts).
+/// with a pool of one it runs `change` unconfirmed (the NOTIFY still evicts), and at
+/// most a quarter of the pool waits at once.
 pub async fn everywhere<T>(store: &Store, endpoint: EndpointId, change: impl Future<Output = Result<T>>) -> Result<T> {
-    if store.pool().status().max_size < 2 {
+    let pool_size = store.pool().status().max_size;
+    if pool_size < 2 {
         return change.await;
     }
+    // Revocations waiting for acknowledgements hold a pooled connection each: at most a
+    // quarter of the pool does at once, the rest take turns, so a burst of revocations
+    // never starves the agents (or itself) of connections.
+    let turns = TURNS.get_or_init(|| tokio::sync::Semaphore::new((pool_size / 4).max(1)));
+    let _turn = turns.acquire().await.map_err(|_| crate::error::Error::Internal("confirmation turns closed".into()))?;
     let mut held = Listening(Some(store.conn().await?));
     let Some(conn) = held.0.as_mut() else { return change.await };
-    let listening = prepare(conn).await?;
+    let mut listening = prepare(conn).await?;
     let outcome = change.await;
     let unconfirmed = match &outcome {
-        Ok(_) => wait(conn, listening, &endpoint.0.to_string()).await,
+        Ok(_) => {
+            // A listener that named itself between `prepare` and the commit was already
+            // listening (it names itself only once LISTEN is in place) and may have
+            // cached the old answer: wait for it too. One named after this read starts
+            // with an empty cache that only reads committed data.
+            if let Ok(now) = listeners(conn).await {
+                listening.extend(now);
+            }
+            wait(conn, listening, &endpoint.0.to_string()).await
+        }
         Err(_) => 0,
     };
     if unconfirmed > 0 {

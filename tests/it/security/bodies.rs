@@ -1,5 +1,6 @@
-//! Intake reads bodies with bounds: a body that stalls after its headers is answered
-//! 408 once the configured read timeout has passed (not held open forever), and an
+//! Intake, the APIs and the Board's forms read bodies with bounds: a body that stalls
+//! after its headers is answered 408 once the configured read timeout has passed (not
+//! held open forever), and an
 //! oversized body is still 413. (That a declared length is not allocated up front is a
 //! unit test of the reader, `http::body_read`.)
 
@@ -107,6 +108,16 @@ async fn an_api_body_that_stalls_after_the_headers_is_answered_408_too() {
     let answer = raw_exchange(&app, head, br#"{"queue":"#.to_vec()).await;
     assert_eq!(answer.status, 408, "{}", answer.body);
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 0);
+}
+
+#[actix_web::test]
+async fn a_board_sign_in_form_that_stalls_after_the_headers_is_answered_408_too() {
+    let (app, _, _, _) = app_with_generic_webhook().await;
+    let head = "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+                Content-Length: 1000\r\n\r\n"
+        .to_owned();
+    let answer = raw_exchange(&app, head, b"email=a%40example.com".to_vec()).await;
+    assert_eq!(answer.status, 408);
 }
 
 #[actix_web::test]
