@@ -6,6 +6,7 @@
 //! (todo row, then its foreign keys' key-share lock on the endpoint) and a revocation
 //! (endpoint row `FOR UPDATE`, then the todos) deadlocked and the revocation answered 500.
 
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -42,7 +43,7 @@ impl Seen {
 /// attempt with a verb that depends on the round (complete, fail, release, interrupt
 /// and resume). Agent 0 also creates todos. Stops at its first 401 (the endpoint is
 /// gone) or when `stop` is set.
-async fn agent(app: Arc<TestApp>, token: String, n: usize, seen: Arc<Seen>, stop: Arc<AtomicBool>) {
+async fn agent(app: Rc<TestApp>, token: String, n: usize, seen: Arc<Seen>, stop: Arc<AtomicBool>) {
     let mut round = n;
     while !stop.load(Ordering::Relaxed) {
         round += 1;
@@ -53,7 +54,7 @@ async fn agent(app: Arc<TestApp>, token: String, n: usize, seen: Arc<Seen>, stop
                 return;
             }
         }
-        let (s, b) = if round % 3 == 0 {
+        let (s, b) = if round.is_multiple_of(3) {
             let (s, list) = app.get("/api/v1/agent/todos?state=pending&limit=1", &token).await;
             seen.check("list", s.as_u16(), &list);
             if s == 401 {
@@ -111,7 +112,7 @@ async fn seed(app: &TestApp, o: &Owner, ep: &Ep) {
 
 /// Runs the operator's side (retry now, bulk retry) and the system sweeps while the
 /// agents work, until `stop`.
-async fn background(app: Arc<TestApp>, o: Owner, seen: Arc<Seen>, stop: Arc<AtomicBool>) {
+async fn background(app: Rc<TestApp>, o: Owner, seen: Arc<Seen>, stop: Arc<AtomicBool>) {
     while !stop.load(Ordering::Relaxed) {
         let (s, b) = app.get("/api/v1/dead-letters?limit=5", &o.token).await;
         seen.check("dead-letters", s.as_u16(), &b);
@@ -144,7 +145,7 @@ enum Death {
     Expiry,
 }
 
-async fn round(app: &Arc<TestApp>, o: &Owner, slug: &str, death: Death) {
+async fn round(app: &Rc<TestApp>, o: &Owner, slug: &str, death: Death) {
     let ep = app.agent(o.scope, slug).await;
     seed(app, o, &ep).await;
     let seen = Arc::new(Seen::default());
@@ -228,7 +229,7 @@ async fn round(app: &Arc<TestApp>, o: &Owner, slug: &str, death: Death) {
 
 #[actix_web::test]
 async fn revoking_an_endpoint_while_its_agents_use_every_verb_never_answers_500_and_loses_nothing() {
-    let app = Arc::new(TestApp::spawn().await);
+    let app = Rc::new(TestApp::spawn().await);
     let o = app.owner("a@example.com").await;
     for r in 0..ROUNDS {
         round(&app, &o, &format!("busy-{r}"), Death::Revoke).await;
@@ -237,7 +238,7 @@ async fn revoking_an_endpoint_while_its_agents_use_every_verb_never_answers_500_
 
 #[actix_web::test]
 async fn an_endpoint_expiring_while_its_agents_use_every_verb_never_fails_the_sweep_and_loses_nothing() {
-    let app = Arc::new(TestApp::spawn().await);
+    let app = Rc::new(TestApp::spawn().await);
     let o = app.owner("a@example.com").await;
     for r in 0..ROUNDS {
         round(&app, &o, &format!("busy-{r}"), Death::Expiry).await;
