@@ -40,9 +40,13 @@ pub enum BoardError {
 pub fn login_url(next: Option<&str>) -> String {
     match next.and_then(super::login::safe_next) {
         Some(next) => {
-            format!("/login?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>())
+            format!(
+                "{}?next={}",
+                super::paths::LOGIN,
+                url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+            )
         }
-        None => "/login".to_owned(),
+        None => super::paths::LOGIN.to_owned(),
     }
 }
 
@@ -94,7 +98,7 @@ impl ResponseError for BoardError {
             html! {
                 h1 { (title) }
                 p.sb-lede { (message) }
-                p { a.sb-btn href="/todos" { "Back to the Board" } }
+                p { a.sb-btn href=(super::login::LANDING) { "Back to the Board" } }
             },
         );
         let mut resp = respond::html(status, body);

@@ -40,11 +40,11 @@ impl Nav {
     /// The section's path.
     pub fn href(self) -> &'static str {
         match self {
-            Nav::Todos => "/todos",
-            Nav::Endpoints => "/endpoints",
-            Nav::Webhooks => "/webhooks",
-            Nav::Hooks => "/hooks",
-            Nav::Quarantine => "/quarantine",
+            Nav::Todos => super::todos::paths::TODOS,
+            Nav::Endpoints => super::endpoints::paths::ENDPOINTS,
+            Nav::Webhooks => super::webhooks::paths::WEBHOOKS,
+            Nav::Hooks => super::hooks::paths::HOOKS,
+            Nav::Quarantine => super::quarantine::paths::QUARANTINE,
         }
     }
 }
@@ -82,7 +82,7 @@ pub fn page(human: &Human, current: Nav, title: &str, body: Markup) -> Markup {
             body {
                 a.sb-skip href="#main" { "Skip to content" }
                 header.sb-top {
-                    a.sb-brand href="/todos" { "Switchboard" }
+                    a.sb-brand href=(Nav::Todos.href()) { "Switchboard" }
                     nav.sb-nav aria-label="Board" {
                         ul {
                             @for section in Nav::ALL {
@@ -98,7 +98,7 @@ pub fn page(human: &Human, current: Nav, title: &str, body: Markup) -> Markup {
                     }
                     div.sb-who {
                         span.sb-who-name title=(human.email) { (human.name) }
-                        form.sb-inline method="post" action="/logout" {
+                        form.sb-inline method="post" action=(super::paths::LOGOUT) {
                             (human.csrf_field())
                             button.sb-btn.sb-btn-quiet type="submit" { "Sign out" }
                         }

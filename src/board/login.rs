@@ -21,7 +21,7 @@ use crate::http::AppState;
 use crate::http::body_read::{declared_length, read_bounded, read_timeout};
 
 /// Where a signed-in human lands by default.
-pub const LANDING: &str = "/todos";
+pub const LANDING: &str = super::todos::paths::TODOS;
 
 /// The one message for every wrong email/password combination.
 pub const WRONG_CREDENTIALS: &str = "That email and password do not match an account.";
@@ -37,8 +37,8 @@ pub fn safe_next(next: &str) -> Option<&str> {
         && !next.contains('\\')
         && next.len() <= NEXT_MAX
         && !next.chars().any(char::is_control)
-        && !next.starts_with("/login")
-        && !next.starts_with("/logout");
+        && !next.starts_with(super::paths::LOGIN)
+        && !next.starts_with(super::paths::LOGOUT);
     local.then_some(next)
 }
 
@@ -70,7 +70,7 @@ fn view(csrf: &CsrfToken, email: &str, next: Option<&str>, refusal: Option<&str>
             @if let Some(refusal) = refusal {
                 div.sb-notice.sb-notice-error role="alert" { (refusal) }
             }
-            form.sb-form method="post" action="/login" {
+            form.sb-form method="post" action=(super::paths::LOGIN) {
                 (csrf.field())
                 @if let Some(next) = next {
                     input type="hidden" name="next" value=(next);
@@ -156,7 +156,7 @@ pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpRespo
 pub async fn logout(req: HttpRequest, posted: Posted<NoFields>) -> Result<HttpResponse, BoardError> {
     state(&req)?.store.end_board_session(&posted.human.session_token).await?;
     tracing::info!(human = %posted.human.reach.human, "board sign-out");
-    let mut resp = respond::see_other("/login");
+    let mut resp = respond::see_other(super::paths::LOGIN);
     let _ = resp.add_cookie(&removal(SESSION_COOKIE));
     Ok(resp)
 }

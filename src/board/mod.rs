@@ -22,14 +22,13 @@ pub mod hooks;
 pub mod layout;
 pub mod login;
 pub mod owners;
+pub mod paths;
 pub mod quarantine;
 pub mod rate_limit;
 pub mod respond;
 pub mod scope;
 pub mod session;
 pub mod todos;
-pub mod todos_page;
-pub mod todos_retry;
 pub mod webhooks;
 
 use actix_web::{HttpResponse, web};
@@ -59,39 +58,24 @@ impl BoardState {
     }
 }
 
-/// Every signed-in page: its path and its route (each section lists its own).
+/// Every signed-in page: its path and its route (each section lists its own, from its
+/// `paths`).
 fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    let mut pages = vec![
-        ("/todos", web::get().to(todos_page::list)),
-        // Before `/todos/{id}/retry`, whose `{id}` would otherwise take "dead".
-        ("/todos/dead/retry", web::post().to(todos_retry::retry_dead)),
-        ("/todos/{id}", web::get().to(todos_page::detail)),
-        ("/todos/{id}/retry", web::post().to(todos_retry::retry_one)),
-    ];
-    pages.extend([
-        ("/endpoints", web::get().to(endpoints::handlers::list)),
-        ("/endpoints", web::post().to(endpoints::handlers::vend)),
-        ("/endpoints/{id}", web::get().to(endpoints::handlers::show)),
-        ("/endpoints/{id}/revoke", web::get().to(endpoints::handlers::confirm_revoke)),
-        ("/endpoints/{id}/revoke", web::post().to(endpoints::handlers::revoke)),
-        ("/webhooks", web::get().to(webhooks::handlers::list)),
-        ("/webhooks", web::post().to(webhooks::handlers::create)),
-        ("/webhooks/{id}", web::get().to(webhooks::handlers::show)),
-        ("/webhooks/{id}/rules", web::post().to(webhooks::handlers::save_rules)),
-        ("/webhooks/{id}/rules/test", web::post().to(webhooks::handlers::test_rules)),
-    ]);
-    pages.extend(hooks::pages());
-    pages.extend(quarantine::pages());
+    let mut pages = todos::routes();
+    pages.extend(endpoints::routes());
+    pages.extend(webhooks::routes());
+    pages.extend(hooks::routes());
+    pages.extend(quarantine::routes());
     pages
 }
 
 /// The Board's routes (sign-in, sign-out, assets, `/`, and every page).
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(home))
-        .route("/login", web::get().to(login::form))
-        .route("/login", web::post().to(login::submit))
-        .route("/logout", web::post().to(login::logout))
-        .route("/static/{file}", web::get().to(assets::serve));
+        .route(paths::LOGIN, web::get().to(login::form))
+        .route(paths::LOGIN, web::post().to(login::submit))
+        .route(paths::LOGOUT, web::post().to(login::logout))
+        .route(paths::STATIC, web::get().to(assets::serve));
     for (path, route) in pages() {
         cfg.route(path, route);
     }
@@ -99,5 +83,5 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 /// `/`: the Todos view when signed in, else the sign-in form.
 async fn home(human: Option<Human>) -> HttpResponse {
-    respond::see_other(if human.is_some() { login::LANDING } else { "/login" })
+    respond::see_other(if human.is_some() { login::LANDING } else { paths::LOGIN })
 }

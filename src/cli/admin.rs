@@ -12,7 +12,7 @@ use crate::domain::grants::Verb;
 use crate::domain::todo_state::TeamRole;
 use crate::error::{Error, Result};
 use crate::http::dto::{CreatedWebhookView, WebhookList, WebhookView};
-use crate::intake::actors::TrustedActors;
+use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::Store;
 use crate::store::endpoints::VendEndpoint;

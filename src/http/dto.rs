@@ -12,7 +12,7 @@ use crate::domain::ids::{EndpointId, TodoId, WebhookId};
 use crate::domain::todo_state::{
     AttemptDisposition, AttemptOutcome, DeadReason, EndpointState, InterruptState, Presence, TodoState,
 };
-use crate::intake::actors::TrustedActors;
+use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::dead_letters::DeadLetter;
 use crate::store::webhooks::{CreatedWebhook, WebhookRow};

@@ -15,10 +15,10 @@ use std::sync::Arc;
 
 use super::webhook_cache::IngestWebhook;
 use crate::domain::tokens;
-use crate::intake::actors::is_trusted;
 use crate::intake::redact::redacted_headers;
 use crate::intake::routing::{Inputs, Routed, route};
 use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
+use crate::intake::trusted_senders::is_trusted;
 use crate::intake::verify::{self, Inbound, VerifyError};
 use crate::store::deliveries::{Delivery, Recorded};
 use crate::store::webhooks::WebhookRow;

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use crate::coherent_cache::CoherentCache;
 use crate::domain::ids::WebhookId;
-use crate::intake::actors::TrustedActors;
 use crate::intake::rules::{self, RuleSet};
+use crate::intake::trusted_senders::TrustedActors;
 use crate::store::webhooks::IngestTarget;
 use crate::vault::Vault;
 

@@ -12,7 +12,7 @@ use crate::domain::text::{QUARANTINE_QUEUE, valid_queue_name};
 use crate::domain::tokens::{self, INGEST_TOKEN_PREFIX};
 use crate::domain::transitions::{DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RANGE, within};
 use crate::error::{Error, Result};
-use crate::intake::actors::TrustedActors;
+use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::vault::{self, Vault, VaultError};
 

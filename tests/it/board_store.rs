@@ -377,7 +377,7 @@ async fn bulk_retry_moves_the_searched_dead_letters_in_scope_only_and_counts_wha
     assert_eq!(left.len(), 3);
     assert_eq!(dead_ids(&app, &[stranger.scope], None).await, vec![foreign], "another scope's stay dead");
     for id in [a, b, key_new] {
-        let t = app.store.get_todo(&switchboard::store::todos::Actor::Operator(scopes.to_vec()), id).await.unwrap();
+        let t = app.store.get_todo(&switchboard::store::todos::Caller::Operator(scopes.to_vec()), id).await.unwrap();
         assert_eq!((t.todo.state, t.todo.attempt, t.todo.attempts_total), (TodoState::Pending, 0, 1));
         assert!(t.todo.dead_reason.is_none() && t.todo.dead_lettered_at.is_none());
         assert_eq!(t.attempts.len(), 1, "history kept");

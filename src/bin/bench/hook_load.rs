@@ -30,7 +30,7 @@ use switchboard::domain::ids::TodoId;
 use switchboard::domain::todo_state::ReadyReason;
 use switchboard::store::Store;
 use switchboard::store::signals::{Emitter, Signal, TodoFacts, TodoReady};
-use switchboard::store::todos::Actor;
+use switchboard::store::todos::Caller;
 
 use crate::channel::BenchChannel;
 use crate::database::BenchDb;
@@ -91,7 +91,7 @@ async fn feeder_todos(rig: &Rig, store: &Store, per_line: usize) -> BenchResult<
             }
             let todo_id: TodoId = id.parse().map_err(|e| format!("todo id {id}: {e}"))?;
             let row = store
-                .get_todo(&Actor::Endpoint(line.endpoint), todo_id)
+                .get_todo(&Caller::Endpoint(line.endpoint), todo_id)
                 .await
                 .map_err(|e| format!("reading todo {id}: {e}"))?
                 .todo;

@@ -13,5 +13,18 @@ pub mod handlers;
 pub mod paths;
 pub mod view;
 
+use actix_web::web;
+
+/// The Endpoints pages' routes, for [`crate::board`]'s page list.
+pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+    vec![
+        (paths::ENDPOINTS, web::get().to(handlers::list)),
+        (paths::ENDPOINTS, web::post().to(handlers::vend)),
+        (paths::ENDPOINT, web::get().to(handlers::show)),
+        (paths::REVOKE, web::get().to(handlers::confirm_revoke)),
+        (paths::REVOKE, web::post().to(handlers::revoke)),
+    ]
+}
+
 #[cfg(test)]
 mod view_tests;

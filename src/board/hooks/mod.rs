@@ -17,13 +17,13 @@ mod view_tests;
 use actix_web::web;
 
 /// The hook pages' routes, for [`crate::board`]'s page list.
-pub fn pages() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
     vec![
         (paths::HOOKS, web::get().to(handlers::list)),
-        ("/hooks/endpoint/{id}", web::post().to(handlers::create)),
-        ("/hooks/{id}/rotate", web::post().to(handlers::rotate)),
-        ("/hooks/{id}/enable", web::post().to(handlers::enable)),
-        ("/hooks/{id}/disable", web::post().to(handlers::disable)),
-        ("/hooks/{id}/delete", web::post().to(handlers::delete)),
+        (paths::CREATE, web::post().to(handlers::create)),
+        (paths::ROTATE, web::post().to(handlers::rotate)),
+        (paths::ENABLE, web::post().to(handlers::enable)),
+        (paths::DISABLE, web::post().to(handlers::disable)),
+        (paths::DELETE, web::post().to(handlers::delete)),
     ]
 }

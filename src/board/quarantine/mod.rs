@@ -16,11 +16,11 @@ mod view_tests;
 use actix_web::web;
 
 /// The quarantine pages' routes, for [`crate::board`]'s page list.
-pub fn pages() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
     vec![
         (paths::QUARANTINE, web::get().to(handlers::list)),
-        ("/quarantine/{id}", web::get().to(handlers::detail)),
-        ("/quarantine/{id}/release", web::post().to(handlers::release)),
-        ("/quarantine/{id}/discard", web::post().to(handlers::discard)),
+        (paths::HELD, web::get().to(handlers::detail)),
+        (paths::RELEASE, web::post().to(handlers::release)),
+        (paths::DISCARD, web::post().to(handlers::discard)),
     ]
 }

@@ -1,23 +1,31 @@
 //! Where the quarantine pages' links and forms point.
 
+use super::super::paths::fill;
 use crate::domain::ids::TodoId;
 
 /// The quarantine list (`GET`).
 pub const QUARANTINE: &str = "/quarantine";
 
+/// One held delivery (route pattern).
+pub const HELD: &str = "/quarantine/{id}";
+/// Release it (route pattern).
+pub const RELEASE: &str = "/quarantine/{id}/release";
+/// Discard it (route pattern).
+pub const DISCARD: &str = "/quarantine/{id}/discard";
+
 /// One held delivery (`GET`).
 pub fn held(id: TodoId) -> String {
-    format!("{QUARANTINE}/{id}")
+    fill(HELD, id)
 }
 
 /// Release it (`POST`, fields `csrf_token`, `queue`: empty lets the webhook's rules decide).
 pub fn release(id: TodoId) -> String {
-    format!("{QUARANTINE}/{id}/release")
+    fill(RELEASE, id)
 }
 
 /// Discard it (`POST`, after the page's confirm step).
 pub fn discard(id: TodoId) -> String {
-    format!("{QUARANTINE}/{id}/discard")
+    fill(DISCARD, id)
 }
 
 #[cfg(test)]

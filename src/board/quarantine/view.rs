@@ -11,7 +11,7 @@ use super::paths;
 use crate::board::todos::format::{ago, machine, shorten, until, utc};
 use crate::domain::ids::{EndpointId, WebhookId};
 use crate::domain::todo_state::{QuarantineReason, TodoState};
-use crate::intake::actors::sender_login;
+use crate::intake::trusted_senders::sender_login;
 use crate::store::quarantine::{Held, QUARANTINE_DAYS};
 
 /// Most bytes of a held payload the detail page shows.

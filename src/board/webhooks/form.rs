@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::domain::ids::EndpointId;
 use crate::error::{Error, Result};
 use crate::http::dto::CreateWebhookBody;
-use crate::intake::actors::TrustedActors;
+use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 
 /// The create form's fields, as typed (kept to show the form again after a refusal).

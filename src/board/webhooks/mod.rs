@@ -14,5 +14,18 @@ pub mod handlers;
 pub mod paths;
 pub mod view;
 
+use actix_web::web;
+
+/// The Webhooks pages' routes, for [`crate::board`]'s page list.
+pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+    vec![
+        (paths::WEBHOOKS, web::get().to(handlers::list)),
+        (paths::WEBHOOKS, web::post().to(handlers::create)),
+        (paths::WEBHOOK, web::get().to(handlers::show)),
+        (paths::RULES, web::post().to(handlers::save_rules)),
+        (paths::RULES_TEST, web::post().to(handlers::test_rules)),
+    ]
+}
+
 #[cfg(test)]
 mod view_tests;

@@ -11,7 +11,7 @@ use crate::board::endpoints::paths as endpoint_paths;
 use crate::board::todos::format::{ago, machine, utc};
 use crate::db::models::EndpointRow;
 use crate::domain::ids::EndpointId;
-use crate::intake::actors::{TrustedActors, source_has_actors};
+use crate::intake::trusted_senders::{TrustedActors, source_has_actors};
 use crate::intake::verify::SourceType;
 use crate::store::webhooks::WebhookRow;
 

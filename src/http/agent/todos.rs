@@ -12,7 +12,7 @@ use crate::domain::grants::Verb;
 use crate::domain::ids::TodoId;
 use crate::domain::todo_state::TodoState;
 use crate::error::{Error, ErrorEnvelope, Result};
-use crate::store::todos::{Actor, ClaimRequest, Claimed, Finish, ListFilter, NewTodo};
+use crate::store::todos::{Caller, ClaimRequest, Claimed, Finish, ListFilter, NewTodo};
 
 /// Query of `list_todos`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -118,7 +118,7 @@ pub async fn claim(
     responses((status = 200, body = TodoDetail), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
     let me = agent.require(Verb::GetTodo)?;
-    let t = state.store.get_todo(&Actor::Endpoint(me.endpoint_id), id.into_inner()).await?;
+    let t = state.store.get_todo(&Caller::Endpoint(me.endpoint_id), id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
 }
 

@@ -8,14 +8,14 @@ use super::super::body::OptionalJson;
 use super::super::dto::*;
 use crate::domain::ids::TodoId;
 use crate::error::{ErrorEnvelope, Result};
-use crate::store::todos::Actor;
+use crate::store::todos::Caller;
 
 /// One todo in the caller's scopes, with attempts.
 #[utoipa::path(get, path = "/api/v1/todos/{id}", operation_id = "operator_get_todo", tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoDetail), (status = 404, body = ErrorEnvelope)))]
 pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
-    let t = state.store.get_todo(&Actor::Operator(op.0.scope_ids()), id.into_inner()).await?;
+    let t = state.store.get_todo(&Caller::Operator(op.0.scope_ids()), id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
 }
 

@@ -18,6 +18,7 @@ use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::super::dead_letters::{DEAD_LETTER, and, bind_search, scope_array, search_condition};
+use super::LIVE_KEY;
 use super::operator::{ENDPOINT_LIVE, RETRY_NOW_SET};
 use chrono::{DateTime, Utc};
 
@@ -54,9 +55,8 @@ fn batch_sql(search: &TodoSearch) -> String {
            WHERE t.scope_id = ANY($1) AND {DEAD_LETTER}{search} AND {ENDPOINT_LIVE} \
              AND ($3::timestamptz IS NULL OR t.dead_lettered_at <= $3) \
              AND (t.idempotency_key IS NULL OR NOT EXISTS ( \
-               SELECT 1 FROM todos o WHERE o.endpoint_id = t.endpoint_id AND o.idempotency_key = t.idempotency_key \
-                 AND o.idempotency_key IS NOT NULL AND o.state NOT IN ('done', 'canceled') \
-                 AND NOT (o.state = 'failed' AND o.next_retry_at IS NULL) AND o.queue <> 'quarantine')) \
+               SELECT 1 FROM todos WHERE todos.endpoint_id = t.endpoint_id \
+                 AND todos.idempotency_key = t.idempotency_key AND {LIVE_KEY})) \
            ORDER BY t.dead_lettered_at DESC, t.id DESC LIMIT $2 \
            FOR UPDATE OF t SKIP LOCKED), \
          chosen AS ( \

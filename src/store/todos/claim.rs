@@ -9,7 +9,7 @@ use diesel::sql_types::{Bool, Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::{Actor, explain_miss, todo_query};
+use super::{Caller, explain_miss, todo_query};
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::db::prepared::Prepared;
 use crate::db::schema::todo_attempts;
@@ -160,7 +160,7 @@ impl Store {
             Some(todo) => self.finish_claim(&mut conn, todo, params.token).await,
             None => Err(explain_miss(
                 &mut conn,
-                &Actor::Endpoint(endpoint),
+                &Caller::Endpoint(endpoint),
                 id,
                 None,
                 "pending (or failed with its retry due)",

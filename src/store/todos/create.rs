@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::super::signals::{Signal, TodoFacts, TodoReady};
-use super::SENDER_GATE;
+use super::{LIVE_KEY, SENDER_GATE};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, EventId, TodoId};
@@ -196,10 +196,7 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
     let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
     let sql = format!(
         "WITH t AS ({TODO_INSERT} FOR SHARE OF ep \
-           ON CONFLICT (endpoint_id, idempotency_key) \
-             WHERE idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
-               AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine' \
-           DO NOTHING \
+           ON CONFLICT (endpoint_id, idempotency_key) WHERE {LIVE_KEY} DO NOTHING \
            RETURNING *) \
          SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
            {SENDER_GATE} AS sender_gate FROM t"
@@ -214,9 +211,7 @@ async fn live_todo_with_key(conn: &mut AsyncPgConnection, endpoint: EndpointId, 
         .filter(t::endpoint_id.eq(endpoint.0))
         .filter(t::idempotency_key.eq(key))
         .filter(t::queue.ne(QUARANTINE_QUEUE))
-        .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
-            "state NOT IN ('done', 'canceled') AND NOT (state = 'failed' AND next_retry_at IS NULL)",
-        ))
+        .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(LIVE_KEY))
         .select(TodoRow::as_select())
         .first(conn)
         .await

@@ -6,7 +6,7 @@ use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
-use super::{Actor, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
+use super::{Caller, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
@@ -119,7 +119,7 @@ impl Store {
         let failed = conn
             .transaction::<_, Error, _>(async move |conn| {
                 {
-                    fail_in_tx(conn, &Actor::Endpoint(endpoint), id, &[TodoState::Claimed], finish.result, prepared)
+                    fail_in_tx(conn, &Caller::Endpoint(endpoint), id, &[TodoState::Claimed], finish.result, prepared)
                         .await
                 }
             })
@@ -176,14 +176,14 @@ impl Store {
 /// is none).
 pub(crate) async fn fail_in_tx(
     conn: &mut AsyncPgConnection,
-    actor: &Actor,
+    caller: &Caller,
     id: TodoId,
     allowed: &[TodoState],
     result: Option<serde_json::Value>,
     Checked { summary, truncated, artifact, token_hash }: Checked,
 ) -> Result<MovedRow> {
-    let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", actor.predicate());
-    let current: Option<TodoRow> = Prepared(actor.bind(todo_query(lock_sql, id))).get_result(conn).await.optional()?;
+    let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", caller.predicate());
+    let current: Option<TodoRow> = Prepared(caller.bind(todo_query(lock_sql, id))).get_result(conn).await.optional()?;
     let current = current.ok_or(Error::NotFound)?;
     if current.queue == QUARANTINE_QUEUE {
         // Quarantine leaves only by release, discard or expiry, never by a fail.

@@ -38,28 +38,28 @@ use crate::error::Error;
 
 /// Who is acting on a todo, which decides what it may see.
 #[derive(Debug, Clone)]
-pub enum Actor {
+pub enum Caller {
     /// An agent: only its own endpoint's todos, never quarantine.
     Endpoint(EndpointId),
     /// An operator: any todo in these owner scopes.
     Operator(Vec<ScopeId>),
 }
 
-impl Actor {
-    /// SQL predicate on the alias `t` that limits rows to what this actor may touch.
-    /// `$1` is always the todo id and `$2` the actor's key.
+impl Caller {
+    /// SQL predicate on the alias `t` that limits rows to what this caller may touch.
+    /// `$1` is always the todo id and `$2` the caller's key.
     fn predicate(&self) -> &'static str {
         match self {
-            Actor::Endpoint(_) => "t.endpoint_id = $2 AND t.queue <> 'quarantine'",
-            Actor::Operator(_) => "t.scope_id = ANY($2)",
+            Caller::Endpoint(_) => "t.endpoint_id = $2 AND t.queue <> 'quarantine'",
+            Caller::Operator(_) => "t.scope_id = ANY($2)",
         }
     }
 
-    /// Binds the actor key as `$2` on a boxed query that already bound `$1`.
+    /// Binds the caller key as `$2` on a boxed query that already bound `$1`.
     pub(crate) fn bind<'f>(&self, q: BoxedSqlQuery<'f, Pg, SqlQuery>) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
         match self {
-            Actor::Endpoint(e) => q.bind::<SqlUuid, _>(e.0),
-            Actor::Operator(scopes) => q.bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>()),
+            Caller::Endpoint(e) => q.bind::<SqlUuid, _>(e.0),
+            Caller::Operator(scopes) => q.bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>()),
         }
     }
 }
@@ -86,6 +86,13 @@ macro_rules! event_gate_sql {
         "(e.verified OR e.trust_mode = 'token')"
     };
 }
+
+/// Whether a todo's idempotency key is live: it keeps another todo of its endpoint from
+/// taking the key. The predicate of the unique index `todos_idempotency_key` (migration
+/// 000001) word for word, unqualified, so that `ON CONFLICT … WHERE` names that index
+/// and a subquery over `todos` reads its own row. A dead letter releases its key.
+pub(crate) const LIVE_KEY: &str = "idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
+     AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine'";
 
 /// The sender gate of the event aliased `e` (see [`event_gate_sql`]).
 pub(crate) const EVENT_GATE: &str = event_gate_sql!();
@@ -175,7 +182,7 @@ where
     match Prepared(query).get_result::<R>(conn).await.optional()? {
         Some(row) => Ok(row),
         None => {
-            Err(explain_miss(conn, &Actor::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), wanted)
+            Err(explain_miss(conn, &Caller::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), wanted)
                 .await)
         }
     }
@@ -185,7 +192,7 @@ where
 /// (404), lease token mismatch (409), or a state that does not allow it (409).
 pub(crate) async fn explain_miss(
     conn: &mut AsyncPgConnection,
-    actor: &Actor,
+    caller: &Caller,
     id: TodoId,
     lease_token_hash: Option<&[u8]>,
     wanted: &str,
@@ -197,8 +204,8 @@ pub(crate) async fn explain_miss(
         #[diesel(sql_type = Nullable<Bytea>)]
         lease_token_hash: Option<Vec<u8>>,
     }
-    let sql = format!("SELECT t.state, t.lease_token_hash FROM todos t WHERE t.id = $1 AND {}", actor.predicate());
-    let found: QueryResult<Option<Row>> = actor.bind(todo_query(sql, id)).get_result(conn).await.optional();
+    let sql = format!("SELECT t.state, t.lease_token_hash FROM todos t WHERE t.id = $1 AND {}", caller.predicate());
+    let found: QueryResult<Option<Row>> = caller.bind(todo_query(sql, id)).get_result(conn).await.optional();
     match found {
         Ok(None) => Error::NotFound,
         Ok(Some(row)) => match (lease_token_hash, row.lease_token_hash.as_deref()) {

@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::finish::{Finish, fail_in_tx};
-use super::{Actor, todo_query};
+use super::{Caller, todo_query};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{ScopeId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
@@ -41,7 +41,7 @@ impl Store {
     async fn operator_fail_now(&self, scopes: &[ScopeId], id: TodoId, summary: Option<String>) -> Result<TodoRow> {
         let finish = Finish { summary, ..Finish::default() };
         let prepared = finish.check()?;
-        let actor = Actor::Operator(scopes.to_vec());
+        let caller = Caller::Operator(scopes.to_vec());
         let mut conn = self.conn().await?;
         let allowed = [
             TodoState::Pending,
@@ -51,7 +51,7 @@ impl Store {
             TodoState::Failed,
         ];
         let moved = conn
-            .transaction::<_, Error, _>(async move |conn| fail_in_tx(conn, &actor, id, &allowed, None, prepared).await)
+            .transaction::<_, Error, _>(async move |conn| fail_in_tx(conn, &caller, id, &allowed, None, prepared).await)
             .await?;
         self.emit(moved.signal().into_iter().collect());
         Ok(moved.todo)

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::Actor;
+use super::Caller;
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::db::schema::{todo_attempts, todos};
 use crate::domain::ids::{EndpointId, TodoId};
@@ -66,13 +66,15 @@ impl Store {
         Ok(q.load(&mut conn).await?)
     }
 
-    /// One todo with up to 20 newest attempts, as `actor` may see it.
-    pub async fn get_todo(&self, actor: &Actor, id: TodoId) -> Result<TodoWithAttempts> {
+    /// One todo with up to 20 newest attempts, as `caller` may see it.
+    pub async fn get_todo(&self, caller: &Caller, id: TodoId) -> Result<TodoWithAttempts> {
         let mut conn = self.conn().await?;
         let mut q = todos::table.filter(todos::id.eq(id.0)).select(TodoRow::as_select()).into_boxed();
-        q = match actor {
-            Actor::Endpoint(e) => q.filter(todos::endpoint_id.eq(e.0)).filter(todos::queue.ne(QUARANTINE_QUEUE)),
-            Actor::Operator(scopes) => q.filter(todos::scope_id.eq_any(scopes.iter().map(|s| s.0).collect::<Vec<_>>())),
+        q = match caller {
+            Caller::Endpoint(e) => q.filter(todos::endpoint_id.eq(e.0)).filter(todos::queue.ne(QUARANTINE_QUEUE)),
+            Caller::Operator(scopes) => {
+                q.filter(todos::scope_id.eq_any(scopes.iter().map(|s| s.0).collect::<Vec<_>>()))
+            }
         };
         let todo = q.first(&mut conn).await.optional()?.ok_or(Error::NotFound)?;
         let attempts = todo_attempts::table

@@ -1,25 +1,25 @@
 //! The Todos view's pages: `GET /todos?filter=&q=&limit=` (the pills with their counts,
 //! the list of the pill on show, the search; on Dead also the chart and bulk retry) and
 //! `GET /todos/{id}` (one todo). Thin: read the query, ask the store for the signed-in
-//! human's scopes only, render with the pure bodies of [`super::todos`].
+//! human's scopes only, render with the pure bodies of this section ([`super`]).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
-use super::error::BoardError;
-use super::layout::{self, Nav};
-use super::respond;
-use super::scope::parse_id;
-use super::session::Human;
-use super::todos::detail::{TodoDetailView, home_pill, todo_detail};
-use super::todos::query::{self, BadQuery, ListQuery};
-use super::todos::view::{Rows, TodosView, bad_query, todos_view};
+use super::super::error::BoardError;
+use super::super::layout::{self, Nav};
+use super::super::respond;
+use super::super::scope::parse_id;
+use super::super::session::Human;
+use super::detail::{TodoDetailView, home_pill, todo_detail};
+use super::query::{self, BadQuery, ListQuery};
+use super::view::{Rows, TodosView, bad_query, todos_view};
 use crate::domain::ids::TodoId;
 use crate::domain::pills::Pill;
 use crate::error::Error;
 use crate::http::AppState;
-use crate::store::todos::Actor;
+use crate::store::todos::Caller;
 
 /// `GET /todos`: the Todos view. An unknown `filter`, a `limit` that is not a positive
 /// number or a search the store cannot run answers 400 with a page saying why.
@@ -94,7 +94,7 @@ pub async fn detail(
 ) -> Result<HttpResponse, BoardError> {
     let id: TodoId = parse_id(&id)?;
     let scopes = human.scope_ids();
-    let found = state.store.get_todo(&Actor::Operator(scopes.clone()), id).await?;
+    let found = state.store.get_todo(&Caller::Operator(scopes.clone()), id).await?;
     let endpoint = match state.store.endpoint_in(&scopes, found.todo.endpoint_id).await {
         Ok(ep) => ep.slug,
         Err(Error::NotFound) => found.todo.endpoint_id.to_string(),

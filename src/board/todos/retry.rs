@@ -8,15 +8,15 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::csrf::Posted;
-use super::error::BoardError;
-use super::layout::{self, Nav};
-use super::respond;
-use super::scope::parse_id;
-use super::todos::bulk::bulk_confirm;
-use super::todos::paths::{self, CONFIRMED, DIED_BY_FIELD};
-use super::todos::query;
-use super::todos::view::Notice;
+use super::super::csrf::Posted;
+use super::super::error::BoardError;
+use super::super::layout::{self, Nav};
+use super::super::respond;
+use super::super::scope::parse_id;
+use super::bulk::bulk_confirm;
+use super::paths::{self, CONFIRMED, DIED_BY_FIELD};
+use super::query;
+use super::view::Notice;
 use chrono::{DateTime, Utc};
 
 use crate::domain::ids::TodoId;
