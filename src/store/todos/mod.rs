@@ -88,9 +88,10 @@ macro_rules! event_gate_sql {
 }
 
 /// Whether a todo's idempotency key is live: it keeps another todo of its endpoint from
-/// taking the key. The predicate of the unique index `todos_idempotency_key` (migration
-/// 000001) word for word, unqualified, so that `ON CONFLICT … WHERE` names that index
-/// and a subquery over `todos` reads its own row. A dead letter releases its key.
+/// taking the key. Word for word the predicate of the unique index
+/// `todos_idempotency_key` (the foundation migration), unqualified, so that
+/// `ON CONFLICT … WHERE` names that index and a subquery over `todos` reads its own
+/// row. A dead letter releases its key.
 pub(crate) const LIVE_KEY: &str = "idempotency_key IS NOT NULL AND state NOT IN ('done', 'canceled') \
      AND NOT (state = 'failed' AND next_retry_at IS NULL) AND queue <> 'quarantine'";
 
