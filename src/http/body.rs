@@ -134,7 +134,7 @@ mod tests {
     use super::*;
 
     #[derive(Debug, serde::Deserialize)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "only parsed, to see which bodies are accepted")]
     struct Two {
         a: Option<i32>,
         b: Option<String>,

@@ -3,7 +3,11 @@
 //! the whole TCP connector instead: every connection, however its address was found,
 //! is checked here and made only to the addresses checked. A DNS answer that changed
 //! since the target was saved (rebinding) is judged afresh and refused.
+//!
+//! The connector knows only [`DialCheck`]; the guard implements it, so the two modules
+//! depend one way (guard → connector).
 
+use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
 use actix_rt::net::TcpStream;
@@ -12,17 +16,27 @@ use actix_web::dev::Service;
 use actix_web::http::Uri;
 use futures_util::future::LocalBoxFuture;
 
-use super::guard::{CheckError, Guard};
+/// What the connector asks before every dial: the addresses `uri` may be dialled at
+/// (`preset`, when the request carries them, checked; else resolved and checked), or
+/// why not, as the error awc carries back to the caller.
+pub(super) trait DialCheck: Clone + 'static {
+    /// The admitted addresses, or the refusal.
+    fn admitted(
+        &self,
+        uri: Uri,
+        preset: Vec<SocketAddr>,
+    ) -> LocalBoxFuture<'static, Result<Vec<SocketAddr>, ConnectError>>;
+}
 
-/// awc's TCP connector behind the guard.
+/// awc's TCP connector behind a [`DialCheck`].
 #[derive(Clone)]
-pub(super) struct GuardedConnector {
-    guard: Guard,
+pub(super) struct GuardedConnector<G> {
+    guard: G,
     tcp: ConnectorService,
 }
 
-impl GuardedConnector {
-    pub(super) fn new(guard: Guard) -> Self {
+impl<G: DialCheck> GuardedConnector<G> {
+    pub(super) fn new(guard: G) -> Self {
         // The inner connector only ever receives resolved requests; should one arrive
         // unresolved anyway, its resolver refuses rather than looking the name up unchecked.
         let tcp = actix_tls::connect::Connector::new(Resolver::custom(NeverResolve)).service();
@@ -30,7 +44,7 @@ impl GuardedConnector {
     }
 }
 
-impl Service<ConnectInfo<Uri>> for GuardedConnector {
+impl<G: DialCheck> Service<ConnectInfo<Uri>> for GuardedConnector<G> {
     type Response = Connection<Uri, TcpStream>;
     type Error = ConnectError;
     type Future = LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
@@ -40,28 +54,12 @@ impl Service<ConnectInfo<Uri>> for GuardedConnector {
     }
 
     fn call(&self, req: ConnectInfo<Uri>) -> Self::Future {
-        let guard = self.guard.clone();
+        let admitted = self.guard.admitted(req.request().clone(), req.addrs().collect());
         let tcp = self.tcp.clone();
         Box::pin(async move {
-            let target = guard.policy().target_of(req.request()).map_err(|r| refused(r.into()))?;
-            let preset: Vec<_> = req.addrs().collect();
-            let addrs = if preset.is_empty() {
-                guard.addresses(&target).await.map_err(refused)?
-            } else {
-                guard.policy().admit_all(&preset).map_err(|r| refused(r.into()))?;
-                preset
-            };
+            let addrs = admitted.await?;
             tcp.call(req.set_addrs(addrs)).await
         })
-    }
-}
-
-/// Carries the guard's verdict through awc as a resolver error, where
-/// [`super::classify`] finds it again. Its message never holds an address.
-fn refused(err: CheckError) -> ConnectError {
-    match err {
-        CheckError::Refused(r) => ConnectError::Resolver(Box::new(r)),
-        CheckError::Dns(e) => ConnectError::Resolver(Box::new(e)),
     }
 }
 

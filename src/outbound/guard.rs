@@ -7,6 +7,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_tls::connect::ConnectError;
+use actix_web::http::Uri;
+use futures_util::future::LocalBoxFuture;
+
+use super::connector::{DialCheck, GuardedConnector};
 use super::lookup::{Lookup, SystemLookup};
 use super::policy::{Policy, Refusal, Target};
 use crate::config::Settings;
@@ -141,7 +146,7 @@ impl Guard {
     /// `awc::Client` is not `Send`: build one per thread (per actor) and reuse it.
     pub fn client(&self) -> awc::Client {
         let connector = awc::Connector::new()
-            .connector(super::connector::GuardedConnector::new(self.clone()))
+            .connector(GuardedConnector::new(self.clone()))
             .rustls_0_23(self.tls.clone())
             .timeout(self.timeout)
             .handshake_timeout(self.timeout)
@@ -164,6 +169,34 @@ fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
+}
+
+impl DialCheck for Guard {
+    fn admitted(
+        &self,
+        uri: Uri,
+        preset: Vec<SocketAddr>,
+    ) -> LocalBoxFuture<'static, Result<Vec<SocketAddr>, ConnectError>> {
+        let guard = self.clone();
+        Box::pin(async move {
+            let target = guard.policy().target_of(&uri).map_err(|r| refused(r.into()))?;
+            if preset.is_empty() {
+                guard.addresses(&target).await.map_err(refused)
+            } else {
+                guard.policy().admit_all(&preset).map_err(|r| refused(r.into()))?;
+                Ok(preset)
+            }
+        })
+    }
+}
+
+/// Carries the guard's verdict through awc as a resolver error, where
+/// [`super::classify`] finds it again. Its message never holds an address.
+fn refused(err: CheckError) -> ConnectError {
+    match err {
+        CheckError::Refused(r) => ConnectError::Resolver(Box::new(r)),
+        CheckError::Dns(e) => ConnectError::Resolver(Box::new(e)),
+    }
 }
 
 #[cfg(test)]

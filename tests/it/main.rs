@@ -1,6 +1,12 @@
 //! The one integration-test binary. Each test gets a fresh PostgreSQL database cloned
 //! from a migrated template and, where it speaks HTTP, the real app on port 0.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap is a failed test, with its message"
+)]
+
 mod harness;
 
 mod api_conformance;

@@ -202,6 +202,7 @@ type HmacSha256 = Hmac<Sha256>;
 /// HMAC-SHA256 under `key` over the concatenation of `parts`.
 fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
     // HMAC hashes long keys and pads short ones, so no key length is refused.
+    #[expect(clippy::expect_used, reason = "HMAC accepts keys of any length: this never fails")]
     let mut mac = HmacSha256::new_from_slice(key).expect("HMAC accepts keys of any length");
     for part in parts {
         mac.update(part);

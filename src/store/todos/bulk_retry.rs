@@ -84,7 +84,7 @@ impl Store {
         #[derive(QueryableByName)]
         struct Moved {
             #[diesel(sql_type = SqlUuid)]
-            #[allow(dead_code)]
+            #[expect(dead_code, reason = "only counted: the statement must return a row per todo it moved")]
             id: TodoId,
         }
         let search = TodoSearch::parse(query)?;
