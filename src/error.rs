@@ -37,13 +37,80 @@ pub enum Error {
     Unavailable(String),
     /// A bug or an unexpected failure; the cause is logged, never sent.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(Box<Internal>),
+}
+
+/// An internal failure: what was being done, where in the code, and the error that
+/// caused it (kept as a source, so its whole chain reaches the log). None of it ever
+/// reaches a response.
+#[derive(Debug)]
+pub struct Internal {
+    /// What was being done.
+    pub context: String,
+    /// The error underneath, if any.
+    pub source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// Where the error was made (the caller of [`Error::internal`], or the `?`).
+    pub at: &'static std::panic::Location<'static>,
+}
+
+impl std::fmt::Display for Internal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.context)
+    }
+}
+
+impl std::error::Error for Internal {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl Internal {
+    /// The context and every cause beneath it, for a log line.
+    pub fn chain(&self) -> String {
+        let mut out = self.context.clone();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            out.push_str(": ");
+            out.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        out
+    }
+
+    /// Logs it, with its chain and origin (`what` says who answered it).
+    pub fn log(&self, what: &str) {
+        tracing::error!(cause = %self.chain(), at = %self.at, "{what}: internal error");
+    }
 }
 
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An internal error with no cause beneath it (a broken invariant).
+    #[track_caller]
+    pub fn internal(context: impl Into<String>) -> Self {
+        Error::Internal(Box::new(Internal {
+            context: context.into(),
+            source: None,
+            at: std::panic::Location::caller(),
+        }))
+    }
+
+    /// An internal error caused by `source`, while doing `context`.
+    #[track_caller]
+    pub fn internal_from(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Internal(Box::new(Internal {
+            context: context.into(),
+            source: Some(source.into()),
+            at: std::panic::Location::caller(),
+        }))
+    }
+
     /// An `invalid_argument` error naming the offending field.
     pub fn invalid(field: &str, why: impl std::fmt::Display) -> Self {
         Error::InvalidArgument(format!("{field}: {why}"))
@@ -66,6 +133,7 @@ impl Error {
 }
 
 impl From<diesel::result::Error> for Error {
+    #[track_caller]
     fn from(e: diesel::result::Error) -> Self {
         match e {
             diesel::result::Error::NotFound => Error::NotFound,
@@ -76,7 +144,7 @@ impl From<diesel::result::Error> for Error {
                     crate::db::failure::note_schema_change();
                     Error::Unavailable(format!("database schema changed under a prepared statement: {other}"))
                 }
-                Failure::Other => Error::Internal(format!("database: {other}")),
+                Failure::Other => Error::internal_from("database", other),
             },
         }
     }
@@ -121,8 +189,8 @@ impl ResponseError for Error {
 
     fn error_response(&self) -> HttpResponse {
         let message = match self {
-            Error::Internal(cause) => {
-                tracing::error!(cause = %cause, "internal error");
+            Error::Internal(internal) => {
+                internal.log("request");
                 "internal error".to_owned()
             }
             Error::Unavailable(cause) => {
@@ -141,5 +209,36 @@ impl ResponseError for Error {
             resp.force_close();
         }
         resp.json(ErrorEnvelope { error: ErrorBody { code: self.code(), message } })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_internal_error_keeps_its_cause_and_origin_for_the_log_and_sends_neither() {
+        let cause = std::io::Error::other("disk on fire");
+        let err = Error::internal_from("writing the outbox", cause);
+        let Error::Internal(internal) = &err else { panic!("not internal: {err:?}") };
+        assert_eq!(internal.chain(), "writing the outbox: disk on fire");
+        assert!(internal.at.file().ends_with("error.rs"), "{}", internal.at);
+        assert!(std::error::Error::source(internal.as_ref()).is_some(), "the cause is a source, not text");
+        let body = actix_web::body::to_bytes(err.error_response().into_body());
+        let body = futures_util::FutureExt::now_or_never(body).and_then(Result::ok).unwrap_or_default();
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("\"internal\"") && !text.contains("fire") && !text.contains("outbox"), "{text}");
+    }
+
+    #[test]
+    fn a_database_error_converted_by_question_mark_records_where_it_happened() {
+        fn query() -> (u32, Result<()>) {
+            let line = line!() + 1;
+            let failed = || -> Result<()> { Err(diesel::result::Error::RollbackTransaction)? };
+            (line, failed())
+        }
+        let (line, Err(Error::Internal(internal))) = query() else { panic!("not internal") };
+        assert_eq!(internal.at.line(), line, "the `?` that converted it, not the conversion: {}", internal.at);
+        assert!(internal.chain().starts_with("database: "), "{}", internal.chain());
     }
 }

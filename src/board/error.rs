@@ -86,7 +86,7 @@ impl ResponseError for BoardError {
             BoardError::App(e @ (Error::Internal(_) | Error::Unavailable(_))) => {
                 // Logged once here with its cause; the page says only what the caller can act on.
                 match e {
-                    Error::Internal(cause) => tracing::error!(cause = %cause, "board: internal error"),
+                    Error::Internal(internal) => internal.log("board"),
                     other => tracing::warn!(cause = %other, "board: dependency unavailable"),
                 }
                 ("Something went wrong", "The Board could not finish this request. Try again in a moment.".to_owned())

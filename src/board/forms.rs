@@ -39,7 +39,7 @@ mod tests {
         {
             assert!(refusal(e).is_ok());
         }
-        for e in [Error::NotFound, Error::Internal("db".into()), Error::Unavailable("db".into())] {
+        for e in [Error::NotFound, Error::internal("db"), Error::Unavailable("db".into())] {
             assert!(refusal(e).is_err());
         }
     }

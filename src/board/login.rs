@@ -94,9 +94,7 @@ fn login_token(req: &HttpRequest) -> Option<CsrfToken> {
 }
 
 fn state(req: &HttpRequest) -> Result<web::Data<AppState>, BoardError> {
-    req.app_data::<web::Data<AppState>>()
-        .cloned()
-        .ok_or_else(|| BoardError::App(Error::Internal("app state missing".into())))
+    req.app_data::<web::Data<AppState>>().cloned().ok_or_else(|| BoardError::App(Error::internal("app state missing")))
 }
 
 /// `GET /login`: the form (or, for someone already signed in, the Board).
@@ -134,7 +132,7 @@ pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpRespo
     let password = form.password;
     let verified = web::block(move || verify_password(stored.as_deref(), &password))
         .await
-        .map_err(|e| Error::Internal(format!("password check: {e}")))?;
+        .map_err(|e| Error::internal_from("password check", e))?;
     let next = form.next.as_deref().and_then(safe_next);
     match facts.filter(|_| verified) {
         Some(facts) => {

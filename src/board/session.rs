@@ -133,9 +133,7 @@ impl Human {
 }
 
 fn app_state(req: &HttpRequest) -> Result<web::Data<AppState>, BoardError> {
-    req.app_data::<web::Data<AppState>>()
-        .cloned()
-        .ok_or_else(|| BoardError::App(Error::Internal("app state missing".into())))
+    req.app_data::<web::Data<AppState>>().cloned().ok_or_else(|| BoardError::App(Error::internal("app state missing")))
 }
 
 /// Where to return after signing in: this page, for a GET.

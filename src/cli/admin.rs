@@ -335,7 +335,7 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
 }
 
 fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(value).map_err(|e| Error::Internal(format!("json: {e}")))
+    serde_json::to_value(value).map_err(|e| Error::internal_from("json", e))
 }
 
 async fn human(store: &Store, email: &str) -> Result<crate::db::models::HumanRow> {

@@ -28,7 +28,7 @@ pub fn hash_password(password: &str) -> Result<String> {
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| Error::Internal(format!("password hashing: {e}")))
+        .map_err(|e| Error::internal(format!("password hashing: {e}")))
 }
 
 /// Whether `password` matches `stored` (a PHC string). With no stored hash (unknown

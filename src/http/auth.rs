@@ -50,7 +50,7 @@ fn bearer<'a>(req: &'a HttpRequest, prefix: &str) -> Option<&'a str> {
 }
 
 fn state(req: &HttpRequest) -> Result<web::Data<AppState>, Error> {
-    req.app_data::<web::Data<AppState>>().cloned().ok_or_else(|| Error::Internal("app state missing".into()))
+    req.app_data::<web::Data<AppState>>().cloned().ok_or_else(|| Error::internal("app state missing"))
 }
 
 impl FromRequest for Agent {

@@ -17,7 +17,7 @@ pub async fn scrape(state: web::Data<AppState>, req: HttpRequest) -> Result<Http
     if !authorized(state.metrics_token.as_deref(), &req) {
         return Err(Error::Unauthenticated);
     }
-    let text = state.metrics.render().map_err(|e| Error::Internal(format!("metrics encoding: {e}")))?;
+    let text = state.metrics.render().map_err(|e| Error::internal_from("metrics encoding", e))?;
     Ok(HttpResponse::Ok().content_type(CONTENT_TYPE).body(text))
 }
 

@@ -82,7 +82,7 @@ impl Store {
     {
         tokio::spawn(work(self.clone()))
             .await
-            .map_err(|e| crate::error::Error::Internal(format!("store task ended early: {e}")))?
+            .map_err(|e| crate::error::Error::internal_from("store task ended early", e))?
     }
 
     /// Sends what a committed transaction produced.

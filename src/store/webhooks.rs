@@ -126,7 +126,7 @@ impl Store {
             Some(secret) => {
                 let sealed = vault.seal(secret.as_bytes()).map_err(|e| match e {
                     VaultError::EncryptionRequired => Error::Conflict(e.to_string()),
-                    other => Error::Internal(other.to_string()),
+                    other => Error::internal_from("sealing a webhook secret", other),
                 })?;
                 (Some(sealed), Some(vault::fingerprint(secret.as_bytes())))
             }

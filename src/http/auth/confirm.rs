@@ -50,7 +50,7 @@ pub async fn everywhere<T>(store: &Store, endpoint: EndpointId, change: impl Fut
     // quarter of the pool does at once, the rest take turns, so a burst of revocations
     // never starves the agents (or itself) of connections.
     let turns = TURNS.get_or_init(|| tokio::sync::Semaphore::new((pool_size / 4).max(1)));
-    let _turn = turns.acquire().await.map_err(|_| crate::error::Error::Internal("confirmation turns closed".into()))?;
+    let _turn = turns.acquire().await.map_err(|_| crate::error::Error::internal("confirmation turns closed"))?;
     let mut held = Listening(Some(store.conn().await?));
     let Some(conn) = held.0.as_mut() else { return change.await };
     let mut listening = prepare(conn).await?;

@@ -134,7 +134,7 @@ pub async fn save_rules_for(
     }
     let set = checked_rules(body)?;
     check_fan_out(state, &webhook, &set).await?;
-    let stored = serde_json::to_value(&set).map_err(|e| Error::Internal(e.to_string()))?;
+    let stored = serde_json::to_value(&set).map_err(|e| Error::internal_from("encoding rules", e))?;
     let row = state.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
     state.webhook_cache.evict(row.id);
     Ok(row)
@@ -196,7 +196,7 @@ pub async fn dry_run_for(
     let webhook = state.store.webhook_in(&reach.scope_ids(), id).await?;
     let set = match rules {
         Some(rules) => checked_rules(&rules)?,
-        None => rules::parse(&webhook.rules).map_err(|e| Error::Internal(e.to_string()))?,
+        None => rules::parse(&webhook.rules).map_err(|e| Error::internal(format!("stored rules do not parse: {e}")))?,
     };
     let envelope = Envelope { source: webhook.source_type.to_string(), event_type: None, headers, body };
     Ok(match rules::evaluate(&set, &envelope, rules::DEFAULT_BUDGET) {
