@@ -192,7 +192,7 @@ async fn nul_characters_in_text_fields_are_refused_not_a_server_error() {
 async fn internal_errors_never_leak_detail_in_the_envelope() {
     // No input above produced a 500; this pins the shape one would take, so that a
     // future regression cannot leak a database message to the caller.
-    let e = switchboard::error::Error::Internal("database: relation \"todos\" secret detail".into());
+    let e = switchboard::error::Error::internal("database: relation \"todos\" secret detail");
     let resp = actix_web::ResponseError::error_response(&e);
     assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
     let bytes = actix_web::body::to_bytes(resp.into_body()).await.unwrap();
