@@ -35,7 +35,7 @@ use switchboard::store::todos::Caller;
 use crate::channel::BenchChannel;
 use crate::database::BenchDb;
 use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig};
-use crate::load::{self, Agent};
+use crate::load::{self, Agent, Work};
 use crate::machine::Probe;
 use crate::receiver::Receiver;
 use crate::server::Server;
@@ -148,7 +148,7 @@ impl Poster {
 fn posters(receiver: &Receiver, name: &str, body: &Bytes, n: usize) -> BenchResult<Vec<Agent>> {
     let (key, secret) = Key::random()?;
     receiver.route(name, &secret, false)?;
-    Ok((0..n).map(|_| Agent::Poster(Poster::new(&receiver.url(name), &key, body))).collect())
+    Ok((0..n).map(|_| Agent::Work(Box::new(Poster::new(&receiver.url(name), &key, body)))).collect())
 }
 
 /// The latency ceiling, then throughput (through the in-process channel) and its
@@ -202,8 +202,10 @@ pub async fn measure(
     for round in 0..args.rounds {
         for hooks_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
             if hooks_turn {
-                let feeders =
-                    todos.iter().map(|(r, h)| Agent::Feeder(Feeder::new(&channel, r, *h, &rig.receiver))).collect();
+                let feeders = todos
+                    .iter()
+                    .map(|(r, h)| Agent::Work(Box::new(Feeder::new(&channel, r, *h, &rig.receiver))))
+                    .collect();
                 hooks::settle().await;
                 let before = channel.counts()?;
                 let verified = rig.receiver.verified();
@@ -236,4 +238,16 @@ pub async fn measure(
         result.notifications.errors
     ));
     Ok(())
+}
+
+impl Work for Feeder {
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>> {
+        Box::pin(self.feed())
+    }
+}
+
+impl Work for Poster {
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>> {
+        Box::pin(self.post())
+    }
 }

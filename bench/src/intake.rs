@@ -24,7 +24,7 @@ use switchboard::store::endpoints::VendEndpoint;
 use switchboard::store::todos::NewTodo;
 
 use crate::database::{BenchDb, Seeded};
-use crate::load::{Agent, Load, Mark, Window};
+use crate::load::{Agent, Load, Mark, Window, Work};
 use crate::machine::Probe;
 use crate::server::Server;
 use crate::waits::{SessionSampler, SessionTally};
@@ -285,11 +285,11 @@ pub async fn measure(
         for intake_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
             let agents: Vec<Agent> = if intake_turn {
                 (0..args.intake_clients)
-                    .map(|_| Sender::new(&webhook, &template).map(Agent::Sender))
+                    .map(|_| Sender::new(&webhook, &template).map(|s| Agent::Work(Box::new(s))))
                     .collect::<BenchResult<_>>()?
             } else {
                 (0..args.intake_clients)
-                    .map(|_| Agent::Creator(Creator::new(store, webhook.endpoint, &payload)))
+                    .map(|_| Agent::Work(Box::new(Creator::new(store, webhook.endpoint, &payload))))
                     .collect()
             };
             let side = window(args, db, probe, agents).await?;
@@ -442,4 +442,16 @@ async fn sanity_check(db: &BenchDb, webhook: &Webhook, template: &[u8]) -> Bench
     }
     crate::progress(&format!("intake: webhook ready, first signed delivery routed in {first_ms:.1} ms"));
     Ok(2)
+}
+
+impl Work for Sender {
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>> {
+        Box::pin(self.deliver())
+    }
+}
+
+impl Work for Creator {
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>> {
+        Box::pin(self.create())
+    }
 }

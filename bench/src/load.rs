@@ -18,8 +18,6 @@ use switchboard::store::todos::{ClaimRequest, Finish};
 
 use crate::BenchResult;
 use crate::database::{QUEUE, Seeded};
-use crate::hook_load::{Feeder, Poster};
-use crate::intake::{Creator, Sender};
 use crate::machine::{CpuSample, CpuSpent, Probe};
 
 /// One simulated agent.
@@ -42,17 +40,17 @@ pub enum Agent {
         /// The endpoint whose queue it drains.
         endpoint: EndpointId,
     },
-    /// A provider posting signed deliveries to intake; its "cycle" is one accepted
-    /// delivery (see intake.rs).
-    Sender(Sender),
-    /// Plain todo creation through the store, intake's ceiling; its "cycle" is one
-    /// todo created.
-    Creator(Creator),
-    /// A sender of generic deliveries whose "cycle" ends when every hook of its
-    /// endpoint holds the delivery's `todo.ready` (see hook_load.rs).
-    Feeder(Feeder),
-    /// One plain signed POST to the hook receiver: the notify benchmark's ceiling.
-    Poster(Poster),
+    /// Work another measurement defines, whose "cycle" is one unit of it: a signed
+    /// delivery or a plain creation (intake.rs), a delivery announced on every hook or
+    /// a plain POST (hook_load.rs).
+    Work(Box<dyn Work>),
+}
+
+/// One unit of work a measurement defines, run by [`Load`] like an agent's cycle. The
+/// trait keeps `load` from knowing the measurements that use it (no module cycle).
+pub trait Work {
+    /// Does one unit.
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>>;
 }
 
 /// The part of a claim answer an agent needs.
@@ -89,10 +87,7 @@ impl Agent {
     /// queue was empty.
     async fn cycle(&self) -> BenchResult<bool> {
         match self {
-            Agent::Sender(sender) => sender.deliver().await.map(|()| true),
-            Agent::Creator(creator) => creator.create().await.map(|()| true),
-            Agent::Feeder(feeder) => feeder.feed().await.map(|()| true),
-            Agent::Poster(poster) => poster.post().await.map(|()| true),
+            Agent::Work(work) => work.once().await.map(|()| true),
             Agent::Rest { client, claim_url, todos_url, authorization } => {
                 let mut resp = client
                     .post(claim_url)
