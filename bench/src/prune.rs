@@ -48,15 +48,13 @@ impl PruneResult {
 
     /// REST cycles per second while the prune ran.
     pub fn during_rate(&self) -> f64 {
-        let secs = self.duration.as_secs_f64();
-        if secs > 0.0 { self.cycles as f64 / secs } else { 0.0 }
+        crate::sweep::rate(self.cycles, self.duration.as_secs_f64())
     }
 
     /// How much lower throughput was during the prune than in the baseline, percent
     /// (negative when it was higher).
     pub fn drop_pct(&self) -> f64 {
-        let base = self.baseline.rate();
-        if base > 0.0 { (1.0 - self.during_rate() / base) * 100.0 } else { 0.0 }
+        crate::sweep::drop_pct(self.baseline.rate(), self.during_rate())
     }
 }
 

@@ -68,16 +68,25 @@ impl SweepResult {
 
     /// REST cycles per second while sweeps ran (pooled over all sweeps).
     pub fn during_rate(&self) -> f64 {
-        let secs = self.swept_seconds();
-        if secs > 0.0 { self.sweeps.iter().map(|s| s.cycles).sum::<u64>() as f64 / secs } else { 0.0 }
+        rate(self.sweeps.iter().map(|s| s.cycles).sum(), self.swept_seconds())
     }
 
     /// How much lower throughput was during sweeps than in the baseline, in percent
     /// (negative when it was higher).
     pub fn drop_pct(&self) -> f64 {
-        let base = self.baseline.rate();
-        if base > 0.0 { (1.0 - self.during_rate() / base) * 100.0 } else { 0.0 }
+        drop_pct(self.baseline.rate(), self.during_rate())
     }
+}
+
+/// Cycles per second over `secs` (0 for no time).
+pub fn rate(cycles: u64, secs: f64) -> f64 {
+    if secs > 0.0 { cycles as f64 / secs } else { 0.0 }
+}
+
+/// How much lower `during` is than `baseline`, in percent (negative when higher; 0
+/// without a baseline). The lease sweep's and the retention prune's figure.
+pub fn drop_pct(baseline: f64, during: f64) -> f64 {
+    if baseline > 0.0 { (1.0 - during / baseline) * 100.0 } else { 0.0 }
 }
 
 /// Runs the load, measures the baseline window, then times `--sweeps` sweeps.

@@ -13,18 +13,7 @@ const METRICS_TOKEN: &str = "metrics-token-0123456789abcdef0123456789";
 
 /// `switchboard_http_requests_abandoned_total`, scraped.
 async fn abandoned(app: &TestApp) -> u64 {
-    let mut resp = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
-        .send()
-        .await
-        .expect("scrape");
-    let body = resp.body().await.expect("metrics body");
-    String::from_utf8_lossy(&body)
-        .lines()
-        .find_map(|l| l.strip_prefix("switchboard_http_requests_abandoned_total ")?.parse().ok())
-        .expect("the abandoned-requests counter is exposed")
+    app.metric(METRICS_TOKEN, "switchboard_http_requests_abandoned_total").await
 }
 
 /// Holds `todo`'s row lock in a transaction of its own until dropped or committed.

@@ -475,6 +475,25 @@ impl TestApp {
         b
     }
 
+    /// The value of one metrics series (`name{labels}`), read from `GET /metrics` with
+    /// the bearer `token` the app was started with.
+    pub async fn metric(&self, token: &str, series: &str) -> u64 {
+        let mut resp = self
+            .client
+            .get(format!("{}/metrics", self.base))
+            .insert_header(("Authorization", format!("Bearer {token}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let text = String::from_utf8(resp.body().await.unwrap().to_vec()).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("no {series} in\n{text}"));
+        line[series.len() + 1..].trim().parse().unwrap()
+    }
+
     /// Makes a claimed todo's lease lapse (time travel by SQL).
     pub async fn lapse_lease(&self, id: TodoId) {
         self.db

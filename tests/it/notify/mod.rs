@@ -181,20 +181,7 @@ async fn fail_to_dead_letter(app: &TestApp, ep: &Ep, id: TodoId) {
 
 /// The value of one metrics series (`name{labels}`), read from `GET /metrics`.
 async fn metric(app: &TestApp, series: &str) -> u64 {
-    let mut resp = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let text = String::from_utf8(resp.body().await.unwrap().to_vec()).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
-        .unwrap_or_else(|| panic!("no {series} in\n{text}"));
-    line[series.len() + 1..].trim().parse().unwrap()
+    app.metric(METRICS_TOKEN, series).await
 }
 
 /// `switchboard_notify_hook_notifications_total` for one type and outcome.
@@ -234,12 +221,13 @@ const IN_FLIGHT: &str = "switchboard_notify_hook_notifications_in_flight";
 /// The count of hook change notices this instance's listener applied.
 const CHANGE_NOTICES: &str = "switchboard_notify_hook_change_notices_total";
 
-/// Waits until the hook change listener is listening (its session idle after its
-/// LISTEN, or after a ping since): changes committed after this are noticed.
+/// Waits until the hook change listener is listening (its session idle after naming
+/// itself, which it does only once its LISTEN is in place, or after a ping since):
+/// changes committed after this are noticed.
 async fn wait_until_listening(app: &TestApp) {
     let sql = format!(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database() \
-         AND state = 'idle' AND (query LIKE 'LISTEN %' OR query LIKE '%pg_notify%')",
+         AND state = 'idle' AND (query LIKE '%set_config%' OR query LIKE '%pg_notify%')",
         switchboard::actors::notify::HOOK_LISTENER_NAME
     );
     let started = Instant::now();
