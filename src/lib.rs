@@ -2,7 +2,10 @@
 //! dies, someone hears about it.
 //!
 //! Where things live: [`domain`] decides (pure logic), [`store`] commits and emits,
-//! [`actors`] move todos on their own, [`http`] is the API, [`db`] the database.
+//! [`service`] is the one door for every action and its permission check, [`http`]
+//! (the API) and [`board`] (the pages) are thin adapters over it that never import
+//! each other ([`web`] holds what they share), [`actors`] move todos on their own,
+//! [`db`] is the database.
 
 pub mod actors;
 pub mod board;
@@ -17,8 +20,10 @@ pub mod intake;
 pub mod metrics;
 pub mod notify;
 pub mod outbound;
+pub mod service;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
 pub mod ttl_cache;
 pub mod vault;
+pub mod web;

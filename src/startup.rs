@@ -14,14 +14,15 @@ use crate::actors::{
 };
 use crate::config::Settings;
 use crate::db;
-use crate::http::auth::{AuthCache, AuthListener};
-use crate::http::hooks::HookSettings;
-use crate::http::webhook_cache::WebhookCache;
-use crate::http::{AppState, routes};
 use crate::metrics::Metrics;
 use crate::outbound::{Guard, Lookup, SystemLookup};
+use crate::service::auth::{AuthCache, AuthListener};
+use crate::service::hooks::HookSettings;
+use crate::service::webhook_cache::WebhookCache;
+use crate::service::{Parts, Services};
 use crate::store::Store;
 use crate::store::signals::Emitter;
+use crate::web::body_read::ReadTimeout;
 
 /// Failure to start.
 #[derive(Debug, thiserror::Error)]
@@ -211,7 +212,7 @@ impl Application {
         let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
         let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
         let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache);
-        let state = AppState {
+        let services = Services::new(Parts {
             store: store.clone(),
             auth_cache: auth_cache.clone(),
             webhook_cache,
@@ -222,11 +223,11 @@ impl Application {
             hooks,
             guard,
             hook_cache,
-            board,
-            body_read_timeout: Settings::interval(settings.body_read_timeout_ms),
-        };
+        });
+        let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
+        let watched = metrics.clone();
         let mut server = HttpServer::new(move || {
-            let watched = state.metrics.clone();
+            let watched = watched.clone();
             App::new()
                 .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
                 // Log the route pattern, never the concrete path: paths may carry ids
@@ -234,8 +235,13 @@ impl Application {
                 .wrap(Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
                     format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
                 }))
-                .app_data(web::Data::new(state.clone()))
-                .configure(routes)
+                .app_data(web::Data::new(services.clone()))
+                .app_data(web::Data::new(board.clone()))
+                .app_data(web::Data::new(read_timeout))
+                // The two surfaces side by side; neither knows the other.
+                .configure(crate::http::routes)
+                .configure(crate::board::routes)
+                .default_service(web::to(crate::http::not_found))
         })
         .shutdown_timeout(10);
         if let Some(w) = settings.workers {

@@ -2,7 +2,7 @@
 //! bounded (full → cleared: it only bounds memory against a flood of distinct keys).
 //! The service keeps such caches in front of hot lookups (webhooks by ingest token,
 //! hooks by endpoint); each says why its staleness is safe. Verified endpoint tokens
-//! have a cache of their own (`http::auth::AuthCache`), coherent through the database.
+//! have a cache of their own (`service::auth::AuthCache`), coherent through the database.
 
 use std::collections::HashMap;
 use std::hash::Hash;

@@ -29,7 +29,7 @@ use subtle::ConstantTimeEq;
 use super::error::BoardError;
 use super::session::Human;
 use crate::error::Error;
-use crate::http::body_read::{declared_length, read_bounded, read_timeout};
+use crate::web::body_read::{declared_length, read_bounded, read_timeout};
 
 /// Name of the hidden form field.
 pub const CSRF_FIELD: &str = "csrf_token";

@@ -10,15 +10,15 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 use serde::Deserialize;
 
+use super::BoardState;
 use super::csrf::{CsrfToken, FORM_LIMIT, LOGIN_CSRF_COOKIE, NoFields, Posted};
 use super::error::BoardError;
 use super::layout;
 use super::respond;
-use super::session::{Human, SESSION_COOKIE, SESSION_TTL, removal};
-use crate::domain::passwords::verify_password;
+use super::session::{Human, SESSION_COOKIE, removal, services};
 use crate::error::Error;
-use crate::http::AppState;
-use crate::http::body_read::{declared_length, read_bounded, read_timeout};
+use crate::service::sessions;
+use crate::web::body_read::{declared_length, read_bounded, read_timeout};
 
 /// Where a signed-in human lands by default.
 pub const LANDING: &str = super::todos::paths::TODOS;
@@ -93,8 +93,10 @@ fn login_token(req: &HttpRequest) -> Option<CsrfToken> {
     req.cookie(LOGIN_CSRF_COOKIE).and_then(|c| CsrfToken::parse(c.value()))
 }
 
-fn state(req: &HttpRequest) -> Result<web::Data<AppState>, BoardError> {
-    req.app_data::<web::Data<AppState>>().cloned().ok_or_else(|| BoardError::App(Error::internal("app state missing")))
+fn board(req: &HttpRequest) -> Result<web::Data<BoardState>, BoardError> {
+    req.app_data::<web::Data<BoardState>>()
+        .cloned()
+        .ok_or_else(|| BoardError::App(Error::internal("board state missing")))
 }
 
 /// `GET /login`: the form (or, for someone already signed in, the Board).
@@ -105,41 +107,32 @@ pub async fn form(req: HttpRequest, human: Option<Human>, query: web::Query<Logi
     }
     let token = login_token(&req).unwrap_or_else(CsrfToken::random);
     let mut resp = respond::html(StatusCode::OK, view(&token, "", next, None));
-    if let Ok(state) = state(&req) {
-        let _ = resp.add_cookie(&state.board.cookies.cookie(LOGIN_CSRF_COOKIE, token.as_str().to_owned(), None));
+    if let Ok(board) = board(&req) {
+        let _ = resp.add_cookie(&board.cookies.cookie(LOGIN_CSRF_COOKIE, token.as_str().to_owned(), None));
     }
     resp
 }
 
 /// `POST /login`.
 pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpResponse, BoardError> {
-    let state = state(&req)?;
+    let board = board(&req)?;
+    let services = services(&req)?;
     let body = read_bounded(payload, declared_length(&req), FORM_LIMIT, read_timeout(&req)).await?;
     let form: LoginForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     let Some(token) = login_token(&req).filter(|t| t.matches(&form.csrf_token)) else {
         return Err(BoardError::Csrf);
     };
     let email = form.email.trim();
-    if let Err(wait) = state.board.login_limits.attempt(email, req.peer_addr().map(|a| a.ip())) {
+    if let Err(wait) = board.login_limits.attempt(email, req.peer_addr().map(|a| a.ip())) {
         tracing::warn!("board sign-in refused: too many attempts");
         return Err(BoardError::TooManyAttempts { retry_after_secs: wait.as_secs().max(1) });
     }
-    // PostgreSQL text cannot hold NUL, and no stored email is longer than 320 characters:
-    // such an email is unknown without asking, and still takes the dummy-hash path.
-    let facts =
-        if email.contains('\0') || email.chars().count() > 320 { None } else { state.store.login_facts(email).await? };
-    let stored = facts.as_ref().and_then(|f| f.password_hash.clone());
-    let password = form.password;
-    let verified = web::block(move || verify_password(stored.as_deref(), &password))
-        .await
-        .map_err(|e| Error::internal_from("password check", e))?;
     let next = form.next.as_deref().and_then(safe_next);
-    match facts.filter(|_| verified) {
-        Some(facts) => {
-            let session = state.store.start_board_session(facts.human, SESSION_TTL).await?;
-            tracing::info!(human = %facts.human, "board sign-in");
+    match sessions::sign_in(&services, email, form.password).await? {
+        Some((human, session)) => {
+            tracing::info!(human = %human, "board sign-in");
             let mut resp = respond::see_other(next.unwrap_or(LANDING));
-            let _ = resp.add_cookie(&state.board.cookies.session_cookie(session.token));
+            let _ = resp.add_cookie(&board.cookies.session_cookie(session.token));
             let _ = resp.add_cookie(&removal(LOGIN_CSRF_COOKIE));
             Ok(resp)
         }
@@ -152,7 +145,7 @@ pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpRespo
 
 /// `POST /logout`: ends the session on the server, forgets the cookie, back to sign-in.
 pub async fn logout(req: HttpRequest, posted: Posted<NoFields>) -> Result<HttpResponse, BoardError> {
-    state(&req)?.store.end_board_session(&posted.human.session_token).await?;
+    sessions::sign_out(&*services(&req)?, &posted.human.session_token).await?;
     tracing::info!(human = %posted.human.reach.human, "board sign-out");
     let mut resp = respond::see_other(super::paths::LOGIN);
     let _ = resp.add_cookie(&removal(SESSION_COOKIE));

@@ -10,7 +10,8 @@
 //!
 //! Adding a page: write `async fn handler(human: Human, …) -> Result<HttpResponse,
 //! BoardError>` that ends in `respond::page(&human, layout::page(&human, Nav::…,
-//! title, body))`, and add one line to [`pages`]. A form that changes state posts to a
+//! title, body))`, and add one line to its section's `routes()` naming the
+//! [`Action`] it performs (the permission test then covers it). A form that changes state posts to a
 //! handler taking [`Posted<T>`] and renders [`Human::csrf_field`] inside the form.
 
 pub mod assets;
@@ -31,7 +32,11 @@ pub mod session;
 pub mod todos;
 pub mod webhooks;
 
+use actix_web::http::Method;
 use actix_web::{HttpResponse, web};
+
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
 pub use csrf::Posted;
 pub use error::BoardError;
@@ -58,27 +63,27 @@ impl BoardState {
     }
 }
 
-/// Every signed-in page: its path and its route (each section lists its own, from its
-/// `paths`).
-fn pages() -> Vec<(&'static str, actix_web::Route)> {
-    let mut pages = todos::routes();
-    pages.extend(endpoints::routes());
-    pages.extend(webhooks::routes());
-    pages.extend(hooks::routes());
-    pages.extend(quarantine::routes());
-    pages
+/// Every route of the Board: sign-in, sign-out, assets, `/`, and every page (each
+/// section lists its own, from its `paths`), each with the action it performs.
+pub fn table() -> Vec<Entry> {
+    let mut table = vec![
+        Entry::new(Method::GET, "/", Action::BoardAssets, home),
+        Entry::new(Method::GET, paths::LOGIN, Action::SignIn, login::form),
+        Entry::new(Method::POST, paths::LOGIN, Action::SignIn, login::submit),
+        Entry::new(Method::POST, paths::LOGOUT, Action::SignOut, login::logout),
+        Entry::new(Method::GET, paths::STATIC, Action::BoardAssets, assets::serve),
+    ];
+    table.extend(todos::routes());
+    table.extend(endpoints::routes());
+    table.extend(webhooks::routes());
+    table.extend(hooks::routes());
+    table.extend(quarantine::routes());
+    table
 }
 
-/// The Board's routes (sign-in, sign-out, assets, `/`, and every page).
+/// Mounts the Board's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/", web::get().to(home))
-        .route(paths::LOGIN, web::get().to(login::form))
-        .route(paths::LOGIN, web::post().to(login::submit))
-        .route(paths::LOGOUT, web::post().to(login::logout))
-        .route(paths::STATIC, web::get().to(assets::serve));
-    for (path, route) in pages() {
-        cfg.route(path, route);
-    }
+    crate::web::routes::mount(cfg, table());
 }
 
 /// `/`: the Todos view when signed in, else the sign-in form.

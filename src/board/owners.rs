@@ -5,7 +5,7 @@
 use super::session::Human;
 use crate::domain::ids::ScopeId;
 use crate::error::Result;
-use crate::store::Store;
+use crate::service::{Services, owners};
 
 /// One of the human's owner scopes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +26,8 @@ pub struct Owners(pub Vec<Owner>);
 
 impl Owners {
     /// Loads the names of the human's team scopes.
-    pub async fn of(store: &Store, human: &Human) -> Result<Owners> {
-        let teams = store.team_names(&human.scope_ids()).await?;
+    pub async fn of(s: &Services, human: &Human) -> Result<Owners> {
+        let teams = owners::team_names(s, &human.reach).await?;
         let teams = teams.into_iter().map(|(scope, name)| (scope, format!("team:{name}"))).collect();
         Ok(Owners::from_parts(human, teams))
     }

@@ -31,14 +31,13 @@ use super::error::BoardError;
 use super::respond::Notice;
 use crate::domain::ids::ScopeId;
 use crate::error::Error;
-use crate::http::AppState;
+use crate::service::{Services, sessions};
 use crate::store::tenancy::Reach;
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "sb_session";
 
-/// How long a session lasts from sign-in, whatever the human does (absolute, not idle).
-pub const SESSION_TTL: chrono::Duration = chrono::Duration::hours(12);
+pub use crate::service::sessions::SESSION_TTL;
 
 /// Whether cookies carry `Secure` (decided once from the base URL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,8 +131,9 @@ impl Human {
     }
 }
 
-fn app_state(req: &HttpRequest) -> Result<web::Data<AppState>, BoardError> {
-    req.app_data::<web::Data<AppState>>().cloned().ok_or_else(|| BoardError::App(Error::internal("app state missing")))
+/// The services of the application serving `req`.
+pub(super) fn services(req: &HttpRequest) -> Result<web::Data<Services>, BoardError> {
+    req.app_data::<web::Data<Services>>().cloned().ok_or_else(|| BoardError::App(Error::internal("services missing")))
 }
 
 /// Where to return after signing in: this page, for a GET.
@@ -151,11 +151,11 @@ impl FromRequest for Human {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
         let notice = req.cookie(super::respond::NOTICE_COOKIE).and_then(|c| Notice::decode(c.value()));
-        let state = app_state(req);
+        let services = services(req);
         let next = return_to(req);
         Box::pin(async move {
             let Some(token) = token else { return Err(BoardError::SignIn { next }) };
-            let Some(session) = state?.store.board_session(&token).await? else {
+            let Some(session) = sessions::session(&*services?, &token).await? else {
                 return Err(BoardError::SignIn { next });
             };
             Ok(Human {

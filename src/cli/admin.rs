@@ -261,7 +261,7 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
             // Returns once every running instance forgot the token.
             let scope = [endpoint.scope_id];
             let revocation = store.revoke_endpoint(&scope, endpoint.id);
-            let r = crate::http::auth::confirm::everywhere(store, endpoint.id, revocation).await?;
+            let r = crate::service::auth::confirm::everywhere(store, endpoint.id, revocation).await?;
             Ok(Output {
                 json: json!({"id": r.endpoint_id, "revoked": true, "dead_lettered": r.dead_lettered}),
                 text: format!("revoked endpoint {slug}; {} live todos became dead letters", r.dead_lettered),

@@ -87,7 +87,7 @@ async fn demo_endpoint(store: &Store, scope: ScopeId) -> Result<(String, String)
         let slug = if n == 1 { DEMO_SLUG.to_owned() } else { format!("{DEMO_SLUG}-{n}") };
         match store.endpoint_by_slug(&slug).await {
             Ok(e) if e.scope_id == scope && e.state == EndpointState::Active => {
-                return Ok((slug, store.rotate_endpoint_token(e.id).await?));
+                return Ok((slug, store.rotate_endpoint_token(scope, e.id).await?));
             }
             // Revoked, or somebody else's slug: try the next one.
             Ok(_) => continue,

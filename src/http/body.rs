@@ -9,7 +9,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use serde::de::DeserializeOwned;
 
-use super::body_read::{declared_length, read_bounded, read_timeout};
+use crate::web::body_read::{declared_length, read_bounded, read_timeout};
 
 use crate::domain::text::json_has_nul;
 use crate::error::Error;

@@ -249,6 +249,18 @@ pub struct VendBody {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+impl From<VendBody> for crate::service::endpoints::Vend {
+    fn from(b: VendBody) -> Self {
+        crate::service::endpoints::Vend {
+            slug: b.slug,
+            owner: b.owner,
+            grants: b.grants,
+            default_lease_seconds: b.default_lease_seconds,
+            expires_at: b.expires_at,
+        }
+    }
+}
+
 /// Vend answer: the token is shown here once.
 #[derive(Serialize, ToSchema)]
 pub struct VendedView {
@@ -391,6 +403,20 @@ pub struct CreateWebhookBody {
     pub secret: Option<String>,
     /// A signed source that cannot sign: routed in trust mode `open`, never announced.
     pub unverified: Option<bool>,
+}
+
+impl From<CreateWebhookBody> for crate::service::webhooks::CreateWebhook {
+    fn from(b: CreateWebhookBody) -> Self {
+        crate::service::webhooks::CreateWebhook {
+            endpoint_id: b.endpoint_id,
+            source_type: b.source_type,
+            queue: b.queue,
+            max_attempts: b.max_attempts,
+            trusted_actors: b.trusted_actors,
+            secret: b.secret,
+            unverified: b.unverified.unwrap_or(false),
+        }
+    }
 }
 
 /// Webhook creation answer: the ingest token and signing secret are shown here once.

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::AppState;
+use crate::service::{Services, health};
 
 /// What the health routes answer.
 #[derive(Debug, Serialize, ToSchema)]
@@ -23,8 +23,8 @@ pub async fn healthz() -> HttpResponse {
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, description = "ready", body = HealthStatus),
               (status = 503, description = "database unavailable", body = HealthStatus)))]
-pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    match state.store.ping().await {
+pub async fn readyz(s: web::Data<Services>) -> HttpResponse {
+    match health::ready(&s).await {
         Ok(()) => HttpResponse::Ok().json(HealthStatus { status: "ready" }),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");

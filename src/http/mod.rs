@@ -1,11 +1,11 @@
-//! The HTTP surface: one route table, auth extractors, agent and operator handlers,
-//! health and the OpenAPI document.
+//! The REST API: one route table (each route naming the service action it performs),
+//! auth extractors, agent and operator handlers, health, metrics and the OpenAPI
+//! document. Handlers parse, call one [`crate::service`] function, and render JSON.
 
 pub mod abandoned;
 pub mod agent;
 pub mod auth;
 pub mod body;
-pub mod body_read;
 pub mod dto;
 pub mod health;
 pub mod hooks;
@@ -13,108 +13,80 @@ pub mod intake;
 pub mod metrics;
 pub mod openapi;
 pub mod operator;
-pub mod webhook_cache;
 
+use actix_web::http::Method;
 use actix_web::{HttpResponse, web};
 
 use crate::error::Error;
-use crate::store::Store;
-use auth::AuthCache;
+use crate::intake::INGEST_PREFIX;
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    /// The store.
-    pub store: Store,
-    /// Verified endpoint tokens.
-    pub auth_cache: AuthCache,
-    /// Webhooks by ingest token, briefly.
-    pub webhook_cache: webhook_cache::WebhookCache,
-    /// Secrets at rest.
-    pub vault: crate::vault::Vault,
-    /// Public base URL (links, ingest URLs), without a trailing slash.
-    pub base_url: String,
-    /// The process's metrics.
-    pub metrics: crate::metrics::Metrics,
-    /// Bearer token for `/metrics`; none refuses every scrape.
-    pub metrics_token: Option<String>,
-    /// Notify-hook kill switch, ceiling and plain-http allowance.
-    pub hooks: hooks::HookSettings,
-    /// The outbound SSRF guard (hook URLs are checked with it when saved).
-    pub guard: crate::outbound::Guard,
-    /// The dispatcher's view of which hooks exist (evicted when one changes here).
-    pub hook_cache: crate::actors::notify::HookCache,
-    /// The Board's cookie rules and sign-in limits.
-    pub board: crate::board::BoardState,
-    /// Longest a request body may take to arrive once its headers have.
-    pub body_read_timeout: std::time::Duration,
-}
-
-async fn not_found() -> Result<HttpResponse, Error> {
+/// The answer to a route that does not exist: a JSON 404.
+pub async fn not_found() -> Result<HttpResponse, Error> {
     Err(Error::NotFound)
 }
 
-/// Where deliveries come in: `POST {INGEST_PREFIX}{ingest_token}`.
-pub const INGEST_PREFIX: &str = "/webhooks/w/";
+/// Every route of the API, each with the action it performs. Order matters where
+/// patterns overlap: `claim-next` comes before `{id}`.
+pub fn table() -> Vec<Entry> {
+    use Method as M;
+    use agent::{hooks as ah, presence, todos as at};
+    use operator::{dead_letters, endpoints, hooks as oh, quarantine, todos as ot, webhooks};
+    vec![
+        Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
+        Entry::new(M::GET, "/readyz", Action::Health, health::readyz),
+        Entry::new(M::GET, "/metrics", Action::ScrapeMetrics, metrics::scrape),
+        Entry::new(M::GET, "/api/openapi.json", Action::ReadApiDocument, openapi::document),
+        Entry::new(M::POST, INGEST_ROUTE, Action::Ingest, intake::ingest),
+        Entry::new(M::GET, "/api/v1/agent/todos", Action::AgentListTodos, at::list),
+        Entry::new(M::POST, "/api/v1/agent/todos", Action::AgentCreateTodo, at::create),
+        Entry::new(M::POST, "/api/v1/agent/todos/claim-next", Action::ClaimNext, at::claim_next),
+        Entry::new(M::GET, "/api/v1/agent/todos/{id}", Action::AgentGetTodo, at::get),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/claim", Action::Claim, at::claim),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/heartbeat", Action::Heartbeat, at::heartbeat),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/complete", Action::Complete, at::complete),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/fail", Action::Fail, at::fail),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/release", Action::Release, at::release),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/interrupt", Action::Interrupt, at::interrupt),
+        Entry::new(M::POST, "/api/v1/agent/todos/{id}/resume", Action::Resume, at::resume),
+        Entry::new(M::POST, "/api/v1/agent/presence/clock-in", Action::ClockIn, presence::clock_in),
+        Entry::new(M::POST, "/api/v1/agent/presence/clock-out", Action::ClockOut, presence::clock_out),
+        Entry::new(M::POST, "/api/v1/agent/hooks", Action::AgentCreateHook, ah::create),
+        Entry::new(M::GET, "/api/v1/agent/hooks", Action::AgentListHooks, ah::list),
+        Entry::new(M::POST, "/api/v1/agent/hooks/{id}/rotate", Action::AgentRotateHook, ah::rotate),
+        Entry::new(M::DELETE, "/api/v1/agent/hooks/{id}", Action::AgentDeleteHook, ah::delete),
+        Entry::new(M::POST, "/api/v1/endpoints", Action::VendEndpoint, endpoints::vend),
+        Entry::new(M::GET, "/api/v1/endpoints", Action::ListEndpoints, endpoints::list),
+        Entry::new(M::POST, "/api/v1/endpoints/{id}/revoke", Action::RevokeEndpoint, endpoints::revoke),
+        Entry::new(M::POST, "/api/v1/endpoints/{id}/fanout-grants", Action::GrantFanout, endpoints::grant_fanout),
+        Entry::new(M::DELETE, "/api/v1/endpoints/{id}/fanout-grants", Action::RevokeFanout, endpoints::revoke_fanout),
+        Entry::new(M::POST, "/api/v1/endpoints/{id}/hooks", Action::CreateHook, oh::create),
+        Entry::new(M::GET, "/api/v1/endpoints/{id}/hooks", Action::ListHooks, oh::list),
+        Entry::new(M::POST, "/api/v1/hooks/{id}/rotate", Action::RotateHook, oh::rotate),
+        Entry::new(M::POST, "/api/v1/hooks/{id}/enable", Action::EnableHook, oh::enable),
+        Entry::new(M::POST, "/api/v1/hooks/{id}/disable", Action::DisableHook, oh::disable),
+        Entry::new(M::DELETE, "/api/v1/hooks/{id}", Action::DeleteHook, oh::delete),
+        Entry::new(M::GET, "/api/v1/todos/{id}", Action::ShowTodo, ot::get),
+        Entry::new(M::POST, "/api/v1/todos/{id}/fail", Action::OperatorFail, ot::fail),
+        Entry::new(M::POST, "/api/v1/todos/{id}/retry", Action::RetryNow, ot::retry),
+        Entry::new(M::GET, "/api/v1/dead-letters", Action::ListDeadLetters, dead_letters::list),
+        Entry::new(M::POST, "/api/v1/webhooks", Action::CreateWebhook, webhooks::create),
+        Entry::new(M::GET, "/api/v1/webhooks", Action::ListWebhooks, webhooks::list),
+        Entry::new(M::PUT, "/api/v1/webhooks/{id}/rules", Action::SaveRules, webhooks::put_rules),
+        Entry::new(M::POST, "/api/v1/webhooks/{id}/rules/test", Action::DryRunRules, webhooks::test_rules),
+        Entry::new(M::GET, "/api/v1/quarantine", Action::ListHeld, quarantine::list),
+        Entry::new(M::POST, "/api/v1/quarantine/{id}/release", Action::ReleaseHeld, quarantine::release),
+        Entry::new(M::POST, "/api/v1/quarantine/{id}/discard", Action::DiscardHeld, quarantine::discard),
+    ]
+}
 
-/// The prefix of every ingest route. The outbound guard refuses targets under any of
-/// them, so a hook cannot feed notifications back in as deliveries.
-pub const INGEST_ROUTE_PREFIXES: &[&str] = &[INGEST_PREFIX];
+/// The ingest route's pattern.
+const INGEST_ROUTE: &str = "/webhooks/w/{ingest_token}";
 
-/// The route table.
+/// Mounts the API's routes, with the query and path extractors' JSON refusals.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.app_data(body::query_config())
-        .app_data(body::path_config())
-        .route("/healthz", web::get().to(health::healthz))
-        .route("/readyz", web::get().to(health::readyz))
-        .route("/metrics", web::get().to(metrics::scrape))
-        .route("/api/openapi.json", web::get().to(openapi::document))
-        .route(&format!("{INGEST_PREFIX}{{ingest_token}}"), web::post().to(intake::ingest))
-        .service(
-            web::scope("/api/v1/agent")
-                .route("/todos", web::get().to(agent::todos::list))
-                .route("/todos", web::post().to(agent::todos::create))
-                .route("/todos/claim-next", web::post().to(agent::todos::claim_next))
-                .route("/todos/{id}", web::get().to(agent::todos::get))
-                .route("/todos/{id}/claim", web::post().to(agent::todos::claim))
-                .route("/todos/{id}/heartbeat", web::post().to(agent::todos::heartbeat))
-                .route("/todos/{id}/complete", web::post().to(agent::todos::complete))
-                .route("/todos/{id}/fail", web::post().to(agent::todos::fail))
-                .route("/todos/{id}/release", web::post().to(agent::todos::release))
-                .route("/todos/{id}/interrupt", web::post().to(agent::todos::interrupt))
-                .route("/todos/{id}/resume", web::post().to(agent::todos::resume))
-                .route("/presence/clock-in", web::post().to(agent::presence::clock_in))
-                .route("/presence/clock-out", web::post().to(agent::presence::clock_out))
-                .route("/hooks", web::post().to(agent::hooks::create))
-                .route("/hooks", web::get().to(agent::hooks::list))
-                .route("/hooks/{id}/rotate", web::post().to(agent::hooks::rotate))
-                .route("/hooks/{id}", web::delete().to(agent::hooks::delete)),
-        )
-        .service(
-            web::scope("/api/v1")
-                .route("/endpoints", web::post().to(operator::endpoints::vend))
-                .route("/endpoints", web::get().to(operator::endpoints::list))
-                .route("/endpoints/{id}/revoke", web::post().to(operator::endpoints::revoke))
-                .route("/endpoints/{id}/fanout-grants", web::post().to(operator::endpoints::grant_fanout))
-                .route("/endpoints/{id}/fanout-grants", web::delete().to(operator::endpoints::revoke_fanout))
-                .route("/endpoints/{id}/hooks", web::post().to(operator::hooks::create))
-                .route("/endpoints/{id}/hooks", web::get().to(operator::hooks::list))
-                .route("/hooks/{id}/rotate", web::post().to(operator::hooks::rotate))
-                .route("/hooks/{id}/enable", web::post().to(operator::hooks::enable))
-                .route("/hooks/{id}/disable", web::post().to(operator::hooks::disable))
-                .route("/hooks/{id}", web::delete().to(operator::hooks::delete))
-                .route("/todos/{id}", web::get().to(operator::todos::get))
-                .route("/todos/{id}/fail", web::post().to(operator::todos::fail))
-                .route("/todos/{id}/retry", web::post().to(operator::todos::retry))
-                .route("/dead-letters", web::get().to(operator::dead_letters::list))
-                .route("/webhooks", web::post().to(operator::webhooks::create))
-                .route("/webhooks", web::get().to(operator::webhooks::list))
-                .route("/webhooks/{id}/rules", web::put().to(operator::webhooks::put_rules))
-                .route("/webhooks/{id}/rules/test", web::post().to(operator::webhooks::test_rules))
-                .route("/quarantine", web::get().to(operator::quarantine::list))
-                .route("/quarantine/{id}/release", web::post().to(operator::quarantine::release))
-                .route("/quarantine/{id}/discard", web::post().to(operator::quarantine::discard)),
-        )
-        .configure(crate::board::routes)
-        .default_service(web::to(not_found));
+    debug_assert!(INGEST_ROUTE.starts_with(INGEST_PREFIX));
+    cfg.app_data(body::query_config()).app_data(body::path_config());
+    crate::web::routes::mount(cfg, table());
 }

@@ -10,7 +10,7 @@ use std::net::IpAddr;
 use actix_web::http::Uri;
 
 use super::policy::{Refusal, unmap};
-use crate::http::INGEST_ROUTE_PREFIXES;
+use crate::intake::INGEST_ROUTE_PREFIXES;
 
 /// How many rounds of percent-decoding a path gets before it is compared: a proxy and
 /// the router may each decode once, so `%2577` can still arrive as `w`.

@@ -185,14 +185,16 @@ impl Store {
         }))
     }
 
-    /// Records an agent's presence.
-    pub async fn set_presence(&self, endpoint: EndpointId, presence: Presence) -> Result<EndpointRow> {
+    /// Records the presence of `endpoint`, an endpoint of `scope` (else not found).
+    pub async fn set_presence(&self, scope: ScopeId, endpoint: EndpointId, presence: Presence) -> Result<EndpointRow> {
         let mut conn = self.conn().await?;
-        Ok(diesel::update(endpoints::table.filter(endpoints::id.eq(endpoint.0)))
-            .set((endpoints::presence.eq(presence), endpoints::presence_changed_at.eq(diesel::dsl::now)))
-            .returning(endpoint_columns())
-            .get_result(&mut conn)
-            .await?)
+        Ok(diesel::update(
+            endpoints::table.filter(endpoints::id.eq(endpoint.0)).filter(endpoints::scope_id.eq(scope.0)),
+        )
+        .set((endpoints::presence.eq(presence), endpoints::presence_changed_at.eq(diesel::dsl::now)))
+        .returning(endpoint_columns())
+        .get_result(&mut conn)
+        .await?)
     }
 
     /// Revokes an endpoint in one of `scopes` and dead-letters everything it still held,
@@ -317,13 +319,16 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
 }
 
 impl Store {
-    /// Replaces an endpoint's token (the old one stops working at once); returns the
-    /// new token, shown once.
-    pub async fn rotate_endpoint_token(&self, id: EndpointId) -> Result<String> {
+    /// Replaces the token of `id`, an active endpoint of `scope` (else not found): the
+    /// old one stops working at once; returns the new token, shown once.
+    pub async fn rotate_endpoint_token(&self, scope: ScopeId, id: EndpointId) -> Result<String> {
         let minted = tokens::mint(ENDPOINT_TOKEN_PREFIX);
         let mut conn = self.conn().await?;
         let n = diesel::update(
-            endpoints::table.filter(endpoints::id.eq(id.0)).filter(endpoints::state.eq(EndpointState::Active)),
+            endpoints::table
+                .filter(endpoints::id.eq(id.0))
+                .filter(endpoints::scope_id.eq(scope.0))
+                .filter(endpoints::state.eq(EndpointState::Active)),
         )
         .set((endpoints::token_hash.eq(minted.hash.as_slice()), endpoints::token_prefix.eq(&minted.display_prefix)))
         .execute(&mut conn)

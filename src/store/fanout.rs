@@ -62,29 +62,43 @@ impl Store {
         Ok(row.map(|r| ScopeId(r.id)))
     }
 
-    /// Lets webhooks of `grantee` route onto `endpoint` (idempotent).
-    pub async fn grant_fanout(&self, endpoint: EndpointId, grantee: ScopeId, by: HumanId) -> Result<()> {
+    /// Lets webhooks of `grantee` route onto `endpoint`, an endpoint of `scope`
+    /// (idempotent); an endpoint outside `scope` is not found.
+    pub async fn grant_fanout(
+        &self,
+        scope: ScopeId,
+        endpoint: EndpointId,
+        grantee: ScopeId,
+        by: HumanId,
+    ) -> Result<()> {
         let mut conn = self.conn().await?;
-        diesel::sql_query(
-            "INSERT INTO fanout_grants (endpoint_id, grantee_scope_id, granted_by) VALUES ($1, $2, $3) \
-             ON CONFLICT (endpoint_id, grantee_scope_id) DO NOTHING",
+        let n = diesel::sql_query(
+            "INSERT INTO fanout_grants (endpoint_id, grantee_scope_id, granted_by) \
+             SELECT e.id, $2, $3 FROM endpoints e WHERE e.id = $1 AND e.scope_id = $4 \
+             ON CONFLICT (endpoint_id, grantee_scope_id) DO UPDATE SET granted_by = fanout_grants.granted_by",
         )
         .bind::<SqlUuid, _>(endpoint.0)
         .bind::<SqlUuid, _>(grantee.0)
         .bind::<SqlUuid, _>(by.0)
+        .bind::<SqlUuid, _>(scope.0)
         .execute(&mut conn)
         .await?;
-        Ok(())
+        if n == 0 { Err(Error::NotFound) } else { Ok(()) }
     }
 
-    /// Withdraws a grant; unknown grants are not found.
-    pub async fn revoke_fanout(&self, endpoint: EndpointId, grantee: ScopeId) -> Result<()> {
+    /// Withdraws a grant on `endpoint`, an endpoint of `scope`; an unknown grant, or
+    /// an endpoint outside `scope`, is not found.
+    pub async fn revoke_fanout(&self, scope: ScopeId, endpoint: EndpointId, grantee: ScopeId) -> Result<()> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query("DELETE FROM fanout_grants WHERE endpoint_id = $1 AND grantee_scope_id = $2")
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<SqlUuid, _>(grantee.0)
-            .execute(&mut conn)
-            .await?;
+        let n = diesel::sql_query(
+            "DELETE FROM fanout_grants g USING endpoints e \
+             WHERE g.endpoint_id = $1 AND g.grantee_scope_id = $2 AND e.id = g.endpoint_id AND e.scope_id = $3",
+        )
+        .bind::<SqlUuid, _>(endpoint.0)
+        .bind::<SqlUuid, _>(grantee.0)
+        .bind::<SqlUuid, _>(scope.0)
+        .execute(&mut conn)
+        .await?;
         if n == 0 { Err(Error::NotFound) } else { Ok(()) }
     }
 

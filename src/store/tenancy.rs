@@ -38,6 +38,11 @@ impl Reach {
         self.scopes.iter().map(|s| s.scope).collect()
     }
 
+    /// Whether `scope` is one of the human's.
+    pub fn reaches(&self, scope: ScopeId) -> bool {
+        self.scopes.iter().any(|s| s.scope == scope)
+    }
+
     /// Whether the human may configure resources in `scope`.
     pub fn is_admin_of(&self, scope: ScopeId) -> bool {
         self.scopes.iter().any(|s| s.scope == scope && s.role == TeamRole::Admin)

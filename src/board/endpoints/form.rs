@@ -1,9 +1,9 @@
 //! The vend form as posted: its fields read into a [`VendForm`], which turns into the
-//! operator API's [`VendBody`] (the API and the Board then validate alike).
+//! service's [`Vend`] (the API and the Board then validate alike).
 
 use crate::domain::grants::{DRAIN_FAMILY, Verb};
 use crate::error::{Error, Result};
-use crate::http::dto::VendBody;
+use crate::service::endpoints::Vend;
 
 /// The vend form's fields, as typed (kept to show the form again after a refusal).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,9 +52,9 @@ impl VendForm {
         self.grants.iter().any(|g| g == verb.as_str())
     }
 
-    /// The operator API's request for this form. Only the form's own shape is checked
-    /// here (a grant name, a whole number); everything else is the API's validation.
-    pub fn body(&self) -> Result<VendBody> {
+    /// The vend this form asks for. Only the form's own shape is checked here (a grant
+    /// name, a whole number); everything else is the service's validation.
+    pub fn body(&self) -> Result<Vend> {
         let grants = self
             .grants
             .iter()
@@ -67,7 +67,7 @@ impl VendForm {
                     .map_err(|_| Error::invalid("default_lease_seconds", "must be a whole number of seconds"))?,
             ),
         };
-        Ok(VendBody {
+        Ok(Vend {
             slug: self.slug.clone(),
             owner: (!self.owner.is_empty()).then(|| self.owner.clone()),
             grants: Some(grants),

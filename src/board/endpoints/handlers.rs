@@ -1,4 +1,4 @@
-//! The Endpoints pages' handlers: load, call the operator API's own functions, render.
+//! The Endpoints pages' handlers: parse, call [`crate::service::endpoints`], render.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError, web};
@@ -15,67 +15,61 @@ use crate::board::owners::Owners;
 use crate::board::respond::{self, Notice};
 use crate::board::scope::parse_id;
 use crate::board::session::Human;
-use crate::board::{Posted, forms};
+use crate::board::{BoardState, Posted, forms};
 use crate::domain::ids::EndpointId;
 use crate::error::Error;
-use crate::http::AppState;
-use crate::http::operator::endpoints::{revoke_for, vend_for};
-use crate::store::hooks::HookReach;
+use crate::service::{Services, endpoints, hooks, webhooks};
 
 async fn list_page(
-    state: &AppState,
+    s: &Services,
     human: &Human,
     form: &VendForm,
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
-    let rows = state.store.list_endpoints(&human.scope_ids()).await?;
-    let owners = Owners::of(&state.store, human).await?;
+    let rows = endpoints::list(s, &human.reach).await?;
+    let owners = Owners::of(s, human).await?;
     let body = endpoints_page(&rows, &owners, form, error, &human.csrf, Utc::now());
     Ok(forms::page_with_status(human, status, layout::page(human, Nav::Endpoints, "Endpoints", body)))
 }
 
 /// `GET /endpoints`: the human's endpoints and the vend form.
-pub async fn list(state: web::Data<AppState>, human: Human) -> Result<HttpResponse, BoardError> {
-    list_page(&state, &human, &VendForm::default(), None, StatusCode::OK).await
+pub async fn list(s: web::Data<Services>, human: Human) -> Result<HttpResponse, BoardError> {
+    list_page(&s, &human, &VendForm::default(), None, StatusCode::OK).await
 }
 
 /// `POST /endpoints`: vends, then shows the token once (200, never cached, never in a
 /// URL or a cookie); a refusal shows the form again with why, and nothing is created.
-pub async fn vend(
-    state: web::Data<AppState>,
-    posted: Posted<Vec<(String, String)>>,
-) -> Result<HttpResponse, BoardError> {
+pub async fn vend(s: web::Data<Services>, posted: Posted<Vec<(String, String)>>) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let form = VendForm::from_pairs(&posted.form);
     let vended = match form.body() {
-        Ok(body) => vend_for(&state, &human.reach, body).await,
+        Ok(vend) => endpoints::vend(&s, &human.reach, vend).await,
         Err(e) => Err(e),
     };
     match vended {
         Ok(vended) => {
             tracing::info!(human = %human.reach.human, endpoint = %vended.endpoint.id, "board: endpoint vended");
-            let owners = Owners::of(&state.store, &human).await?;
+            let owners = Owners::of(&s, &human).await?;
             let body = vended_page(&vended.endpoint, &vended.token, &owners);
             Ok(respond::page(&human, layout::page(&human, Nav::Endpoints, "Endpoint vended", body)))
         }
         Err(e) => {
             let why = forms::refusal(e)?;
             let status = why.status_code();
-            list_page(&state, &human, &form, Some(&why.to_string()), status).await
+            list_page(&s, &human, &form, Some(&why.to_string()), status).await
         }
     }
 }
 
 /// `GET /endpoints/{id}`.
-pub async fn show(state: web::Data<AppState>, human: Human, id: web::Path<String>) -> Result<HttpResponse, BoardError> {
+pub async fn show(s: web::Data<Services>, human: Human, id: web::Path<String>) -> Result<HttpResponse, BoardError> {
     let id: EndpointId = parse_id(&id)?;
-    let scopes = human.scope_ids();
-    let endpoint = state.store.endpoint_in(&scopes, id).await?;
+    let endpoint = endpoints::show(&s, &human.reach, id).await?;
     let webhooks: Vec<_> =
-        state.store.list_webhooks(&scopes).await?.into_iter().filter(|w| w.endpoint_id == id).collect();
-    let hooks = state.store.list_hooks(HookReach::Scopes(&scopes), id).await?;
-    let owners = Owners::of(&state.store, &human).await?;
+        webhooks::list(&s, &human.reach).await?.into_iter().filter(|w| w.endpoint_id == id).collect();
+    let hooks = hooks::list(&s, &human.reach, id).await?;
+    let owners = Owners::of(&s, &human).await?;
     let body = endpoint_page(&EndpointPage {
         endpoint: &endpoint,
         owner: owners.label(endpoint.scope_id),
@@ -89,13 +83,12 @@ pub async fn show(state: web::Data<AppState>, human: Human, id: web::Path<String
 
 /// `GET /endpoints/{id}/revoke`: the confirmation, with what revoking dead-letters.
 pub async fn confirm_revoke(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     human: Human,
     id: web::Path<String>,
 ) -> Result<HttpResponse, BoardError> {
     let id: EndpointId = parse_id(&id)?;
-    let endpoint = state.store.endpoint_in(&human.scope_ids(), id).await?;
-    let held = state.store.held_work(&endpoint).await?;
+    let (endpoint, held) = endpoints::held_work(&s, &human.reach, id).await?;
     let body = revoke_page(&endpoint, &held, &human.csrf);
     let title = format!("Revoke {}", endpoint.slug);
     Ok(respond::page(&human, layout::page(&human, Nav::Endpoints, &title, body)))
@@ -104,13 +97,14 @@ pub async fn confirm_revoke(
 /// `POST /endpoints/{id}/revoke`: revokes (as the operator API does) and reports how
 /// many todos became dead letters on the endpoint's page.
 pub async fn revoke(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
     posted: Posted<NoFields>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: EndpointId = parse_id(&id)?;
-    let notice = match revoke_for(&state, &human.reach, id).await {
+    let notice = match endpoints::revoke(&s, &human.reach, id).await {
         Ok(revoked) => {
             tracing::info!(human = %human.reach.human, endpoint = %id, dead_lettered = revoked.dead_lettered, "board: endpoint revoked");
             Notice::done(match revoked.dead_lettered {
@@ -122,5 +116,5 @@ pub async fn revoke(
         Err(Error::Conflict(why)) => Notice::warn(format!("Not revoked: {why}.")),
         Err(e) => return Err(e.into()),
     };
-    Ok(respond::see_other_with_notice(&state.board.cookies, &paths::endpoint(id), &notice))
+    Ok(respond::see_other_with_notice(&board.cookies, &paths::endpoint(id), &notice))
 }

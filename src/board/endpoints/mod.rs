@@ -3,9 +3,9 @@
 //! revocation behind a confirmation that says plainly what it dead-letters.
 //!
 //! The views ([`view`], [`detail`]) are pure functions from plain data to markup; the
-//! [`handlers`] load the data and call the same functions as the operator API
-//! (`crate::http::operator::endpoints::{vend_for, revoke_for}`), so the Board and the
-//! API validate alike.
+//! [`handlers`] load the data and call the same services as the operator API
+//! ([`crate::service::endpoints`]: vend, revoke), so the Board and the API validate
+//! and check permissions alike.
 
 pub mod detail;
 pub mod form;
@@ -13,16 +13,19 @@ pub mod handlers;
 pub mod paths;
 pub mod view;
 
-use actix_web::web;
+use actix_web::http::Method;
+
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
 /// The Endpoints pages' routes, for [`crate::board`]'s page list.
-pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<Entry> {
     vec![
-        (paths::ENDPOINTS, web::get().to(handlers::list)),
-        (paths::ENDPOINTS, web::post().to(handlers::vend)),
-        (paths::ENDPOINT, web::get().to(handlers::show)),
-        (paths::REVOKE, web::get().to(handlers::confirm_revoke)),
-        (paths::REVOKE, web::post().to(handlers::revoke)),
+        Entry::new(Method::GET, paths::ENDPOINTS, Action::ListEndpoints, handlers::list),
+        Entry::new(Method::POST, paths::ENDPOINTS, Action::VendEndpoint, handlers::vend),
+        Entry::new(Method::GET, paths::ENDPOINT, Action::ShowEndpoint, handlers::show),
+        Entry::new(Method::GET, paths::REVOKE, Action::RevokeEndpoint, handlers::confirm_revoke),
+        Entry::new(Method::POST, paths::REVOKE, Action::RevokeEndpoint, handlers::revoke),
     ]
 }
 

@@ -1,6 +1,6 @@
-//! The hook pages' handlers: load, call the shared hook paths of `crate::http::hooks`
-//! (the same the operator API takes), render. A hook or endpoint outside the human's
-//! scopes answers 404; changing one in a team they do not administer answers 403.
+//! The hook pages' handlers: parse, call [`crate::service::hooks`] (the same services
+//! the operator API takes), render. A hook or endpoint outside the human's scopes
+//! answers 404; changing one in a team they do not administer answers 403.
 
 use actix_web::{HttpResponse, web};
 use chrono::Utc;
@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::paths;
 use super::view::{self, EndpointHooks, HooksView, RefusedCreate};
+use crate::board::BoardState;
 use crate::board::csrf::{NoFields, Posted};
 use crate::board::error::BoardError;
 use crate::board::layout::{self, Nav};
@@ -17,9 +18,8 @@ use crate::board::session::Human;
 use crate::domain::hooks::url_host;
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Error;
-use crate::http::AppState;
-use crate::http::hooks;
-use crate::store::hooks::HookReach;
+use crate::service::hooks::{self, NewHook};
+use crate::service::{Services, endpoints};
 
 /// The create form's fields.
 #[derive(Debug, Deserialize)]
@@ -38,12 +38,11 @@ pub fn split_queues(raw: &str) -> Vec<String> {
 }
 
 /// Every endpoint in reach that is live or still holds hooks, each with its hooks.
-async fn sections(state: &AppState, human: &Human) -> Result<Vec<EndpointHooks>, BoardError> {
-    let scopes = human.scope_ids();
+async fn sections(s: &Services, human: &Human) -> Result<Vec<EndpointHooks>, BoardError> {
     let now = Utc::now();
     let mut out = Vec::new();
-    for endpoint in state.store.list_endpoints(&scopes).await? {
-        let hooks = state.store.list_hooks(HookReach::Scopes(&scopes), endpoint.id).await?;
+    for endpoint in endpoints::list(s, &human.reach).await? {
+        let hooks = hooks::list(s, &human.reach, endpoint.id).await?;
         if hooks.is_empty() && !view::is_live(&endpoint, now) {
             continue;
         }
@@ -54,16 +53,17 @@ async fn sections(state: &AppState, human: &Human) -> Result<Vec<EndpointHooks>,
 }
 
 async fn render(
-    state: &AppState,
+    s: &Services,
     human: &Human,
     refused: Option<&RefusedCreate>,
     status: actix_web::http::StatusCode,
 ) -> Result<HttpResponse, BoardError> {
-    let endpoints = sections(state, human).await?;
+    let endpoints = sections(s, human).await?;
+    let settings = s.hook_settings();
     let v = HooksView {
         endpoints: &endpoints,
-        accepting: state.hooks.accepting(),
-        max: state.hooks.max,
+        accepting: settings.accepting(),
+        max: settings.max,
         now: Utc::now(),
         refused,
     };
@@ -74,24 +74,23 @@ async fn render(
 }
 
 /// `GET /hooks`.
-pub async fn list(state: web::Data<AppState>, human: Human) -> Result<HttpResponse, BoardError> {
-    render(&state, &human, None, actix_web::http::StatusCode::OK).await
+pub async fn list(s: web::Data<Services>, human: Human) -> Result<HttpResponse, BoardError> {
+    render(&s, &human, None, actix_web::http::StatusCode::OK).await
 }
 
 /// `POST /hooks/endpoint/{id}`: adds a hook; the answer (200, never cached) shows the
 /// signing secret once. A refusal (switched off, bad URL, the guard, the ceiling)
 /// shows the page again with the reason beside the form, and nothing is created.
 pub async fn create(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     path: web::Path<String>,
     posted: Posted<CreateForm>,
 ) -> Result<HttpResponse, BoardError> {
     let Posted { human, form } = posted;
     let id: EndpointId = parse_id(&path)?;
-    let endpoint = state.store.endpoint_in(&human.scope_ids(), id).await?;
-    hooks::require_admin(&human.reach, endpoint.scope_id)?;
-    let queues = split_queues(&form.queues);
-    match hooks::create_hook(&state, endpoint.scope_id, endpoint.id, form.url.trim(), &queues).await {
+    let endpoint = endpoints::show(&s, &human.reach, id).await?;
+    let hook = NewHook { url: form.url.trim().to_owned(), queues: split_queues(&form.queues) };
+    match hooks::create(&s, &human.reach, endpoint.id, hook).await {
         Ok(created) => {
             let body = view::created_page(&endpoint.slug, &created.hook, &created.signing_secret);
             Ok(respond::page(&human, layout::page(&human, Nav::Hooks, "Hook added", body)))
@@ -99,7 +98,7 @@ pub async fn create(
         Err(e @ (Error::InvalidArgument(_) | Error::Conflict(_))) => {
             let refused =
                 RefusedCreate { endpoint: endpoint.id, url: form.url, queues: form.queues, message: e.to_string() };
-            render(&state, &human, Some(&refused), actix_web::ResponseError::status_code(&e)).await
+            render(&s, &human, Some(&refused), actix_web::ResponseError::status_code(&e)).await
         }
         Err(other) => Err(other.into()),
     }
@@ -107,73 +106,65 @@ pub async fn create(
 
 /// `POST /hooks/{id}/rotate`: the new secret, shown once (200, never cached).
 pub async fn rotate(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     path: web::Path<String>,
     posted: Posted<NoFields>,
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: HookId = parse_id(&path)?;
-    let scope = hooks::changeable(&state, &human.reach, id).await?;
-    let rotated = hooks::rotate(&state, scope, id).await?;
+    let rotated = hooks::rotate(&s, &human.reach, id).await?;
     let body = view::rotated_page(&rotated.hook, &rotated.signing_secret, Utc::now());
     Ok(respond::page(&human, layout::page(&human, Nav::Hooks, "Signing secret rotated", body)))
 }
 
 async fn set_enabled(
-    state: &AppState,
+    s: &Services,
+    board: &BoardState,
     path: &str,
     posted: Posted<NoFields>,
     on: bool,
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: HookId = parse_id(path)?;
-    let scope = hooks::changeable(state, &human.reach, id).await?;
-    let row = hooks::set_enabled(state, scope, id, on).await?;
+    let row = hooks::set_enabled(s, &human.reach, id, on).await?;
     let text = if on {
         format!("Enabled the hook to {}; its failure count starts over.", url_host(&row.url))
     } else {
         format!("Disabled the hook to {}; nothing is sent to it until it is enabled.", url_host(&row.url))
     };
-    Ok(respond::see_other_with_notice(
-        &state.board.cookies,
-        &paths::endpoint_section(row.endpoint_id),
-        &Notice::done(text),
-    ))
+    Ok(respond::see_other_with_notice(&board.cookies, &paths::endpoint_section(row.endpoint_id), &Notice::done(text)))
 }
 
 /// `POST /hooks/{id}/enable`.
 pub async fn enable(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
     path: web::Path<String>,
     posted: Posted<NoFields>,
 ) -> Result<HttpResponse, BoardError> {
-    set_enabled(&state, &path, posted, true).await
+    set_enabled(&s, &board, &path, posted, true).await
 }
 
 /// `POST /hooks/{id}/disable`.
 pub async fn disable(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
     path: web::Path<String>,
     posted: Posted<NoFields>,
 ) -> Result<HttpResponse, BoardError> {
-    set_enabled(&state, &path, posted, false).await
+    set_enabled(&s, &board, &path, posted, false).await
 }
 
 /// `POST /hooks/{id}/delete` (the page asks first).
 pub async fn delete(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
     path: web::Path<String>,
     posted: Posted<NoFields>,
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: HookId = parse_id(&path)?;
-    let scope = hooks::changeable(&state, &human.reach, id).await?;
-    let (row, _) = state.store.hook_in(HookReach::Scopes(&[scope]), id).await?;
-    hooks::delete(&state, scope, id).await?;
+    let row = hooks::delete(&s, &human.reach, id).await?;
     let text = format!("Deleted the hook to {}.", url_host(&row.url));
-    Ok(respond::see_other_with_notice(
-        &state.board.cookies,
-        &paths::endpoint_section(row.endpoint_id),
-        &Notice::done(text),
-    ))
+    Ok(respond::see_other_with_notice(&board.cookies, &paths::endpoint_section(row.endpoint_id), &Notice::done(text)))
 }

@@ -3,7 +3,7 @@
 //! secret shown once), rotate, enable, disable, delete.
 //!
 //! The page bodies are pure ([`view`]); the handlers ([`handlers`]) take the same
-//! shared paths as the operator API (`crate::http::hooks`): the kill switch, the URL
+//! same services as the operator API ([`crate::service::hooks`]): the kill switch, the URL
 //! checks, the outbound guard at save time, the ceiling, and the dispatcher's cache
 //! eviction. Changing a team's hooks takes an admin of the team, as in the API.
 
@@ -14,16 +14,19 @@ pub mod view;
 #[cfg(test)]
 mod view_tests;
 
-use actix_web::web;
+use actix_web::http::Method;
+
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
 /// The hook pages' routes, for [`crate::board`]'s page list.
-pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<Entry> {
     vec![
-        (paths::HOOKS, web::get().to(handlers::list)),
-        (paths::CREATE, web::post().to(handlers::create)),
-        (paths::ROTATE, web::post().to(handlers::rotate)),
-        (paths::ENABLE, web::post().to(handlers::enable)),
-        (paths::DISABLE, web::post().to(handlers::disable)),
-        (paths::DELETE, web::post().to(handlers::delete)),
+        Entry::new(Method::GET, paths::HOOKS, Action::ListHooks, handlers::list),
+        Entry::new(Method::POST, paths::CREATE, Action::CreateHook, handlers::create),
+        Entry::new(Method::POST, paths::ROTATE, Action::RotateHook, handlers::rotate),
+        Entry::new(Method::POST, paths::ENABLE, Action::EnableHook, handlers::enable),
+        Entry::new(Method::POST, paths::DISABLE, Action::DisableHook, handlers::disable),
+        Entry::new(Method::POST, paths::DELETE, Action::DeleteHook, handlers::delete),
     ]
 }

@@ -4,7 +4,7 @@
 //! (through the webhook's rules, or to a named queue) and discard.
 //!
 //! The page bodies are pure ([`view`]); the handlers ([`handlers`]) release through the
-//! same function as the operator API (`crate::http::operator::quarantine`).
+//! same services as the operator API ([`crate::service::quarantine`]).
 
 pub mod handlers;
 pub mod paths;
@@ -13,14 +13,17 @@ pub mod view;
 #[cfg(test)]
 mod view_tests;
 
-use actix_web::web;
+use actix_web::http::Method;
+
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
 /// The quarantine pages' routes, for [`crate::board`]'s page list.
-pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<Entry> {
     vec![
-        (paths::QUARANTINE, web::get().to(handlers::list)),
-        (paths::HELD, web::get().to(handlers::detail)),
-        (paths::RELEASE, web::post().to(handlers::release)),
-        (paths::DISCARD, web::post().to(handlers::discard)),
+        Entry::new(Method::GET, paths::QUARANTINE, Action::ListHeld, handlers::list),
+        Entry::new(Method::GET, paths::HELD, Action::ShowHeld, handlers::detail),
+        Entry::new(Method::POST, paths::RELEASE, Action::ReleaseHeld, handlers::release),
+        Entry::new(Method::POST, paths::DISCARD, Action::DiscardHeld, handlers::discard),
     ]
 }

@@ -19,16 +19,19 @@ pub mod query;
 pub mod retry;
 pub mod view;
 
-use actix_web::web;
+use actix_web::http::Method;
+
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
 /// The Todos view's routes, for [`crate::board`]'s page list.
-pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<Entry> {
     vec![
-        (paths::TODOS, web::get().to(pages::list)),
+        Entry::new(Method::GET, paths::TODOS, Action::ListTodos, pages::list),
         // Before `/todos/{id}/retry`, whose `{id}` would otherwise take "dead".
-        (paths::BULK_RETRY, web::post().to(retry::retry_dead)),
-        (paths::TODO, web::get().to(pages::detail)),
-        (paths::RETRY, web::post().to(retry::retry_one)),
+        Entry::new(Method::POST, paths::BULK_RETRY, Action::BulkRetry, retry::retry_dead),
+        Entry::new(Method::GET, paths::TODO, Action::ShowTodo, pages::detail),
+        Entry::new(Method::POST, paths::RETRY, Action::RetryNow, retry::retry_one),
     ]
 }
 

@@ -2,7 +2,7 @@
 //! and `POST /todos/dead/retry` (every dead letter matching the Dead view's search,
 //! after a confirmation page). Both take [`Posted`] (a missing or wrong CSRF token is
 //! refused before anything moves), act on the signed-in human's scopes only through the
-//! store calls the operator REST API makes (`retry_now`, `retry_dead_letters`), and
+//! services the operator REST API calls ([`crate::service::todos`]), and
 //! answer 303 back to the list with a notice (post/redirect/get).
 
 use actix_web::{HttpResponse, web};
@@ -19,10 +19,11 @@ use super::query;
 use super::view::Notice;
 use chrono::{DateTime, Utc};
 
+use crate::board::BoardState;
 use crate::domain::ids::TodoId;
 use crate::domain::pills::Pill;
 use crate::error::Error;
-use crate::http::AppState;
+use crate::service::{Services, todos};
 
 /// The list a form returns to: its `filter` and `q` (anything unreadable returns to
 /// the default list, unsearched: it only decides where the browser lands).
@@ -46,17 +47,18 @@ impl ReturnTo {
 /// expired, idempotency key taken) returns to the list saying why.
 pub async fn retry_one(
     posted: Posted<ReturnTo>,
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, BoardError> {
     let Posted { human, form } = posted;
     let id: TodoId = parse_id(&id)?;
-    let notice = match state.store.retry_now(&human.scope_ids(), id).await {
+    let notice = match todos::retry_now(&s, &human.reach, id).await {
         Ok(_) => Notice::Retried(id),
         Err(Error::Conflict(why)) => Notice::Refused(why),
         Err(e) => return Err(e.into()),
     };
-    Ok(respond::see_other_with_notice(&state.board.cookies, &form.location(), &notice.flash()))
+    Ok(respond::see_other_with_notice(&board.cookies, &form.location(), &notice.flash()))
 }
 
 /// The bulk retry's fields.
@@ -74,24 +76,27 @@ pub struct BulkForm {
 /// `POST /todos/dead/retry`: without `confirm=yes`, a page saying how many dead
 /// letters match `q` (in the human's scopes) with the button that retries them; with
 /// it, the retry, and 303 to the Dead view searched for `q` with the count as a notice.
-pub async fn retry_dead(posted: Posted<BulkForm>, state: web::Data<AppState>) -> Result<HttpResponse, BoardError> {
+pub async fn retry_dead(
+    posted: Posted<BulkForm>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
+) -> Result<HttpResponse, BoardError> {
     let Posted { human, form } = posted;
     let search = query::search(&form.q).map_err(|query::BadQuery(why)| Error::InvalidArgument(why))?;
     let q = (!search.is_empty()).then_some(search.as_str());
-    let scopes = human.scope_ids();
     if form.confirm != CONFIRMED {
         let counted_at = Utc::now();
-        let matching = state.store.count_dead_letters(&scopes, q).await?;
+        let matching = todos::count_dead_letters(&s, &human.reach, q).await?;
         let body = bulk_confirm(&search, matching, counted_at, human.csrf.as_str());
         return Ok(respond::page(&human, layout::page(&human, Nav::Todos, "Retry dead letters?", body)));
     }
     let died_by = DateTime::parse_from_rfc3339(&form.died_by)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|_| Error::invalid(DIED_BY_FIELD, "missing or not an RFC 3339 time: confirm again"))?;
-    let notice = match state.store.retry_dead_letters(&scopes, q, Some(died_by)).await {
+    let notice = match todos::bulk_retry(&s, &human.reach, q, Some(died_by)).await {
         Ok(done) => Notice::BulkRetried(done),
         Err(Error::Conflict(why)) => Notice::Refused(why),
         Err(e) => return Err(e.into()),
     };
-    Ok(respond::see_other_with_notice(&state.board.cookies, &paths::list(Pill::Dead, &search), &notice.flash()))
+    Ok(respond::see_other_with_notice(&board.cookies, &paths::list(Pill::Dead, &search), &notice.flash()))
 }

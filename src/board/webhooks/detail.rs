@@ -10,7 +10,7 @@ use super::view::{endpoint_link, trusted, verification};
 use crate::board::csrf::CsrfToken;
 use crate::board::todos::format::{ago, machine, utc};
 use crate::db::models::EndpointRow;
-use crate::http::operator::webhooks::RuleTestAnswer;
+use crate::service::webhooks::RuleTestAnswer;
 use crate::store::webhooks::WebhookRow;
 
 /// An example rule set in the SPEC's format, shown beside the editor.

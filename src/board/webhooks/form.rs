@@ -1,15 +1,15 @@
-//! The Webhooks forms as posted, and how they become the operator API's requests: the
-//! create form into a [`CreateWebhookBody`], the rules form into the rules JSON and a
+//! The Webhooks forms as posted, and how they become the service's requests: the
+//! create form into a [`CreateWebhook`], the rules form into the rules JSON and a
 //! sample delivery. Only the forms' own shapes are checked here (a number, JSON, a
-//! header line); everything else is the API's validation.
+//! header line); everything else is the service's validation.
 
 use serde::Deserialize;
 
 use crate::domain::ids::EndpointId;
 use crate::error::{Error, Result};
-use crate::http::dto::CreateWebhookBody;
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
+use crate::service::webhooks::CreateWebhook;
 
 /// The create form's fields, as typed (kept to show the form again after a refusal).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -32,8 +32,8 @@ pub struct CreateForm {
 }
 
 impl CreateForm {
-    /// The operator API's request for this form.
-    pub fn body(&self) -> Result<CreateWebhookBody> {
+    /// The webhook this form asks for.
+    pub fn body(&self) -> Result<CreateWebhook> {
         let endpoint_id: EndpointId =
             self.endpoint_id.trim().parse().map_err(|_| Error::invalid("endpoint", "choose one of your endpoints"))?;
         let source_type: SourceType =
@@ -50,14 +50,14 @@ impl CreateForm {
         } else {
             Some(TrustedActors::Logins { logins })
         };
-        Ok(CreateWebhookBody {
+        Ok(CreateWebhook {
             endpoint_id,
             source_type,
             queue: self.queue.trim().to_owned(),
             max_attempts,
             trusted_actors,
             secret: None,
-            unverified: Some(self.unverified.is_some()),
+            unverified: self.unverified.is_some(),
         })
     }
 
@@ -167,12 +167,12 @@ mod tests {
             body.trusted_actors,
             Some(TrustedActors::Logins { logins: vec!["octo".into(), "hubot".into(), "mona".into()] })
         );
-        assert_eq!(body.unverified, Some(false));
+        assert!(!body.unverified);
 
         let all = CreateForm { allow_all: Some("on".into()), unverified: Some("on".into()), ..form.clone() };
         let body = all.body().unwrap();
         assert_eq!(body.trusted_actors, Some(TrustedActors::AllowAll { allow_all: true }));
-        assert_eq!(body.unverified, Some(true));
+        assert!(body.unverified);
 
         for bad in [
             CreateForm { endpoint_id: "ep_nope".into(), ..form.clone() },

@@ -1,4 +1,4 @@
-//! The Webhooks pages' handlers: load, call the operator API's own functions, render.
+//! The Webhooks pages' handlers: parse, call [`crate::service::webhooks`], render.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError, web};
@@ -14,26 +14,25 @@ use crate::board::owners::Owners;
 use crate::board::respond::{self, Notice};
 use crate::board::scope::parse_id;
 use crate::board::session::Human;
-use crate::board::{Posted, forms};
+use crate::board::{BoardState, Posted, forms};
 use crate::db::models::EndpointRow;
 use crate::domain::ids::WebhookId;
 use crate::domain::todo_state::EndpointState;
 use crate::error::Error;
-use crate::http::AppState;
-use crate::http::operator::webhooks::{RuleTestAnswer, create_for, dry_run_for, save_rules_for};
+use crate::service::webhooks::{self, RuleTestAnswer, Sample};
+use crate::service::{Services, endpoints};
 use crate::store::webhooks::WebhookRow;
 
 async fn list_page(
-    state: &AppState,
+    s: &Services,
     human: &Human,
     form: &CreateForm,
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
-    let scopes = human.scope_ids();
-    let rows = state.store.list_webhooks(&scopes).await?;
-    let endpoints = state.store.list_endpoints(&scopes).await?;
-    let owners = Owners::of(&state.store, human).await?;
+    let rows = webhooks::list(s, &human.reach).await?;
+    let endpoints = endpoints::list(s, &human.reach).await?;
+    let owners = Owners::of(s, human).await?;
     let usable: Vec<&EndpointRow> = endpoints
         .iter()
         .filter(|e| e.state == EndpointState::Active && owners.administers(e.scope_id))
@@ -44,24 +43,24 @@ async fn list_page(
 }
 
 /// `GET /webhooks`: the human's webhooks and the create form.
-pub async fn list(state: web::Data<AppState>, human: Human) -> Result<HttpResponse, BoardError> {
-    list_page(&state, &human, &CreateForm::default(), None, StatusCode::OK).await
+pub async fn list(s: web::Data<Services>, human: Human) -> Result<HttpResponse, BoardError> {
+    list_page(&s, &human, &CreateForm::default(), None, StatusCode::OK).await
 }
 
 /// `POST /webhooks`: creates, then shows the ingest URL, ingest token and signing
 /// secret once (200, never cached, never in a URL or a cookie); a refusal shows the
 /// form again with why, and nothing is created.
-pub async fn create(state: web::Data<AppState>, posted: Posted<CreateForm>) -> Result<HttpResponse, BoardError> {
+pub async fn create(s: web::Data<Services>, posted: Posted<CreateForm>) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let form = posted.form;
     let created = match form.body() {
-        Ok(body) => create_for(&state, &human.reach, body).await,
+        Ok(create) => webhooks::create(&s, &human.reach, create).await,
         Err(e) => Err(e),
     };
     match created {
         Ok(created) => {
             tracing::info!(human = %human.reach.human, webhook = %created.webhook.id, "board: webhook created");
-            let ingest_url = created.ingest_url(&state.base_url);
+            let ingest_url = created.ingest_url(s.base_url());
             let body = created_page(&Created {
                 webhook: &created.webhook,
                 ingest_url: &ingest_url,
@@ -72,14 +71,14 @@ pub async fn create(state: web::Data<AppState>, posted: Posted<CreateForm>) -> R
         }
         Err(e) => {
             let why = forms::refusal(e)?;
-            list_page(&state, &human, &form, Some(&why.to_string()), why.status_code()).await
+            list_page(&s, &human, &form, Some(&why.to_string()), why.status_code()).await
         }
     }
 }
 
 /// The webhook's page with `form` in the editor, `error` or `result` above it.
 async fn detail_page(
-    state: &AppState,
+    s: &Services,
     human: &Human,
     webhook: &WebhookRow,
     form: &RulesForm,
@@ -87,8 +86,8 @@ async fn detail_page(
     result: Option<&RuleTestAnswer>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
-    let endpoints = state.store.list_endpoints(&human.scope_ids()).await?;
-    let owners = Owners::of(&state.store, human).await?;
+    let endpoints = endpoints::list(s, &human.reach).await?;
+    let owners = Owners::of(s, human).await?;
     let body = webhook_page(
         &WebhookPage {
             webhook,
@@ -106,31 +105,32 @@ async fn detail_page(
     Ok(forms::page_with_status(human, status, layout::page(human, Nav::Webhooks, &title, body)))
 }
 
-async fn webhook_of(state: &AppState, human: &Human, raw: &str) -> Result<WebhookRow, BoardError> {
+async fn webhook_of(s: &Services, human: &Human, raw: &str) -> Result<WebhookRow, BoardError> {
     let id: WebhookId = parse_id(raw)?;
-    Ok(state.store.webhook_in(&human.scope_ids(), id).await?)
+    Ok(webhooks::show(s, &human.reach, id).await?)
 }
 
 /// `GET /webhooks/{id}`: the webhook and its rules.
-pub async fn show(state: web::Data<AppState>, human: Human, id: web::Path<String>) -> Result<HttpResponse, BoardError> {
-    let webhook = webhook_of(&state, &human, &id).await?;
+pub async fn show(s: web::Data<Services>, human: Human, id: web::Path<String>) -> Result<HttpResponse, BoardError> {
+    let webhook = webhook_of(&s, &human, &id).await?;
     let form = RulesForm { rules: saved_rules_text(&webhook), ..RulesForm::default() };
-    detail_page(&state, &human, &webhook, &form, None, None, StatusCode::OK).await
+    detail_page(&s, &human, &webhook, &form, None, None, StatusCode::OK).await
 }
 
 /// `POST /webhooks/{id}/rules`: saves the rules (validated and cached exactly as the
 /// operator API's `PUT …/rules`), then back to the page; invalid rules are shown again
 /// with why, and nothing is saved.
 pub async fn save_rules(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
     posted: Posted<RulesForm>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let form = posted.form;
-    let webhook = webhook_of(&state, &human, &id).await?;
+    let webhook = webhook_of(&s, &human, &id).await?;
     let saved = match form.rules_json() {
-        Ok(Some(rules)) => save_rules_for(&state, &human.reach, webhook.id, &rules).await,
+        Ok(Some(rules)) => webhooks::save_rules(&s, &human.reach, webhook.id, &rules).await,
         Ok(None) => {
             Err(Error::invalid("rules", "empty: to route everything to the default queue, save {\"rules\": []}"))
         }
@@ -141,11 +141,11 @@ pub async fn save_rules(
             tracing::info!(human = %human.reach.human, webhook = %row.id, "board: webhook rules saved");
             let n = rule_count(&row);
             let text = if n == 1 { "Saved 1 rule.".to_owned() } else { format!("Saved {n} rules.") };
-            Ok(respond::see_other_with_notice(&state.board.cookies, &paths::webhook(row.id), &Notice::done(text)))
+            Ok(respond::see_other_with_notice(&board.cookies, &paths::webhook(row.id), &Notice::done(text)))
         }
         Err(e) => {
             let why = forms::refusal(e)?;
-            detail_page(&state, &human, &webhook, &form, Some(&why.to_string()), None, why.status_code()).await
+            detail_page(&s, &human, &webhook, &form, Some(&why.to_string()), None, why.status_code()).await
         }
     }
 }
@@ -153,23 +153,25 @@ pub async fn save_rules(
 /// `POST /webhooks/{id}/rules/test`: the dry run (the operator API's own), shown with
 /// the editor as it was. Changes nothing, so it answers with the page itself.
 pub async fn test_rules(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     posted: Posted<RulesForm>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let form = posted.form;
-    let webhook = webhook_of(&state, &human, &id).await?;
-    let sample = (|| Ok::<_, Error>((form.rules_json()?, form.header_list()?, form.body_json()?)))();
+    let webhook = webhook_of(&s, &human, &id).await?;
+    let sample = (|| {
+        Ok::<_, Error>(Sample { rules: form.rules_json()?, headers: form.header_list()?, body: form.body_json()? })
+    })();
     let answer = match sample {
-        Ok((rules, headers, body)) => dry_run_for(&state, &human.reach, webhook.id, rules, headers, body).await,
+        Ok(sample) => webhooks::dry_run(&s, &human.reach, webhook.id, sample).await,
         Err(e) => Err(e),
     };
     match answer {
-        Ok(answer) => detail_page(&state, &human, &webhook, &form, None, Some(&answer), StatusCode::OK).await,
+        Ok(answer) => detail_page(&s, &human, &webhook, &form, None, Some(&answer), StatusCode::OK).await,
         Err(e) => {
             let why = forms::refusal(e)?;
-            detail_page(&state, &human, &webhook, &form, Some(&why.to_string()), None, why.status_code()).await
+            detail_page(&s, &human, &webhook, &form, Some(&why.to_string()), None, why.status_code()).await
         }
     }
 }

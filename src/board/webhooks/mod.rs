@@ -4,9 +4,9 @@
 //! delivery).
 //!
 //! The views ([`view`], [`detail`]) are pure functions from plain data to markup; the
-//! [`handlers`] call the same functions as the operator API
-//! (`crate::http::operator::webhooks::{create_for, save_rules_for, dry_run_for}`), so
-//! the Board and the API validate alike and a saved rule set evicts the intake cache.
+//! [`handlers`] call the same services as the operator API
+//! ([`crate::service::webhooks`]: create, save rules, dry run), so the Board and the
+//! API validate alike and a saved rule set evicts the intake cache.
 
 pub mod detail;
 pub mod form;
@@ -14,16 +14,19 @@ pub mod handlers;
 pub mod paths;
 pub mod view;
 
-use actix_web::web;
+use actix_web::http::Method;
+
+use crate::service::permissions::Action;
+use crate::web::routes::Entry;
 
 /// The Webhooks pages' routes, for [`crate::board`]'s page list.
-pub fn routes() -> Vec<(&'static str, actix_web::Route)> {
+pub fn routes() -> Vec<Entry> {
     vec![
-        (paths::WEBHOOKS, web::get().to(handlers::list)),
-        (paths::WEBHOOKS, web::post().to(handlers::create)),
-        (paths::WEBHOOK, web::get().to(handlers::show)),
-        (paths::RULES, web::post().to(handlers::save_rules)),
-        (paths::RULES_TEST, web::post().to(handlers::test_rules)),
+        Entry::new(Method::GET, paths::WEBHOOKS, Action::ListWebhooks, handlers::list),
+        Entry::new(Method::POST, paths::WEBHOOKS, Action::CreateWebhook, handlers::create),
+        Entry::new(Method::GET, paths::WEBHOOK, Action::ShowWebhook, handlers::show),
+        Entry::new(Method::POST, paths::RULES, Action::SaveRules, handlers::save_rules),
+        Entry::new(Method::POST, paths::RULES_TEST, Action::DryRunRules, handlers::test_rules),
     ]
 }
 

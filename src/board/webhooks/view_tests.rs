@@ -10,8 +10,8 @@ use crate::board::csrf::CsrfToken;
 use crate::db::models::EndpointRow;
 use crate::domain::ids::{EndpointId, ScopeId, WebhookId};
 use crate::domain::todo_state::{EndpointState, Presence};
-use crate::http::operator::webhooks::RuleTestAnswer;
 use crate::intake::verify::SourceType;
+use crate::service::webhooks::RuleTestAnswer;
 use crate::store::webhooks::WebhookRow;
 
 fn now() -> chrono::DateTime<Utc> {

@@ -3,19 +3,12 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::super::AppState;
 use super::super::auth::Agent;
 use super::super::body::Json;
-use super::super::hooks::{self, CreateHookBody, CreatedHookView, DeletedHookView, HookList, RotatedHookView};
-use crate::domain::grants::Verb;
+use super::super::hooks::{CreateHookBody, CreatedHookView, DeletedHookView, HookList, RotatedHookView};
 use crate::domain::ids::HookId;
 use crate::error::{ErrorEnvelope, Result};
-use crate::store::endpoints::AgentPrincipal;
-use crate::store::hooks::HookReach;
-
-fn own(me: &AgentPrincipal) -> HookReach<'static> {
-    HookReach::Endpoint { scope: me.scope_id, endpoint: me.endpoint_id }
-}
+use crate::service::{Services, hooks};
 
 /// Adds a notify hook to this endpoint; the signing secret is answered once.
 #[utoipa::path(post, path = "/api/v1/agent/hooks", operation_id = "agent_create_hook", request_body = CreateHookBody, tag = "agent",
@@ -23,18 +16,17 @@ fn own(me: &AgentPrincipal) -> HookReach<'static> {
     responses((status = 201, body = CreatedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
               (status = 422, body = ErrorEnvelope)))]
-pub async fn create(state: web::Data<AppState>, agent: Agent, body: Json<CreateHookBody>) -> Result<HttpResponse> {
-    let me = agent.require(Verb::NotifyHooks)?;
-    hooks::create(&state, me.scope_id, me.endpoint_id, body.0).await
+pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<CreateHookBody>) -> Result<HttpResponse> {
+    let created = hooks::agent_create(&s, &agent.0, body.0.into()).await?;
+    Ok(HttpResponse::Created().json(CreatedHookView::from(created)))
 }
 
 /// This endpoint's hooks with their health and the ceiling (never a secret).
 #[utoipa::path(get, path = "/api/v1/agent/hooks", operation_id = "agent_list_hooks", tag = "agent", security(("endpoint_token" = [])),
     responses((status = 200, body = HookList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope)))]
-pub async fn list(state: web::Data<AppState>, agent: Agent) -> Result<HttpResponse> {
-    let me = agent.require(Verb::NotifyHooks)?;
-    let rows = state.store.list_hooks(own(me), me.endpoint_id).await?;
-    Ok(HttpResponse::Ok().json(HookList::new(&rows, state.hooks.max)))
+pub async fn list(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> {
+    let rows = hooks::agent_list(&s, &agent.0).await?;
+    Ok(HttpResponse::Ok().json(HookList::new(&rows, s.hook_settings().max)))
 }
 
 /// Replaces one of this endpoint's hooks' signing secret (answered once); see the
@@ -44,10 +36,8 @@ pub async fn list(state: web::Data<AppState>, agent: Agent) -> Result<HttpRespon
     responses((status = 200, body = RotatedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope)))]
-pub async fn rotate(state: web::Data<AppState>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let me = agent.require(Verb::NotifyHooks)?;
-    let rotated = state.store.rotate_hook(&state.vault, own(me), id.into_inner()).await?;
-    state.hook_cache.evict(rotated.hook.endpoint_id);
+pub async fn rotate(s: web::Data<Services>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let rotated = hooks::agent_rotate(&s, &agent.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
 }
 
@@ -56,11 +46,8 @@ pub async fn rotate(state: web::Data<AppState>, agent: Agent, id: web::Path<Hook
     params(("id" = HookId, Path, description = "notify hook id")), security(("endpoint_token" = [])),
     responses((status = 200, body = DeletedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
-pub async fn delete(state: web::Data<AppState>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let me = agent.require(Verb::NotifyHooks)?;
+pub async fn delete(s: web::Data<Services>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
     let id = id.into_inner();
-    state.store.delete_hook(own(me), id).await?;
-    // A first attempt uses the dispatcher's cached match: it must not outlive the hook.
-    state.hook_cache.clear();
+    hooks::agent_delete(&s, &agent.0, id).await?;
     Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
 }

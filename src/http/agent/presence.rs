@@ -3,14 +3,14 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::super::AppState;
 use super::super::auth::Agent;
 use super::super::dto::PresenceView;
 use crate::domain::todo_state::Presence;
 use crate::error::{ErrorEnvelope, Result};
+use crate::service::{Services, agent as service};
 
-async fn set(state: web::Data<AppState>, agent: Agent, presence: Presence) -> Result<HttpResponse> {
-    let row = state.store.set_presence(agent.0.endpoint_id, presence).await?;
+async fn set(s: web::Data<Services>, agent: Agent, presence: Presence) -> Result<HttpResponse> {
+    let row = service::clock(&s, &agent.0, presence).await?;
     Ok(HttpResponse::Ok().json(PresenceView {
         endpoint: row.slug,
         presence: row.presence,
@@ -21,13 +21,13 @@ async fn set(state: web::Data<AppState>, agent: Agent, presence: Presence) -> Re
 /// Clocks the agent in.
 #[utoipa::path(post, path = "/api/v1/agent/presence/clock-in", tag = "agent", security(("endpoint_token" = [])),
     responses((status = 200, body = PresenceView), (status = 401, body = ErrorEnvelope)))]
-pub async fn clock_in(state: web::Data<AppState>, agent: Agent) -> Result<HttpResponse> {
-    set(state, agent, Presence::In).await
+pub async fn clock_in(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> {
+    set(s, agent, Presence::In).await
 }
 
 /// Clocks the agent out.
 #[utoipa::path(post, path = "/api/v1/agent/presence/clock-out", tag = "agent", security(("endpoint_token" = [])),
     responses((status = 200, body = PresenceView), (status = 401, body = ErrorEnvelope)))]
-pub async fn clock_out(state: web::Data<AppState>, agent: Agent) -> Result<HttpResponse> {
-    set(state, agent, Presence::Out).await
+pub async fn clock_out(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> {
+    set(s, agent, Presence::Out).await
 }

@@ -4,15 +4,15 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::super::AppState;
 use super::super::auth::Agent;
 use super::super::body::{Json, OptionalJson, refuse_nul_param};
 use super::super::dto::*;
-use crate::domain::grants::Verb;
 use crate::domain::ids::TodoId;
 use crate::domain::todo_state::TodoState;
-use crate::error::{Error, ErrorEnvelope, Result};
-use crate::store::todos::{Caller, ClaimRequest, Claimed, Finish, ListFilter, NewTodo};
+use crate::error::{ErrorEnvelope, Result};
+use crate::service::Services;
+use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
+use crate::store::todos::{Claimed, Finish, ListFilter};
 
 /// Query of `list_todos`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -37,6 +37,10 @@ fn claim_answer(c: Claimed) -> ClaimAnswer {
     }
 }
 
+fn claim_of(b: ClaimBody) -> Claim {
+    Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay }
+}
+
 fn finish(body: FinishBody) -> Finish {
     Finish { result: body.result, summary: body.summary, artifact: body.artifact, lease_token: body.lease_token }
 }
@@ -45,12 +49,10 @@ fn finish(body: FinishBody) -> Finish {
 #[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListQuery), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
-    let me = agent.require(Verb::ListTodos)?;
+pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
     let q = q.into_inner();
     refuse_nul_param("queue", q.queue.as_deref())?;
-    let rows =
-        state.store.list_todos(me.endpoint_id, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
+    let rows = agent::list(&s, &agent.0, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
     Ok(HttpResponse::Ok().json(TodoList { todos: rows.iter().map(TodoView::from).collect() }))
 }
 
@@ -58,21 +60,8 @@ pub async fn list(state: web::Data<AppState>, agent: Agent, q: web::Query<ListQu
 #[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn claim_next(
-    state: web::Data<AppState>,
-    agent: Agent,
-    body: OptionalJson<ClaimBody>,
-) -> Result<HttpResponse> {
-    let me = agent.require(Verb::ClaimNext)?;
-    let b = body.0;
-    let req = ClaimRequest {
-        queue: b.queue,
-        lease_ttl_seconds: b.lease_ttl_seconds,
-        claimant: b.claimant,
-        relay: b.relay,
-        endpoint_default_lease: me.default_lease_seconds,
-    };
-    let answer = match state.store.claim_next(me.endpoint_id, req).await? {
+pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
+    let answer = match agent::claim_next(&s, &agent.0, claim_of(body.0)).await? {
         Some(c) => claim_answer(c),
         None => ClaimAnswer {
             todo: None,
@@ -91,24 +80,12 @@ pub async fn claim_next(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn claim(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Claim)?;
-    let b = body.0;
-    if b.queue.is_some() {
-        return Err(Error::invalid("queue", "not accepted when claiming by id"));
-    }
-    let req = ClaimRequest {
-        queue: None,
-        lease_ttl_seconds: b.lease_ttl_seconds,
-        claimant: b.claimant,
-        relay: b.relay,
-        endpoint_default_lease: me.default_lease_seconds,
-    };
-    let claimed = state.store.claim(me.endpoint_id, id.into_inner(), req).await?;
+    let claimed = agent::claim(&s, &agent.0, id.into_inner(), claim_of(body.0)).await?;
     Ok(HttpResponse::Ok().json(claim_answer(claimed)))
 }
 
@@ -116,9 +93,8 @@ pub async fn claim(
 #[utoipa::path(get, path = "/api/v1/agent/todos/{id}", operation_id = "agent_get_todo", tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoDetail), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
-pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
-    let me = agent.require(Verb::GetTodo)?;
-    let t = state.store.get_todo(&Caller::Endpoint(me.endpoint_id), id.into_inner()).await?;
+pub async fn get(s: web::Data<Services>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
+    let t = agent::get(&s, &agent.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
 }
 
@@ -127,23 +103,13 @@ pub async fn get(state: web::Data<AppState>, agent: Agent, id: web::Path<TodoId>
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn heartbeat(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: OptionalJson<HeartbeatBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Heartbeat)?;
     let b = body.0;
-    let row = state
-        .store
-        .heartbeat(
-            me.endpoint_id,
-            me.default_lease_seconds,
-            id.into_inner(),
-            b.lease_ttl_seconds,
-            b.lease_token.as_deref(),
-        )
-        .await?;
+    let row = agent::heartbeat(&s, &agent.0, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -152,13 +118,12 @@ pub async fn heartbeat(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn complete(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Complete)?;
-    let row = state.store.complete(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
+    let row = agent::complete(&s, &agent.0, id.into_inner(), finish(body.0)).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -167,13 +132,12 @@ pub async fn complete(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn fail(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Fail)?;
-    let row = state.store.fail(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
+    let row = agent::fail(&s, &agent.0, id.into_inner(), finish(body.0)).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -182,13 +146,12 @@ pub async fn fail(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn release(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Release)?;
-    let row = state.store.release(me.endpoint_id, id.into_inner(), finish(body.0)).await?;
+    let row = agent::release(&s, &agent.0, id.into_inner(), finish(body.0)).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -197,24 +160,14 @@ pub async fn release(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn interrupt(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: Json<InterruptBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Interrupt)?;
     let b = body.0;
-    let row = state
-        .store
-        .interrupt(
-            me.endpoint_id,
-            id.into_inner(),
-            b.state,
-            b.wait_seconds,
-            b.reason.as_deref(),
-            b.lease_token.as_deref(),
-        )
-        .await?;
+    let i = Interrupt { state: b.state, wait_seconds: b.wait_seconds, reason: b.reason, lease_token: b.lease_token };
+    let row = agent::interrupt(&s, &agent.0, id.into_inner(), i).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -223,23 +176,13 @@ pub async fn interrupt(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn resume(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     agent: Agent,
     id: web::Path<TodoId>,
     body: OptionalJson<ResumeBody>,
 ) -> Result<HttpResponse> {
-    let me = agent.require(Verb::Interrupt)?;
     let b = body.0;
-    let row = state
-        .store
-        .resume(
-            me.endpoint_id,
-            me.default_lease_seconds,
-            id.into_inner(),
-            b.lease_ttl_seconds,
-            b.lease_token.as_deref(),
-        )
-        .await?;
+    let row = agent::resume(&s, &agent.0, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -247,20 +190,17 @@ pub async fn resume(
 #[utoipa::path(post, path = "/api/v1/agent/todos", operation_id = "agent_create_todo", request_body = CreateTodoBody, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 201, body = CreatedTodo), (status = 403, body = ErrorEnvelope), (status = 200, description = "idempotency hit", body = CreatedTodo), (status = 422, body = ErrorEnvelope)))]
-pub async fn create(state: web::Data<AppState>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
-    let me = agent.require(Verb::CreateTodo)?;
+pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
     let b = body.0;
-    let outcome = state
-        .store
-        .create_todo(NewTodo {
-            kind: b.kind,
-            source: Some("agent".into()),
-            payload: b.payload,
-            idempotency_key: b.idempotency_key,
-            max_attempts: b.max_attempts,
-            ..NewTodo::new(me.endpoint_id, b.queue, b.title)
-        })
-        .await?;
+    let new = NewAgentTodo {
+        queue: b.queue,
+        title: b.title,
+        kind: b.kind,
+        payload: b.payload,
+        idempotency_key: b.idempotency_key,
+        max_attempts: b.max_attempts,
+    };
+    let outcome = agent::create(&s, &agent.0, new).await?;
     let body = CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created };
     Ok(if outcome.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
 }

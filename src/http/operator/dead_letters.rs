@@ -4,11 +4,11 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::super::AppState;
 use super::super::auth::Operator;
 use super::super::body::refuse_nul_param;
 use super::super::dto::{DeadLetterList, DeadLetterView};
 use crate::error::{ErrorEnvelope, Result};
+use crate::service::{Services, todos};
 
 /// Query of the dead-letter listing.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -25,9 +25,9 @@ pub struct DeadLetterQuery {
 #[utoipa::path(get, path = "/api/v1/dead-letters", operation_id = "list_dead_letters", params(DeadLetterQuery), tag = "operator",
     security(("operator_token" = [])),
     responses((status = 200, body = DeadLetterList), (status = 401, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn list(state: web::Data<AppState>, op: Operator, q: web::Query<DeadLetterQuery>) -> Result<HttpResponse> {
+pub async fn list(s: web::Data<Services>, op: Operator, q: web::Query<DeadLetterQuery>) -> Result<HttpResponse> {
     let q = q.into_inner();
     refuse_nul_param("q", q.q.as_deref())?;
-    let rows = state.store.list_dead_letters(&op.0.scope_ids(), q.q.as_deref(), q.limit.unwrap_or(100)).await?;
+    let rows = todos::dead_letters(&s, &op.0, q.q.as_deref(), q.limit.unwrap_or(100)).await?;
     Ok(HttpResponse::Ok().json(DeadLetterList { dead_letters: rows.into_iter().map(DeadLetterView::from).collect() }))
 }

@@ -5,20 +5,12 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::super::AppState;
 use super::super::auth::Operator;
 use super::super::body::Json;
-use super::super::hooks::{
-    self, CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView,
-};
-use crate::domain::ids::{EndpointId, HookId, ScopeId};
+use super::super::hooks::{CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView};
+use crate::domain::ids::{EndpointId, HookId};
 use crate::error::{ErrorEnvelope, Result};
-use crate::store::hooks::{HookReach, HookRow};
-
-/// A hook the caller may change (see [`hooks::changeable`]).
-async fn changeable(state: &AppState, op: &Operator, id: HookId) -> Result<ScopeId> {
-    hooks::changeable(state, &op.0, id).await
-}
+use crate::service::{Services, hooks};
 
 /// Adds a notify hook to an endpoint: `todo.ready` and `todo.dead_lettered` of its
 /// queues are posted to `url`, signed (Standard Webhooks) with the secret answered
@@ -30,24 +22,22 @@ async fn changeable(state: &AppState, op: &Operator, id: HookId) -> Result<Scope
               (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
               (status = 422, body = ErrorEnvelope)))]
 pub async fn create(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     op: Operator,
     id: web::Path<EndpointId>,
     body: Json<CreateHookBody>,
 ) -> Result<HttpResponse> {
-    let endpoint = state.store.endpoint_in(&op.0.scope_ids(), id.into_inner()).await?;
-    hooks::require_admin(&op.0, endpoint.scope_id)?;
-    hooks::create(&state, endpoint.scope_id, endpoint.id, body.0).await
+    let created = hooks::create(&s, &op.0, id.into_inner(), body.0.into()).await?;
+    Ok(HttpResponse::Created().json(CreatedHookView::from(created)))
 }
 
 /// An endpoint's hooks with their health and the ceiling (never a secret).
 #[utoipa::path(get, path = "/api/v1/endpoints/{id}/hooks", operation_id = "list_hooks", tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
     responses((status = 200, body = HookList), (status = 404, body = ErrorEnvelope)))]
-pub async fn list(state: web::Data<AppState>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
-    let scopes = op.0.scope_ids();
-    let rows = state.store.list_hooks(HookReach::Scopes(&scopes), id.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(HookList::new(&rows, state.hooks.max)))
+pub async fn list(s: web::Data<Services>, op: Operator, id: web::Path<EndpointId>) -> Result<HttpResponse> {
+    let rows = hooks::list(&s, &op.0, id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(HookList::new(&rows, s.hook_settings().max)))
 }
 
 /// Replaces a hook's signing secret (answered once). For 24 h deliveries carry both
@@ -57,24 +47,17 @@ pub async fn list(state: web::Data<AppState>, op: Operator, id: web::Path<Endpoi
     params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
     responses((status = 200, body = RotatedHookView), (status = 403, body = ErrorEnvelope),
               (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
-pub async fn rotate(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let id = id.into_inner();
-    let scope = changeable(&state, &op, id).await?;
-    let rotated = hooks::rotate(&state, scope, id).await?;
+pub async fn rotate(s: web::Data<Services>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let rotated = hooks::rotate(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
-}
-
-async fn set_enabled(state: &AppState, op: &Operator, id: HookId, enabled: bool) -> Result<HookRow> {
-    let scope = changeable(state, op, id).await?;
-    hooks::set_enabled(state, scope, id, enabled).await
 }
 
 /// Switches a hook on again; its failure count starts over.
 #[utoipa::path(post, path = "/api/v1/hooks/{id}/enable", tag = "operator",
     params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
     responses((status = 200, body = HookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
-pub async fn enable(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let row = set_enabled(&state, &op, id.into_inner(), true).await?;
+pub async fn enable(s: web::Data<Services>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let row = hooks::set_enabled(&s, &op.0, id.into_inner(), true).await?;
     Ok(HttpResponse::Ok().json(HookView::from(&row)))
 }
 
@@ -82,8 +65,8 @@ pub async fn enable(state: web::Data<AppState>, op: Operator, id: web::Path<Hook
 #[utoipa::path(post, path = "/api/v1/hooks/{id}/disable", tag = "operator",
     params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
     responses((status = 200, body = HookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
-pub async fn disable(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let row = set_enabled(&state, &op, id.into_inner(), false).await?;
+pub async fn disable(s: web::Data<Services>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+    let row = hooks::set_enabled(&s, &op.0, id.into_inner(), false).await?;
     Ok(HttpResponse::Ok().json(HookView::from(&row)))
 }
 
@@ -91,9 +74,8 @@ pub async fn disable(state: web::Data<AppState>, op: Operator, id: web::Path<Hoo
 #[utoipa::path(delete, path = "/api/v1/hooks/{id}", operation_id = "delete_hook", tag = "operator",
     params(("id" = HookId, Path, description = "notify hook id")), security(("operator_token" = [])),
     responses((status = 200, body = DeletedHookView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
-pub async fn delete(state: web::Data<AppState>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
+pub async fn delete(s: web::Data<Services>, op: Operator, id: web::Path<HookId>) -> Result<HttpResponse> {
     let id = id.into_inner();
-    let scope = changeable(&state, &op, id).await?;
-    hooks::delete(&state, scope, id).await?;
+    hooks::delete(&s, &op.0, id).await?;
     Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
 }

@@ -2,20 +2,19 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::super::AppState;
 use super::super::auth::Operator;
 use super::super::body::OptionalJson;
 use super::super::dto::*;
 use crate::domain::ids::TodoId;
 use crate::error::{ErrorEnvelope, Result};
-use crate::store::todos::Caller;
+use crate::service::{Services, todos};
 
 /// One todo in the caller's scopes, with attempts.
 #[utoipa::path(get, path = "/api/v1/todos/{id}", operation_id = "operator_get_todo", tag = "operator",
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoDetail), (status = 404, body = ErrorEnvelope)))]
-pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
-    let t = state.store.get_todo(&Caller::Operator(op.0.scope_ids()), id.into_inner()).await?;
+pub async fn get(s: web::Data<Services>, op: Operator, id: web::Path<TodoId>) -> Result<HttpResponse> {
+    let t = todos::show(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
 }
 
@@ -24,12 +23,12 @@ pub async fn get(state: web::Data<AppState>, op: Operator, id: web::Path<TodoId>
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn fail(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     op: Operator,
     id: web::Path<TodoId>,
     body: OptionalJson<OperatorActionBody>,
 ) -> Result<HttpResponse> {
-    let row = state.store.operator_fail(&op.0.scope_ids(), id.into_inner(), body.0.summary).await?;
+    let row = todos::fail(&s, &op.0, id.into_inner(), body.0.summary).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
@@ -38,11 +37,11 @@ pub async fn fail(
     params(("id" = TodoId, Path, description = "todo id")), security(("operator_token" = [])),
     responses((status = 200, body = TodoView), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
 pub async fn retry(
-    state: web::Data<AppState>,
+    s: web::Data<Services>,
     op: Operator,
     id: web::Path<TodoId>,
     _body: OptionalJson<OperatorActionBody>,
 ) -> Result<HttpResponse> {
-    let row = state.store.retry_now(&op.0.scope_ids(), id.into_inner()).await?;
+    let row = todos::retry_now(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }

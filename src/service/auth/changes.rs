@@ -12,7 +12,7 @@
 
 use super::AuthCache;
 use crate::db::listen::{self, Follower};
-use crate::http::webhook_cache::{WEBHOOK_CHANGE_PREFIX, WebhookCache};
+use crate::service::webhook_cache::{WEBHOOK_CHANGE_PREFIX, WebhookCache};
 
 /// The channel the endpoint triggers notify; its payload is an endpoint id.
 pub const AUTH_CHANGES_CHANNEL: &str = "switchboard_auth";

@@ -62,9 +62,14 @@ pub fn declared_length(req: &actix_web::HttpRequest) -> Option<usize> {
         .and_then(|v| v.parse().ok())
 }
 
+/// Longest a request body may take to arrive once its headers have
+/// (`SWITCHBOARD_BODY_READ_TIMEOUT_MS`); registered as app data by start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadTimeout(pub Duration);
+
 /// The configured read timeout of the application serving `req`.
 pub fn read_timeout(req: &actix_web::HttpRequest) -> Duration {
-    req.app_data::<actix_web::web::Data<super::AppState>>().map_or(DEFAULT_READ_TIMEOUT, |s| s.body_read_timeout)
+    req.app_data::<actix_web::web::Data<ReadTimeout>>().map_or(DEFAULT_READ_TIMEOUT, |t| t.0)
 }
 
 #[cfg(test)]

@@ -1,0 +1,116 @@
+//! The one door for every action. The operator API, the agent API and the Board are
+//! thin adapters over these functions: they authenticate and parse, call one service
+//! function with the caller ([`Principal`]), and render what it answers. Each service
+//! function validates its input, checks the caller against the permission table
+//! ([`permissions`]), calls the store in the scope the caller acts in, and keeps the
+//! instance's caches honest. The store itself is private to this module: an adapter
+//! cannot reach the database except through a service, so a new page cannot skip a
+//! check.
+//!
+//! | module | actions |
+//! |---|---|
+//! | [`endpoints`] | vend, list, show, revoke, fan-out grants |
+//! | [`webhooks`] | create, list, show, save rules, dry run |
+//! | [`intake`] | receive a delivery (verify, trust, route, record) |
+//! | [`hooks`] | notify hooks: create, list, rotate, enable, disable, delete (humans and agents) |
+//! | [`quarantine`] | list, show, release, discard held deliveries |
+//! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
+//! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
+//! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
+//! | [`sessions`] | Board sign-in and sign-out |
+//! | [`health`] | readiness, metrics |
+
+pub mod agent;
+pub mod auth;
+pub mod endpoints;
+pub mod health;
+pub mod hooks;
+pub mod intake;
+pub mod owners;
+pub mod permissions;
+pub mod principal;
+pub mod quarantine;
+pub mod sessions;
+pub mod todos;
+pub mod webhook_cache;
+pub mod webhooks;
+
+pub use principal::Principal;
+
+use crate::actors::notify::HookCache;
+use crate::metrics::Metrics;
+use crate::outbound::Guard;
+use crate::store::Store;
+use crate::vault::Vault;
+use auth::AuthCache;
+use hooks::HookSettings;
+use webhook_cache::WebhookCache;
+
+/// Everything the services need, shared by every worker. Its fields are private:
+/// adapters hold a `Services` and call its modules' functions, never the store.
+#[derive(Clone)]
+pub struct Services {
+    store: Store,
+    auth_cache: AuthCache,
+    webhook_cache: WebhookCache,
+    vault: Vault,
+    base_url: String,
+    metrics: Metrics,
+    metrics_token: Option<String>,
+    hooks: HookSettings,
+    guard: Guard,
+    hook_cache: HookCache,
+}
+
+/// The parts start-up assembles [`Services`] from.
+pub struct Parts {
+    /// The store.
+    pub store: Store,
+    /// Verified endpoint tokens (evicted by the auth listener).
+    pub auth_cache: AuthCache,
+    /// Webhooks by ingest token (evicted by the auth listener).
+    pub webhook_cache: WebhookCache,
+    /// Secrets at rest.
+    pub vault: Vault,
+    /// Public base URL (links, ingest URLs), without a trailing slash.
+    pub base_url: String,
+    /// The process's metrics.
+    pub metrics: Metrics,
+    /// Bearer token for `/metrics`; none refuses every scrape.
+    pub metrics_token: Option<String>,
+    /// Notify-hook kill switch, ceiling and plain-http allowance.
+    pub hooks: HookSettings,
+    /// The outbound SSRF guard (hook URLs are checked with it when saved).
+    pub guard: Guard,
+    /// The dispatcher's view of which hooks exist (evicted when one changes here).
+    pub hook_cache: HookCache,
+}
+
+impl Services {
+    /// The services over `parts`.
+    pub fn new(parts: Parts) -> Self {
+        let Parts {
+            store,
+            auth_cache,
+            webhook_cache,
+            vault,
+            base_url,
+            metrics,
+            metrics_token,
+            hooks,
+            guard,
+            hook_cache,
+        } = parts;
+        Services { store, auth_cache, webhook_cache, vault, base_url, metrics, metrics_token, hooks, guard, hook_cache }
+    }
+
+    /// The public base URL, without a trailing slash (for links and ingest URLs).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// What the notify-hook routes obey (the Board shows the ceiling and the switch).
+    pub fn hook_settings(&self) -> HookSettings {
+        self.hooks
+    }
+}
