@@ -30,6 +30,15 @@ pub(crate) const HOOK_THROUGHPUT_TARGET: f64 = 0.50;
 /// trip of a plain POST to the same receiver.
 pub(crate) const ANNOUNCE_P99_FACTOR: f64 = 5.0;
 
+/// A measurement's one-line summary for the terminal, written where its results
+/// section is (hooks_doc.rs implements it for the hook figures). The trait keeps
+/// `report` from knowing the doc modules that use its `Run` and helpers (no module
+/// cycle).
+pub trait TerminalLine {
+    /// The line.
+    fn terminal_line(&self) -> String;
+}
+
 /// REST and raw SQL windows at one concurrency.
 #[derive(Debug, Clone)]
 pub struct CyclePair {
@@ -365,7 +374,7 @@ pub fn table(run: &Run) -> String {
         i.ratio() * 100.0
     );
     if run.hooks.measured() {
-        let _ = writeln!(t, "{}", crate::hooks_doc::terminal_line(&run.hooks));
+        let _ = writeln!(t, "{}", run.hooks.terminal_line());
     }
     let _ = writeln!(t, "server peak RSS (VmHWM): {:.1} MiB", run.peak_rss_mib());
     for p in &run.plans {
