@@ -34,7 +34,7 @@ use switchboard::store::todos::Caller;
 
 use crate::channel::BenchChannel;
 use crate::database::BenchDb;
-use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig};
+use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig, Throughput};
 use crate::load::{self, Agent, Work};
 use crate::machine::Probe;
 use crate::receiver::Receiver;
@@ -151,9 +151,30 @@ fn posters(receiver: &Receiver, name: &str, body: &Bytes, n: usize) -> BenchResu
     Ok((0..n).map(|_| Agent::Work(Box::new(Poster::new(&receiver.url(name), &key, body)))).collect())
 }
 
+/// What the throughput half needs beside the rig: `hooks::measure` runs it, as its
+/// [`Throughput`], once the latency is measured.
+pub struct ChannelLoad<'a> {
+    /// The bench's settings.
+    pub args: &'a Args,
+    /// The benchmark database (the in-process channel's store opens on it).
+    pub db: &'a BenchDb,
+    /// The release server.
+    pub server: &'a Server,
+    /// The bench's own store, to read the feeders' todos back.
+    pub store: &'a Store,
+    /// What CPU is counted, and whose.
+    pub probe: &'a Probe,
+}
+
+impl Throughput for ChannelLoad<'_> {
+    async fn measure(&self, rig: &Rig, result: &mut HooksResult) -> BenchResult<()> {
+        measure(self.args, self.db, self.server, self.store, self.probe, rig, result).await
+    }
+}
+
 /// The latency ceiling, then throughput (through the in-process channel) and its
 /// ceiling in alternating rounds.
-pub async fn measure(
+async fn measure(
     args: &Args,
     db: &BenchDb,
     server: &Server,

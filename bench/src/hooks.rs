@@ -139,6 +139,14 @@ impl HooksResult {
     }
 }
 
+/// The throughput half of the measurement (hook_load.rs), run on the rig once the
+/// latency is measured. The trait keeps `hooks` from knowing `hook_load`, which uses the
+/// rig and the result (no module cycle); main hands the one to the other.
+pub trait Throughput {
+    /// Measures the ceilings and the channel's throughput on `rig` into `result`.
+    async fn measure(&self, rig: &Rig, result: &mut HooksResult) -> BenchResult<()>;
+}
+
 /// The part of an ingest answer the bench needs.
 #[derive(Deserialize)]
 struct IngestAnswer {
@@ -173,15 +181,14 @@ pub async fn deliver(client: &awc::Client, line: &Line, n: u64) -> BenchResult<S
 }
 
 /// Sets up the receiver and every line, checks the loop (a delivery's `todo.ready`
-/// arrives verified; a forged POST is refused), then measures: latency, its ceiling,
-/// throughput and its ceiling.
+/// arrives verified; a forged POST is refused), then measures the latency and has
+/// `throughput` measure its ceiling, throughput and its ceiling.
 pub async fn measure(
     args: &Args,
-    db: &crate::database::BenchDb,
     server: &Server,
     seeded: &Seeded,
     store: &Store,
-    probe: &crate::machine::Probe,
+    throughput: &impl Throughput,
 ) -> BenchResult<HooksResult> {
     let receiver = Receiver::start()?;
     let outcome = async {
@@ -207,7 +214,7 @@ pub async fn measure(
             result.early
         ));
         rig.receiver.forget_unclaimed();
-        crate::hook_load::measure(args, db, server, store, probe, &rig, &mut result).await?;
+        throughput.measure(&rig, &mut result).await?;
         let (rejected, first) = rig.receiver.rejected();
         result.rejected = rejected - refused_by_checks;
         result.first_rejection = first.filter(|_| result.rejected > 0);

@@ -5,29 +5,32 @@ use std::fmt::Write as _;
 
 use crate::hooks::HooksResult;
 use crate::load::Window;
-use crate::report::{Run, group, pct};
+use crate::report::{Run, TerminalLine, group, pct};
 use crate::scrape::NotifyCounts;
 
 /// The terminal's summary of the hook figures.
-pub fn terminal_line(h: &HooksResult) -> String {
-    format!(
-        "notify hooks: dead-letter announcement p50/p99 {:.1}/{:.1} ms over {} (plain POST p50/p99 {:.2}/{:.2} ms); \
+impl TerminalLine for HooksResult {
+    fn terminal_line(&self) -> String {
+        let h = self;
+        format!(
+            "notify hooks: dead-letter announcement p50/p99 {:.1}/{:.1} ms over {} (plain POST p50/p99 {:.2}/{:.2} ms); \
          {:.0} deliveries/s to {} hooks vs {:.0} plain POSTs/s at {} concurrent: {:.1} %; dropped {}, lost {}, \
          refused by the receiver {}",
-        h.announce_ms(0.5),
-        h.announce_ms(0.99),
-        h.dead_letters,
-        h.rtt.latency_ms(0.5),
-        h.rtt.latency_ms(0.99),
-        h.deliveries_rate(),
-        h.endpoints * h.hooks_per_endpoint,
-        h.ceiling.rate(),
-        h.concurrency(),
-        h.ratio() * 100.0,
-        h.load_counts.dropped + h.dead_counts.dropped,
-        h.notifications.errors,
-        h.rejected
-    )
+            h.announce_ms(0.5),
+            h.announce_ms(0.99),
+            h.dead_letters,
+            h.rtt.latency_ms(0.5),
+            h.rtt.latency_ms(0.99),
+            h.deliveries_rate(),
+            h.endpoints * h.hooks_per_endpoint,
+            h.ceiling.rate(),
+            h.concurrency(),
+            h.ratio() * 100.0,
+            h.load_counts.dropped + h.dead_counts.dropped,
+            h.notifications.errors,
+            h.rejected
+        )
+    }
 }
 
 /// CPU µs per delivery (a notification's cycle holds `per_cycle` deliveries).

@@ -301,7 +301,8 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
         let probe = Probe { server_pid: server.pid(), database: db.name().to_owned(), threads: Vec::new() };
         let raw_store = db.store(2)?;
         let mut run = Run::new(args, db.settings().await?);
-        run.hooks = hooks::measure(args, db, server, &seeded, &raw_store, &probe).await?;
+        let throughput = hook_load::ChannelLoad { args, db, server, store: &raw_store, probe: &probe };
+        run.hooks = hooks::measure(args, server, &seeded, &raw_store, &throughput).await?;
         return Ok(run);
     }
     let seeded = db.seed(args).await?;
@@ -363,7 +364,8 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
     report_intake(&run);
 
     // Notify hooks on endpoints of their own, after everything above.
-    run.hooks = hooks::measure(args, db, server, &seeded, &raw_store, &probe).await?;
+    let throughput = hook_load::ChannelLoad { args, db, server, store: &raw_store, probe: &probe };
+    run.hooks = hooks::measure(args, server, &seeded, &raw_store, &throughput).await?;
     Ok(run)
 }
 

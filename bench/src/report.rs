@@ -30,6 +30,15 @@ pub(crate) const HOOK_THROUGHPUT_TARGET: f64 = 0.50;
 /// trip of a plain POST to the same receiver.
 pub(crate) const ANNOUNCE_P99_FACTOR: f64 = 5.0;
 
+/// A measurement's one-line summary for the terminal, written where its results
+/// section is (hooks_doc.rs implements it for the hook figures). The trait keeps
+/// `report` from knowing the doc modules that use its `Run` and helpers (no module
+/// cycle).
+pub trait TerminalLine {
+    /// The line.
+    fn terminal_line(&self) -> String;
+}
+
 /// REST and raw SQL windows at one concurrency.
 #[derive(Debug, Clone)]
 pub struct CyclePair {
@@ -135,6 +144,7 @@ impl Run {
         windows.map(|w| w.cpu.other_share()).chain(sweeps).chain(prune).fold(0.0, f64::max)
     }
 
+    /// The server's peak RSS (VmHWM), MiB.
     pub(crate) fn peak_rss_mib(&self) -> f64 {
         self.peak_rss_kib as f64 / 1024.0
     }
@@ -257,6 +267,7 @@ fn hook_verdicts(h: &HooksResult) -> Vec<[String; 4]> {
     ]
 }
 
+/// A target's verdict word: "PASS" when met, "MISS" when not.
 pub(crate) fn pass(ok: bool) -> String {
     if ok { "PASS".into() } else { "MISS".into() }
 }
@@ -279,10 +290,13 @@ pub(crate) fn us(w: &Window, cpu_s: f64) -> String {
     w.per_cycle_us(cpu_s).map_or_else(|| "-".into(), |v| format!("{v:.0}"))
 }
 
+/// A share (0.25) as a whole percentage ("25 %").
 pub(crate) fn pct(share: f64) -> String {
     format!("{:.0} %", share * 100.0)
 }
 
+/// A duration rounded to whole seconds, in minutes and seconds from a minute on
+/// ("2 min 5 s", "42 s").
 pub(crate) fn minutes(seconds: f64) -> String {
     let s = seconds.round() as u64;
     if s >= 60 { format!("{} min {} s", s / 60, s % 60) } else { format!("{s} s") }
@@ -365,7 +379,7 @@ pub fn table(run: &Run) -> String {
         i.ratio() * 100.0
     );
     if run.hooks.measured() {
-        let _ = writeln!(t, "{}", crate::hooks_doc::terminal_line(&run.hooks));
+        let _ = writeln!(t, "{}", run.hooks.terminal_line());
     }
     let _ = writeln!(t, "server peak RSS (VmHWM): {:.1} MiB", run.peak_rss_mib());
     for p in &run.plans {

@@ -20,18 +20,38 @@ use crate::vault::{self, Vault, VaultError};
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = webhooks, check_for_backend(diesel::pg::Pg))]
 pub struct WebhookRow {
+    /// Primary key (`wh_…` in the API).
     pub id: WebhookId,
+    /// The owner scope.
     pub scope_id: ScopeId,
+    /// The endpoint whose queues receive its todos.
     pub endpoint_id: EndpointId,
+    /// The provider scheme: how deliveries are verified and read.
     pub source_type: SourceType,
+    /// Default queue for its deliveries (a routing rule may send them elsewhere).
     pub queue: String,
+    /// Attempt cap of the todos it creates (1–100).
     pub max_attempts: i32,
+    /// The ingest token's first characters (`sbw_` and 6 more), to recognise it in a
+    /// listing.
     pub ingest_token_prefix: String,
+    /// First 12 hex characters of the signing secret's SHA-256, to tell secrets apart;
+    /// none without a secret (generic and unverified webhooks).
     pub secret_fingerprint: Option<String>,
+    /// A signed source type that does not check signatures: deliveries are taken in
+    /// trust mode `open` and never ring or announce.
     pub unverified: bool,
+    /// Which senders may put work on its queues (`{"logins": [...]}` or
+    /// `{"allow_all": true}`), for sources that name one (GitHub, Gitea); none trusts
+    /// no one, so their deliveries go to quarantine.
     pub trusted_actors: Option<serde_json::Value>,
+    /// Routing rules as stored (`{"rules": [...]}`), evaluated in order; the first match
+    /// wins.
     pub rules: serde_json::Value,
+    /// Deliveries refused (bad or missing signature, stale timestamp): all that is
+    /// kept of them.
     pub refused_deliveries: i64,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
 }
 
