@@ -3,7 +3,8 @@
 //! and changes nothing.
 //!
 //! - Signed in: the token is an HMAC of the session token, so it is per session, needs
-//!   no storage, and nothing in the database yields it. [`Posted`] checks it.
+//!   no storage, and nothing in the database yields it. [`super::extract::Posted`]
+//!   checks it.
 //! - Signing in (no session yet): a double-submit token, a random value in the
 //!   `sb_login_csrf` cookie that the form must repeat (login CSRF would otherwise let
 //!   another site sign a victim in as the attacker).
@@ -11,25 +12,13 @@
 //! GET forms (search, filters) change nothing and carry no token: a token in a URL
 //! would leak into history and logs.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use maud::{Markup, html};
 use rand::RngCore;
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
-
-use super::error::BoardError;
-use super::session::Human;
-use crate::error::Error;
-use crate::web::body_read::{declared_length, read_bounded, read_timeout};
 
 /// Name of the hidden form field.
 pub const CSRF_FIELD: &str = "csrf_token";
@@ -93,58 +82,6 @@ impl CsrfToken {
     /// The hidden input a form carries.
     pub fn field(&self) -> Markup {
         html! { input type="hidden" name=(CSRF_FIELD) value=(self.0); }
-    }
-}
-
-/// The one field every POST form has.
-#[derive(Deserialize)]
-struct CsrfOnly {
-    #[serde(default)]
-    csrf_token: String,
-}
-
-/// A form with no fields of its own (sign-out, a single-button action).
-#[derive(Debug, Default, Deserialize)]
-pub struct NoFields {}
-
-/// A POSTed form from a signed-in human, whose CSRF token checked out. Handlers that
-/// change state take this instead of [`Human`]: without a session the request is
-/// redirected to sign-in, with a missing or wrong token it is refused with 403 before
-/// the handler runs, and a body that does not parse as `T` answers 422.
-#[derive(Debug)]
-pub struct Posted<T> {
-    /// Who posted it.
-    pub human: Human,
-    /// The form's own fields (`csrf_token` is not among them).
-    pub form: T,
-}
-
-impl<T: DeserializeOwned + 'static> FromRequest for Posted<T> {
-    type Error = BoardError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, BoardError>>>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let human = Human::from_request(req, payload);
-        let (body, declared, timeout) = (payload.take(), declared_length(req), read_timeout(req));
-        Box::pin(async move {
-            let human = human.await?;
-            // Bounded like every API body: at most FORM_LIMIT, and within the read
-            // timeout (a stalled form holds no connection forever).
-            let body = read_bounded(body, declared, FORM_LIMIT, timeout).await.map_err(BoardError::App)?;
-            let token = serde_urlencoded::from_bytes::<CsrfOnly>(&body).map(|c| c.csrf_token).unwrap_or_default();
-            if !human.csrf.matches(&token) {
-                return Err(BoardError::Csrf);
-            }
-            // PostgreSQL cannot store U+0000 in text: refuse it before any handler runs.
-            if body.contains(&0) || body.windows(3).any(|w| w.eq_ignore_ascii_case(b"%00")) {
-                return Err(BoardError::App(Error::InvalidArgument(
-                    "form: text may not contain NUL characters".into(),
-                )));
-            }
-            let form = serde_urlencoded::from_bytes::<T>(&body)
-                .map_err(|e| BoardError::App(Error::InvalidArgument(format!("form: {e}"))))?;
-            Ok(Posted { human, form })
-        })
     }
 }
 

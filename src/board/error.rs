@@ -6,9 +6,9 @@ use actix_web::http::header::{LOCATION, RETRY_AFTER};
 use actix_web::{HttpResponse, ResponseError};
 use maud::html;
 
+use super::cookies::{SESSION_COOKIE, removal};
 use super::layout;
 use super::respond;
-use super::session::{SESSION_COOKIE, removal};
 use crate::error::Error;
 
 /// Why a Board request did not get its page.
@@ -38,7 +38,7 @@ pub enum BoardError {
 
 /// The sign-in URL that returns to `next` (when it is a safe local path).
 pub fn login_url(next: Option<&str>) -> String {
-    match next.and_then(super::login::safe_next) {
+    match next.and_then(super::paths::safe_next) {
         Some(next) => {
             format!(
                 "{}?next={}",
@@ -98,7 +98,7 @@ impl ResponseError for BoardError {
             html! {
                 h1 { (title) }
                 p.sb-lede { (message) }
-                p { a.sb-btn href=(super::login::LANDING) { "Back to the Board" } }
+                p { a.sb-btn href=(super::paths::LANDING) { "Back to the Board" } }
             },
         );
         let mut resp = respond::html(status, body);

@@ -15,13 +15,16 @@
 //! handler taking [`Posted<T>`] and renders [`Human::csrf_field`] inside the form.
 
 pub mod assets;
+pub mod cookies;
 pub mod csrf;
 pub mod endpoints;
 pub mod error;
+pub mod extract;
 pub mod forms;
 pub mod hooks;
 pub mod layout;
 pub mod login;
+pub mod notice;
 pub mod owners;
 pub mod paths;
 pub mod quarantine;
@@ -29,6 +32,7 @@ pub mod rate_limit;
 pub mod respond;
 pub mod scope;
 pub mod session;
+pub mod state;
 pub mod todos;
 pub mod webhooks;
 
@@ -38,30 +42,11 @@ use actix_web::{HttpResponse, web};
 use crate::service::permissions::Action;
 use crate::web::routes::Entry;
 
-pub use csrf::Posted;
 pub use error::BoardError;
+pub use extract::Posted;
 pub use layout::Nav;
 pub use session::Human;
-
-/// What the Board shares across workers: the cookie rules and the sign-in limits.
-#[derive(Clone)]
-pub struct BoardState {
-    /// How session cookies are set.
-    pub cookies: session::CookiePolicy,
-    /// Sign-in attempts per email and per client address.
-    pub login_limits: rate_limit::LoginLimits,
-}
-
-impl BoardState {
-    /// The Board's state for a service reachable at `base_url`.
-    pub fn new(base_url: &str) -> Self {
-        crate::domain::passwords::prepare_dummy_hash();
-        BoardState {
-            cookies: session::CookiePolicy::for_base_url(base_url),
-            login_limits: rate_limit::LoginLimits::default(),
-        }
-    }
-}
+pub use state::BoardState;
 
 /// Every route of the Board: sign-in, sign-out, assets, `/`, and every page (each
 /// section lists its own, from its `paths`), each with the action it performs.
@@ -88,5 +73,5 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 /// `/`: the Todos view when signed in, else the sign-in form.
 async fn home(human: Option<Human>) -> HttpResponse {
-    respond::see_other(if human.is_some() { login::LANDING } else { paths::LOGIN })
+    respond::see_other(if human.is_some() { paths::LANDING } else { paths::LOGIN })
 }

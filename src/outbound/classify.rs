@@ -8,7 +8,7 @@ use std::io;
 use awc::error::{ConnectError, SendRequestError};
 
 use super::guard::CheckError;
-use super::policy::Refusal;
+use super::refusal::Refusal;
 
 /// The class of an attempt that got no HTTP response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

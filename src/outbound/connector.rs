@@ -71,6 +71,6 @@ impl Resolve for NeverResolve {
         _host: &'a str,
         _port: u16,
     ) -> LocalBoxFuture<'a, Result<Vec<std::net::SocketAddr>, Box<dyn std::error::Error>>> {
-        Box::pin(async { Err(Box::new(super::policy::Refusal::Malformed) as Box<dyn std::error::Error>) })
+        Box::pin(async { Err(Box::new(super::refusal::Refusal::Malformed) as Box<dyn std::error::Error>) })
     }
 }

@@ -13,7 +13,8 @@ use futures_util::future::LocalBoxFuture;
 
 use super::connector::{DialCheck, GuardedConnector};
 use super::lookup::{Lookup, SystemLookup};
-use super::policy::{Policy, Refusal, Target};
+use super::policy::{Policy, Target};
+use super::refusal::Refusal;
 use crate::config::Settings;
 
 /// Time allowed for one outbound attempt: DNS, connect, TLS and the response head.

@@ -10,121 +10,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use actix_web::http::Uri;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
+pub use super::address::{AddressClass, classify, unmap};
+pub use super::refusal::Refusal;
 use super::self_target::SelfTarget;
 use crate::config::{CidrList, Settings};
 
 /// Longest URL accepted, in bytes.
 pub const MAX_URL_BYTES: usize = 2048;
-
-/// AWS, GCP and Azure instance metadata (also link-local).
-const METADATA_V4: Ipv4Addr = Ipv4Addr::new(169, 254, 169, 254);
-/// Alibaba Cloud instance metadata (inside CGNAT space).
-const METADATA_V4_ALIBABA: Ipv4Addr = Ipv4Addr::new(100, 100, 100, 200);
-/// AWS instance metadata over IPv6 (inside ULA space).
-const METADATA_V6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254);
-
-/// What kind of address a resolved IP is, as far as outbound calls care.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AddressClass {
-    /// Routable on the internet: allowed.
-    Public,
-    /// `0.0.0.0` or `::` (Linux dials them as this host).
-    Unspecified,
-    /// `0.0.0.0/8` ("this network") and `240.0.0.0/4` (reserved, with the broadcast address).
-    Reserved,
-    /// `127.0.0.0/8`, `::1`.
-    Loopback,
-    /// `169.254.0.0/16`, `fe80::/10`.
-    LinkLocal,
-    /// `224.0.0.0/4`, `ff00::/8` (interface- and link-local multicast included).
-    Multicast,
-    /// RFC 1918: `10/8`, `172.16/12`, `192.168/16`.
-    Private,
-    /// Unique local IPv6, `fc00::/7`.
-    UniqueLocal,
-    /// Carrier-grade NAT, `100.64.0.0/10`.
-    Cgnat,
-    /// A cloud instance-metadata address (`169.254.169.254`, `100.100.100.200`, `fd00:ec2::254`).
-    Metadata,
-}
-
-impl AddressClass {
-    /// Stable snake_case name (logs, refusal reasons).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AddressClass::Public => "public",
-            AddressClass::Unspecified => "unspecified",
-            AddressClass::Reserved => "reserved",
-            AddressClass::Loopback => "loopback",
-            AddressClass::LinkLocal => "link_local",
-            AddressClass::Multicast => "multicast",
-            AddressClass::Private => "private",
-            AddressClass::UniqueLocal => "unique_local",
-            AddressClass::Cgnat => "cgnat",
-            AddressClass::Metadata => "metadata",
-        }
-    }
-}
-
-impl std::fmt::Display for AddressClass {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why an outbound target was refused by policy. Never retried. The message names the
-/// rule, never a resolved address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
-    /// Not an absolute URL.
-    #[error("url is not a valid absolute URL")]
-    Malformed,
-    /// Longer than [`MAX_URL_BYTES`].
-    #[error("url is longer than 2048 bytes")]
-    TooLong,
-    /// Not https (or http where plain http is allowed).
-    #[error("url scheme is not allowed (https only, http only where enabled)")]
-    Scheme,
-    /// No host name.
-    #[error("url has no host")]
-    NoHost,
-    /// A port outside 1–65535.
-    #[error("url port must be between 1 and 65535")]
-    Port,
-    /// `user:password@` in the authority.
-    #[error("url must not carry a user name or password")]
-    Userinfo,
-    /// The target is (or resolves to) an address of a refused class.
-    #[error("target address is not allowed ({0})")]
-    Address(AddressClass),
-    /// The target is this Switchboard's own listen address and port.
-    #[error("target is this Switchboard instance")]
-    OwnAddress,
-    /// The target's host is the host of Switchboard's public base URL.
-    #[error("target is this Switchboard's own public host (SWITCHBOARD_BASE_URL)")]
-    OwnHost,
-    /// The target's path is one of Switchboard's ingest routes (on any host).
-    #[error("target is a Switchboard ingest route; a hook there would feed itself")]
-    IngestRoute,
-}
-
-impl Refusal {
-    /// Stable snake_case reason (logs, health `last_error` detail).
-    pub fn reason(&self) -> &'static str {
-        match self {
-            Refusal::Malformed => "malformed_url",
-            Refusal::TooLong => "url_too_long",
-            Refusal::Scheme => "scheme",
-            Refusal::NoHost => "no_host",
-            Refusal::Port => "bad_port",
-            Refusal::Userinfo => "userinfo",
-            Refusal::Address(class) => class.as_str(),
-            Refusal::OwnAddress => "own_address",
-            Refusal::OwnHost => "own_host",
-            Refusal::IngestRoute => "ingest_route",
-        }
-    }
-}
 
 /// A URL that passed the URL rules: where to connect, before any DNS.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,70 +197,6 @@ fn link_local_nets() -> [IpNet; 2] {
 /// Whether an allowlist entry lies wholly inside one of `ranges`.
 fn inside(entry: &IpNet, ranges: &[IpNet]) -> bool {
     ranges.iter().any(|r| r.contains(entry))
-}
-
-/// An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) as the IPv4 address it is.
-pub fn unmap(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
-}
-
-/// The class of an address (IPv4-mapped addresses classify as the IPv4 address).
-pub fn classify(ip: IpAddr) -> AddressClass {
-    match unmap(ip) {
-        IpAddr::V4(v4) => classify_v4(v4),
-        IpAddr::V6(v6) => classify_v6(v6),
-    }
-}
-
-fn classify_v4(ip: Ipv4Addr) -> AddressClass {
-    let [first, second, ..] = ip.octets();
-    if ip.is_unspecified() {
-        AddressClass::Unspecified
-    } else if first == 0 || first >= 240 {
-        AddressClass::Reserved
-    } else if ip.is_loopback() {
-        AddressClass::Loopback
-    } else if ip == METADATA_V4 || ip == METADATA_V4_ALIBABA {
-        AddressClass::Metadata
-    } else if ip.is_link_local() {
-        AddressClass::LinkLocal
-    } else if ip.is_multicast() {
-        AddressClass::Multicast
-    } else if ip.is_private() {
-        AddressClass::Private
-    } else if first == 100 && (second & 0b1100_0000) == 64 {
-        AddressClass::Cgnat
-    } else {
-        AddressClass::Public
-    }
-}
-
-fn classify_v6(ip: Ipv6Addr) -> AddressClass {
-    let segments = ip.segments();
-    // NAT64 (64:ff9b::/96) reaches the IPv4 address in its low 32 bits, wherever a
-    // DNS64 gateway is in the path: judge it by that address.
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [a, b, c, d] = ip.octets()[12..] else { return AddressClass::Reserved };
-        return classify_v4(Ipv4Addr::new(a, b, c, d));
-    }
-    if ip.is_unspecified() {
-        AddressClass::Unspecified
-    } else if ip.is_loopback() {
-        AddressClass::Loopback
-    } else if ip.is_multicast() {
-        AddressClass::Multicast
-    } else if ip == METADATA_V6 {
-        AddressClass::Metadata
-    } else if ip.is_unicast_link_local() {
-        AddressClass::LinkLocal
-    } else if ip.is_unique_local() {
-        AddressClass::UniqueLocal
-    } else {
-        AddressClass::Public
-    }
 }
 
 #[cfg(test)]

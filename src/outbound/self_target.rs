@@ -9,7 +9,8 @@ use std::net::IpAddr;
 
 use actix_web::http::Uri;
 
-use super::policy::{Refusal, unmap};
+use super::address::unmap;
+use super::refusal::Refusal;
 use crate::intake::INGEST_ROUTE_PREFIXES;
 
 /// How many rounds of percent-decoding a path gets before it is compared: a proxy and

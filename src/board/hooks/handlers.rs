@@ -8,13 +8,13 @@ use serde::Deserialize;
 
 use super::paths;
 use super::view::{self, EndpointHooks, HooksView, RefusedCreate};
-use crate::board::BoardState;
-use crate::board::csrf::{NoFields, Posted};
 use crate::board::error::BoardError;
+use crate::board::extract::{NoFields, Posted};
 use crate::board::layout::{self, Nav};
 use crate::board::respond::{self, Notice};
 use crate::board::scope::parse_id;
 use crate::board::session::Human;
+use crate::board::state::BoardState;
 use crate::domain::hooks::url_host;
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Error;

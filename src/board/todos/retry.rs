@@ -8,8 +8,8 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::super::csrf::Posted;
 use super::super::error::BoardError;
+use super::super::extract::Posted;
 use super::super::layout::{self, Nav};
 use super::super::respond;
 use super::super::scope::parse_id;
@@ -19,7 +19,7 @@ use super::query;
 use super::view::Notice;
 use chrono::{DateTime, Utc};
 
-use crate::board::BoardState;
+use crate::board::state::BoardState;
 use crate::domain::ids::TodoId;
 use crate::domain::pills::Pill;
 use crate::error::Error;
