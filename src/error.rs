@@ -32,6 +32,15 @@ pub enum Error {
     /// The request body did not arrive within the read timeout.
     #[error("the request body did not arrive in time")]
     RequestTimeout,
+    /// A limit refused the request before doing anything; it may be repeated after
+    /// `retry_after_secs` (sent as `Retry-After`).
+    #[error("{message}")]
+    RateLimited {
+        /// What was limited, for the caller.
+        message: String,
+        /// Seconds until a retry can succeed (at least 1).
+        retry_after_secs: u64,
+    },
     /// A dependency (usually the database) is not available right now.
     #[error("{0}")]
     Unavailable(String),
@@ -116,6 +125,22 @@ impl Error {
         Error::InvalidArgument(format!("{field}: {why}"))
     }
 
+    /// A rate limit's refusal: `what` is limited, try again in `wait` (rounded up to
+    /// whole seconds, at least one).
+    pub fn rate_limited(what: impl Into<String>, wait: std::time::Duration) -> Self {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        Error::RateLimited { message: what.into(), retry_after_secs: secs.max(1) }
+    }
+
+    /// Seconds the caller should wait before repeating the request, when a limit
+    /// refused it.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            Error::RateLimited { retry_after_secs, .. } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+
     /// The stable error code clients branch on.
     pub fn code(&self) -> &'static str {
         match self {
@@ -126,6 +151,7 @@ impl Error {
             Error::InvalidArgument(_) => "invalid_argument",
             Error::PayloadTooLarge(_) => "payload_too_large",
             Error::RequestTimeout => "request_timeout",
+            Error::RateLimited { .. } => "rate_limited",
             Error::Unavailable(_) => "unavailable",
             Error::Internal(_) => "internal",
         }
@@ -182,6 +208,7 @@ impl ResponseError for Error {
             Error::InvalidArgument(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -208,6 +235,9 @@ impl ResponseError for Error {
         if matches!(self, Error::RequestTimeout) {
             resp.force_close();
         }
+        if let Some(secs) = self.retry_after() {
+            resp.insert_header((actix_web::http::header::RETRY_AFTER, secs.to_string()));
+        }
         resp.json(ErrorEnvelope { error: ErrorBody { code: self.code(), message } })
     }
 }
@@ -228,6 +258,20 @@ mod tests {
         let body = futures_util::FutureExt::now_or_never(body).and_then(Result::ok).unwrap_or_default();
         let text = String::from_utf8_lossy(&body);
         assert!(text.contains("\"internal\"") && !text.contains("fire") && !text.contains("outbox"), "{text}");
+    }
+
+    #[test]
+    fn a_rate_limit_answers_429_rate_limited_with_retry_after_in_whole_seconds() {
+        let err = Error::rate_limited("too many sign-in attempts", std::time::Duration::from_millis(1500));
+        assert_eq!(err.code(), "rate_limited");
+        assert_eq!(err.status_code(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(err.retry_after(), Some(2), "rounded up");
+        assert_eq!(Error::rate_limited("x", std::time::Duration::ZERO).retry_after(), Some(1), "never 0");
+        let resp = err.error_response();
+        assert_eq!(resp.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("2"));
+        let body = futures_util::FutureExt::now_or_never(actix_web::body::to_bytes(resp.into_body()));
+        let text = String::from_utf8_lossy(&body.and_then(Result::ok).unwrap_or_default()).into_owned();
+        assert!(text.contains(r#""code":"rate_limited""#) && text.contains("too many sign-in attempts"), "{text}");
     }
 
     #[test]

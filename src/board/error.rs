@@ -23,13 +23,6 @@ pub enum BoardError {
     /// The form's CSRF token is missing or wrong: 403, nothing changed.
     #[error("form token missing or wrong")]
     Csrf,
-    /// Too many sign-in attempts for this email or address: 429, the password was not
-    /// checked.
-    #[error("too many sign-in attempts")]
-    TooManyAttempts {
-        /// Seconds until another attempt is allowed.
-        retry_after_secs: u64,
-    },
     /// Anything the rest of the service refuses or fails with (an unknown or
     /// out-of-scope id is [`Error::NotFound`]: 404).
     #[error(transparent)]
@@ -55,7 +48,6 @@ impl ResponseError for BoardError {
         match self {
             BoardError::SignIn { .. } => StatusCode::SEE_OTHER,
             BoardError::Csrf => StatusCode::FORBIDDEN,
-            BoardError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             BoardError::App(e) => e.status_code(),
         }
     }
@@ -75,11 +67,9 @@ impl ResponseError for BoardError {
                  Go back, reload the page and try again."
                     .to_owned(),
             ),
-            BoardError::TooManyAttempts { .. } => (
-                "Too many attempts",
-                "Too many sign-in attempts for this account or from this address. Wait a minute and try again."
-                    .to_owned(),
-            ),
+            BoardError::App(e @ Error::RateLimited { .. }) => {
+                ("Too many attempts", format!("{e}. Wait a minute and try again."))
+            }
             BoardError::App(Error::NotFound) => {
                 ("Not found", "There is nothing here, or it belongs to a scope you are not in.".to_owned())
             }
@@ -102,8 +92,9 @@ impl ResponseError for BoardError {
             },
         );
         let mut resp = respond::html(status, body);
-        if let BoardError::TooManyAttempts { retry_after_secs } = self
-            && let Ok(v) = retry_after_secs.to_string().parse()
+        if let BoardError::App(e) = self
+            && let Some(secs) = e.retry_after()
+            && let Ok(v) = secs.to_string().parse()
         {
             resp.headers_mut().insert(RETRY_AFTER, v);
         }

@@ -109,7 +109,7 @@ pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpRespo
     let email = form.email.trim();
     if let Err(wait) = board.login_limits.attempt(email, req.peer_addr().map(|a| a.ip())) {
         tracing::warn!("board sign-in refused: too many attempts");
-        return Err(BoardError::TooManyAttempts { retry_after_secs: wait.as_secs().max(1) });
+        return Err(Error::rate_limited("Too many sign-in attempts for this account or from this address", wait).into());
     }
     let next = form.next.as_deref().and_then(safe_next);
     match sessions::sign_in(&services, email, form.password).await? {
