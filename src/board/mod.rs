@@ -2,17 +2,21 @@
 //! behind a password sign-in with database sessions and a CSRF token on every POST.
 //! Every page works without JavaScript.
 //!
-//! Where things are: [`session`] (the [`Human`] extractor and the cookie rules),
-//! [`csrf`] (tokens and the [`Posted`] form extractor), [`login`] (sign-in and
-//! sign-out), [`layout`] (the one page frame), [`respond`] (HTML responses and their
-//! headers), [`error`] (refusals rendered as pages), [`scope`] (another scope's ids
-//! answer 404), [`assets`] (the embedded `templates/`).
+//! A thin adapter over [`crate::service`]: a handler parses, calls one service with the
+//! signed-in human's reach, and renders; what they may do is the services' to decide.
+//!
+//! Where things are: [`session`] (who is signed in), [`extract`] (the [`Human`] and
+//! [`Posted`] extractors), [`cookies`] (the cookie rules), [`csrf`] (tokens),
+//! [`login`] (sign-in and sign-out), [`layout`] (the one page frame), [`respond`] (HTML
+//! responses and their headers), [`notice`] (a message across a redirect), [`error`]
+//! (refusals rendered as pages), [`ids`] (a malformed id answers 404), [`paths`],
+//! [`state`], [`assets`] (the embedded `templates/`); then one folder per section.
 //!
 //! Adding a page: write `async fn handler(human: Human, …) -> Result<HttpResponse,
 //! BoardError>` that ends in `respond::page(&human, layout::page(&human, Nav::…,
-//! title, body))`, and add one line to its section's `routes()` naming the
-//! [`Action`] it performs (the permission test then covers it). A form that changes state posts to a
-//! handler taking [`Posted<T>`] and renders [`Human::csrf_field`] inside the form.
+//! title, body))`, and add one line to its section's `routes()` naming the [`Action`]
+//! it performs (the permission test then covers it). A form that changes state posts
+//! to a handler taking [`Posted<T>`] and renders [`Human::csrf_field`] inside the form.
 
 pub mod assets;
 pub mod cookies;
@@ -22,6 +26,7 @@ pub mod error;
 pub mod extract;
 pub mod forms;
 pub mod hooks;
+pub mod ids;
 pub mod layout;
 pub mod login;
 pub mod notice;
@@ -30,7 +35,6 @@ pub mod paths;
 pub mod quarantine;
 pub mod rate_limit;
 pub mod respond;
-pub mod scope;
 pub mod session;
 pub mod state;
 pub mod todos;

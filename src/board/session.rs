@@ -6,7 +6,6 @@ use maud::Markup;
 
 use super::csrf::CsrfToken;
 use super::notice::Notice;
-use crate::domain::ids::ScopeId;
 use crate::store::tenancy::Reach;
 
 pub use super::cookies::SESSION_COOKIE;
@@ -39,16 +38,6 @@ impl std::fmt::Debug for Human {
 }
 
 impl Human {
-    /// Every scope id, for store queries that take `scope_id = ANY(...)`.
-    pub fn scope_ids(&self) -> Vec<ScopeId> {
-        self.reach.scope_ids()
-    }
-
-    /// Whether `scope` is one of the human's.
-    pub fn reaches(&self, scope: ScopeId) -> bool {
-        self.reach.scopes.iter().any(|s| s.scope == scope)
-    }
-
     /// The hidden `csrf_token` input every POST form must contain.
     pub fn csrf_field(&self) -> Markup {
         self.csrf.field()

@@ -9,9 +9,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
 use super::super::error::BoardError;
+use super::super::ids::parse_id;
 use super::super::layout::{self, Nav};
 use super::super::respond;
-use super::super::scope::parse_id;
 use super::super::session::Human;
 use super::detail::{TodoDetailView, home_pill, todo_detail};
 use super::query::{self, BadQuery, ListQuery};

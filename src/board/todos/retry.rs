@@ -10,9 +10,9 @@ use serde::Deserialize;
 
 use super::super::error::BoardError;
 use super::super::extract::Posted;
+use super::super::ids::parse_id;
 use super::super::layout::{self, Nav};
 use super::super::respond;
-use super::super::scope::parse_id;
 use super::bulk::bulk_confirm;
 use super::paths::{self, CONFIRMED, DIED_BY_FIELD};
 use super::query;
