@@ -33,10 +33,13 @@ impl From<CreateHookBody> for NewHook {
 /// Hook creation answer: the signing secret is shown here once.
 #[derive(Serialize, ToSchema)]
 pub struct CreatedHookView {
+    /// The hook's id (`nh_…`).
     pub id: HookId,
     /// The URL with its query redacted.
     pub url: String,
+    /// The queue filter as saved (duplicates collapsed); empty: every queue.
     pub queues: Vec<String>,
+    /// Whether it delivers (a new hook does).
     pub enabled: bool,
     /// `whsec_` + base64 of 32 bytes; verify `webhook-signature` with it.
     pub signing_secret: String,
@@ -59,26 +62,36 @@ impl From<CreatedHook> for CreatedHookView {
 pub struct HookHealthView {
     /// Failed deliveries in a row; the 10th disables the hook.
     pub consecutive_failures: i32,
+    /// HTTP status of the last delivery's final attempt; null if it got no response (or
+    /// nothing was sent yet).
     pub last_status: Option<i32>,
     /// `redirect`, `client_error`, `server_error`, `timeout`, `network`, `tls` or
     /// `rejected_ssrf`; null after a success.
     pub last_error: Option<String>,
+    /// When the last delivery ended; null before the first.
     pub last_attempt_at: Option<DateTime<Utc>>,
 }
 
 /// A hook as listed (never its secrets).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HookView {
+    /// The hook's id (`nh_…`).
     pub id: HookId,
+    /// The endpoint whose todos it announces.
     pub endpoint_id: EndpointId,
     /// The URL with its query redacted.
     pub url: String,
+    /// Queue filter; empty: every queue.
     pub queues: Vec<String>,
+    /// Whether it delivers.
     pub enabled: bool,
+    /// Why it does not deliver; null while enabled.
     pub disabled_reason: Option<HookDisabledReason>,
+    /// How its deliveries have been going.
     pub health: HookHealthView,
     /// While set, deliveries are signed with the previous secret too.
     pub previous_secret_valid_until: Option<DateTime<Utc>>,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
 }
 
@@ -115,7 +128,9 @@ pub struct HookCeilingView {
 /// An endpoint's hooks and its ceiling.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HookList {
+    /// The endpoint's hooks, oldest first.
     pub hooks: Vec<HookView>,
+    /// How many hooks the endpoint may hold, and holds.
     pub ceiling: HookCeilingView,
 }
 
@@ -132,7 +147,10 @@ impl HookList {
 /// Rotation answer: the new secret is shown here once.
 #[derive(Serialize, ToSchema)]
 pub struct RotatedHookView {
+    /// The rotated hook.
     pub hook_id: HookId,
+    /// The new secret (`whsec_` + base64 of 32 random bytes), shown only in this answer;
+    /// verify `webhook-signature` with it.
     pub signing_secret: String,
     /// Until then deliveries carry a signature with the previous secret as well.
     pub previous_secret_valid_until: Option<DateTime<Utc>>,
@@ -154,6 +172,8 @@ impl From<RotatedHook> for RotatedHookView {
 /// Deletion answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeletedHookView {
+    /// The deleted hook.
     pub hook_id: HookId,
+    /// Always true: nothing more is sent to it.
     pub deleted: bool,
 }

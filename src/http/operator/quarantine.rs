@@ -18,10 +18,15 @@ use crate::store::quarantine::Held;
 /// One held delivery.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HeldView {
+    /// The held todo, on the reserved `quarantine` queue (invisible to agents).
     #[serde(flatten)]
     pub todo: TodoView,
+    /// Why intake held it.
     pub reason: Option<QuarantineReason>,
+    /// The recorded delivery (event) it holds; null if that record is gone.
     pub event_id: Option<EventId>,
+    /// The webhook it arrived on, whose rules a release routes it through; null when that
+    /// is not known (it can then only be discarded).
     pub webhook_id: Option<WebhookId>,
 }
 
@@ -39,6 +44,7 @@ impl From<&Held> for HeldView {
 /// The quarantine listing.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HeldList {
+    /// Held deliveries across the caller's scopes, newest first, at most `limit`.
     pub held: Vec<HeldView>,
 }
 
