@@ -336,7 +336,8 @@ pub struct VendBody {
     /// Unique name, 1–63 of `a-z`, `0-9`, `_` or `-`, starting with a letter or digit;
     /// notifications name the endpoint by it.
     pub slug: String,
-    /// `team:<name>`; default the caller's own scope.
+    /// `team:<name>` or a human's email, naming an owner the caller administers;
+    /// absent: the caller's own scope.
     pub owner: Option<String>,
     /// The verbs its token may use; absent or empty: the drain family (`list_todos`,
     /// `get_todo`, `claim`, `claim_next`, `heartbeat`, `complete`, `fail`, `release`).
