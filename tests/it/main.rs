@@ -28,6 +28,7 @@ mod lifecycle;
 mod metrics;
 mod notify;
 mod outbound;
+mod permissions;
 mod quarantine;
 mod races;
 mod retention;
