@@ -7,6 +7,7 @@ pub mod ids;
 pub mod passwords;
 pub mod pills;
 pub mod retention;
+pub mod sinks;
 pub mod text;
 pub(crate) mod text_enum;
 pub mod todo_search;

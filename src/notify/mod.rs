@@ -17,9 +17,12 @@
 //! - [`signing`]: message ids, `whsec_` keys, dual signatures, the attempt's headers.
 //! - [`retry`]: three attempts, jittered waits, the class of each attempt's result.
 //! - [`health`]: failure counting and the automatic disable.
+//! - [`sinks`]: notification sinks for humans (Gotify, Apprise): message content, request
+//!   shapes, answer classes and retries, the Apprise scheme policy, budgets and dedup keys.
 
 pub mod body;
 pub mod health;
 pub mod neutralise;
 pub mod retry;
 pub mod signing;
+pub mod sinks;
