@@ -118,6 +118,21 @@ pub struct Settings {
     /// Longest a request body may take to arrive after its headers, in ms (then 408).
     #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS", global = true, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
     pub body_read_timeout_ms: u64,
+    /// Messages a sink may send per hour (the token bucket's refill; a sink may lower
+    /// or raise its own within 1–3 600).
+    #[arg(long, env = "SWITCHBOARD_SINK_BUDGET_PER_HOUR", global = true, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub sink_budget_per_hour: u32,
+    /// Messages a sink may send at once before its budget holds the rest (1–100).
+    #[arg(long, env = "SWITCHBOARD_SINK_BURST", global = true, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub sink_burst: u32,
+    /// Sinks per owner scope.
+    #[arg(long, env = "SWITCHBOARD_SINK_MAX", global = true, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub sink_max: u32,
+    /// Apprise URL schemes a stateless (`urls`) sink may use, comma-separated; empty:
+    /// the default allowlist (everything but json(s), xml(s), form(s) and the
+    /// local-system schemes).
+    #[arg(long, env = "SWITCHBOARD_APPRISE_ALLOWED_SCHEMES", global = true, default_value = "")]
+    pub apprise_allowed_schemes: String,
 }
 
 impl std::fmt::Debug for Settings {
@@ -148,6 +163,10 @@ impl std::fmt::Debug for Settings {
             .field("log_format", &self.log_format)
             .field("retention_days", &self.retention_days)
             .field("retention_interval_ms", &self.retention_interval_ms)
+            .field("sink_budget_per_hour", &self.sink_budget_per_hour)
+            .field("sink_burst", &self.sink_burst)
+            .field("sink_max", &self.sink_max)
+            .field("apprise_allowed_schemes", &self.apprise_allowed_schemes)
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .finish()
     }

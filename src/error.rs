@@ -26,6 +26,17 @@ pub enum Error {
     /// The request is well-formed HTTP but its content is not acceptable.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A secret would have to be stored, and no `SWITCHBOARD_SECRET_ENCRYPTION_KEY` is
+    /// configured: nothing was stored.
+    #[error("encryption_required: set SWITCHBOARD_SECRET_ENCRYPTION_KEY to store secrets")]
+    EncryptionRequired,
+    /// An Apprise URL's scheme is not on the instance's allowlist; the message names
+    /// the scheme and never echoes the URL.
+    #[error("forbidden_scheme: {0}")]
+    ForbiddenScheme(String),
+    /// A reference to a resource of another owner scope (or an unknown one).
+    #[error("{0}")]
+    ReferenceOutOfScope(String),
     /// The request body is larger than this route accepts.
     #[error("request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
@@ -149,6 +160,9 @@ impl Error {
             Error::NotFound => "not_found",
             Error::Conflict(_) => "conflict",
             Error::InvalidArgument(_) => "invalid_argument",
+            Error::EncryptionRequired => "encryption_required",
+            Error::ForbiddenScheme(_) => "forbidden_scheme",
+            Error::ReferenceOutOfScope(_) => "reference_out_of_scope",
             Error::PayloadTooLarge(_) => "payload_too_large",
             Error::RequestTimeout => "request_timeout",
             Error::RateLimited { .. } => "rate_limited",
@@ -206,6 +220,9 @@ impl ResponseError for Error {
             Error::NotFound => StatusCode::NOT_FOUND,
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::InvalidArgument(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            // The instance, not the request, lacks something: as a wrong state, 409.
+            Error::EncryptionRequired => StatusCode::CONFLICT,
+            Error::ForbiddenScheme(_) | Error::ReferenceOutOfScope(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,

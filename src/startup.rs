@@ -223,6 +223,7 @@ impl Application {
             hooks,
             guard,
             hook_cache,
+            sinks: crate::service::sinks::SinkSettings::from_settings(settings),
         });
         let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
         let watched = metrics.clone();

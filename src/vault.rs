@@ -1,6 +1,15 @@
-//! Secrets at rest: AES-256-GCM under `SWITCHBOARD_SECRET_ENCRYPTION_KEY`. A stored
-//! secret is `enc:v1:` + base64 (standard, no padding) of a random 96-bit nonce followed
-//! by the ciphertext and tag. Without a key nothing secret is stored.
+//! Secrets at rest: AES-256-GCM under `SWITCHBOARD_SECRET_ENCRYPTION_KEY`. Without a
+//! key nothing secret is stored. Two stored forms, both base64 (standard, no padding)
+//! after their prefix:
+//!
+//! - `enc:v1:` — a random 96-bit nonce, then the secret sealed by the master key
+//!   (hook and webhook signing secrets);
+//! - `enc:v2:` — envelope encryption, for the connection vault: a fresh random 256-bit
+//!   data key per secret seals the secret, and the master key seals (wraps) the data
+//!   key; stored as the wrapping nonce, the wrapped key (48 bytes with its tag), the
+//!   data nonce, then the sealed secret. A master key therefore never encrypts more
+//!   than one 32-byte key per row, and rotating the master key means re-wrapping keys,
+//!   not re-encrypting secrets.
 
 use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng};
 use aes_gcm::{Aes256Gcm, Nonce};
@@ -10,7 +19,10 @@ use base64::engine::general_purpose::STANDARD_NO_PAD;
 use crate::config::SecretKey;
 
 const PREFIX: &str = "enc:v1:";
+const PREFIX_V2: &str = "enc:v2:";
 const NONCE_LEN: usize = 12;
+/// A 32-byte data key sealed with its 16-byte tag.
+const WRAPPED_KEY_LEN: usize = 48;
 
 /// Why a secret could not be stored or read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,9 +67,30 @@ impl Vault {
         Ok(format!("{PREFIX}{}", STANDARD_NO_PAD.encode(out)))
     }
 
-    /// Opens a stored form back into the secret.
+    /// Seals `plaintext` under a fresh data key of its own, which the master key wraps
+    /// (`enc:v2:`).
+    pub fn seal_enveloped(&self, plaintext: &[u8]) -> Result<String, VaultError> {
+        let master = self.cipher.as_ref().ok_or(VaultError::EncryptionRequired)?;
+        let data_key = Aes256Gcm::generate_key(&mut OsRng);
+        let key_nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+        let wrapped = master.encrypt(&key_nonce, data_key.as_slice()).map_err(|_| VaultError::Undecryptable)?;
+        let data_nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+        let sealed =
+            Aes256Gcm::new(&data_key).encrypt(&data_nonce, plaintext).map_err(|_| VaultError::Undecryptable)?;
+        let mut out = Vec::with_capacity(2 * NONCE_LEN + WRAPPED_KEY_LEN + sealed.len());
+        out.extend_from_slice(&key_nonce);
+        out.extend_from_slice(&wrapped);
+        out.extend_from_slice(&data_nonce);
+        out.extend_from_slice(&sealed);
+        Ok(format!("{PREFIX_V2}{}", STANDARD_NO_PAD.encode(out)))
+    }
+
+    /// Opens a stored form (`enc:v1:` or `enc:v2:`) back into the secret.
     pub fn open(&self, stored: &str) -> Result<Vec<u8>, VaultError> {
         let cipher = self.cipher.as_ref().ok_or(VaultError::EncryptionRequired)?;
+        if let Some(raw) = stored.strip_prefix(PREFIX_V2) {
+            return open_enveloped(cipher, raw);
+        }
         let raw = stored.strip_prefix(PREFIX).ok_or(VaultError::Malformed)?;
         let bytes = STANDARD_NO_PAD.decode(raw).map_err(|_| VaultError::Malformed)?;
         if bytes.len() <= NONCE_LEN {
@@ -66,6 +99,19 @@ impl Vault {
         let (nonce, sealed) = bytes.split_at(NONCE_LEN);
         cipher.decrypt(Nonce::from_slice(nonce), sealed).map_err(|_| VaultError::Undecryptable)
     }
+}
+
+fn open_enveloped(master: &Aes256Gcm, raw: &str) -> Result<Vec<u8>, VaultError> {
+    let bytes = STANDARD_NO_PAD.decode(raw).map_err(|_| VaultError::Malformed)?;
+    if bytes.len() <= 2 * NONCE_LEN + WRAPPED_KEY_LEN {
+        return Err(VaultError::Malformed);
+    }
+    let (key_nonce, rest) = bytes.split_at(NONCE_LEN);
+    let (wrapped, rest) = rest.split_at(WRAPPED_KEY_LEN);
+    let (data_nonce, sealed) = rest.split_at(NONCE_LEN);
+    let data_key = master.decrypt(Nonce::from_slice(key_nonce), wrapped).map_err(|_| VaultError::Undecryptable)?;
+    let cipher = Aes256Gcm::new_from_slice(&data_key).map_err(|_| VaultError::Malformed)?;
+    cipher.decrypt(Nonce::from_slice(data_nonce), sealed).map_err(|_| VaultError::Undecryptable)
 }
 
 /// First 12 hex characters of SHA-256 of a secret: enough to tell secrets apart in a
@@ -108,6 +154,25 @@ mod tests {
         let tampered = format!("{PREFIX}{}", STANDARD_NO_PAD.encode(bytes));
         assert_eq!(vault().open(&tampered), Err(VaultError::Undecryptable));
         assert_eq!(vault().open("plain"), Err(VaultError::Malformed));
+    }
+
+    #[test]
+    fn an_enveloped_secret_has_a_data_key_of_its_own_and_opens_only_under_the_master_key() {
+        let v = vault();
+        let a = v.seal_enveloped(b"gotify-app-token").unwrap();
+        let b = v.seal_enveloped(b"gotify-app-token").unwrap();
+        assert!(a.starts_with("enc:v2:") && !a.contains("gotify"));
+        assert_eq!(v.open(&a).unwrap(), b"gotify-app-token");
+        let wrapped =
+            |s: &str| STANDARD_NO_PAD.decode(&s[PREFIX_V2.len()..]).unwrap()[..NONCE_LEN + WRAPPED_KEY_LEN].to_vec();
+        assert_ne!(wrapped(&a), wrapped(&b), "a fresh data key (and nonce) per secret");
+        assert_eq!(Vault::new(Some(&SecretKey([8; 32]))).open(&a), Err(VaultError::Undecryptable));
+        assert_eq!(Vault::new(None).seal_enveloped(b"x"), Err(VaultError::EncryptionRequired));
+        let mut bytes = STANDARD_NO_PAD.decode(&a[PREFIX_V2.len()..]).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert_eq!(v.open(&format!("{PREFIX_V2}{}", STANDARD_NO_PAD.encode(&bytes))), Err(VaultError::Undecryptable));
+        assert_eq!(v.open("enc:v2:AAAA"), Err(VaultError::Malformed));
     }
 
     #[test]

@@ -15,7 +15,12 @@ use crate::error::Error;
 /// anything else (not found, the database) is the Board's usual refusal page.
 pub fn refusal(e: Error) -> Result<Error, BoardError> {
     match e {
-        Error::InvalidArgument(_) | Error::Conflict(_) | Error::Forbidden(_) => Ok(e),
+        Error::InvalidArgument(_)
+        | Error::Conflict(_)
+        | Error::Forbidden(_)
+        | Error::EncryptionRequired
+        | Error::ForbiddenScheme(_)
+        | Error::ReferenceOutOfScope(_) => Ok(e),
         other => Err(BoardError::App(other)),
     }
 }

@@ -139,6 +139,14 @@ typed_id!(
     /// A notify hook: an outbound URL told when work on an endpoint is ready or dead.
     HookId, "nh", "notify hook"
 );
+typed_id!(
+    /// A connection: an owner's sealed credential for a notification service.
+    ConnectionId, "cn", "connection"
+);
+typed_id!(
+    /// A notification sink: where an owner's notifications are posted (Gotify, Apprise).
+    SinkId, "sk", "sink"
+);
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{hooks as ah, presence, todos as at};
-    use operator::{dead_letters, endpoints, hooks as oh, quarantine, todos as ot, webhooks};
+    use operator::{connections, dead_letters, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks};
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
         Entry::new(M::GET, "/readyz", Action::Health, health::readyz),
@@ -78,6 +78,16 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::GET, "/api/v1/quarantine", Action::ListHeld, quarantine::list),
         Entry::new(M::POST, "/api/v1/quarantine/{id}/release", Action::ReleaseHeld, quarantine::release),
         Entry::new(M::POST, "/api/v1/quarantine/{id}/discard", Action::DiscardHeld, quarantine::discard),
+        Entry::new(M::POST, "/api/v1/connections", Action::CreateConnection, connections::create),
+        Entry::new(M::GET, "/api/v1/connections", Action::ListConnections, connections::list),
+        Entry::new(M::POST, "/api/v1/connections/{id}/rotate", Action::RotateConnection, connections::rotate),
+        Entry::new(M::DELETE, "/api/v1/connections/{id}", Action::DeleteConnection, connections::delete),
+        Entry::new(M::POST, "/api/v1/sinks", Action::CreateSink, sinks::create),
+        Entry::new(M::GET, "/api/v1/sinks", Action::ListSinks, sinks::list),
+        Entry::new(M::PATCH, "/api/v1/sinks/{id}", Action::UpdateSink, sinks::update),
+        Entry::new(M::DELETE, "/api/v1/sinks/{id}", Action::DeleteSink, sinks::delete),
+        Entry::new(M::PUT, "/api/v1/sinks/{id}/subscriptions", Action::SetSubscriptions, sinks::put_subscriptions),
+        Entry::new(M::GET, "/api/v1/sinks/{id}/subscriptions", Action::ShowSubscriptions, sinks::get_subscriptions),
     ]
 }
 

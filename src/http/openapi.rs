@@ -51,6 +51,10 @@ impl Modify for BearerSchemes {
         operator::quarantine::list, operator::quarantine::release, operator::quarantine::discard,
         operator::hooks::create, operator::hooks::list, operator::hooks::rotate, operator::hooks::enable,
         operator::hooks::disable, operator::hooks::delete,
+        operator::connections::create, operator::connections::list, operator::connections::rotate,
+        operator::connections::delete,
+        operator::sinks::create, operator::sinks::list, operator::sinks::update, operator::sinks::delete,
+        operator::sinks::put_subscriptions, operator::sinks::get_subscriptions,
     ),
     modifiers(&BearerSchemes, &OptionalBodies, &SharedErrors, &IdLinks)
 )]

@@ -3,7 +3,7 @@
 //!
 //! - [`policy`]: the pure rules (URL shape, the operator's allowlist, our own listen
 //!   address) over [`address`] classes; [`self_target`]: our own base URL's host and
-//!   ingest routes; [`refusal`]: the verdict any of them gives.
+//!   ingest routes; [`refusal`](mod@refusal): the verdict any of them gives.
 //! - [`lookup`]: DNS behind a trait, so tests can script it.
 //! - [`Guard`]: the policy plus DNS; checks a URL when it is saved and builds the HTTP
 //!   client whose connector checks again at dial time (DNS rebinding is refused).

@@ -39,24 +39,7 @@ pub async fn vend(s: &Services, who: &Reach, v: Vend) -> Result<VendedEndpoint> 
     if v.expires_at.is_some_and(|e| !(1..=9999).contains(&e.year())) {
         return Err(Error::invalid("expires_at", "year must be between 1 and 9999"));
     }
-    let scope = match v.owner.as_deref() {
-        None => who.personal,
-        Some(raw) => {
-            let owner = OwnerRef::parse(raw)?;
-            // A foreign owner is refused exactly like one that does not exist; a
-            // database failure stays a 503.
-            let refused = || Error::invalid("owner", "no such owner that you administer");
-            match s.store.resolve_owner(&owner).await {
-                // Not administering it (a member included) reads exactly like an unknown
-                // owner: the answer tells nobody which owners exist or who is in them.
-                Ok(scope) => check(Action::VendEndpoint, Principal::Human(who), Some(Place::scope(scope)))
-                    .map(|()| scope)
-                    .map_err(|_| refused())?,
-                Err(Error::InvalidArgument(_)) => return Err(refused()),
-                Err(e) => return Err(e),
-            }
-        }
-    };
+    let scope = super::owners::scope_to_create_in(s, who, v.owner.as_deref(), Action::VendEndpoint).await?;
     s.store
         .vend_endpoint(VendEndpoint {
             scope,

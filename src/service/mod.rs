@@ -14,6 +14,8 @@
 //! | [`intake`] | receive a delivery (verify, trust, route, record) |
 //! | [`hooks`] | notify hooks: create, list, rotate, enable, disable, delete (humans and agents) |
 //! | [`quarantine`] | list, show, release, discard held deliveries |
+//! | [`connections`] | the connection vault: create, list, rotate, delete (write-only secrets) |
+//! | [`sinks`] | notification sinks: create, list, update, delete, subscriptions |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
@@ -22,6 +24,7 @@
 
 pub mod agent;
 pub mod auth;
+pub mod connections;
 pub mod endpoints;
 pub mod health;
 pub mod hooks;
@@ -31,6 +34,7 @@ pub mod permissions;
 pub mod principal;
 pub mod quarantine;
 pub mod sessions;
+pub mod sinks;
 pub mod todos;
 pub mod webhook_cache;
 pub mod webhooks;
@@ -60,6 +64,7 @@ pub struct Services {
     hooks: HookSettings,
     guard: Guard,
     hook_cache: HookCache,
+    sinks: sinks::SinkSettings,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -84,6 +89,8 @@ pub struct Parts {
     pub guard: Guard,
     /// The dispatcher's view of which hooks exist (evicted when one changes here).
     pub hook_cache: HookCache,
+    /// Sink budgets, the per-owner cap and the Apprise scheme allowlist.
+    pub sinks: sinks::SinkSettings,
 }
 
 impl Services {
@@ -100,8 +107,21 @@ impl Services {
             hooks,
             guard,
             hook_cache,
+            sinks,
         } = parts;
-        Services { store, auth_cache, webhook_cache, vault, base_url, metrics, metrics_token, hooks, guard, hook_cache }
+        Services {
+            store,
+            auth_cache,
+            webhook_cache,
+            vault,
+            base_url,
+            metrics,
+            metrics_token,
+            hooks,
+            guard,
+            hook_cache,
+            sinks,
+        }
     }
 
     /// The public base URL, without a trailing slash (for links and ingest URLs).

@@ -82,6 +82,28 @@ pub enum Action {
     AgentRotateHook,
     /// An agent deletes one of its own hooks.
     AgentDeleteHook,
+    /// Store a credential in the connection vault (write-only).
+    CreateConnection,
+    /// List connections (names, kinds, fingerprints; never a secret).
+    ListConnections,
+    /// Replace a connection's secret.
+    RotateConnection,
+    /// Delete a connection no sink uses.
+    DeleteConnection,
+    /// Add a notification sink.
+    CreateSink,
+    /// List sinks.
+    ListSinks,
+    /// Switch a sink on or off, or change its budget.
+    UpdateSink,
+    /// Delete a sink and its subscriptions.
+    DeleteSink,
+    /// Send a sink one harmless test message.
+    TestSink,
+    /// Replace a sink's subscriptions.
+    SetSubscriptions,
+    /// See a sink's subscriptions.
+    ShowSubscriptions,
     /// List deliveries held in quarantine.
     ListHeld,
     /// See one held delivery with its payload.
@@ -150,10 +172,16 @@ impl Action {
     pub fn rule(self) -> Rule {
         use Action::*;
         match self {
-            ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters => Rule::Human,
-            ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo => Rule::Member,
+            ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks => {
+                Rule::Human
+            }
+            ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions => {
+                Rule::Member
+            }
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
-            | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld => Rule::Admin,
+            | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
+            | RotateConnection | DeleteConnection | CreateSink | UpdateSink | DeleteSink | TestSink
+            | SetSubscriptions => Rule::Admin,
             // Operator fail and retries move work that any member may see and drain;
             // they change no configuration, so membership is enough.
             OperatorFail | RetryNow | BulkRetry => Rule::Member,
@@ -190,6 +218,12 @@ impl Action {
             CreateHook | RotateHook | EnableHook | DisableHook | DeleteHook => "change the team's notify hooks",
             ListHooks => "see this endpoint's notify hooks",
             AgentCreateHook | AgentListHooks | AgentRotateHook | AgentDeleteHook => "manage notify hooks",
+            CreateConnection | RotateConnection | DeleteConnection => "manage the team's connections",
+            ListConnections => "list connections",
+            CreateSink | UpdateSink | DeleteSink | SetSubscriptions => "manage the team's sinks",
+            TestSink => "test the team's sinks",
+            ListSinks => "list sinks",
+            ShowSubscriptions => "see this sink's subscriptions",
             ListHeld => "list held deliveries",
             ShowHeld => "see this held delivery",
             ReleaseHeld | DiscardHeld => "release or discard the team's held deliveries",

@@ -97,7 +97,7 @@ async fn check_fan_out(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Res
                     Err(_) => false,
                 };
                 if !reachable {
-                    return Err(Error::InvalidArgument(format!(
+                    return Err(Error::ReferenceOutOfScope(format!(
                         "rule {:?}: reference_out_of_scope: endpoint {raw} is unknown or not granted to this webhook's owner",
                         rule.id
                     )));

@@ -17,6 +17,12 @@
 //!    expiry cascade waits on a batch, and it holds nothing a single-row locker waits for;
 //! 3. **their attempt rows** (`todo_attempts`), through the todo they belong to.
 //!
+//! Sinks live apart from that chain: a sink's creation locks its **owner scope row**
+//! (`FOR NO KEY UPDATE`, counting the per-owner cap) and then inserts the sink; the
+//! replacement of a sink's subscriptions locks **the sink row** (`FOR NO KEY UPDATE`),
+//! reads endpoints and webhooks without locking them, then rewrites the subscriptions.
+//! Neither takes an endpoint, todo or attempt lock, so neither can meet the chain above.
+//!
 //! Foreign keys from todos and attempts to the endpoint (`endpoint_id`, `claimed_by`,
 //! `claimer_endpoint_id`) make PostgreSQL take `FOR KEY SHARE` on the endpoint row
 //! *after* the todo row is locked, which is against the order above. That is safe only
@@ -35,6 +41,7 @@ pub mod hooks;
 pub mod quarantine;
 pub mod retention;
 pub mod signals;
+pub mod sinks;
 pub mod tenancy;
 pub mod todos;
 pub mod webhooks;

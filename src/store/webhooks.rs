@@ -145,7 +145,7 @@ impl Store {
         let (sealed, fingerprint) = match &signing_secret {
             Some(secret) => {
                 let sealed = vault.seal(secret.as_bytes()).map_err(|e| match e {
-                    VaultError::EncryptionRequired => Error::Conflict(e.to_string()),
+                    VaultError::EncryptionRequired => Error::EncryptionRequired,
                     other => Error::internal_from("sealing a webhook secret", other),
                 })?;
                 (Some(sealed), Some(vault::fingerprint(secret.as_bytes())))

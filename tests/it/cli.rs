@@ -469,7 +469,8 @@ async fn without_an_encryption_key_the_cli_refuses_a_signed_webhook_naming_the_v
         let (code, out, _) = run(&env, &args, stdin);
         assert_ne!(code, 0);
         let e = json_line(&out);
-        assert_eq!(e["error"]["code"], "conflict", "{e}");
+        // SPEC 13: the missing key has a code of its own.
+        assert_eq!(e["error"]["code"], "encryption_required", "{e}");
         assert!(e["error"]["message"].as_str().unwrap().contains("SWITCHBOARD_SECRET_ENCRYPTION_KEY"), "{e}");
     }
     assert_eq!(db.count("SELECT count(*) FROM webhooks").await, 0, "nothing stored");

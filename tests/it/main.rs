@@ -36,5 +36,6 @@ mod revocation_under_load;
 mod rolling_upgrade;
 mod security;
 mod signals;
+mod sinks;
 mod startup;
 mod sweepers;

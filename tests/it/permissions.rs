@@ -185,9 +185,10 @@ fn expected(surface: Surface, action: Action, caller: Caller, on: On) -> Option<
         Rule::Member if caller == Caller::Outsider && on.in_team() => Expect::NotFound,
         Rule::Member => Expect::Allowed,
         Rule::Admin if caller == Caller::Admin || !on.in_team() => Expect::Allowed,
-        // Vending for a team one does not administer reads exactly like vending for an
-        // owner that does not exist (the answer tells nobody who is in which team).
-        Rule::Admin if action == Action::VendEndpoint => Expect::NoSuchOwner,
+        // Creating anything for a team one does not administer reads exactly like
+        // creating for an owner that does not exist (the answer tells nobody who is in
+        // which team).
+        Rule::Admin if on == On::TeamOwner => Expect::NoSuchOwner,
         Rule::Admin if caller == Caller::Member => Expect::Forbidden,
         Rule::Admin => Expect::NotFound,
         Rule::Grant(_) if matches!(caller, Caller::EndpointWith | Caller::Sibling) => Expect::Allowed,
@@ -229,6 +230,8 @@ enum Listed {
     Held,
     /// Searched for by its id (`q=`).
     DeadLetter,
+    Connection,
+    Sink,
 }
 
 /// What a request acts on: where its path's `{…}` segment, its body's values and its
@@ -272,6 +275,12 @@ enum On {
     FreshTeamWebhook,
     TeamHeld,
     FreshTeamHeld,
+    /// A connection of the team's, made for this request alone.
+    FreshTeamConnection,
+    /// The team's sink.
+    TeamSink,
+    /// A sink of the team's, made for this request alone.
+    FreshTeamSink,
     /// A listing, which must name the team's resource to the team's humans only.
     Listing(Listed),
     /// A search for dead letters matched by a fresh one of the team's and one of the
@@ -301,6 +310,9 @@ impl On {
                 | FreshTeamWebhook
                 | TeamHeld
                 | FreshTeamHeld
+                | FreshTeamConnection
+                | TeamSink
+                | FreshTeamSink
         )
     }
 }
@@ -409,6 +421,37 @@ fn api_cases() -> Vec<Case> {
         case("POST", "/api/v1/webhooks/{id}/rules/test", TeamWebhook, Json(r#"{"body": {"a": 1}}"#), &[200]),
         case("POST", "/api/v1/quarantine/{id}/release", FreshTeamHeld, Json(r#"{"queue": "inbox"}"#), &[200]),
         case("POST", "/api/v1/quarantine/{id}/discard", FreshTeamHeld, Empty, &[204]),
+        // The connection vault and sinks: the team's.
+        case(
+            "POST",
+            "/api/v1/connections",
+            TeamOwner,
+            Json(r#"{"name": "{slug}", "kind": "gotify", "secret": "token-{slug}", "owner": "team:crew"}"#),
+            &[201],
+        ),
+        case("GET", "/api/v1/connections", Listing(Listed::Connection), Empty, &[200]),
+        case("POST", "/api/v1/connections/{id}/rotate", FreshTeamConnection, Json(r#"{"secret": "rotated"}"#), &[200]),
+        case("DELETE", "/api/v1/connections/{id}", FreshTeamConnection, Empty, &[204]),
+        case(
+            "POST",
+            "/api/v1/sinks",
+            TeamOwner,
+            Json(
+                r#"{"name": "{slug}", "kind": "gotify", "base_url": "https://203.0.113.10", "connection_id": "{connection}", "owner": "team:crew"}"#,
+            ),
+            &[201],
+        ),
+        case("GET", "/api/v1/sinks", Listing(Listed::Sink), Empty, &[200]),
+        case("PATCH", "/api/v1/sinks/{id}", TeamSink, Json(r#"{"enabled": true}"#), &[200]),
+        case("DELETE", "/api/v1/sinks/{id}", FreshTeamSink, Empty, &[204]),
+        case(
+            "PUT",
+            "/api/v1/sinks/{id}/subscriptions",
+            TeamSink,
+            Json(r#"{"subscriptions": [{"events": ["todo.dead_lettered"]}]}"#),
+            &[200],
+        ),
+        case("GET", "/api/v1/sinks/{id}/subscriptions", TeamSink, Empty, &[200]),
     ]
 }
 
@@ -489,6 +532,9 @@ struct World {
     todo: TodoId,
     dead: TodoId,
     held: TodoId,
+    /// The team's gotify connection and the sink that posts with it.
+    connection: String,
+    sink: String,
     seq: Cell<u32>,
 }
 
@@ -526,6 +572,8 @@ impl World {
         let app = TestApp::spawn_with(|s| {
             s.secret_encryption_key = Some(SecretKey([5; 32]));
             s.metrics_token = Some(METRICS_TOKEN.into());
+            // Every caller gets a fresh sink of the team's: more than the default cap.
+            s.sink_max = 1000;
         })
         .await;
         let admin = person(&app, ADMIN_EMAIL).await;
@@ -548,6 +596,8 @@ impl World {
             todo: TodoId::new(),
             dead: TodoId::new(),
             held: TodoId::new(),
+            connection: String::new(),
+            sink: String::new(),
             seq: Cell::new(0),
         };
         let (webhook, ingest_token) = w.webhook().await;
@@ -560,7 +610,24 @@ impl World {
         w.todo = w.todo_on(w.worker.id, Stage::Pending, "the team's todo").await;
         w.dead = w.todo_on(w.worker.id, Stage::Dead, DEAD_LETTER_TITLE).await;
         w.held = w.held().await;
+        w.connection = w.connection().await;
+        w.sink = w.sink().await;
         w
+    }
+
+    /// A gotify connection of the team's.
+    async fn connection(&self) -> String {
+        let body = json!({"name": format!("conn-{}", self.next()), "kind": "gotify", "secret": "app-token", "owner": "team:crew"});
+        let created = self.admin_call("POST", "/api/v1/connections", body).await;
+        created["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A gotify sink of the team's, posting with the team's connection.
+    async fn sink(&self) -> String {
+        let body = json!({"name": format!("sink-{}", self.next()), "kind": "gotify", "base_url": "https://203.0.113.10",
+                          "connection_id": self.connection, "owner": "team:crew"});
+        let created = self.admin_call("POST", "/api/v1/sinks", body).await;
+        created["id"].as_str().unwrap().to_owned()
     }
 
     fn next(&self) -> u32 {
@@ -680,7 +747,18 @@ impl World {
                 let hook = self.hook(holder.unwrap()).await;
                 made.probe = Some(Probe::Names(hook));
             }
-            On::TeamOwner => made.vars = vec![("slug", format!("vended-{}", self.next()))],
+            On::TeamOwner => {
+                made.vars = vec![("slug", format!("vended-{}", self.next())), ("connection", self.connection.clone())];
+            }
+            On::FreshTeamConnection => {
+                let connection = self.connection().await;
+                id(&mut made, connection);
+            }
+            On::TeamSink => id(&mut made, self.sink.clone()),
+            On::FreshTeamSink => {
+                let sink = self.sink().await;
+                id(&mut made, sink);
+            }
             On::TeamEndpoint => id(&mut made, self.worker.id.to_string()),
             On::FreshTeamEndpoint | On::GrantedTeamEndpoint => {
                 let ep = self.endpoint(self.team, &[]).await.id;
@@ -716,6 +794,8 @@ impl World {
                     Listed::Endpoint => self.worker.id.to_string(),
                     Listed::Webhook => self.webhook.clone(),
                     Listed::Held => self.held.to_string(),
+                    Listed::Connection => self.connection.clone(),
+                    Listed::Sink => self.sink.clone(),
                     Listed::DeadLetter => {
                         // Searched for by id, named by title: the search itself is
                         // shown back to whoever runs it.

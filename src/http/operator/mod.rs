@@ -1,8 +1,10 @@
 //! Routes humans call with their `sbo_…` operator token.
 
+pub mod connections;
 pub mod dead_letters;
 pub mod endpoints;
 pub mod hooks;
 pub mod quarantine;
+pub mod sinks;
 pub mod todos;
 pub mod webhooks;

@@ -47,7 +47,7 @@ impl std::fmt::Debug for RotatedHook {
 fn minted_secret(vault: &Vault) -> Result<(String, String)> {
     let secret = mint_signing_secret();
     let sealed = vault.seal(secret.as_bytes()).map_err(|e| match e {
-        VaultError::EncryptionRequired => Error::Conflict(e.to_string()),
+        VaultError::EncryptionRequired => Error::EncryptionRequired,
         other => Error::internal_from("sealing a hook secret", other),
     })?;
     Ok((secret, sealed))

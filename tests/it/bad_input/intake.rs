@@ -798,7 +798,8 @@ async fn without_an_encryption_key_a_signed_webhook_is_a_conflict_and_creates_no
         let mut body = body;
         body["endpoint_id"] = json!(ep.id.to_string());
         let got = app.post(WEBHOOKS, &owner.token, body.clone()).await;
-        expect_error(&got, StatusCode::CONFLICT, "conflict", &body.to_string());
+        // SPEC 13: the missing key has a code of its own (still 409).
+        expect_error(&got, StatusCode::CONFLICT, "encryption_required", &body.to_string());
         assert!(got.1["error"]["message"].as_str().unwrap().contains("SWITCHBOARD_SECRET_ENCRYPTION_KEY"), "{}", got.1);
     }
     before.assert_unchanged(&app, "no key").await;

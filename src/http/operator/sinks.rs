@@ -1,0 +1,236 @@
+//! Operator routes for notification sinks: add, list, change (enabled, budget),
+//! delete, and replace or read a sink's subscriptions.
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::super::auth::Operator;
+use super::super::body::Json;
+use crate::domain::hooks::redact_url;
+use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
+use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
+use crate::error::{ErrorEnvelope, Result};
+use crate::service::Services;
+use crate::service::sinks::{self, CreateSink, Subscription};
+use crate::store::sinks::{SinkChange, SinkRow, SubscriptionRow};
+
+/// A sink to add.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSinkBody {
+    /// Unique among the owner's sinks, 1–100 characters.
+    pub name: String,
+    /// `gotify` or `apprise`.
+    pub kind: SinkKind,
+    /// The Gotify server or Apprise API server, https (http only where the instance
+    /// allows it); checked by the outbound guard now and on every dial.
+    pub base_url: String,
+    /// A connection of the same owner and kind (else `reference_out_of_scope`).
+    pub connection_id: ConnectionId,
+    /// Apprise only: `key` (default; the connection holds the config key) or `urls`
+    /// (the connection holds the Apprise URLs, which must pass the scheme allowlist).
+    pub apprise_mode: Option<AppriseMode>,
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// `team:<name>` or a human's email the caller administers; absent: the caller's
+    /// own scope.
+    pub owner: Option<String>,
+}
+
+/// What to change on a sink (absent: unchanged).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateSinkBody {
+    /// Switch notifications on or off.
+    pub enabled: Option<bool>,
+    /// Messages per hour, 1–3 600.
+    pub budget_per_hour: Option<i32>,
+    /// Messages at once before the budget holds the rest, 1–100.
+    pub burst: Option<i32>,
+}
+
+/// A sink as answered.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SinkView {
+    /// The sink's id.
+    pub id: SinkId,
+    /// Its name.
+    pub name: String,
+    /// `gotify` or `apprise`.
+    pub kind: SinkKind,
+    /// The service's base URL, its query redacted.
+    pub base_url: String,
+    /// The connection it posts with.
+    pub connection_id: ConnectionId,
+    /// Apprise only: `key` or `urls`; null for gotify.
+    pub apprise_mode: Option<AppriseMode>,
+    /// Whether notifications go out.
+    pub enabled: bool,
+    /// Messages per hour.
+    pub budget_per_hour: i32,
+    /// Messages at once.
+    pub burst: i32,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<SinkRow> for SinkView {
+    fn from(r: SinkRow) -> Self {
+        SinkView {
+            id: r.id,
+            name: r.name,
+            kind: r.kind,
+            base_url: redact_url(&r.base_url),
+            connection_id: r.connection_id,
+            apprise_mode: r.apprise_mode,
+            enabled: r.enabled,
+            budget_per_hour: r.budget_per_hour,
+            burst: r.burst,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// Every sink in the caller's scopes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SinkList {
+    /// By name.
+    pub sinks: Vec<SinkView>,
+}
+
+/// One subscription.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionBody {
+    /// The events it matches: `todo.dead_lettered`, `relay.exhausted`,
+    /// `delivery.quarantined`, `rule.notify`, `digest`, `agent.notify` (1–16).
+    pub events: Vec<SinkEvent>,
+    /// Only todos on these queues (absent or empty: any).
+    #[serde(default)]
+    pub queues: Vec<String>,
+    /// Only these endpoints of the sink's owner (absent or empty: any).
+    #[serde(default)]
+    pub endpoint_ids: Vec<EndpointId>,
+    /// Only these webhooks of the sink's owner (absent or empty: any).
+    #[serde(default)]
+    pub webhook_ids: Vec<WebhookId>,
+    /// Events below it are not sent; default `low`.
+    pub min_severity: Option<Severity>,
+    /// Messages carry up to 280 characters of the subject's body, labelled as
+    /// sender-written; default false.
+    pub include_excerpt: Option<bool>,
+}
+
+impl From<SubscriptionRow> for SubscriptionBody {
+    fn from(r: SubscriptionRow) -> Self {
+        SubscriptionBody {
+            events: r.events,
+            queues: r.queues,
+            endpoint_ids: r.endpoint_ids,
+            webhook_ids: r.webhook_ids,
+            min_severity: Some(r.min_severity),
+            include_excerpt: Some(r.include_excerpt),
+        }
+    }
+}
+
+/// A sink's subscriptions, in order.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Subscriptions {
+    /// At most 32; an empty list subscribes to nothing.
+    pub subscriptions: Vec<SubscriptionBody>,
+}
+
+/// Adds a sink. The URL is checked by the outbound guard; the connection must be the
+/// same owner's and kind's (`reference_out_of_scope`); stateless Apprise URLs must pass
+/// the scheme allowlist (`forbidden_scheme`). Nothing is stored when refused.
+#[utoipa::path(post, path = "/api/v1/sinks", operation_id = "create_sink", request_body = CreateSinkBody, tag = "operator",
+    security(("operator_token" = [])),
+    responses((status = 201, body = SinkView), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn create(s: web::Data<Services>, op: Operator, body: Json<CreateSinkBody>) -> Result<HttpResponse> {
+    let b = body.0;
+    let c = CreateSink {
+        name: b.name,
+        kind: b.kind,
+        base_url: b.base_url,
+        connection_id: b.connection_id,
+        apprise_mode: b.apprise_mode,
+        enabled: b.enabled,
+        owner: b.owner,
+    };
+    let row = sinks::create(&s, &op.0, c).await?;
+    Ok(HttpResponse::Created().json(SinkView::from(row)))
+}
+
+/// Sinks in every scope the caller belongs to.
+#[utoipa::path(get, path = "/api/v1/sinks", operation_id = "list_sinks", tag = "operator",
+    security(("operator_token" = [])), responses((status = 200, body = SinkList)))]
+pub async fn list(s: web::Data<Services>, op: Operator) -> Result<HttpResponse> {
+    let rows = sinks::list(&s, &op.0).await?;
+    Ok(HttpResponse::Ok().json(SinkList { sinks: rows.into_iter().map(SinkView::from).collect() }))
+}
+
+/// Switches a sink on or off, or changes its budget.
+#[utoipa::path(patch, path = "/api/v1/sinks/{id}", operation_id = "update_sink", request_body = UpdateSinkBody, tag = "operator",
+    params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
+    responses((status = 200, body = SinkView), (status = 403, body = ErrorEnvelope)))]
+pub async fn update(
+    s: web::Data<Services>,
+    op: Operator,
+    id: web::Path<SinkId>,
+    body: Json<UpdateSinkBody>,
+) -> Result<HttpResponse> {
+    let b = body.0;
+    let change = SinkChange { enabled: b.enabled, budget_per_hour: b.budget_per_hour, burst: b.burst };
+    let row = sinks::update(&s, &op.0, id.into_inner(), change).await?;
+    Ok(HttpResponse::Ok().json(SinkView::from(row)))
+}
+
+/// Deletes a sink and its subscriptions.
+#[utoipa::path(delete, path = "/api/v1/sinks/{id}", operation_id = "delete_sink", tag = "operator",
+    params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
+    responses((status = 204), (status = 403, body = ErrorEnvelope)))]
+pub async fn delete(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
+    sinks::delete(&s, &op.0, id.into_inner()).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Replaces a sink's subscriptions (filters may name only the sink owner's endpoints
+/// and webhooks, else `reference_out_of_scope` and nothing changes).
+#[utoipa::path(put, path = "/api/v1/sinks/{id}/subscriptions", operation_id = "set_subscriptions", request_body = Subscriptions,
+    tag = "operator", params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
+    responses((status = 200, body = Subscriptions), (status = 403, body = ErrorEnvelope)))]
+pub async fn put_subscriptions(
+    s: web::Data<Services>,
+    op: Operator,
+    id: web::Path<SinkId>,
+    body: Json<Subscriptions>,
+) -> Result<HttpResponse> {
+    let subs = body
+        .0
+        .subscriptions
+        .into_iter()
+        .map(|b| Subscription {
+            events: b.events,
+            queues: b.queues,
+            endpoint_ids: b.endpoint_ids,
+            webhook_ids: b.webhook_ids,
+            min_severity: b.min_severity,
+            include_excerpt: b.include_excerpt,
+        })
+        .collect();
+    let rows = sinks::set_subscriptions(&s, &op.0, id.into_inner(), subs).await?;
+    Ok(HttpResponse::Ok().json(Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }))
+}
+
+/// A sink's subscriptions.
+#[utoipa::path(get, path = "/api/v1/sinks/{id}/subscriptions", operation_id = "get_subscriptions", tag = "operator",
+    params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
+    responses((status = 200, body = Subscriptions)))]
+pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
+    let (_, rows) = sinks::subscriptions(&s, &op.0, id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }))
+}

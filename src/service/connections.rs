@@ -1,0 +1,136 @@
+//! The connection vault: an owner's credentials for Gotify, Apprise and Cairn. Secrets
+//! go in and never come out — not in an answer, a page, a log line, a metric or an
+//! error message; a fingerprint (first 12 hex of SHA-256) stands in for them. Without
+//! `SWITCHBOARD_SECRET_ENCRYPTION_KEY` nothing is stored (`encryption_required`).
+//! Team admins manage a team's connections; every member sees their names.
+
+use super::Services;
+use super::owners::scope_to_create_in;
+use super::permissions::{Action, Place, check};
+use super::principal::Principal;
+use crate::domain::ids::ConnectionId;
+use crate::domain::sinks::ConnectionKind;
+use crate::error::{Error, Result};
+use crate::notify::sinks::schemes::SchemeError;
+use crate::store::sinks::{ConnectionRow, NewConnection};
+use crate::store::tenancy::Reach;
+
+/// Longest secret accepted, in bytes (Apprise URL lists can be long).
+pub const SECRET_MAX_BYTES: usize = 4096;
+
+/// What a new connection is to be. Its Debug form hides the secret.
+pub struct CreateConnection {
+    /// Unique in the owner scope, 1–100 characters.
+    pub name: String,
+    /// What it is a credential for.
+    pub kind: ConnectionKind,
+    /// The credential.
+    pub secret: String,
+    /// Required for cairn, refused for the others (sinks carry their own URL).
+    pub base_url: Option<String>,
+    /// `team:T` or an email the caller administers; none: their own scope.
+    pub owner: Option<String>,
+}
+
+impl std::fmt::Debug for CreateConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreateConnection").field("name", &self.name).field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+/// Checks a secret's shape (never echoing it): present, bounded, no control characters.
+fn checked_secret(secret: &str) -> Result<&str> {
+    let secret = secret.trim();
+    if secret.is_empty() || secret.len() > SECRET_MAX_BYTES {
+        return Err(Error::invalid("secret", format!("must be 1–{SECRET_MAX_BYTES} bytes")));
+    }
+    if secret.chars().any(char::is_control) {
+        return Err(Error::invalid("secret", "contains control characters"));
+    }
+    Ok(secret)
+}
+
+/// A name: trimmed, 1–100 characters, no control characters.
+pub(super) fn checked_name(name: &str) -> Result<String> {
+    let name = name.trim();
+    if !(1..=100).contains(&name.chars().count()) || name.chars().any(char::is_control) {
+        return Err(Error::invalid("name", "must be 1–100 characters without control characters"));
+    }
+    Ok(name.to_owned())
+}
+
+/// Stores a connection in the caller's scope (or a team they administer) and answers
+/// it with its fingerprint. The secret of an Apprise connection that holds URLs (it
+/// contains `://`) must pass the scheme allowlist (`forbidden_scheme`, naming the
+/// scheme only, storing nothing).
+pub async fn create(s: &Services, who: &Reach, c: CreateConnection) -> Result<ConnectionRow> {
+    let name = checked_name(&c.name)?;
+    let secret = checked_secret(&c.secret)?;
+    let base_url = match (c.kind, c.base_url.as_deref().map(str::trim)) {
+        (ConnectionKind::Cairn, Some(url)) if !url.is_empty() => {
+            check_url(s, url).await?;
+            Some(url.to_owned())
+        }
+        (ConnectionKind::Cairn, _) => return Err(Error::invalid("base_url", "required for a cairn connection")),
+        (_, Some(url)) if !url.is_empty() => {
+            return Err(Error::invalid("base_url", "only a cairn connection has one (a sink carries its own)"));
+        }
+        _ => None,
+    };
+    if c.kind == ConnectionKind::Apprise && secret.contains("://") {
+        s.sinks.schemes.check(secret).map_err(scheme_refusal)?;
+    }
+    let scope = scope_to_create_in(s, who, c.owner.as_deref(), Action::CreateConnection).await?;
+    s.store
+        .create_connection(
+            &s.vault,
+            NewConnection { scope, name, kind: c.kind, secret: secret.to_owned(), base_url, by: who.human },
+        )
+        .await
+}
+
+/// A refusal of stateless Apprise URLs as the API says it: `forbidden_scheme` naming
+/// the scheme, or `invalid_argument` naming the URL's position; never the URL.
+pub(super) fn scheme_refusal(e: SchemeError) -> Error {
+    match e {
+        SchemeError::ForbiddenScheme(scheme) => {
+            Error::ForbiddenScheme(format!("the Apprise scheme {scheme:?} is not allowed on this instance"))
+        }
+        other => Error::invalid("secret", other),
+    }
+}
+
+/// A URL a connection or sink posts to: parsed and checked by the outbound guard now
+/// (it is checked again on every dial).
+pub(super) async fn check_url(s: &Services, url: &str) -> Result<()> {
+    use crate::outbound::CheckError;
+    s.guard.check(url).await.map_err(|e| match e {
+        CheckError::Refused(refusal) => Error::InvalidArgument(format!("base_url: refused: {refusal}")),
+        CheckError::Dns(_) => Error::InvalidArgument("base_url: its host does not resolve".into()),
+    })
+}
+
+/// Every connection in the caller's scopes (names, kinds, fingerprints).
+pub async fn list(s: &Services, who: &Reach) -> Result<Vec<ConnectionRow>> {
+    check(Action::ListConnections, Principal::Human(who), None)?;
+    s.store.list_connections(&who.scope_ids()).await
+}
+
+/// Replaces a connection's secret, for an admin of its scope; answers the new
+/// fingerprint.
+pub async fn rotate(s: &Services, who: &Reach, id: ConnectionId, secret: &str) -> Result<ConnectionRow> {
+    let secret = checked_secret(secret)?;
+    let found = s.store.connection_in(&who.scope_ids(), id).await?;
+    check(Action::RotateConnection, Principal::Human(who), Some(Place::scope(found.scope_id)))?;
+    if found.kind == ConnectionKind::Apprise && secret.contains("://") {
+        s.sinks.schemes.check(secret).map_err(scheme_refusal)?;
+    }
+    s.store.rotate_connection(&s.vault, found.scope_id, id, secret).await
+}
+
+/// Deletes a connection no sink uses, for an admin of its scope.
+pub async fn delete(s: &Services, who: &Reach, id: ConnectionId) -> Result<()> {
+    let found = s.store.connection_in(&who.scope_ids(), id).await?;
+    check(Action::DeleteConnection, Principal::Human(who), Some(Place::scope(found.scope_id)))?;
+    s.store.delete_connection(found.scope_id, id).await
+}

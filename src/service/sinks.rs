@@ -1,0 +1,208 @@
+//! Notification sinks: where an owner's notifications go (Gotify, or an Apprise API
+//! server), with which connection of the same scope and kind, within which budget,
+//! and for which events (subscriptions). Team admins manage a team's sinks; every
+//! member sees them. Every URL passes the outbound guard when saved, when tested and
+//! on every dial.
+
+use super::Services;
+use super::connections::{check_url, checked_name};
+use super::owners::scope_to_create_in;
+use super::permissions::{Action, Place, check};
+use super::principal::Principal;
+use crate::config::Settings;
+use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
+use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
+use crate::domain::text::valid_queue_name;
+use crate::error::{Error, Result};
+use crate::notify::sinks::schemes::SchemePolicy;
+use crate::store::sinks::{NewSink, NewSubscription, SinkChange, SinkRow, SubscriptionRow};
+use crate::store::tenancy::Reach;
+
+/// What the sink routes obey, from [`Settings`].
+#[derive(Debug, Clone)]
+pub struct SinkSettings {
+    /// `SWITCHBOARD_SINK_BUDGET_PER_HOUR`: a new sink's refill rate.
+    pub budget_per_hour: u32,
+    /// `SWITCHBOARD_SINK_BURST`: a new sink's bucket size.
+    pub burst: u32,
+    /// `SWITCHBOARD_SINK_MAX`: sinks per owner scope.
+    pub max: u32,
+    /// `SWITCHBOARD_APPRISE_ALLOWED_SCHEMES`: what stateless Apprise URLs may use.
+    pub schemes: SchemePolicy,
+}
+
+impl SinkSettings {
+    /// The sink settings of `settings`.
+    pub fn from_settings(settings: &Settings) -> Self {
+        SinkSettings {
+            budget_per_hour: settings.sink_budget_per_hour,
+            burst: settings.sink_burst,
+            max: settings.sink_max,
+            schemes: SchemePolicy::from_setting(&settings.apprise_allowed_schemes),
+        }
+    }
+}
+
+/// What a new sink is to be.
+#[derive(Debug, Clone)]
+pub struct CreateSink {
+    /// Unique in the owner scope, 1–100 characters.
+    pub name: String,
+    /// Gotify or Apprise.
+    pub kind: SinkKind,
+    /// The service's base URL (https; http only with `SWITCHBOARD_PUSH_ALLOW_HTTP`).
+    pub base_url: String,
+    /// A connection of the same scope and kind.
+    pub connection_id: ConnectionId,
+    /// Apprise only; default `key`.
+    pub apprise_mode: Option<AppriseMode>,
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// `team:T` or an email the caller administers; none: their own scope.
+    pub owner: Option<String>,
+}
+
+/// Limits of a sink's own budget (within the operator's bounds).
+const BUDGET_RANGE: std::ops::RangeInclusive<i32> = 1..=3600;
+const BURST_RANGE: std::ops::RangeInclusive<i32> = 1..=100;
+
+/// Adds a sink in the caller's scope (or a team they administer). The URL passes the
+/// outbound guard now; the connection must be the same scope's and kind's
+/// (`reference_out_of_scope`); a stateless Apprise sink's URLs must pass the scheme
+/// allowlist (`forbidden_scheme`). Nothing is stored when anything is refused.
+pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<SinkRow> {
+    let name = checked_name(&c.name)?;
+    let base_url = c.base_url.trim().trim_end_matches('/').to_owned();
+    let apprise_mode = match (c.kind, c.apprise_mode) {
+        (SinkKind::Apprise, mode) => Some(mode.unwrap_or(AppriseMode::Key)),
+        (SinkKind::Gotify, None) => None,
+        (SinkKind::Gotify, Some(_)) => return Err(Error::invalid("apprise_mode", "only an apprise sink has a mode")),
+    };
+    check_url(s, &base_url).await?;
+    let scope = scope_to_create_in(s, who, c.owner.as_deref(), Action::CreateSink).await?;
+    if apprise_mode == Some(AppriseMode::Urls) {
+        // The URLs are the connection's secret: checked here, never echoed.
+        match s.store.connection_secret(&s.vault, scope, c.connection_id).await {
+            Ok(urls) => s.sinks.schemes.check(&urls).map_err(super::connections::scheme_refusal)?,
+            Err(Error::NotFound) => {} // the insert below answers reference_out_of_scope
+            Err(e) => return Err(e),
+        }
+    }
+    let budget = i32::try_from(s.sinks.budget_per_hour).unwrap_or(30);
+    let burst = i32::try_from(s.sinks.burst).unwrap_or(10);
+    s.store
+        .create_sink(
+            NewSink {
+                scope,
+                name,
+                kind: c.kind,
+                base_url,
+                connection_id: c.connection_id,
+                apprise_mode,
+                enabled: c.enabled.unwrap_or(true),
+                budget_per_hour: budget,
+                burst,
+                by: who.human,
+            },
+            s.sinks.max,
+        )
+        .await
+}
+
+/// Every sink in the caller's scopes.
+pub async fn list(s: &Services, who: &Reach) -> Result<Vec<SinkRow>> {
+    check(Action::ListSinks, Principal::Human(who), None)?;
+    s.store.list_sinks(&who.scope_ids()).await
+}
+
+/// A sink the caller may act on with `action` (404 outside their scopes, 403 for a
+/// member where the action takes an admin).
+async fn sink_for(s: &Services, who: &Reach, action: Action, id: SinkId) -> Result<SinkRow> {
+    let sink = s.store.sink_in(&who.scope_ids(), id).await?;
+    check(action, Principal::Human(who), Some(Place::scope(sink.scope_id)))?;
+    Ok(sink)
+}
+
+/// Switches a sink on or off or changes its budget, for an admin of its scope.
+pub async fn update(s: &Services, who: &Reach, id: SinkId, change: SinkChange) -> Result<SinkRow> {
+    if change.budget_per_hour.is_some_and(|b| !BUDGET_RANGE.contains(&b)) {
+        return Err(Error::invalid("budget_per_hour", "must be between 1 and 3600"));
+    }
+    if change.burst.is_some_and(|b| !BURST_RANGE.contains(&b)) {
+        return Err(Error::invalid("burst", "must be between 1 and 100"));
+    }
+    let sink = sink_for(s, who, Action::UpdateSink, id).await?;
+    s.store.update_sink(sink.scope_id, id, change).await
+}
+
+/// Deletes a sink and its subscriptions, for an admin of its scope.
+pub async fn delete(s: &Services, who: &Reach, id: SinkId) -> Result<()> {
+    let sink = sink_for(s, who, Action::DeleteSink, id).await?;
+    s.store.delete_sink(sink.scope_id, id).await
+}
+
+/// One subscription as asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Subscription {
+    /// The events (at least one).
+    pub events: Vec<SinkEvent>,
+    /// Only these queues.
+    pub queues: Vec<String>,
+    /// Only these endpoints (of the sink's scope).
+    pub endpoint_ids: Vec<EndpointId>,
+    /// Only these webhooks (of the sink's scope).
+    pub webhook_ids: Vec<WebhookId>,
+    /// Default low.
+    pub min_severity: Option<Severity>,
+    /// Default false.
+    pub include_excerpt: Option<bool>,
+}
+
+/// Most subscriptions one sink holds.
+pub const MAX_SUBSCRIPTIONS: usize = 32;
+
+/// Replaces a sink's subscriptions, for an admin of its scope. Every endpoint and
+/// webhook a filter names must be the sink's scope's (`reference_out_of_scope`).
+pub async fn set_subscriptions(
+    s: &Services,
+    who: &Reach,
+    id: SinkId,
+    subs: Vec<Subscription>,
+) -> Result<Vec<SubscriptionRow>> {
+    if subs.len() > MAX_SUBSCRIPTIONS {
+        return Err(Error::invalid("subscriptions", format!("at most {MAX_SUBSCRIPTIONS}")));
+    }
+    let mut checked = Vec::with_capacity(subs.len());
+    for (i, sub) in subs.into_iter().enumerate() {
+        let at = |field: &str| format!("subscriptions[{i}].{field}");
+        let mut events = sub.events;
+        events.dedup();
+        if events.is_empty() || events.len() > 16 {
+            return Err(Error::invalid(&at("events"), "name 1–16 event types"));
+        }
+        if sub.queues.len() > 32 || sub.endpoint_ids.len() > 32 || sub.webhook_ids.len() > 32 {
+            return Err(Error::invalid(&at("filters"), "at most 32 queues, endpoints and webhooks each"));
+        }
+        if let Some(q) = sub.queues.iter().find(|q| !valid_queue_name(q)) {
+            let shown: String = q.chars().filter(|c| !c.is_control()).take(64).collect();
+            return Err(Error::invalid(&at("queues"), format!("{shown:?} is not a queue name")));
+        }
+        checked.push(NewSubscription {
+            events,
+            queues: sub.queues,
+            endpoint_ids: sub.endpoint_ids,
+            webhook_ids: sub.webhook_ids,
+            min_severity: sub.min_severity.unwrap_or(Severity::Low),
+            include_excerpt: sub.include_excerpt.unwrap_or(false),
+        });
+    }
+    let sink = sink_for(s, who, Action::SetSubscriptions, id).await?;
+    s.store.set_subscriptions(sink.scope_id, id, checked).await
+}
+
+/// A sink's subscriptions, for any member of its scope.
+pub async fn subscriptions(s: &Services, who: &Reach, id: SinkId) -> Result<(SinkRow, Vec<SubscriptionRow>)> {
+    let sink = sink_for(s, who, Action::ShowSubscriptions, id).await?;
+    let subs = s.store.subscriptions_of(&[sink.scope_id], id).await?;
+    Ok((sink, subs))
+}

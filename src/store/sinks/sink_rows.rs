@@ -1,0 +1,237 @@
+//! Sinks: where an owner's notifications are posted, with which connection, and the
+//! token bucket that keeps them from flooding anyone.
+
+use chrono::{DateTime, Utc};
+use diesel::QueryableByName;
+use diesel::sql_types::{Array, Bool, Double, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use super::super::Store;
+use super::unique_violation;
+use crate::domain::ids::{ConnectionId, HumanId, ScopeId, SinkId};
+use crate::domain::sinks::{AppriseMode, SinkKind};
+use crate::error::{Error, Result};
+
+/// A sink as listed.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct SinkRow {
+    /// The sink.
+    #[diesel(sql_type = SqlUuid)]
+    pub id: SinkId,
+    /// Its owner scope.
+    #[diesel(sql_type = SqlUuid)]
+    pub scope_id: ScopeId,
+    /// Its name, unique in the scope.
+    #[diesel(sql_type = Text)]
+    pub name: String,
+    /// Gotify or Apprise.
+    #[diesel(sql_type = Text)]
+    pub kind: SinkKind,
+    /// The service's base URL (checked by the outbound guard on save and on every dial).
+    #[diesel(sql_type = Text)]
+    pub base_url: String,
+    /// The credential it posts with (same scope, same kind).
+    #[diesel(sql_type = SqlUuid)]
+    pub connection_id: ConnectionId,
+    /// Apprise only: a config key or stateless URLs.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub apprise_mode: Option<AppriseMode>,
+    /// Whether notifications go out.
+    #[diesel(sql_type = Bool)]
+    pub enabled: bool,
+    /// Messages per hour (the bucket's refill).
+    #[diesel(sql_type = Int4)]
+    pub budget_per_hour: i32,
+    /// Messages at once (the bucket's size).
+    #[diesel(sql_type = Int4)]
+    pub burst: i32,
+    /// Tokens in the bucket at `tokens_at`.
+    #[diesel(sql_type = Double)]
+    pub tokens: f64,
+    /// When `tokens` was counted.
+    #[diesel(sql_type = Timestamptz)]
+    pub tokens_at: DateTime<Utc>,
+    /// When it was made.
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: DateTime<Utc>,
+}
+
+/// What a new sink is to be (the service has checked the connection, URL and mode).
+#[derive(Debug, Clone)]
+pub struct NewSink {
+    /// The owner scope.
+    pub scope: ScopeId,
+    /// Its name.
+    pub name: String,
+    /// Gotify or Apprise.
+    pub kind: SinkKind,
+    /// The service's base URL.
+    pub base_url: String,
+    /// The connection (same scope and kind).
+    pub connection_id: ConnectionId,
+    /// Apprise only.
+    pub apprise_mode: Option<AppriseMode>,
+    /// Whether it starts enabled.
+    pub enabled: bool,
+    /// Messages per hour.
+    pub budget_per_hour: i32,
+    /// Messages at once (the bucket starts full).
+    pub burst: i32,
+    /// Who made it.
+    pub by: HumanId,
+}
+
+/// What a sink update changes (none: unchanged).
+#[derive(Debug, Clone, Default)]
+pub struct SinkChange {
+    /// Switch it on or off.
+    pub enabled: Option<bool>,
+    /// A new refill rate.
+    pub budget_per_hour: Option<i32>,
+    /// A new bucket size (tokens above it are dropped).
+    pub burst: Option<i32>,
+}
+
+const COLUMNS: &str = "id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
+                       budget_per_hour, burst, tokens, tokens_at, created_at";
+
+impl Store {
+    /// Stores a sink, unless `scope` already holds `max` of them (the scope's row is
+    /// locked while counting, so racing creates never pass the cap together). The
+    /// connection must be `scope`'s and of the sink's kind, else `reference_out_of_scope`.
+    pub async fn create_sink(&self, new: NewSink, max: u32) -> Result<SinkRow> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async move |conn| {
+            #[derive(QueryableByName)]
+            struct Count {
+                #[diesel(sql_type = diesel::sql_types::BigInt)]
+                n: i64,
+            }
+            diesel::sql_query("SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE")
+                .bind::<SqlUuid, _>(new.scope)
+                .execute(conn)
+                .await?;
+            let held: Count = diesel::sql_query("SELECT count(*) AS n FROM sinks WHERE scope_id = $1")
+                .bind::<SqlUuid, _>(new.scope)
+                .get_result(conn)
+                .await?;
+            if held.n >= i64::from(max) {
+                return Err(Error::Conflict(format!("this owner already has {max} sinks (SWITCHBOARD_SINK_MAX)")));
+            }
+            let row = diesel::sql_query(format!(
+                "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
+                   budget_per_hour, burst, tokens, created_by) \
+                 SELECT $1, $2, $3, $4, $5, c.id, $7, $8, $9, $10, $10, $11 FROM connections c \
+                 WHERE c.id = $6 AND c.scope_id = $2 AND c.kind = $4 \
+                 RETURNING {COLUMNS}"
+            ))
+            .bind::<SqlUuid, _>(SinkId::new())
+            .bind::<SqlUuid, _>(new.scope)
+            .bind::<Text, _>(&new.name)
+            .bind::<Text, _>(new.kind)
+            .bind::<Text, _>(&new.base_url)
+            .bind::<SqlUuid, _>(new.connection_id)
+            .bind::<Nullable<Text>, _>(new.apprise_mode)
+            .bind::<Bool, _>(new.enabled)
+            .bind::<Int4, _>(new.budget_per_hour)
+            .bind::<Int4, _>(new.burst)
+            .bind::<SqlUuid, _>(new.by)
+            .get_result::<SinkRow>(conn)
+            .await;
+            match row {
+                Ok(row) => Ok(row),
+                Err(diesel::result::Error::NotFound) => Err(Error::ReferenceOutOfScope(format!(
+                    "reference_out_of_scope: connection {} is unknown, another owner's, or not a {} connection",
+                    new.connection_id, new.kind
+                ))),
+                Err(e) if unique_violation(&e) => {
+                    Err(Error::Conflict(format!("a sink named {:?} already exists for this owner", new.name)))
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+        .await
+    }
+
+    /// The sinks in `scopes`, by name.
+    pub async fn list_sinks(&self, scopes: &[ScopeId]) -> Result<Vec<SinkRow>> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM sinks WHERE scope_id = ANY($1) ORDER BY name, id"))
+            .bind::<Array<SqlUuid>, _>(scopes)
+            .load(&mut conn)
+            .await?)
+    }
+
+    /// One sink in `scopes`, else not found.
+    pub async fn sink_in(&self, scopes: &[ScopeId], id: SinkId) -> Result<SinkRow> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM sinks WHERE id = $1 AND scope_id = ANY($2)"))
+            .bind::<SqlUuid, _>(id)
+            .bind::<Array<SqlUuid>, _>(scopes)
+            .get_result(&mut conn)
+            .await?)
+    }
+
+    /// Changes `id`, a sink of `scope` (else not found). A smaller burst drops the
+    /// tokens above it.
+    pub async fn update_sink(&self, scope: ScopeId, id: SinkId, change: SinkChange) -> Result<SinkRow> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(format!(
+            "UPDATE sinks SET enabled = COALESCE($3, enabled), budget_per_hour = COALESCE($4, budget_per_hour), \
+               burst = COALESCE($5, burst), tokens = LEAST(tokens, COALESCE($5, burst)) \
+             WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
+        ))
+        .bind::<SqlUuid, _>(id)
+        .bind::<SqlUuid, _>(scope)
+        .bind::<Nullable<Bool>, _>(change.enabled)
+        .bind::<Nullable<Int4>, _>(change.budget_per_hour)
+        .bind::<Nullable<Int4>, _>(change.burst)
+        .get_result(&mut conn)
+        .await?)
+    }
+
+    /// Counts a test send of `id`, a sink of `scope` (else not found), against `per_minute`
+    /// (in one statement, so it holds across instances): `Ok(Err(wait))` when the
+    /// minute's sends are spent, `wait` being the time until its window closes.
+    pub async fn count_sink_test(
+        &self,
+        scope: ScopeId,
+        id: SinkId,
+        per_minute: i32,
+    ) -> Result<std::result::Result<(), std::time::Duration>> {
+        #[derive(QueryableByName)]
+        struct Window {
+            #[diesel(sql_type = Int4)]
+            sends: i32,
+            #[diesel(sql_type = Double)]
+            left_secs: f64,
+        }
+        let mut conn = self.conn().await?;
+        let w: Window = diesel::sql_query(
+            "UPDATE sinks SET \
+               tests_in_window = CASE WHEN tests_window_at > now() - interval '1 minute' \
+                                      THEN tests_in_window + 1 ELSE 1 END, \
+               tests_window_at = CASE WHEN tests_window_at > now() - interval '1 minute' \
+                                      THEN tests_window_at ELSE now() END \
+             WHERE id = $1 AND scope_id = $2 \
+             RETURNING tests_in_window AS sends, \
+               GREATEST(0, EXTRACT(EPOCH FROM tests_window_at + interval '1 minute' - now()))::float8 AS left_secs",
+        )
+        .bind::<SqlUuid, _>(id)
+        .bind::<SqlUuid, _>(scope)
+        .get_result(&mut conn)
+        .await?;
+        Ok(if w.sends > per_minute { Err(std::time::Duration::from_secs_f64(w.left_secs)) } else { Ok(()) })
+    }
+
+    /// Deletes `id`, a sink of `scope` (else not found), with its subscriptions.
+    pub async fn delete_sink(&self, scope: ScopeId, id: SinkId) -> Result<()> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query("DELETE FROM sinks WHERE id = $1 AND scope_id = $2")
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(scope)
+            .execute(&mut conn)
+            .await?;
+        if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+    }
+}
