@@ -15,7 +15,7 @@
 //! | [`hooks`] | notify hooks: create, list, rotate, enable, disable, delete (humans and agents) |
 //! | [`quarantine`] | list, show, release, discard held deliveries |
 //! | [`connections`] | the connection vault: create, list, rotate, delete (write-only secrets) |
-//! | [`sinks`] | notification sinks: create, list, update, delete, subscriptions |
+//! | [`sinks`] | notification sinks: create, list, update, delete, test, subscriptions |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
@@ -34,6 +34,7 @@ pub mod permissions;
 pub mod principal;
 pub mod quarantine;
 pub mod sessions;
+pub mod sink_post;
 pub mod sinks;
 pub mod todos;
 pub mod webhook_cache;

@@ -206,3 +206,41 @@ pub async fn subscriptions(s: &Services, who: &Reach, id: SinkId) -> Result<(Sin
     let subs = s.store.subscriptions_of(&[sink.scope_id], id).await?;
     Ok((sink, subs))
 }
+
+/// Test sends a sink takes per minute (SPEC 10).
+pub const TEST_SENDS_PER_MINUTE: i32 = 6;
+
+/// What a test send found: `None` when the sink took the message, else the error's
+/// class and a message that names no secret.
+pub type TestResult = Option<(&'static str, String)>;
+
+/// Sends one harmless test message to a sink, for an admin of its scope: past the
+/// budget and the subscriptions, never past the outbound guard; at most
+/// [`TEST_SENDS_PER_MINUTE`] a minute per sink (`rate_limited`, across instances).
+pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestResult> {
+    use crate::notify::sinks::content::test_message;
+    use crate::notify::sinks::outcome::Answer;
+    let sink = sink_for(s, who, Action::TestSink, id).await?;
+    if let Err(wait) = s.store.count_sink_test(sink.scope_id, id, TEST_SENDS_PER_MINUTE).await? {
+        return Err(Error::rate_limited(format!("at most {TEST_SENDS_PER_MINUTE} test sends a minute per sink"), wait));
+    }
+    let secret = s.store.connection_secret(&s.vault, sink.scope_id, sink.connection_id).await?;
+    let target = super::sink_post::SinkTarget {
+        kind: sink.kind,
+        base_url: &sink.base_url,
+        secret: &secret,
+        apprise_mode: sink.apprise_mode,
+    };
+    let message = test_message(&sink.name, &s.base_url);
+    let client = s.guard.client();
+    Ok(match super::sink_post::post(&client, &target, &message).await {
+        Answer::Sent => None,
+        Answer::Partial => Some(("partial", "the Apprise server reached only some of its targets (424)".to_owned())),
+        Answer::ConfigurationError => {
+            Some(("configuration", "the Apprise server has no usable configuration for this key (204)".to_owned()))
+        }
+        Answer::Retryable(class) | Answer::Permanent(class) => {
+            Some((class.as_str(), format!("the sink answered with an error of class {}", class.as_str())))
+        }
+    })
+}

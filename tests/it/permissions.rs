@@ -32,6 +32,7 @@ use switchboard::web::routes::{Entry, Row};
 
 use crate::board::{self, Session};
 use crate::harness::{Ep, Owner, TestApp};
+use crate::notify::receiver::{Receiver, Reply};
 
 /// The team every resource lives in.
 const TEAM: &str = "crew";
@@ -444,6 +445,7 @@ fn api_cases() -> Vec<Case> {
         case("GET", "/api/v1/sinks", Listing(Listed::Sink), Empty, &[200]),
         case("PATCH", "/api/v1/sinks/{id}", TeamSink, Json(r#"{"enabled": true}"#), &[200]),
         case("DELETE", "/api/v1/sinks/{id}", FreshTeamSink, Empty, &[204]),
+        case("POST", "/api/v1/sinks/{id}/test", TeamSink, Empty, &[200]),
         case(
             "PUT",
             "/api/v1/sinks/{id}/subscriptions",
@@ -535,6 +537,8 @@ struct World {
     /// The team's gotify connection and the sink that posts with it.
     connection: String,
     sink: String,
+    /// Where the team's sinks post.
+    receiver: Receiver,
     seq: Cell<u32>,
 }
 
@@ -574,6 +578,9 @@ impl World {
             s.metrics_token = Some(METRICS_TOKEN.into());
             // Every caller gets a fresh sink of the team's: more than the default cap.
             s.sink_max = 1000;
+            // The team's sinks post to a receiver on loopback (a test send reaches it).
+            s.push_allow_http = true;
+            s.notify_hook_allow_cidrs = switchboard::config::CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
         })
         .await;
         let admin = person(&app, ADMIN_EMAIL).await;
@@ -598,6 +605,7 @@ impl World {
             held: TodoId::new(),
             connection: String::new(),
             sink: String::new(),
+            receiver: Receiver::scripted(vec![], Reply::Status(200)).await,
             seq: Cell::new(0),
         };
         let (webhook, ingest_token) = w.webhook().await;
@@ -624,7 +632,7 @@ impl World {
 
     /// A gotify sink of the team's, posting with the team's connection.
     async fn sink(&self) -> String {
-        let body = json!({"name": format!("sink-{}", self.next()), "kind": "gotify", "base_url": "https://203.0.113.10",
+        let body = json!({"name": format!("sink-{}", self.next()), "kind": "gotify", "base_url": self.receiver.base(),
                           "connection_id": self.connection, "owner": "team:crew"});
         let created = self.admin_call("POST", "/api/v1/sinks", body).await;
         created["id"].as_str().unwrap().to_owned()

@@ -234,3 +234,36 @@ pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Pa
     let (_, rows) = sinks::subscriptions(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }))
 }
+
+/// What a test send found.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestAnswer {
+    /// Whether the sink took the message.
+    pub ok: bool,
+    /// Why not: `code` is the error class (`auth`, `not_found`, `server_error`,
+    /// `timeout`, `network`, `tls`, `rejected_ssrf`, `partial`, `configuration`, …);
+    /// never a secret.
+    pub error: Option<TestError>,
+}
+
+/// A failed test send's class and explanation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestError {
+    /// The error class.
+    pub code: &'static str,
+    /// What it means.
+    pub message: String,
+}
+
+/// Sends the sink one harmless test message (past its budget and subscriptions, never
+/// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`).
+#[utoipa::path(post, path = "/api/v1/sinks/{id}/test", operation_id = "test_sink", tag = "operator",
+    params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
+    responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope), (status = 429, body = ErrorEnvelope)))]
+pub async fn test(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
+    let answer = match sinks::test(&s, &op.0, id.into_inner()).await? {
+        None => TestAnswer { ok: true, error: None },
+        Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }) },
+    };
+    Ok(HttpResponse::Ok().json(answer))
+}

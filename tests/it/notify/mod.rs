@@ -17,7 +17,7 @@ mod isolation;
 mod killswitch;
 mod matching;
 mod metrics;
-mod receiver;
+pub(crate) mod receiver;
 mod restart;
 mod self_target;
 mod signing;

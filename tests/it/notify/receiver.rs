@@ -180,6 +180,11 @@ impl Receiver {
         format!("http://{}/hook", self.addr)
     }
 
+    /// Its base URL (`http://127.0.0.1:<port>`), for a sink that appends its own path.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     /// Its port.
     pub fn port(&self) -> u16 {
         self.addr.port()

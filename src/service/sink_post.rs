@@ -1,0 +1,65 @@
+//! Posting one message to one sink: the request its kind takes (`notify::sinks`),
+//! sent through the guarded client (the SSRF guard checks every dial; redirects are
+//! never followed), and the class of the answer. Used by a sink's test send and by the
+//! outbox worker alike, so what a test proves is what a notification does.
+
+use crate::domain::sinks::{AppriseMode, SinkKind};
+use crate::notify::sinks::apprise::{self, AppriseTarget};
+use crate::notify::sinks::content::Message;
+use crate::notify::sinks::outcome::{ATTEMPT_TIMEOUT, Answer, classify_status, classify_transport};
+use crate::notify::sinks::{OutboundRequest, gotify};
+use crate::outbound::classify;
+
+/// Most of an answer's body read (the status decides; the rest is drained).
+const RESPONSE_READ_LIMIT: usize = 16 * 1024;
+
+/// Where and how a message goes. Its Debug form hides the secret.
+pub struct SinkTarget<'a> {
+    /// Gotify or Apprise.
+    pub kind: SinkKind,
+    /// The service's base URL.
+    pub base_url: &'a str,
+    /// The connection's secret: a Gotify token, an Apprise key or Apprise URLs.
+    pub secret: &'a str,
+    /// Apprise only.
+    pub apprise_mode: Option<AppriseMode>,
+}
+
+impl std::fmt::Debug for SinkTarget<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SinkTarget").field("kind", &self.kind).field("base_url", &self.base_url).finish_non_exhaustive()
+    }
+}
+
+/// The request `message` makes to `target`.
+pub fn request(target: &SinkTarget<'_>, message: &Message) -> OutboundRequest {
+    match target.kind {
+        SinkKind::Gotify => gotify::request(target.base_url, target.secret, message),
+        SinkKind::Apprise => {
+            let to = match target.apprise_mode {
+                Some(AppriseMode::Urls) => AppriseTarget::Urls(target.secret.to_owned()),
+                _ => AppriseTarget::Key(target.secret.to_owned()),
+            };
+            apprise::request(target.base_url, &to, None, message)
+        }
+    }
+}
+
+/// Posts `message` to `target` with `client` (from [`crate::outbound::Guard::client`])
+/// and classifies the answer.
+pub async fn post(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> Answer {
+    let req = request(target, message);
+    let mut builder = client.post(&req.url);
+    for (name, value) in &req.headers {
+        builder = builder.insert_header((name.as_str(), value.as_str()));
+    }
+    match builder.send_json(&req.json).await {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            // The status decides; a slow or oversized answer body changes nothing.
+            let _ = actix_rt::time::timeout(ATTEMPT_TIMEOUT, response.body().limit(RESPONSE_READ_LIMIT)).await;
+            classify_status(target.kind, status)
+        }
+        Err(e) => classify_transport(classify(&e)),
+    }
+}
