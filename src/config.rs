@@ -133,6 +133,12 @@ pub struct Settings {
     /// local-system schemes).
     #[arg(long, env = "SWITCHBOARD_APPRISE_ALLOWED_SCHEMES", global = true, default_value = "")]
     pub apprise_allowed_schemes: String,
+    /// The outbox's first retry wait in ms (doubling after each failed attempt).
+    #[arg(long, env = "SWITCHBOARD_OUTBOX_RETRY_BASE_MS", global = true, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(10..=86_400_000))]
+    pub outbox_retry_base_ms: u64,
+    /// Attempts per outbox row before it is recorded undeliverable.
+    #[arg(long, env = "SWITCHBOARD_OUTBOX_MAX_ATTEMPTS", global = true, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub outbox_max_attempts: u32,
 }
 
 impl std::fmt::Debug for Settings {
@@ -167,6 +173,8 @@ impl std::fmt::Debug for Settings {
             .field("sink_burst", &self.sink_burst)
             .field("sink_max", &self.sink_max)
             .field("apprise_allowed_schemes", &self.apprise_allowed_schemes)
+            .field("outbox_retry_base_ms", &self.outbox_retry_base_ms)
+            .field("outbox_max_attempts", &self.outbox_max_attempts)
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .finish()
     }

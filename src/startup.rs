@@ -114,6 +114,19 @@ pub struct Application {
     _notify: Option<NotifyWorkers>,
     auth_cache: AuthCache,
     _auth_listener: AuthListener,
+    _outbox: OutboxRunner,
+}
+
+/// The outbox worker on an arbiter of its own (its sends never share a thread with the
+/// sweeps or the hooks' channel). Stopped with the application.
+struct OutboxRunner {
+    arbiter: Arbiter,
+}
+
+impl Drop for OutboxRunner {
+    fn drop(&mut self) {
+        self.arbiter.stop();
+    }
 }
 
 /// The notify-hook dispatcher (and the supervisors it starts) on an arbiter of its own:
@@ -212,6 +225,25 @@ impl Application {
         let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
         let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
         let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache);
+        let outbox = {
+            let deps = crate::actors::outbox::OutboxDeps {
+                store: store.clone(),
+                vault: vault.clone(),
+                guard: guard.clone(),
+                base_url: base_url.clone(),
+                retry: crate::notify::sinks::outcome::RetryPolicy {
+                    base: Settings::interval(settings.outbox_retry_base_ms),
+                    max_attempts: settings.outbox_max_attempts,
+                },
+                database_url: database_url.to_owned(),
+                poll: Settings::interval(settings.outbox_poll_ms),
+            };
+            let arbiter = Arbiter::new();
+            arbiter.spawn_fn(move || {
+                crate::actors::outbox::OutboxWorker::new(deps).start();
+            });
+            OutboxRunner { arbiter }
+        };
         let services = Services::new(Parts {
             store: store.clone(),
             auth_cache: auth_cache.clone(),
@@ -261,6 +293,7 @@ impl Application {
             _notify: notify,
             auth_cache,
             _auth_listener: auth_listener,
+            _outbox: outbox,
         })
     }
 

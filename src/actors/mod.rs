@@ -2,6 +2,7 @@
 //! tests call directly.
 
 pub mod notify;
+pub mod outbox;
 pub mod periodic;
 pub mod restarting;
 pub mod retention;

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::Store;
@@ -222,7 +222,7 @@ impl Store {
                 .set((endpoints::state.eq(EndpointState::Revoked), endpoints::revoked_at.eq(diesel::dsl::now)))
                 .execute(conn)
                 .await?;
-            let dead = dead_letter_endpoint_todos(conn, id).await?;
+            let dead = dead_letter_endpoint_todos(conn, id, Cascade::Revoked).await?;
             Ok(Revoked { endpoint_id: id, dead_lettered: dead })
         })
         .await
@@ -263,7 +263,8 @@ impl Store {
             let mut out = Vec::with_capacity(expired.len());
             for row in expired {
                 let id = EndpointId(row.id);
-                out.push(Revoked { endpoint_id: id, dead_lettered: dead_letter_endpoint_todos(conn, id).await? });
+                let dead = dead_letter_endpoint_todos(conn, id, Cascade::Expired).await?;
+                out.push(Revoked { endpoint_id: id, dead_lettered: dead });
             }
             Ok(out)
         })
@@ -274,21 +275,34 @@ impl Store {
 /// Endpoints expired per transaction (each with its whole cascade).
 const EXPIRY_BATCH: i64 = 20;
 
+/// Why an endpoint's work is being dead-lettered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cascade {
+    /// An operator revoked it.
+    Revoked,
+    /// Its expiry passed.
+    Expired,
+}
+
 /// The cascade: every live todo of the endpoint (pending, claimed, interrupted, failed
 /// with a retry scheduled; not quarantine) becomes a dead letter `endpoint_revoked`,
 /// and open attempts close `revoked` / `dead_lettered`. Runs inside the caller's
-/// transaction and emits nothing.
+/// transaction and emits no signal (hooks stay silent: a cascade is a batch, not news);
+/// the owner's sinks are told once per cascade, not once per todo: one outbox row per
+/// subscribed sink naming the endpoint and the count, in this same transaction.
 ///
 /// Two statements, not one: the todo update waits for claims in flight and then takes
 /// the todos they claimed, but a data-modifying CTE beside it would still read
 /// attempts through the statement's starting snapshot, which does not hold the attempt
 /// such a claim opened, and would leave it open. The second statement's fresh
 /// snapshot does.
-async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: EndpointId) -> Result<i64> {
+async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: EndpointId, why: Cascade) -> Result<i64> {
     #[derive(QueryableByName)]
     struct Dead {
         #[diesel(sql_type = Array<SqlUuid>)]
         ids: Vec<uuid::Uuid>,
+        #[diesel(sql_type = Array<Text>)]
+        queues: Vec<String>,
     }
     let dead: Dead = diesel::sql_query(
         "WITH dead AS ( \
@@ -300,8 +314,8 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
            WHERE endpoint_id = $1 AND queue <> 'quarantine' \
              AND (state IN ('pending', 'claimed', 'input_required', 'auth_required') \
                   OR (state = 'failed' AND next_retry_at IS NOT NULL)) \
-           RETURNING id) \
-         SELECT COALESCE(array_agg(id), '{}') AS ids FROM dead",
+           RETURNING id, queue) \
+         SELECT COALESCE(array_agg(id), '{}') AS ids, COALESCE(array_agg(DISTINCT queue), '{}') AS queues FROM dead",
     )
     .bind::<SqlUuid, _>(endpoint)
     .get_result(conn)
@@ -312,6 +326,30 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
              WHERE todo_id = ANY($1) AND ended_at IS NULL",
         )
         .bind::<Array<SqlUuid>, _>(&dead.ids)
+        .execute(conn)
+        .await?;
+        let reason = match why {
+            Cascade::Revoked => "endpoint_revoked",
+            Cascade::Expired => "endpoint_expired",
+        };
+        diesel::sql_query(
+            "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, endpoint_id, facts) \
+             SELECT DISTINCT ON (k.id) k.id, e.scope_id, 'todo.dead_lettered', 'high', \
+                    'endpoint_revoked:' || e.id || ':' || extract(epoch FROM e.revoked_at)::bigint, e.id, \
+                    jsonb_build_object('dead_lettered', $2::bigint, 'reason', $3::text, 'slug', e.slug) \
+             FROM endpoints e \
+             JOIN sinks k ON k.scope_id = e.scope_id AND k.enabled \
+             JOIN sink_subscriptions s ON s.sink_id = k.id \
+             WHERE e.id = $1 AND 'todo.dead_lettered' = ANY (s.events) \
+               AND (cardinality(s.endpoint_ids) = 0 OR e.id = ANY (s.endpoint_ids)) \
+               AND (cardinality(s.queues) = 0 OR s.queues && $4::text[]) \
+             ORDER BY k.id \
+             ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO NOTHING",
+        )
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<diesel::sql_types::Int8, _>(dead.ids.len() as i64)
+        .bind::<Text, _>(reason)
+        .bind::<Array<Text>, _>(&dead.queues)
         .execute(conn)
         .await?;
     }

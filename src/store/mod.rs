@@ -38,6 +38,7 @@ pub mod endpoints;
 pub mod fanout;
 pub mod held_work;
 pub mod hooks;
+pub mod outbox;
 pub mod quarantine;
 pub mod retention;
 pub mod signals;

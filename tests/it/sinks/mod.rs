@@ -2,6 +2,7 @@
 //! their subscriptions, and every refusal changing nothing.
 
 mod config;
+mod outbox;
 mod test_send;
 
 use serde_json::{Value, json};

@@ -1,0 +1,349 @@
+//! The sink outbox, the worker's side: claim due rows (committed before any outbound
+//! call, so a worker that dies mid-call leaves a claim that lapses and is taken over),
+//! spend each sink's budget in its own row lock (so it holds across instances), hold
+//! what the budget cannot pay for and coalesce it when a token returns, and record what
+//! each sink answered. Rows are written by the dead-letter trigger and the revocation
+//! cascade (migration `outbox`), in the transactions that cause them.
+
+use chrono::{DateTime, Utc};
+use diesel::QueryableByName;
+use diesel::sql_types::{Array, Bool, Double, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, RunQueryDsl};
+
+use super::Store;
+use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
+use crate::domain::sinks::{AppriseMode, OutboxStatus, SinkEvent, SinkKind};
+use crate::error::{Error, Result};
+use crate::notify::sinks::budget::{BucketState, decide};
+
+/// How long a claim keeps other workers off a row (longer than one attempt's timeout).
+pub const CLAIM_SECONDS: i32 = 60;
+
+/// Rows one pass claims at most.
+pub const CLAIM_BATCH: i64 = 64;
+
+/// A claimed row, with what sending it needs.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct OutboxRow {
+    /// The row.
+    #[diesel(sql_type = SqlUuid)]
+    pub id: uuid::Uuid,
+    /// Its sink (none: the sink was deleted).
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub sink_id: Option<SinkId>,
+    /// The event.
+    #[diesel(sql_type = Text)]
+    pub event: SinkEvent,
+    /// The todo it is about, if any.
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub todo_id: Option<TodoId>,
+    /// The endpoint it is about (a cascade), if any.
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub endpoint_id: Option<EndpointId>,
+    /// A cascade's count, slug and reason.
+    #[diesel(sql_type = Jsonb)]
+    pub facts: serde_json::Value,
+    /// Whether the message may carry an excerpt of the subject.
+    #[diesel(sql_type = Bool)]
+    pub include_excerpt: bool,
+    /// Repeats folded into it (1: none).
+    #[diesel(sql_type = Int4)]
+    pub count: i32,
+    /// Attempts so far, this one included.
+    #[diesel(sql_type = Int4)]
+    pub attempts: i32,
+    /// The previous attempt's error class.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+    /// When it was queued.
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: DateTime<Utc>,
+}
+
+/// Where a sink posts, for the worker (never for an answer: it holds the sealed secret).
+#[derive(Clone, QueryableByName)]
+pub struct SinkDial {
+    /// The sink.
+    #[diesel(sql_type = SqlUuid)]
+    pub id: SinkId,
+    /// Its scope.
+    #[diesel(sql_type = SqlUuid)]
+    pub scope_id: ScopeId,
+    /// Its kind.
+    #[diesel(sql_type = Text)]
+    pub kind: SinkKind,
+    /// Its base URL.
+    #[diesel(sql_type = Text)]
+    pub base_url: String,
+    /// Apprise only.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub apprise_mode: Option<AppriseMode>,
+    /// Its connection.
+    #[diesel(sql_type = SqlUuid)]
+    pub connection_id: ConnectionId,
+    /// Whether it is switched on.
+    #[diesel(sql_type = Bool)]
+    pub enabled: bool,
+}
+
+impl std::fmt::Debug for SinkDial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SinkDial").field("id", &self.id).field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+/// What one sink's budget decided for a pass.
+#[derive(Debug, Default)]
+pub struct SinkPlan {
+    /// Rows to send one message each.
+    pub individual: Vec<OutboxRow>,
+    /// Rows (held ones and due ones) to send as one coalesced message.
+    pub coalesced: Vec<OutboxRow>,
+    /// Rows the budget held.
+    pub held: usize,
+}
+
+const ROW_COLUMNS: &str =
+    "id, sink_id, event, todo_id, endpoint_id, facts, include_excerpt, count, attempts, last_error, created_at";
+
+impl Store {
+    /// Claims up to [`CLAIM_BATCH`] due rows (pending, due, unclaimed or with a lapsed
+    /// claim) and counts an attempt on each; committed before anything is sent.
+    pub async fn claim_outbox(&self) -> Result<Vec<OutboxRow>> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(format!(
+            "UPDATE outbox SET claimed_until = now() + make_interval(secs => $1), attempts = attempts + 1 \
+             WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= now() \
+                            AND (claimed_until IS NULL OR claimed_until < now()) \
+                          ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
+             RETURNING {ROW_COLUMNS}"
+        ))
+        .bind::<Integer, _>(CLAIM_SECONDS)
+        .bind::<diesel::sql_types::Int8, _>(CLAIM_BATCH)
+        .load(&mut conn)
+        .await?)
+    }
+
+    /// Sinks with held rows nobody has claimed: a pass asks their budgets again.
+    pub async fn sinks_with_held(&self) -> Result<Vec<SinkId>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = SqlUuid)]
+            sink_id: SinkId,
+        }
+        let mut conn = self.conn().await?;
+        let rows: Vec<Row> = diesel::sql_query(
+            "SELECT DISTINCT sink_id FROM outbox WHERE status = 'held' AND sink_id IS NOT NULL \
+               AND (claimed_until IS NULL OR claimed_until < now())",
+        )
+        .load(&mut conn)
+        .await?;
+        Ok(rows.into_iter().map(|r| r.sink_id).collect())
+    }
+
+    /// Where `sink` posts (none: deleted).
+    pub async fn sink_dial(&self, sink: SinkId) -> Result<Option<SinkDial>> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(
+            "SELECT id, scope_id, kind, base_url, apprise_mode, connection_id, enabled FROM sinks WHERE id = $1",
+        )
+        .bind::<SqlUuid, _>(sink)
+        .get_result(&mut conn)
+        .await
+        .map(Some)
+        .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?)
+    }
+
+    /// Spends `sink`'s budget on `due` (rows this pass claimed for it) and on its held
+    /// rows, in one transaction holding the sink's row: what goes out one by one, what
+    /// goes out as one coalesced message (every held row once a token returns), and
+    /// what is held. Held rows are claimed for the coalesced send; rows the budget
+    /// cannot pay for become `held`.
+    pub async fn plan_sink(&self, sink: SinkId, due: Vec<OutboxRow>) -> Result<SinkPlan> {
+        #[derive(QueryableByName)]
+        struct Bucket {
+            #[diesel(sql_type = Double)]
+            tokens: f64,
+            #[diesel(sql_type = Timestamptz)]
+            tokens_at: DateTime<Utc>,
+            #[diesel(sql_type = Int4)]
+            budget_per_hour: i32,
+            #[diesel(sql_type = Int4)]
+            burst: i32,
+            #[diesel(sql_type = Timestamptz)]
+            now: DateTime<Utc>,
+        }
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async move |conn| {
+            let bucket: Bucket = diesel::sql_query(
+                "SELECT tokens, tokens_at, budget_per_hour, burst, now() AS now FROM sinks WHERE id = $1 \
+                 FOR NO KEY UPDATE",
+            )
+            .bind::<SqlUuid, _>(sink)
+            .get_result(conn)
+            .await?;
+            let held: Vec<OutboxRow> = diesel::sql_query(format!(
+                "SELECT {ROW_COLUMNS} FROM outbox WHERE sink_id = $1 AND status = 'held' \
+                   AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY created_at FOR UPDATE SKIP LOCKED"
+            ))
+            .bind::<SqlUuid, _>(sink)
+            .load(conn)
+            .await?;
+            let per_hour = u32::try_from(bucket.budget_per_hour).unwrap_or(1);
+            let burst = u32::try_from(bucket.burst).unwrap_or(1);
+            let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            let state = BucketState { tokens: bucket.tokens, refilled_at: bucket.tokens_at };
+            let (after, decision) = decide(state, bucket.now, per_hour, burst, count(held.len()), count(due.len()));
+            diesel::sql_query("UPDATE sinks SET tokens = $2, tokens_at = $3 WHERE id = $1")
+                .bind::<SqlUuid, _>(sink)
+                .bind::<Double, _>(after.tokens)
+                .bind::<Timestamptz, _>(after.refilled_at)
+                .execute(conn)
+                .await?;
+            let mut due = due;
+            let individual: Vec<OutboxRow> = due.drain(..(decision.send_individually as usize).min(due.len())).collect();
+            let mut plan = SinkPlan { individual, ..SinkPlan::default() };
+            if decision.coalesce.is_some() {
+                plan.coalesced = held.into_iter().chain(due).collect();
+                let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
+                diesel::sql_query(
+                    "UPDATE outbox SET claimed_until = now() + make_interval(secs => $2) WHERE id = ANY($1)",
+                )
+                .bind::<Array<SqlUuid>, _>(&ids)
+                .bind::<Integer, _>(CLAIM_SECONDS)
+                .execute(conn)
+                .await?;
+            } else {
+                // What this pass claimed but cannot pay for waits for a token; its
+                // attempt did not happen, so it is not counted.
+                let ids: Vec<uuid::Uuid> = due.iter().map(|r| r.id).collect();
+                plan.held = held.len() + ids.len();
+                diesel::sql_query(
+                    "UPDATE outbox SET status = 'held', claimed_until = NULL, attempts = attempts - 1 WHERE id = ANY($1)",
+                )
+                .bind::<Array<SqlUuid>, _>(&ids)
+                .execute(conn)
+                .await?;
+            }
+            Ok(plan)
+        })
+        .await
+    }
+
+    /// Records the end of a row's attempt: a final `status`, or (with `retry_in`)
+    /// pending again after that wait. `error` is the attempt's error class.
+    pub async fn record_outbox(
+        &self,
+        id: uuid::Uuid,
+        status: OutboxStatus,
+        retry_in: Option<std::time::Duration>,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let mut conn = self.conn().await?;
+        let retry_ms = retry_in.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        diesel::sql_query(
+            "UPDATE outbox SET status = $2, claimed_until = NULL, last_error = $3, \
+               next_attempt_at = CASE WHEN $4::bigint IS NULL THEN next_attempt_at \
+                                      ELSE now() + make_interval(secs => $4::bigint / 1000.0) END, \
+               sent_at = CASE WHEN $2 IN ('sent', 'coalesced', 'partial') THEN now() ELSE sent_at END \
+             WHERE id = $1",
+        )
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(status)
+        .bind::<Nullable<Text>, _>(error)
+        .bind::<Nullable<diesel::sql_types::Int8>, _>(retry_ms)
+        .execute(&mut conn)
+        .await?;
+        Ok(())
+    }
+
+    /// Gives claimed held rows back to the budget (a coalesced send that may succeed
+    /// later).
+    pub async fn unclaim_held_outbox(&self, ids: &[uuid::Uuid]) -> Result<()> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query("UPDATE outbox SET status = 'held', claimed_until = NULL WHERE id = ANY($1)")
+            .bind::<Array<SqlUuid>, _>(ids)
+            .execute(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Ends rows of a coalesced message with `status`.
+    pub async fn finish_coalesced(&self, ids: &[uuid::Uuid], status: OutboxStatus, error: Option<&str>) -> Result<()> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query(
+            "UPDATE outbox SET status = $2, claimed_until = NULL, last_error = $3, \
+               sent_at = CASE WHEN $2 = 'coalesced' THEN now() ELSE sent_at END WHERE id = ANY($1)",
+        )
+        .bind::<Array<SqlUuid>, _>(ids)
+        .bind::<Text, _>(status)
+        .bind::<Nullable<Text>, _>(error)
+        .execute(&mut conn)
+        .await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// What a dead letter's message says about `todo` (none: the todo is gone).
+    pub async fn dead_letter_facts(
+        &self,
+        todo: TodoId,
+    ) -> Result<Option<crate::notify::sinks::content::DeadLetterFacts>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = Text)]
+            queue: String,
+            #[diesel(sql_type = Text)]
+            title: String,
+            #[diesel(sql_type = Nullable<Text>)]
+            dead_reason: Option<String>,
+            #[diesel(sql_type = Int4)]
+            attempt: i32,
+            #[diesel(sql_type = Int4)]
+            max_attempts: i32,
+            #[diesel(sql_type = Nullable<Text>)]
+            summary: Option<String>,
+            #[diesel(sql_type = Nullable<Text>)]
+            artifact: Option<String>,
+            #[diesel(sql_type = Nullable<Text>)]
+            source: Option<String>,
+            #[diesel(sql_type = Nullable<SqlUuid>)]
+            webhook_id: Option<crate::domain::ids::WebhookId>,
+        }
+        let mut conn = self.conn().await?;
+        let row: Option<Row> = diesel::sql_query(
+            "SELECT t.queue, t.title, t.dead_reason, t.attempt, t.max_attempts, a.summary, a.artifact, \
+                    t.source, e.webhook_id \
+             FROM todos t \
+             LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts WHERE todo_id = t.id \
+                                ORDER BY seq DESC LIMIT 1) a ON true \
+             LEFT JOIN events e ON e.id = t.event_id \
+             WHERE t.id = $1",
+        )
+        .bind::<SqlUuid, _>(todo)
+        .get_result(&mut conn)
+        .await
+        .map(Some)
+        .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?;
+        Ok(row.map(|r| {
+            let origin = match (r.source.as_deref(), r.webhook_id) {
+                (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
+                (Some(source), None) => source.to_owned(),
+                (None, _) => "unknown".to_owned(),
+            };
+            crate::notify::sinks::content::DeadLetterFacts {
+                todo_id: todo.to_string(),
+                queue: r.queue,
+                todo_title: r.title,
+                cause: r.dead_reason.unwrap_or_else(|| "attempts_exhausted".into()),
+                attempts: r.attempt,
+                max_attempts: r.max_attempts,
+                closing_summary: r.summary,
+                artifact: r.artifact,
+                origin,
+                excerpt: None,
+            }
+        }))
+    }
+}

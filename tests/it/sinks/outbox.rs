@@ -1,0 +1,218 @@
+//! The outbox, end to end against real Gotify-contract receivers on loopback: a dead
+//! letter reaches the right owner's sink once, a revocation cascade once per sink, the
+//! budget holds a flood to burst + 1 messages, an unreachable sink is retried on
+//! schedule and then recorded undeliverable, and a rolled-back change queues nothing.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchboard::config::CidrList;
+use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
+
+use super::*;
+use crate::harness::Ep;
+use crate::notify::receiver::{Receiver, Reply};
+
+/// Loopback allowed; the worker polls often and retries fast.
+async fn spawn_outbox() -> TestApp {
+    spawn_with(|s| {
+        s.push_allow_http = true;
+        s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
+        s.outbox_poll_ms = 50;
+        s.outbox_retry_base_ms = 50;
+        s.outbox_max_attempts = 3;
+    })
+    .await
+}
+
+/// A gotify sink of `o` posting to `rx`, subscribed as `subscriptions` says; its id.
+async fn subscribed_sink(app: &TestApp, o: &Owner, rx: &Receiver, subscriptions: serde_json::Value) -> String {
+    let c = connection(app, o, &format!("c-{}", rx.port()), "gotify", "token").await;
+    let body =
+        json!({"name": format!("s-{}", rx.port()), "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
+    let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
+    assert_eq!(s, 201, "{sink}");
+    let id = sink["id"].as_str().unwrap().to_owned();
+    let (s, b) = app
+        .call(
+            "PUT",
+            &format!("/api/v1/sinks/{id}/subscriptions"),
+            Some(&o.token),
+            Some(&json!({"subscriptions": subscriptions})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    id
+}
+
+/// An endpoint of `o` that may create, claim and fail its todos.
+async fn worker(app: &TestApp, o: &Owner, slug: &str) -> Ep {
+    let mut grants = DRAIN_FAMILY.to_vec();
+    grants.push(Verb::CreateTodo);
+    app.endpoint(o.scope, slug, &grants).await
+}
+
+/// Creates a one-attempt todo on `queue`, claims it and fails it: a dead letter.
+async fn dead_letter(app: &TestApp, ep: &Ep, queue: &str, title: &str, payload: serde_json::Value) -> String {
+    let body = json!({"queue": queue, "title": title, "max_attempts": 1, "payload": payload});
+    let (s, created) = app.post("/api/v1/agent/todos", &ep.token, body).await;
+    assert_eq!(s, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let (s, b) = app.post(&format!("/api/v1/agent/todos/{id}/claim"), &ep.token, json!({})).await;
+    assert_eq!(s, 200, "{b}");
+    let (s, b) =
+        app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "build broke"})).await;
+    assert_eq!(s, 200, "{b}");
+    id
+}
+
+/// Waits until `sql` counts `n` (the outbox's own record of what happened).
+async fn wait_count(app: &TestApp, sql: &str, n: i64) {
+    let started = Instant::now();
+    loop {
+        let got = app.db.count(sql).await;
+        if got == n {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "waited for {n} from {sql}; have {got}");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[actix_web::test]
+async fn a_dead_letter_reaches_the_subscribed_sink_once_with_queue_cause_and_link_and_no_payload() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let other_queue = Receiver::scripted(vec![], Reply::Status(200)).await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"], "queues": ["builds"]}])).await;
+    subscribed_sink(&app, &o, &other_queue, json!([{"events": ["todo.dead_lettered"], "queues": ["deploys"]}])).await;
+    let ep = worker(&app, &o, "builder").await;
+    let id = dead_letter(&app, &ep, "builds", "nightly build", json!({"token": "PAYLOAD-SECRET-42"})).await;
+    let got = rx.wait_for(1).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    let body = got[0].json();
+    let title = body["title"].as_str().unwrap();
+    let message = body["message"].as_str().unwrap();
+    assert!(title.contains("Dead letter") && title.contains("builds"), "{title}");
+    assert!(message.contains("attempts_exhausted") || message.contains("attempt"), "{message}");
+    assert!(message.contains(&format!("/todos/{id}")), "a Board link: {message}");
+    assert!(message.contains("build broke"), "the closing summary: {message}");
+    assert!(!String::from_utf8_lossy(&got[0].body).contains("PAYLOAD-SECRET"), "no payload text: {message}");
+    assert_eq!(body["priority"], 8, "a dead letter is high");
+    assert_eq!(rx.count(), 1, "exactly one message");
+    assert_eq!(other_queue.count(), 0, "another queue's subscription hears nothing");
+}
+
+#[actix_web::test]
+async fn a_dead_letter_tells_the_todos_owner_and_nobody_else() {
+    let app = spawn_outbox().await;
+    let a = app.owner("a@example.com").await;
+    let b = app.owner("b@example.com").await;
+    let (rx_a, rx_b) = (Receiver::start().await, Receiver::start().await);
+    let all = json!([{"events": ["todo.dead_lettered"]}]);
+    subscribed_sink(&app, &a, &rx_a, all.clone()).await;
+    subscribed_sink(&app, &b, &rx_b, all).await;
+    let ep_b = worker(&app, &b, "b-worker").await;
+    dead_letter(&app, &ep_b, "inbox", "b's todo", json!({})).await;
+    rx_b.wait_for(1).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    assert_eq!(rx_a.count(), 0, "another owner's sink is never told");
+}
+
+#[actix_web::test]
+async fn revoking_an_endpoint_with_200_live_todos_sends_each_sink_one_message_with_the_count() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let (rx1, rx2) = (Receiver::start().await, Receiver::start().await);
+    let all = json!([{"events": ["todo.dead_lettered"]}]);
+    subscribed_sink(&app, &o, &rx1, all.clone()).await;
+    subscribed_sink(&app, &o, &rx2, all).await;
+    let ep = worker(&app, &o, "doomed").await;
+    for i in 0..200 {
+        app.create_todo(&ep, "inbox", &format!("todo {i}")).await;
+    }
+    let (s, b) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &o.token, json!({})).await;
+    assert_eq!((s.as_u16(), b["dead_lettered"].clone()), (200, json!(200)), "{b}");
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
+    for rx in [&rx1, &rx2] {
+        let got = rx.wait_for(1).await;
+        assert_eq!(got.len(), 1, "one message per sink for the whole cascade");
+        let text = String::from_utf8_lossy(&got[0].body);
+        assert!(text.contains("doomed") && text.contains("200"), "{text}");
+    }
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 2, "never one row per todo");
+}
+
+#[actix_web::test]
+async fn fifty_dead_letters_produce_at_most_burst_plus_one_messages_the_last_counting_the_rest() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "flood").await;
+    for i in 0..50 {
+        dead_letter(&app, &ep, "inbox", &format!("flood {i}"), json!({})).await;
+    }
+    // The burst (10) goes out; the other 40 are held by the budget (30 an hour).
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 10).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 40).await;
+    assert_eq!(rx.wait_for(10).await.len(), 10);
+    // Two minutes pass for the bucket: one token returns, and every held row goes out as
+    // one coalesced message.
+    app.db.exec("UPDATE sinks SET tokens_at = tokens_at - interval '125 seconds'").await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 40).await;
+    let got = rx.wait_for(11).await;
+    assert_eq!(got.len(), 11, "burst + 1");
+    let last = String::from_utf8_lossy(&got[10].body).into_owned();
+    assert!(last.contains("40"), "the coalesced message counts the rest exactly: {last}");
+}
+
+#[actix_web::test]
+async fn an_unreachable_sink_is_retried_on_schedule_then_recorded_undeliverable() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(503)).await;
+    let sink = subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "unlucky").await;
+    dead_letter(&app, &ep, "inbox", "never heard", json!({})).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND attempts = 3", 1).await;
+    let got = rx.seen();
+    assert_eq!(got.len(), 3, "SWITCHBOARD_OUTBOX_MAX_ATTEMPTS attempts, no more");
+    let (first, second, third) = (got[0].at, got[1].at, got[2].at);
+    assert!(
+        second - first >= Duration::from_millis(50) && third - second >= Duration::from_millis(100),
+        "doubling waits"
+    );
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE last_error = 'server_error'").await, 1);
+    let _ = sink;
+}
+
+#[actix_web::test]
+async fn a_dead_letter_whose_transaction_rolls_back_queues_nothing() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "w").await;
+    app.create_todo(&ep, "inbox", "rolled back").await;
+    // The dead letter and the check that the trigger queued it run in one transaction,
+    // which then fails: the todo and its outbox row go together.
+    let (client, conn) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    let failed = client
+        .batch_execute(
+            "DO $$ BEGIN \
+               UPDATE todos SET state = 'failed', next_retry_at = NULL, dead_reason = 'attempts_exhausted', \
+                 dead_lettered_at = now(), dead_letter_count = dead_letter_count + 1; \
+               IF (SELECT count(*) FROM outbox) <> 1 THEN RAISE EXCEPTION 'the trigger queued nothing'; END IF; \
+               RAISE EXCEPTION 'roll back'; \
+             END $$",
+        )
+        .await
+        .unwrap_err();
+    assert!(failed.to_string().contains("roll back") || format!("{failed:?}").contains("roll back"), "{failed:?}");
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0);
+}
