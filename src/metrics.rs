@@ -15,6 +15,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::domain::hooks::HookDisabledReason;
+use crate::domain::sinks::SinkEvent;
 use crate::notify::body::NotifyType;
 use crate::notify::retry::AttemptResult;
 use crate::store::signals::Emitter;
@@ -113,6 +114,36 @@ impl Collector for SignalsDropped {
     }
 }
 
+label_values! {
+    /// What became of one outbox row's attempt at a sink.
+    SinkOutcome {
+        /// The sink took it.
+        Sent => "sent",
+        /// It went out inside a coalesced message.
+        Coalesced => "coalesced",
+        /// The attempt failed; another is scheduled.
+        Retried => "retried",
+        /// The sink's budget held it.
+        Held => "held",
+        /// Apprise reached only some targets, on the last try.
+        Partial => "partial",
+        /// No attempt will reach the sink.
+        Undeliverable => "undeliverable",
+    }
+}
+
+impl EncodeLabelValue for SinkEvent {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SinkLabels {
+    event: SinkEvent,
+    outcome: SinkOutcome,
+}
+
 struct Inner {
     registry: Registry,
     notifications: Family<NotificationLabels, Counter>,
@@ -123,6 +154,9 @@ struct Inner {
     requests_abandoned: Counter,
     hook_change_notices: Counter,
     notifications_in_flight: Gauge,
+    sink_deliveries: Family<SinkLabels, Counter>,
+    outbox_depth: Gauge,
+    outbox_oldest: Gauge<f64, std::sync::atomic::AtomicU64>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -191,6 +225,29 @@ impl Metrics {
              endpoint's supervisor, or being delivered",
             notifications_in_flight.clone(),
         );
+        let sink_deliveries = Family::<SinkLabels, Counter>::default();
+        registry.register(
+            "switchboard_sink_deliveries",
+            "Outbox rows' attempts at notification sinks, by event type and outcome",
+            sink_deliveries.clone(),
+        );
+        let outbox_depth = Gauge::default();
+        registry.register(
+            "switchboard_outbox_depth",
+            "Outbox rows not yet ended (pending or held by a budget), read at each scrape",
+            outbox_depth.clone(),
+        );
+        let outbox_oldest = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "switchboard_outbox_oldest_pending_seconds",
+            "Age of the oldest pending outbox row (0 when none), read at each scrape",
+            outbox_oldest.clone(),
+        );
+        for &event in SinkEvent::ALL {
+            for &outcome in SinkOutcome::ALL {
+                drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
+            }
+        }
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
         for &event in NotifyType::ALL {
             for &outcome in NotificationOutcome::ALL {
@@ -214,6 +271,9 @@ impl Metrics {
                 requests_abandoned,
                 hook_change_notices,
                 notifications_in_flight,
+                sink_deliveries,
+                outbox_depth,
+                outbox_oldest,
             }),
         }
     }
@@ -258,6 +318,17 @@ impl Metrics {
     pub fn notification_in_flight(&self) -> InFlight {
         self.inner.notifications_in_flight.inc();
         InFlight(self.inner.notifications_in_flight.clone())
+    }
+
+    /// Counts an outbox row's attempt at a sink.
+    pub fn sink_delivery(&self, event: SinkEvent, outcome: SinkOutcome) {
+        self.inner.sink_deliveries.get_or_create(&SinkLabels { event, outcome }).inc();
+    }
+
+    /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
+    pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
+        self.inner.outbox_depth.set(depth);
+        self.inner.outbox_oldest.set(oldest_pending_seconds);
     }
 
     /// The exposition text.

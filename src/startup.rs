@@ -237,6 +237,7 @@ impl Application {
                 },
                 database_url: database_url.to_owned(),
                 poll: Settings::interval(settings.outbox_poll_ms),
+                metrics: metrics.clone(),
             };
             let arbiter = Arbiter::new();
             arbiter.spawn_fn(move || {

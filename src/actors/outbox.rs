@@ -19,6 +19,7 @@ use crate::db::listen::{Follower, follow};
 use crate::domain::ids::SinkId;
 use crate::domain::sinks::{OutboxStatus, SinkEvent};
 use crate::error::{Error, Result};
+use crate::metrics::{Metrics, SinkOutcome};
 use crate::notify::sinks::content::{self, EndpointRevokedFacts, Message};
 use crate::notify::sinks::outcome::{Answer, ErrorClass, RetryPolicy, Step, after_attempt};
 use crate::outbound::Guard;
@@ -50,6 +51,8 @@ pub struct OutboxDeps {
     pub database_url: String,
     /// The fallback poll.
     pub poll: Duration,
+    /// Counts every attempt's outcome.
+    pub metrics: Metrics,
 }
 
 /// What one pass did.
@@ -196,6 +199,9 @@ async fn drain_sink(
     };
     let plan = store.plan_sink(sink, due).await?;
     report.held += plan.held;
+    for event in &plan.held_now {
+        deps.metrics.sink_delivery(*event, SinkOutcome::Held);
+    }
     if plan.individual.is_empty() && plan.coalesced.is_empty() {
         return Ok(());
     }
@@ -224,9 +230,16 @@ async fn drain_sink(
         match after_attempt(answer, attempts, previous, &deps.retry) {
             Step::Done(status, class) => {
                 store.record_outbox(row.id, status, None, class.map(ErrorClass::as_str)).await?;
+                let outcome = match status {
+                    OutboxStatus::Sent => SinkOutcome::Sent,
+                    OutboxStatus::Partial => SinkOutcome::Partial,
+                    _ => SinkOutcome::Undeliverable,
+                };
+                deps.metrics.sink_delivery(row.event, outcome);
             }
             Step::RetryAfter(wait, class) => {
                 store.record_outbox(row.id, OutboxStatus::Pending, Some(wait), Some(class.as_str())).await?;
+                deps.metrics.sink_delivery(row.event, SinkOutcome::Retried);
             }
         }
     }
@@ -237,6 +250,9 @@ async fn drain_sink(
             Answer::Sent => {
                 report.sent += 1;
                 store.finish_coalesced(&ids, OutboxStatus::Coalesced, None).await?;
+                for row in &plan.coalesced {
+                    deps.metrics.sink_delivery(row.event, SinkOutcome::Coalesced);
+                }
             }
             Answer::Permanent(class) => {
                 store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(class.as_str())).await?;

@@ -87,6 +87,7 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::PATCH, "/api/v1/sinks/{id}", Action::UpdateSink, sinks::update),
         Entry::new(M::DELETE, "/api/v1/sinks/{id}", Action::DeleteSink, sinks::delete),
         Entry::new(M::POST, "/api/v1/sinks/{id}/test", Action::TestSink, sinks::test),
+        Entry::new(M::GET, "/api/v1/sinks/{id}/deliveries", Action::ListSinkDeliveries, sinks::deliveries),
         Entry::new(M::PUT, "/api/v1/sinks/{id}/subscriptions", Action::SetSubscriptions, sinks::put_subscriptions),
         Entry::new(M::GET, "/api/v1/sinks/{id}/subscriptions", Action::ShowSubscriptions, sinks::get_subscriptions),
     ]

@@ -54,7 +54,7 @@ impl Modify for BearerSchemes {
         operator::connections::create, operator::connections::list, operator::connections::rotate,
         operator::connections::delete,
         operator::sinks::create, operator::sinks::list, operator::sinks::update, operator::sinks::delete,
-        operator::sinks::test,
+        operator::sinks::test, operator::sinks::deliveries,
         operator::sinks::put_subscriptions, operator::sinks::get_subscriptions,
     ),
     modifiers(&BearerSchemes, &OptionalBodies, &SharedErrors, &IdLinks)

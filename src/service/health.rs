@@ -18,6 +18,9 @@ pub async fn metrics(s: &Services, presented: Option<&str>) -> Result<String> {
     if !authorized(s.metrics_token.as_deref(), presented) {
         return Err(Error::Unauthenticated);
     }
+    // Read at each scrape: the outbox is shared by every instance.
+    let (depth, oldest) = s.store.outbox_depth().await?;
+    s.metrics.set_outbox(depth, oldest);
     s.metrics.render().map_err(|e| Error::internal_from("metrics encoding", e))
 }
 

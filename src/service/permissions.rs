@@ -104,6 +104,8 @@ pub enum Action {
     SetSubscriptions,
     /// See a sink's subscriptions.
     ShowSubscriptions,
+    /// See a sink's delivery log.
+    ListSinkDeliveries,
     /// List deliveries held in quarantine.
     ListHeld,
     /// See one held delivery with its payload.
@@ -175,9 +177,8 @@ impl Action {
             ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks => {
                 Rule::Human
             }
-            ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions => {
-                Rule::Member
-            }
+            ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions
+            | ListSinkDeliveries => Rule::Member,
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
             | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
             | RotateConnection | DeleteConnection | CreateSink | UpdateSink | DeleteSink | TestSink
@@ -224,6 +225,7 @@ impl Action {
             TestSink => "test the team's sinks",
             ListSinks => "list sinks",
             ShowSubscriptions => "see this sink's subscriptions",
+            ListSinkDeliveries => "see this sink's deliveries",
             ListHeld => "list held deliveries",
             ShowHeld => "see this held delivery",
             ReleaseHeld | DiscardHeld => "release or discard the team's held deliveries",

@@ -244,3 +244,14 @@ pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestResult> {
         }
     })
 }
+
+/// A sink's delivery log, newest first, for any member of its scope.
+pub async fn deliveries(
+    s: &Services,
+    who: &Reach,
+    id: SinkId,
+    limit: i64,
+) -> Result<Vec<crate::store::outbox::DeliveryRow>> {
+    let sink = sink_for(s, who, Action::ListSinkDeliveries, id).await?;
+    s.store.sink_deliveries(&[sink.scope_id], id, limit).await
+}

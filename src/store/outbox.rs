@@ -99,8 +99,10 @@ pub struct SinkPlan {
     pub individual: Vec<OutboxRow>,
     /// Rows (held ones and due ones) to send as one coalesced message.
     pub coalesced: Vec<OutboxRow>,
-    /// Rows the budget held.
+    /// Rows the budget held (all of them, this pass's and earlier ones).
     pub held: usize,
+    /// The events of the rows this pass newly held.
+    pub held_now: Vec<SinkEvent>,
 }
 
 const ROW_COLUMNS: &str =
@@ -218,6 +220,7 @@ impl Store {
                 // attempt did not happen, so it is not counted.
                 let ids: Vec<uuid::Uuid> = due.iter().map(|r| r.id).collect();
                 plan.held = held.len() + ids.len();
+                plan.held_now = due.iter().map(|r| r.event).collect();
                 diesel::sql_query(
                     "UPDATE outbox SET status = 'held', claimed_until = NULL, attempts = attempts - 1 WHERE id = ANY($1)",
                 )
@@ -345,5 +348,82 @@ impl Store {
                 excerpt: None,
             }
         }))
+    }
+}
+
+/// One row of a sink's delivery log.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct DeliveryRow {
+    /// The outbox row.
+    #[diesel(sql_type = SqlUuid)]
+    pub id: uuid::Uuid,
+    /// The event.
+    #[diesel(sql_type = Text)]
+    pub event: SinkEvent,
+    /// What it is about: a todo (`td_…`) or, for a cascade, an endpoint (`ep_…`).
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub todo_id: Option<TodoId>,
+    /// The endpoint of a cascade.
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub endpoint_id: Option<EndpointId>,
+    /// Where it stands.
+    #[diesel(sql_type = Text)]
+    pub status: OutboxStatus,
+    /// Repeats folded into it.
+    #[diesel(sql_type = Int4)]
+    pub count: i32,
+    /// Attempts made.
+    #[diesel(sql_type = Int4)]
+    pub attempts: i32,
+    /// The last attempt's error class.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+    /// When it was queued.
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: DateTime<Utc>,
+    /// When it went out.
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl Store {
+    /// The newest `limit` (1–500) rows of `sink`'s delivery log, a sink in `scopes`
+    /// (else not found).
+    pub async fn sink_deliveries(&self, scopes: &[ScopeId], sink: SinkId, limit: i64) -> Result<Vec<DeliveryRow>> {
+        if !(1..=500).contains(&limit) {
+            return Err(Error::invalid("limit", "must be between 1 and 500"));
+        }
+        self.sink_in(scopes, sink).await?;
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(
+            "SELECT id, event, todo_id, endpoint_id, status, count, attempts, last_error, created_at, sent_at \
+             FROM outbox WHERE sink_id = $1 ORDER BY created_at DESC, id LIMIT $2",
+        )
+        .bind::<SqlUuid, _>(sink)
+        .bind::<diesel::sql_types::Int8, _>(limit)
+        .load(&mut conn)
+        .await?)
+    }
+
+    /// Outbox depth (rows pending or held) and the age in seconds of the oldest pending
+    /// row, for `/metrics`.
+    pub async fn outbox_depth(&self) -> Result<(i64, f64)> {
+        #[derive(QueryableByName)]
+        struct Depth {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            open: i64,
+            #[diesel(sql_type = Double)]
+            oldest: f64,
+        }
+        let mut conn = self.conn().await?;
+        let d: Depth = diesel::sql_query(
+            "SELECT count(*) AS open, \
+                    COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE status = 'pending')), 0)::float8 \
+                      AS oldest \
+             FROM outbox WHERE status IN ('pending', 'held')",
+        )
+        .get_result(&mut conn)
+        .await?;
+        Ok((d.open, d.oldest))
     }
 }

@@ -454,6 +454,7 @@ fn api_cases() -> Vec<Case> {
             &[200],
         ),
         case("GET", "/api/v1/sinks/{id}/subscriptions", TeamSink, Empty, &[200]),
+        case("GET", "/api/v1/sinks/{id}/deliveries", TeamSink, Empty, &[200]),
     ]
 }
 

@@ -267,3 +267,74 @@ pub async fn test(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -
     };
     Ok(HttpResponse::Ok().json(answer))
 }
+
+/// Query of the delivery log.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveriesQuery {
+    /// 1–500, default 100.
+    pub limit: Option<i64>,
+}
+
+/// One notification as the outbox recorded it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    /// The outbox row's id.
+    pub id: uuid::Uuid,
+    /// The event.
+    pub event: SinkEvent,
+    /// What it is about: a todo id, or (a revocation cascade) an endpoint id.
+    pub subject: String,
+    /// `pending`, `sent`, `held`, `coalesced`, `partial` or `undeliverable`.
+    pub status: crate::domain::sinks::OutboxStatus,
+    /// Repeats folded into it (1: none).
+    pub count: i32,
+    /// Attempts made.
+    pub attempts: i32,
+    /// The last attempt's error class, if it failed.
+    pub last_error: Option<String>,
+    /// When it was queued.
+    pub created_at: DateTime<Utc>,
+    /// When it went out; null until then.
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+/// A sink's delivery log.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryList {
+    /// Newest first.
+    pub deliveries: Vec<DeliveryView>,
+}
+
+/// A sink's delivery log, newest first: what was sent, held, coalesced, and what
+/// could not be delivered.
+#[utoipa::path(get, path = "/api/v1/sinks/{id}/deliveries", operation_id = "list_sink_deliveries", tag = "operator",
+    params(("id" = SinkId, Path, description = "sink id"), DeliveriesQuery), security(("operator_token" = [])),
+    responses((status = 200, body = DeliveryList)))]
+pub async fn deliveries(
+    s: web::Data<Services>,
+    op: Operator,
+    id: web::Path<SinkId>,
+    q: web::Query<DeliveriesQuery>,
+) -> Result<HttpResponse> {
+    let rows = sinks::deliveries(&s, &op.0, id.into_inner(), q.limit.unwrap_or(100)).await?;
+    let deliveries = rows
+        .into_iter()
+        .map(|r| DeliveryView {
+            id: r.id,
+            event: r.event,
+            subject: match (r.todo_id, r.endpoint_id) {
+                (Some(todo), _) => todo.to_string(),
+                (None, Some(endpoint)) => endpoint.to_string(),
+                (None, None) => String::new(),
+            },
+            status: r.status,
+            count: r.count,
+            attempts: r.attempts,
+            last_error: r.last_error,
+            created_at: r.created_at,
+            sent_at: r.sent_at,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(DeliveryList { deliveries }))
+}

@@ -216,3 +216,53 @@ async fn a_dead_letter_whose_transaction_rolls_back_queues_nothing() {
     assert!(failed.to_string().contains("roll back") || format!("{failed:?}").contains("roll back"), "{failed:?}");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0);
 }
+
+#[actix_web::test]
+async fn the_delivery_log_and_the_metrics_show_what_was_sent_and_what_could_not_be() {
+    const METRICS: &str = "sinks-tests-metrics-token-0123456789abcdef";
+    let app = spawn_with(|s| {
+        s.push_allow_http = true;
+        s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
+        s.outbox_poll_ms = 50;
+        s.outbox_retry_base_ms = 50;
+        s.outbox_max_attempts = 2;
+        s.metrics_token = Some(METRICS.into());
+    })
+    .await;
+    let o = app.owner("a@example.com").await;
+    let member = app.owner("m@example.com").await;
+    let rx = Receiver::scripted(vec![Reply::Status(200)], Reply::Status(500)).await;
+    let sink = subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "logged").await;
+    let first = dead_letter(&app, &ep, "inbox", "first", json!({})).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    let second = dead_letter(&app, &ep, "inbox", "second", json!({})).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'undeliverable'", 1).await;
+    let (s, log) = app.get(&format!("/api/v1/sinks/{sink}/deliveries"), &o.token).await;
+    assert_eq!(s, 200, "{log}");
+    let rows = log["deliveries"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{log}");
+    assert_eq!(
+        (rows[0]["subject"].as_str(), rows[0]["status"].as_str()),
+        (Some(second.as_str()), Some("undeliverable"))
+    );
+    assert_eq!((rows[0]["attempts"].clone(), rows[0]["last_error"].clone()), (json!(2), json!("server_error")));
+    assert_eq!((rows[1]["subject"].as_str(), rows[1]["status"].as_str()), (Some(first.as_str()), Some("sent")));
+    assert!(rows[1]["sent_at"].is_string());
+    let (s, _) = app.get(&format!("/api/v1/sinks/{sink}/deliveries"), &member.token).await;
+    assert_eq!(s, 404, "another owner's sink's log is not found");
+    assert_eq!(
+        app.metric(METRICS, r#"switchboard_sink_deliveries_total{event="todo.dead_lettered",outcome="sent"}"#).await,
+        1
+    );
+    assert_eq!(
+        app.metric(METRICS, r#"switchboard_sink_deliveries_total{event="todo.dead_lettered",outcome="retried"}"#).await,
+        1
+    );
+    assert_eq!(
+        app.metric(METRICS, r#"switchboard_sink_deliveries_total{event="todo.dead_lettered",outcome="undeliverable"}"#)
+            .await,
+        1
+    );
+    assert_eq!(app.metric(METRICS, "switchboard_outbox_depth").await, 0, "nothing left open");
+}
