@@ -372,6 +372,11 @@ impl TestApp {
         TestApp { base, db, store, signals, client, handle, dispatcher }
     }
 
+    /// Stops the server (its workers stop with it); the database stays.
+    pub async fn stop(&self) {
+        self.handle.stop(false).await;
+    }
+
     /// The common fixture: the app, an owner `a@example.com` and their endpoint
     /// `worker` granted every agent verb.
     pub async fn with_worker() -> (TestApp, Owner, Ep) {

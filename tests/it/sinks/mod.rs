@@ -2,6 +2,7 @@
 //! their subscriptions, and every refusal changing nothing.
 
 mod config;
+mod instances;
 mod outbox;
 mod test_send;
 

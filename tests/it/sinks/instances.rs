@@ -1,0 +1,149 @@
+//! The outbox across instances and restarts: several servers drain one outbox and each
+//! row reaches its sink once; a row queued while no server runs is delivered by the next
+//! one; a claim left by a worker that died is taken over once it lapses.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchboard::config::{CidrList, Settings};
+use switchboard::startup::Application;
+use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
+
+use super::*;
+use crate::harness::{Signals, test_settings};
+use crate::notify::receiver::{Receiver, Reply};
+
+fn outbox_settings(s: &mut Settings) {
+    s.secret_encryption_key = Some(KEY);
+    s.push_allow_http = true;
+    s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
+    s.outbox_poll_ms = 50;
+    s.outbox_retry_base_ms = 50;
+}
+
+/// Another server on `app`'s database; stopped when the handle is.
+async fn another_instance(app: &TestApp) -> actix_web::dev::ServerHandle {
+    let mut settings = test_settings(&app.db);
+    outbox_settings(&mut settings);
+    let signals = Signals::start();
+    let second =
+        Application::build_with_lookup(&settings, &app.db.url, signals.emitter(), switchboard::outbound::SystemLookup)
+            .await
+            .expect("second instance");
+    let handle = second.handle();
+    actix_rt::spawn(second.run_until_stopped());
+    handle
+}
+
+/// A sink of `o` posting to `rx` with every dead letter subscribed and its budget lifted.
+async fn open_sink(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
+    let c = connection(app, o, "c", "gotify", "token").await;
+    let body = json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
+    let (_, sink) = app.post("/api/v1/sinks", &o.token, body).await;
+    let id = sink["id"].as_str().unwrap().to_owned();
+    let subs = json!({"subscriptions": [{"events": ["todo.dead_lettered"]}]});
+    assert_eq!(app.call("PUT", &format!("/api/v1/sinks/{id}/subscriptions"), Some(&o.token), Some(&subs)).await.0, 200);
+    let lift = json!({"budget_per_hour": 3600, "burst": 100});
+    assert_eq!(app.call("PATCH", &format!("/api/v1/sinks/{id}"), Some(&o.token), Some(&lift)).await.0, 200);
+    // A larger burst grants no tokens at once (the bucket refills): fill it for the test.
+    app.db.exec("UPDATE sinks SET tokens = 100").await;
+    id
+}
+
+/// Dead-letters a fresh todo on `endpoint` through the store (no HTTP server needed).
+async fn dead_letter_in_store(app: &TestApp, endpoint: switchboard::domain::ids::EndpointId, title: &str) {
+    let new = NewTodo { max_attempts: Some(1), ..NewTodo::new(endpoint, "inbox", title) };
+    let id = app.store.create_todo(new).await.unwrap().todo.id;
+    app.store.claim(endpoint, id, ClaimRequest::default()).await.unwrap();
+    app.store.fail(endpoint, id, Finish::default()).await.unwrap();
+}
+
+async fn wait_count(app: &TestApp, sql: &str, n: i64) {
+    let started = Instant::now();
+    loop {
+        let got = app.db.count(sql).await;
+        if got == n {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "waited for {n} from {sql}; have {got}");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Stops `app`'s server and waits until its outbox worker is gone (its listener session
+/// leaves the database).
+async fn stop_and_wait(app: &TestApp) {
+    app.stop().await;
+    wait_count(
+        app,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'switchboard outbox listener'",
+        0,
+    )
+    .await;
+}
+
+fn titles(rx: &Receiver) -> Vec<String> {
+    rx.seen().iter().map(|r| r.json()["title"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+#[actix_web::test]
+async fn two_servers_draining_one_outbox_deliver_each_row_once() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let second = another_instance(&app).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "busy").await;
+    for i in 0..40 {
+        dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
+    }
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 40).await;
+    let got = rx.wait_for(40).await;
+    assert_eq!(got.len(), 40, "one message per row, none twice");
+    let bodies: BTreeSet<String> =
+        got.iter().map(|r| r.json()["message"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(bodies.len(), 40, "forty different todos");
+    second.stop(false).await;
+}
+
+#[actix_web::test]
+async fn a_row_queued_while_no_server_runs_is_delivered_once_by_the_next_one() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "w").await;
+    // The server goes away (its outbox worker with it); the dead letter commits after.
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "committed while down").await;
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'pending'").await, 1);
+    assert_eq!(rx.count(), 0);
+    let next = another_instance(&app).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    assert_eq!(titles(&rx).len(), 1, "exactly once");
+    next.stop(false).await;
+}
+
+#[actix_web::test]
+async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![Reply::Hang], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "w").await;
+    dead_letter_in_store(&app, ep.id, "interrupted mid-call").await;
+    rx.wait_for(1).await;
+    // The worker is in the middle of its call when its server dies.
+    stop_and_wait(&app).await;
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'pending' AND claimed_until > now()").await, 1);
+    let next = another_instance(&app).await;
+    // The claim holds until it lapses; then the next worker takes the row over.
+    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rx.count(), 1, "a live claim is never taken over");
+    app.db.exec("UPDATE outbox SET claimed_until = now() - interval '1 second'").await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    assert_eq!(rx.count(), 2, "sent again after the lapse (the first call never finished)");
+    next.stop(false).await;
+}
