@@ -291,6 +291,10 @@ async fn render(deps: &OutboxDeps, row: &OutboxRow) -> Result<Option<Message>> {
             };
             content::endpoint_revoked(&facts, &deps.base_url)
         }
+        (SinkEvent::Quarantined, Some(todo), _) => {
+            let Some(facts) = deps.store.quarantine_facts(todo).await? else { return Ok(None) };
+            content::quarantined(&facts, &deps.base_url)
+        }
         _ => return Ok(None),
     };
     let more = u32::try_from(row.count.saturating_sub(1)).unwrap_or(0);

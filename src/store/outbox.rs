@@ -427,3 +427,39 @@ impl Store {
         Ok((d.open, d.oldest))
     }
 }
+
+impl Store {
+    /// What a quarantine message says about the held `todo` (none: it is gone).
+    pub async fn quarantine_facts(
+        &self,
+        todo: TodoId,
+    ) -> Result<Option<crate::notify::sinks::content::QuarantineFacts>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = Nullable<Text>)]
+            reason: Option<String>,
+            #[diesel(sql_type = Nullable<Text>)]
+            source: Option<String>,
+            #[diesel(sql_type = Nullable<SqlUuid>)]
+            webhook_id: Option<crate::domain::ids::WebhookId>,
+        }
+        let mut conn = self.conn().await?;
+        let row: Option<Row> = diesel::sql_query(
+            "SELECT t.quarantine_reason AS reason, COALESCE(e.source, t.source) AS source, e.webhook_id \
+             FROM todos t LEFT JOIN events e ON e.id = t.event_id WHERE t.id = $1",
+        )
+        .bind::<SqlUuid, _>(todo)
+        .get_result(&mut conn)
+        .await
+        .map(Some)
+        .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?;
+        Ok(row.map(|r| crate::notify::sinks::content::QuarantineFacts {
+            webhook_id: r.webhook_id.map(|w| w.to_string()).unwrap_or_default(),
+            source: r.source.unwrap_or_else(|| "unknown".into()),
+            sender: None,
+            reason: r.reason.unwrap_or_else(|| "untrusted_actor".into()),
+            todo_id: todo.to_string(),
+            excerpt: None,
+        }))
+    }
+}

@@ -266,3 +266,39 @@ async fn the_delivery_log_and_the_metrics_show_what_was_sent_and_what_could_not_
     );
     assert_eq!(app.metric(METRICS, "switchboard_outbox_depth").await, 0, "nothing left open");
 }
+
+#[actix_web::test]
+async fn a_quarantined_delivery_tells_the_webhooks_owner_once_with_the_reason_and_no_payload() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    let dead_only = Receiver::start().await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["delivery.quarantined"]}])).await;
+    subscribed_sink(&app, &o, &dead_only, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = app.agent(o.scope, "held").await;
+    let (s, w) = app
+        .post(
+            "/api/v1/webhooks",
+            &o.token,
+            json!({"endpoint_id": ep.id.to_string(), "source_type": "generic", "queue": "inbox"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{w}");
+    let id = w["id"].as_str().unwrap();
+    let rules =
+        json!({"rules": [{"id": "hold", "match": {"pointer": "", "exists": true}, "action": {"quarantine": true}}]});
+    assert_eq!(app.call("PUT", &format!("/api/v1/webhooks/{id}/rules"), Some(&o.token), Some(&rules)).await.0, 200);
+    let ingest = format!("/webhooks/w/{}", w["ingest_token"].as_str().unwrap());
+    let (s, held) =
+        app.call_raw("POST", &ingest, None, "application/json", br#"{"card": "PAYLOAD-4242"}"#.to_vec()).await;
+    assert_eq!((s.as_u16(), held["disposition"].as_str()), (202, Some("quarantined")), "{held}");
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    let got = rx.wait_for(1).await;
+    let body = got[0].json();
+    assert!(body["title"].as_str().unwrap().starts_with("Quarantined"), "{body}");
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains(id) && message.contains("rule_action"), "the webhook and the reason: {message}");
+    assert!(!String::from_utf8_lossy(&got[0].body).contains("PAYLOAD-4242"), "no payload text");
+    assert_eq!(body["priority"], 5, "normal");
+    assert_eq!(dead_only.count(), 0, "a sink not subscribed to quarantine hears nothing");
+}
