@@ -24,6 +24,13 @@ pub async fn show(s: &Services, who: &Reach, id: TodoId) -> Result<TodoWithAttem
     Ok(found)
 }
 
+/// The notifications about a todo in the caller's scopes (else 404): which sinks were
+/// told and how that went, newest first.
+pub async fn told_about(s: &Services, who: &Reach, id: TodoId) -> Result<Vec<crate::store::outbox::ToldSink>> {
+    show(s, who, id).await?;
+    s.store.told_about(&who.scope_ids(), id).await
+}
+
 /// Operator fail: a retry below the cap, a dead letter (`attempts_exhausted`) at it.
 pub async fn fail(s: &Services, who: &Reach, id: TodoId, summary: Option<String>) -> Result<TodoRow> {
     check(Action::OperatorFail, Principal::Human(who), None)?;

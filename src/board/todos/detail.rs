@@ -11,6 +11,7 @@ use crate::db::models::{AttemptRow, TodoRow};
 use crate::domain::pills::Pill;
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::{DeadReason, TodoState};
+use crate::store::outbox::ToldSink;
 
 /// Most bytes of a result or payload shown inline (the rest is cut, and says so).
 const JSON_SHOWN_BYTES: usize = 64 * 1024;
@@ -30,6 +31,8 @@ pub struct TodoDetailView<'a> {
     pub back_pill: Pill,
     /// The search of that list.
     pub back_search: &'a str,
+    /// Which sinks were told about it, newest first.
+    pub told: &'a [ToldSink],
 }
 
 /// The pill a todo is listed under (where its page goes back to when opened without
@@ -71,7 +74,33 @@ pub fn todo_detail(v: &TodoDetailView<'_>, csrf_token: &str) -> Markup {
                     (json_block(payload))
                 }
             }
+            (told(v))
             (timeline(v))
+        }
+    }
+}
+
+/// Which sinks were told about the todo (a dead letter, a held delivery), and how
+/// that went: a human sees at once whether anyone was woken.
+fn told(v: &TodoDetailView<'_>) -> Markup {
+    html! {
+        @if !v.told.is_empty() {
+            section.sb-told aria-labelledby="sb-told-heading" {
+                h2 #sb-told-heading { "Who was told" }
+                ul.sb-stack {
+                    @for n in v.told {
+                        li {
+                            strong { (n.sink.as_deref().unwrap_or("a deleted sink")) }
+                            " · " (n.event.as_str()) " · "
+                            span class=(format!("sb-chip sb-chip-{}", n.status.as_str())) { (n.status.as_str()) }
+                            @if let Some(at) = n.sent_at { " · sent " (when(v.now, at)) }
+                            @else { " · queued " (when(v.now, n.created_at)) }
+                            @if let Some(e) = &n.last_error { " · last error " code { (e) } }
+                            @if n.attempts > 1 { " · " (n.attempts) " attempts" }
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -8,7 +8,15 @@ use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome};
 const TOKEN: &str = "csrf-token-value";
 
 fn view<'a>(t: &'a TodoRow, attempts: &'a [AttemptRow]) -> TodoDetailView<'a> {
-    TodoDetailView { todo: t, endpoint: "ci-runner", attempts, now: now(), back_pill: Pill::Dead, back_search: "main" }
+    TodoDetailView {
+        todo: t,
+        endpoint: "ci-runner",
+        attempts,
+        now: now(),
+        back_pill: Pill::Dead,
+        back_search: "main",
+        told: &[],
+    }
 }
 
 fn dead_todo() -> TodoRow {

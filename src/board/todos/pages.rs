@@ -70,6 +70,7 @@ pub async fn detail(
         Err(e) => return Err(e.into()),
     };
     let (back_filter, back_search) = query::back_to(req.query_string());
+    let told = todos::told_about(&s, &human.reach, id).await?;
     let view = TodoDetailView {
         todo: &found.todo,
         endpoint: &endpoint,
@@ -77,6 +78,7 @@ pub async fn detail(
         now: Utc::now(),
         back_pill: back_filter.unwrap_or_else(|| home_pill(&found.todo)),
         back_search: &back_search,
+        told: &told,
     };
     let body = todo_detail(&view, human.csrf.as_str());
     Ok(respond::page(&human, layout::page(&human, Nav::Todos, &found.todo.title, body)))

@@ -302,3 +302,28 @@ async fn a_quarantined_delivery_tells_the_webhooks_owner_once_with_the_reason_an
     assert_eq!(body["priority"], 5, "normal");
     assert_eq!(dead_only.count(), 0, "a sink not subscribed to quarantine hears nothing");
 }
+
+#[actix_web::test]
+async fn the_todos_page_says_which_sinks_were_told_and_how_that_went() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let hash = switchboard::domain::passwords::hash_password(crate::board::PASSWORD).unwrap();
+    app.store.set_password(o.id, &hash).await.unwrap();
+    let (ok, down) = (Receiver::start().await, Receiver::scripted(vec![], Reply::Status(401)).await);
+    subscribed_sink(&app, &o, &ok, json!([{"events": ["todo.dead_lettered"]}])).await;
+    subscribed_sink(&app, &o, &down, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "told").await;
+    let id = dead_letter(&app, &ep, "inbox", "who hears this", json!({})).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status IN ('sent', 'undeliverable')", 2).await;
+    let session = crate::board::sign_in(&app, "a@example.com").await;
+    let page = crate::board::get(&app, &format!("/todos/{id}"), Some(&session.cookie)).await;
+    assert_eq!(page.status.as_u16(), 200);
+    assert!(page.body.contains("Who was told"), "{}", page.body);
+    assert!(page.body.contains(&format!("s-{}", ok.port())) && page.body.contains(">sent<"), "{}", page.body);
+    assert!(
+        page.body.contains(&format!("s-{}", down.port())) && page.body.contains(">undeliverable<"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("<code>auth</code>"), "the error class: {}", page.body);
+}
