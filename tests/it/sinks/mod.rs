@@ -3,6 +3,7 @@
 
 mod config;
 mod instances;
+mod logs;
 mod outbox;
 mod test_send;
 
