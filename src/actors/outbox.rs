@@ -20,7 +20,7 @@ use crate::domain::ids::SinkId;
 use crate::domain::sinks::{OutboxStatus, SinkEvent};
 use crate::error::{Error, Result};
 use crate::metrics::{Metrics, SinkOutcome};
-use crate::notify::sinks::content::{self, EndpointRevokedFacts, Message};
+use crate::notify::sinks::content::{self, EndpointRevokedFacts, Message, RuleNotifyFacts};
 use crate::notify::sinks::outcome::{Answer, ErrorClass, RetryPolicy, Step, after_attempt};
 use crate::outbound::Guard;
 use crate::service::sink_post::{SinkTarget, post};
@@ -290,6 +290,22 @@ async fn render(deps: &OutboxDeps, row: &OutboxRow) -> Result<Option<Message>> {
                 reason: row.facts["reason"].as_str().unwrap_or("endpoint_revoked").to_owned(),
             };
             content::endpoint_revoked(&facts, &deps.base_url)
+        }
+        (SinkEvent::RuleNotify, todo, _) => {
+            let title = match todo {
+                Some(todo) => deps.store.todo_title(todo).await?.unwrap_or_default(),
+                None => String::new(),
+            };
+            let facts = RuleNotifyFacts {
+                rule_id: row.facts["rule_id"].as_str().unwrap_or_default().to_owned(),
+                webhook_id: row.facts["webhook_id"].as_str().unwrap_or_default().to_owned(),
+                queue: row.facts["queue"].as_str().map(str::to_owned),
+                todo_title: title,
+                todo_id: todo.map(|t| t.to_string()),
+                severity: row.severity,
+                excerpt: None,
+            };
+            content::rule_notify(&facts, &deps.base_url)
         }
         (SinkEvent::Quarantined, Some(todo), _) => {
             let Some(facts) = deps.store.quarantine_facts(todo).await? else { return Ok(None) };

@@ -18,7 +18,7 @@ use crate::intake::routing::{Inputs, Routed, route};
 use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
 use crate::intake::trusted_senders::is_trusted;
 use crate::intake::verify::{self, Inbound, VerifyError};
-use crate::store::deliveries::{Delivery, Recorded};
+use crate::store::deliveries::{Delivery, Recorded, RuleNotice};
 use crate::store::webhooks::WebhookRow;
 
 /// What the provider is told.
@@ -75,7 +75,7 @@ pub async fn receive(
     // The envelope takes the headers and body by value: the rules read them, then
     // routing reads them back from it, so neither is copied per delivery.
     let envelope = Envelope { source: wh.source_type.to_string(), event_type, headers, body: json };
-    let routed = route_delivery(s, wh, &target.rules, trusted, &envelope, &raw_text).await?;
+    let (routed, notice) = route_delivery(s, wh, &target.rules, trusted, &envelope, &raw_text).await?;
     let recorded = s
         .store
         .record_delivery(Delivery {
@@ -91,6 +91,7 @@ pub async fn receive(
             payload: body.to_vec(),
             disposition: routed.disposition,
             todos: routed.todos,
+            notice,
         })
         .await?;
     let answer = match recorded {
@@ -123,7 +124,9 @@ pub async fn webhook(s: &Services, token: &str) -> Result<Arc<IngestWebhook>> {
 }
 
 /// Runs the webhook's rules on a delivery and decides what it becomes (shared by intake
-/// and by a quarantine release, which passes `trusted = true`).
+/// and by a quarantine release, which passes `trusted = true`), and the matched rule's
+/// `notify`, if it has one and the delivery went where the rule said (a sender the gate
+/// holds is told through `delivery.quarantined` instead).
 pub(super) async fn route_delivery(
     s: &Services,
     wh: &WebhookRow,
@@ -131,7 +134,7 @@ pub(super) async fn route_delivery(
     trusted: bool,
     envelope: &Envelope,
     raw_text: &str,
-) -> Result<Routed> {
+) -> Result<(Routed, Option<RuleNotice>)> {
     let decision = match rules {
         Ok(set) => rules::evaluate(set, envelope, rules::DEFAULT_BUDGET),
         Err(e) => Decision::Fault { rule_id: String::new(), reason: e.clone() },
@@ -146,7 +149,22 @@ pub(super) async fn route_delivery(
         body: envelope.body.as_ref(),
         raw_text,
     };
-    Ok(route(&inputs, trusted, &decision, &fan_out))
+    let routed = route(&inputs, trusted, &decision, &fan_out);
+    let notice = match &decision {
+        Decision::Matched { rule_id, action } if trusted && routed.rule_id.as_deref() == Some(rule_id.as_str()) => {
+            action.notification().map(|(sink, severity)| RuleNotice {
+                sink: sink.to_owned(),
+                severity: severity.into(),
+                rule_id: rule_id.clone(),
+                queue: match &action.route {
+                    Route::Queue { queue, .. } => Some(queue.clone()),
+                    _ => None,
+                },
+            })
+        }
+        _ => None,
+    };
+    Ok((routed, notice))
 }
 
 /// The extra endpoints a matched queue rule names that the webhook's owner may still

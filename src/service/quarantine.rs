@@ -96,7 +96,7 @@ pub async fn release(s: &Services, who: &Reach, id: TodoId, to_queue: Option<&st
         }
         None => {
             let rules = crate::intake::rules::parse(&webhook.rules).map_err(|e| e.to_string());
-            route_delivery(s, &webhook, &rules, true, &envelope, &raw_text).await?
+            route_delivery(s, &webhook, &rules, true, &envelope, &raw_text).await?.0
         }
     };
     if matches!(routed.disposition, Disposition::Quarantined | Disposition::Faulted) {

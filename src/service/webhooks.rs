@@ -75,14 +75,6 @@ pub async fn show(s: &Services, who: &Reach, id: WebhookId) -> Result<WebhookRow
 fn checked_rules(body: &serde_json::Value) -> Result<RuleSet> {
     let set = rules::parse(body).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     rules::validate(&set).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    // Notification sinks are not built yet, so no sink can exist in the scope: a rule
-    // naming one is refused now rather than failing silently when it fires.
-    if let Some(rule) = set.rules.iter().find(|r| r.action.notify.is_some()) {
-        return Err(Error::InvalidArgument(format!(
-            "rule {:?}: notify names a sink, but notification sinks are not available on this instance yet",
-            rule.id
-        )));
-    }
     Ok(set)
 }
 
@@ -108,6 +100,30 @@ async fn check_fan_out(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Res
     Ok(())
 }
 
+/// Refuses a rule whose `notify` names a sink that is not the webhook's scope's (by id
+/// `sk_…` or by name): `reference_out_of_scope`, as for an unknown one. Checked again
+/// when the rule fires.
+async fn check_notify(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Result<()> {
+    for rule in &set.rules {
+        let Some((sink, _)) = rule.action.notification() else { continue };
+        let found = match sink.parse::<crate::domain::ids::SinkId>() {
+            Ok(id) => match s.store.sink_in(&[webhook.scope_id], id).await {
+                Ok(_) => true,
+                Err(Error::NotFound) => false,
+                Err(e) => return Err(e),
+            },
+            Err(_) => s.store.sink_named(webhook.scope_id, sink).await?.is_some(),
+        };
+        if !found {
+            return Err(Error::ReferenceOutOfScope(format!(
+                "rule {:?}: reference_out_of_scope: notify names a sink that is unknown or another owner's",
+                rule.id
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Validates and saves a webhook's rules (`{"rules": [...]}`) for an admin of its
 /// scope, and evicts the webhook from the intake cache. Invalid rules are refused (422)
 /// and nothing is saved.
@@ -116,6 +132,7 @@ pub async fn save_rules(s: &Services, who: &Reach, id: WebhookId, body: &serde_j
     check(Action::SaveRules, Principal::Human(who), Some(Place::scope(webhook.scope_id)))?;
     let set = checked_rules(body)?;
     check_fan_out(s, &webhook, &set).await?;
+    check_notify(s, &webhook, &set).await?;
     let stored = serde_json::to_value(&set).map_err(|e| Error::internal_from("encoding rules", e))?;
     let row = s.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
     s.webhook_cache.evict(row.id);

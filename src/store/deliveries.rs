@@ -45,6 +45,9 @@ pub struct Delivery {
     pub disposition: Disposition,
     /// The todos to create (their `event_id` is filled in here).
     pub todos: Vec<NewTodo>,
+    /// The matched rule's `notify`, when it has one: queued for its sink with the
+    /// delivery, in the same transaction.
+    pub notice: Option<RuleNotice>,
 }
 
 /// What recording did.
@@ -124,7 +127,11 @@ impl Store {
     /// [`Self::record_delivery`], on the caller's task.
     async fn record_delivery_now(&self, delivery: Delivery) -> Result<Recorded> {
         match delivery.todos.as_slice() {
-            [only] if only.endpoint_id == delivery.endpoint_id && only.idempotency_key.is_none() => {
+            [only]
+                if only.endpoint_id == delivery.endpoint_id
+                    && only.idempotency_key.is_none()
+                    && delivery.notice.is_none() =>
+            {
                 self.record_with_one_todo(delivery).await
             }
             _ => self.record_in_transaction(delivery).await,
@@ -179,12 +186,63 @@ impl Store {
                     outcomes.push(outcome);
                     signals.extend(signal);
                 }
+                if let Some(notice) = &delivery.notice {
+                    let first = <[CreateOutcome]>::first(&outcomes).map(|o| o.todo.id);
+                    queue_rule_notice(conn, delivery.scope_id, delivery.webhook_id, event_id, first, notice).await?;
+                }
                 Ok((Recorded::New { event_id, todos: outcomes }, signals))
             })
             .await?;
         self.emit(signals);
         Ok(recorded)
     }
+}
+
+/// A routing rule's `notify` action, fired by one delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleNotice {
+    /// The sink the rule names: its id (`sk_…`) or its name, in the webhook's scope
+    /// (resolved again here, at fire time; another scope's or a deleted one is skipped).
+    pub sink: String,
+    /// The rule's `notify_severity` (default normal).
+    pub severity: crate::domain::sinks::Severity,
+    /// The rule.
+    pub rule_id: String,
+    /// The queue the delivery went to, if it went to one.
+    pub queue: Option<String>,
+}
+
+/// Queues `notice` for its sink, if the sink is the webhook's scope's and enabled; a
+/// repeat for the same rule and delivery folds into the open row.
+async fn queue_rule_notice(
+    conn: &mut AsyncPgConnection,
+    scope: ScopeId,
+    webhook: WebhookId,
+    event: EventId,
+    todo: Option<crate::domain::ids::TodoId>,
+    notice: &RuleNotice,
+) -> Result<()> {
+    let by_id: Option<uuid::Uuid> = notice.sink.parse::<crate::domain::ids::SinkId>().ok().map(|id| id.0);
+    let facts =
+        serde_json::json!({"rule_id": notice.rule_id, "webhook_id": webhook.to_string(), "queue": notice.queue});
+    diesel::sql_query(
+        "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, todo_id, facts) \
+         SELECT k.id, k.scope_id, 'rule.notify', $3, 'rule:' || $4::text || ':' || $5 || ':' || $6::text, $7, $8 \
+         FROM sinks k WHERE k.scope_id = $1 AND k.enabled AND (k.id = $2 OR ($2 IS NULL AND k.name = $9)) \
+         ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO UPDATE SET count = outbox.count + 1",
+    )
+    .bind::<SqlUuid, _>(scope.0)
+    .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(by_id)
+    .bind::<Text, _>(notice.severity)
+    .bind::<SqlUuid, _>(webhook.0)
+    .bind::<Text, _>(&notice.rule_id)
+    .bind::<SqlUuid, _>(event.0)
+    .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(todo.map(|t| t.0))
+    .bind::<diesel::sql_types::Jsonb, _>(facts)
+    .bind::<Text, _>(&notice.sink)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// The delivery first recorded under this one's provider delivery id, if any.

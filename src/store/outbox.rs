@@ -40,9 +40,12 @@ pub struct OutboxRow {
     /// The endpoint it is about (a cascade), if any.
     #[diesel(sql_type = Nullable<SqlUuid>)]
     pub endpoint_id: Option<EndpointId>,
-    /// A cascade's count, slug and reason.
+    /// A cascade's count, slug and reason; a rule's id, webhook and queue.
     #[diesel(sql_type = Jsonb)]
     pub facts: serde_json::Value,
+    /// How urgent it is.
+    #[diesel(sql_type = Text)]
+    pub severity: crate::domain::sinks::Severity,
     /// Whether the message may carry an excerpt of the subject.
     #[diesel(sql_type = Bool)]
     pub include_excerpt: bool,
@@ -105,8 +108,8 @@ pub struct SinkPlan {
     pub held_now: Vec<SinkEvent>,
 }
 
-const ROW_COLUMNS: &str =
-    "id, sink_id, event, todo_id, endpoint_id, facts, include_excerpt, count, attempts, last_error, created_at";
+const ROW_COLUMNS: &str = "id, sink_id, event, todo_id, endpoint_id, facts, severity, include_excerpt, count, attempts, \
+                           last_error, created_at";
 
 impl Store {
     /// Claims up to [`CLAIM_BATCH`] due rows (pending, due, unclaimed or with a lapsed
@@ -503,5 +506,24 @@ impl Store {
         .bind::<Array<SqlUuid>, _>(scopes)
         .load(&mut conn)
         .await?)
+    }
+}
+
+impl Store {
+    /// A todo's title (sender-written), if the todo still exists.
+    pub async fn todo_title(&self, todo: TodoId) -> Result<Option<String>> {
+        #[derive(QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = Text)]
+            title: String,
+        }
+        let mut conn = self.conn().await?;
+        let row: Option<Row> = diesel::sql_query("SELECT title FROM todos WHERE id = $1")
+            .bind::<SqlUuid, _>(todo)
+            .get_result(&mut conn)
+            .await
+            .map(Some)
+            .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?;
+        Ok(row.map(|r| r.title))
     }
 }

@@ -29,6 +29,7 @@ fn delivery(
         payload: br#"{"ref":"main"}"#.to_vec(),
         disposition: Disposition::Routed,
         todos,
+        notice: None,
     }
 }
 

@@ -172,6 +172,18 @@ impl Store {
             .await?)
     }
 
+    /// The sink of `scope` named `name`, if any.
+    pub async fn sink_named(&self, scope: ScopeId, name: &str) -> Result<Option<SinkRow>> {
+        let mut conn = self.conn().await?;
+        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM sinks WHERE scope_id = $1 AND name = $2"))
+            .bind::<SqlUuid, _>(scope)
+            .bind::<Text, _>(name)
+            .get_result(&mut conn)
+            .await
+            .map(Some)
+            .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?)
+    }
+
     /// Changes `id`, a sink of `scope` (else not found). A smaller burst drops the
     /// tokens above it.
     pub async fn update_sink(&self, scope: ScopeId, id: SinkId, change: SinkChange) -> Result<SinkRow> {

@@ -858,7 +858,6 @@ fn malformed_rules() -> Vec<(Value, String)> {
         ),
         one("severity-alone", ok_match.clone(), json!({"drop": true, "notify_severity": "high"})),
         one("bad-severity", ok_match.clone(), json!({"drop": true, "notify": "phone", "notify_severity": "loud"})),
-        one("no-sinks-yet", ok_match.clone(), json!({"drop": true, "notify": "phone"})),
         one("empty-sink", ok_match.clone(), json!({"drop": true, "notify": ""})),
         one("huge", json!({"pointer": "/a", "equals": "x".repeat(5000)}), drop.clone()),
         (

@@ -327,3 +327,48 @@ async fn the_todos_page_says_which_sinks_were_told_and_how_that_went() {
     );
     assert!(page.body.contains("<code>auth</code>"), "the error class: {}", page.body);
 }
+
+#[actix_web::test]
+async fn a_rule_notifies_its_own_owners_sink_and_one_naming_another_owners_sink_is_refused_at_save() {
+    let app = spawn_outbox().await;
+    let a = app.owner("a@example.com").await;
+    let b = app.owner("b@example.com").await;
+    let rx = Receiver::start().await;
+    let theirs = Receiver::start().await;
+    subscribed_sink(&app, &a, &rx, json!([])).await;
+    let their_sink = subscribed_sink(&app, &b, &theirs, json!([])).await;
+    let ep = app.agent(a.scope, "deploys").await;
+    let (_, w) = app
+        .post(
+            "/api/v1/webhooks",
+            &a.token,
+            json!({"endpoint_id": ep.id.to_string(), "source_type": "generic", "queue": "inbox"}),
+        )
+        .await;
+    let rules_path = format!("/api/v1/webhooks/{}/rules", w["id"].as_str().unwrap());
+    let foreign = json!({"rules": [{"id": "tell-b", "match": {"pointer": "/deploy", "exists": true},
+                                     "action": {"queue": "deploys", "notify": their_sink}}]});
+    let (s, refused) = app.call("PUT", &rules_path, Some(&a.token), Some(&foreign)).await;
+    assert_eq!((s.as_u16(), refused["error"]["code"].clone()), (422, json!("reference_out_of_scope")), "{refused}");
+    let unknown = json!({"rules": [{"id": "tell-nobody", "match": {"pointer": "/deploy", "exists": true},
+                                     "action": {"queue": "deploys", "notify": "no-such-sink"}}]});
+    let (_, refused) = app.call("PUT", &rules_path, Some(&a.token), Some(&unknown)).await;
+    assert_eq!(refused["error"]["code"], "reference_out_of_scope", "{refused}");
+    // A rule naming the owner's own sink, by name, fires on a match: no subscription needed.
+    let own = json!({"rules": [{"id": "tell-me", "match": {"pointer": "/deploy", "exists": true},
+                                 "action": {"queue": "deploys", "notify": format!("s-{}", rx.port()), "notify_severity": "high"}}]});
+    let (s, saved) = app.call("PUT", &rules_path, Some(&a.token), Some(&own)).await;
+    assert_eq!(s.as_u16(), 200, "{saved}");
+    let ingest = format!("/webhooks/w/{}", w["ingest_token"].as_str().unwrap());
+    let (s, routed) = app.call_raw("POST", &ingest, None, "application/json", br#"{"deploy": "prod"}"#.to_vec()).await;
+    assert_eq!(s.as_u16(), 202, "{routed}");
+    let (s, _) = app.call_raw("POST", &ingest, None, "application/json", br#"{"other": 1}"#.to_vec()).await;
+    assert_eq!(s.as_u16(), 202);
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent' AND event = 'rule.notify'", 1).await;
+    let got = rx.wait_for(1).await;
+    let body = got[0].json();
+    assert!(body["title"].as_str().unwrap().contains("tell-me"), "{body}");
+    assert_eq!(body["priority"], 8, "the rule's severity");
+    assert_eq!(rx.count(), 1, "only the matching delivery notifies");
+    assert_eq!(theirs.count(), 0);
+}
