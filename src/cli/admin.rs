@@ -9,9 +9,11 @@ use serde_json::json;
 use super::Output;
 use crate::config::Settings;
 use crate::domain::grants::Verb;
+use crate::domain::ids::SinkId;
 use crate::domain::todo_state::TeamRole;
 use crate::error::{Error, Result};
 use crate::http::dto::{CreatedWebhookView, WebhookList, WebhookView};
+use crate::http::operator::sinks::{SinkList, SinkView};
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::Store;
@@ -150,6 +152,21 @@ pub enum AdminCommand {
     },
     /// List every webhook (never their credentials).
     ListWebhooks,
+    /// List an owner's notification sinks (never a secret).
+    ListSinks {
+        /// The owner: a human's email or `team:<name>`.
+        #[arg(long)]
+        owner: String,
+    },
+    /// A sink's delivery log, newest first: sent, held, coalesced, partial, undeliverable.
+    SinkDeliveries {
+        /// The sink's id (`sk_…`).
+        #[arg(long)]
+        sink: String,
+        /// Rows shown (1–500).
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
 }
 
 fn parse_role(raw: &str) -> std::result::Result<TeamRole, String> {
@@ -330,6 +347,56 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
                 lines.join("\n")
             };
             Ok(Output { json: to_json(&list)?, text })
+        }
+        AdminCommand::ListSinks { owner } => {
+            let scope = store.resolve_owner(&OwnerRef::parse(&owner)?).await?;
+            let rows = store.list_sinks(&[scope]).await?;
+            let list = SinkList { sinks: rows.into_iter().map(SinkView::from).collect() };
+            let text = if list.sinks.is_empty() {
+                "no sinks".to_owned()
+            } else {
+                let lines: Vec<String> = list
+                    .sinks
+                    .iter()
+                    .map(|k| {
+                        let state = if k.enabled { "enabled" } else { "disabled" };
+                        format!(
+                            "{} {} {} {} {state} budget {}/h burst {}",
+                            k.id, k.name, k.kind, k.base_url, k.budget_per_hour, k.burst
+                        )
+                    })
+                    .collect();
+                lines.join("\n")
+            };
+            Ok(Output { json: to_json(&list)?, text })
+        }
+        AdminCommand::SinkDeliveries { sink, limit } => {
+            let id: SinkId = sink.parse().map_err(|_| Error::NotFound)?;
+            let dial = store.sink_dial(id).await?.ok_or(Error::NotFound)?;
+            let rows = store.sink_deliveries(&[dial.scope_id], id, limit).await?;
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let subject = r.todo_id.map(|t| t.to_string()).or_else(|| r.endpoint_id.map(|e| e.to_string()));
+                    format!(
+                        "{} {} {} {} attempts={} count={}{}",
+                        r.created_at.to_rfc3339(),
+                        r.event,
+                        subject.unwrap_or_default(),
+                        r.status,
+                        r.attempts,
+                        r.count,
+                        r.last_error.as_deref().map(|e| format!(" last_error={e}")).unwrap_or_default()
+                    )
+                })
+                .collect();
+            let json = serde_json::json!({"deliveries": rows.iter().map(|r| serde_json::json!({
+                "id": r.id, "event": r.event, "todo_id": r.todo_id, "endpoint_id": r.endpoint_id, "status": r.status,
+                "count": r.count, "attempts": r.attempts, "last_error": r.last_error,
+                "created_at": r.created_at, "sent_at": r.sent_at,
+            })).collect::<Vec<_>>()});
+            let text = if lines.is_empty() { "no deliveries".to_owned() } else { lines.join("\n") };
+            Ok(Output { json, text })
         }
     }
 }

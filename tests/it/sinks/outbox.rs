@@ -372,3 +372,36 @@ async fn a_rule_notifies_its_own_owners_sink_and_one_naming_another_owners_sink_
     assert_eq!(rx.count(), 1, "only the matching delivery notifies");
     assert_eq!(theirs.count(), 0);
 }
+
+#[actix_web::test]
+async fn the_cli_lists_an_owners_sinks_and_a_sinks_delivery_log_without_secrets() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    let sink = subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "cli").await;
+    let id = dead_letter(&app, &ep, "inbox", "seen from the cli", json!({})).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    let admin = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .env("SWITCHBOARD_DATABASE_URL", &app.db.url)
+            .env_remove("SWITCHBOARD_SECRET_ENCRYPTION_KEY")
+            .arg("admin")
+            .args(args)
+            .arg("--json")
+            .output()
+            .expect("run the cli");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(!stdout.contains("token"), "no secret in {stdout}");
+        serde_json::from_str::<serde_json::Value>(stdout.trim()).expect("one JSON object")
+    };
+    let sinks = admin(&["list-sinks", "--owner", "a@example.com"]);
+    assert_eq!(sinks["sinks"][0]["id"], sink, "{sinks}");
+    let log = admin(&["sink-deliveries", "--sink", &sink]);
+    assert_eq!(
+        (log["deliveries"][0]["status"].as_str(), log["deliveries"][0]["todo_id"].as_str()),
+        (Some("sent"), Some(id.as_str())),
+        "{log}"
+    );
+}
