@@ -275,7 +275,7 @@ fn target<'a>(dial: &'a SinkDial, secret: &'a str) -> SinkTarget<'a> {
 async fn render(deps: &OutboxDeps, row: &OutboxRow) -> Result<Option<Message>> {
     let message = match (row.event, row.todo_id, row.endpoint_id) {
         (SinkEvent::DeadLettered | SinkEvent::RelayExhausted, Some(todo), _) => {
-            let Some(facts) = deps.store.dead_letter_facts(todo).await? else { return Ok(None) };
+            let Some(facts) = deps.store.dead_letter_facts(todo, row.include_excerpt).await? else { return Ok(None) };
             if row.event == SinkEvent::RelayExhausted {
                 content::relay_exhausted(&facts, &deps.base_url)
             } else {
@@ -308,7 +308,7 @@ async fn render(deps: &OutboxDeps, row: &OutboxRow) -> Result<Option<Message>> {
             content::rule_notify(&facts, &deps.base_url)
         }
         (SinkEvent::Quarantined, Some(todo), _) => {
-            let Some(facts) = deps.store.quarantine_facts(todo).await? else { return Ok(None) };
+            let Some(facts) = deps.store.quarantine_facts(todo, row.include_excerpt).await? else { return Ok(None) };
             content::quarantined(&facts, &deps.base_url)
         }
         _ => return Ok(None),

@@ -291,10 +291,12 @@ impl Store {
 }
 
 impl Store {
-    /// What a dead letter's message says about `todo` (none: the todo is gone).
+    /// What a dead letter's message says about `todo` (none: the todo is gone); with
+    /// `excerpt`, the start of its payload too (the content clips and labels it).
     pub async fn dead_letter_facts(
         &self,
         todo: TodoId,
+        excerpt: bool,
     ) -> Result<Option<crate::notify::sinks::content::DeadLetterFacts>> {
         #[derive(QueryableByName)]
         struct Row {
@@ -316,11 +318,13 @@ impl Store {
             source: Option<String>,
             #[diesel(sql_type = Nullable<SqlUuid>)]
             webhook_id: Option<crate::domain::ids::WebhookId>,
+            #[diesel(sql_type = Nullable<Text>)]
+            excerpt: Option<String>,
         }
         let mut conn = self.conn().await?;
         let row: Option<Row> = diesel::sql_query(
             "SELECT t.queue, t.title, t.dead_reason, t.attempt, t.max_attempts, a.summary, a.artifact, \
-                    t.source, e.webhook_id \
+                    t.source, e.webhook_id, CASE WHEN $2 THEN left(t.payload::text, 2000) END AS excerpt \
              FROM todos t \
              LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts WHERE todo_id = t.id \
                                 ORDER BY seq DESC LIMIT 1) a ON true \
@@ -328,6 +332,7 @@ impl Store {
              WHERE t.id = $1",
         )
         .bind::<SqlUuid, _>(todo)
+        .bind::<Bool, _>(excerpt)
         .get_result(&mut conn)
         .await
         .map(Some)
@@ -348,7 +353,7 @@ impl Store {
                 closing_summary: r.summary,
                 artifact: r.artifact,
                 origin,
-                excerpt: None,
+                excerpt: r.excerpt,
             }
         }))
     }
@@ -432,10 +437,12 @@ impl Store {
 }
 
 impl Store {
-    /// What a quarantine message says about the held `todo` (none: it is gone).
+    /// What a quarantine message says about the held `todo` (none: it is gone); with
+    /// `excerpt`, the start of the held payload too.
     pub async fn quarantine_facts(
         &self,
         todo: TodoId,
+        excerpt: bool,
     ) -> Result<Option<crate::notify::sinks::content::QuarantineFacts>> {
         #[derive(QueryableByName)]
         struct Row {
@@ -445,13 +452,17 @@ impl Store {
             source: Option<String>,
             #[diesel(sql_type = Nullable<SqlUuid>)]
             webhook_id: Option<crate::domain::ids::WebhookId>,
+            #[diesel(sql_type = Nullable<Text>)]
+            excerpt: Option<String>,
         }
         let mut conn = self.conn().await?;
         let row: Option<Row> = diesel::sql_query(
-            "SELECT t.quarantine_reason AS reason, COALESCE(e.source, t.source) AS source, e.webhook_id \
+            "SELECT t.quarantine_reason AS reason, COALESCE(e.source, t.source) AS source, e.webhook_id, \
+                    CASE WHEN $2 THEN left(t.payload::text, 2000) END AS excerpt \
              FROM todos t LEFT JOIN events e ON e.id = t.event_id WHERE t.id = $1",
         )
         .bind::<SqlUuid, _>(todo)
+        .bind::<Bool, _>(excerpt)
         .get_result(&mut conn)
         .await
         .map(Some)
@@ -462,7 +473,7 @@ impl Store {
             sender: None,
             reason: r.reason.unwrap_or_else(|| "untrusted_actor".into()),
             todo_id: todo.to_string(),
-            excerpt: None,
+            excerpt: r.excerpt,
         }))
     }
 }

@@ -405,3 +405,19 @@ async fn the_cli_lists_an_owners_sinks_and_a_sinks_delivery_log_without_secrets(
         "{log}"
     );
 }
+
+#[actix_web::test]
+async fn a_subscription_that_opts_into_the_excerpt_gets_the_start_of_the_payload_labelled() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"], "include_excerpt": true}])).await;
+    let ep = worker(&app, &o, "excerpted").await;
+    let long = format!("build-log-start {}", "x".repeat(1000));
+    dead_letter(&app, &ep, "inbox", "with an excerpt", json!({"log": long, "ctl": "a\u{7}b"})).await;
+    let got = rx.wait_for(1).await;
+    let message = got[0].json()["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("Excerpt (sender-written)") && message.contains("build-log-start"), "{message}");
+    assert!(!message.contains('\u{7}'), "control characters are stripped");
+    assert!(!message.contains(&"x".repeat(400)), "at most 280 characters of it");
+}
