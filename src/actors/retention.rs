@@ -36,7 +36,15 @@ impl Retention {
             act.running = false;
             match outcome {
                 Ok(r) if r.total() == 0 => {}
-                Ok(r) => tracing::info!(sweep = "retention", todos = r.todos, events = r.events, "pruned history"),
+                Ok(r) => {
+                    tracing::info!(
+                        sweep = "retention",
+                        todos = r.todos,
+                        events = r.events,
+                        outbox = r.outbox,
+                        "pruned history"
+                    )
+                }
                 Err(e) => tracing::warn!(sweep = "retention", error = %e, "retention failed; will retry next tick"),
             }
         }));

@@ -23,6 +23,13 @@
 //! reads endpoints and webhooks without locking them, then rewrites the subscriptions.
 //! Neither takes an endpoint, todo or attempt lock, so neither can meet the chain above.
 //!
+//! **Outbox rows** come last: the dead-letter and quarantine triggers (and the
+//! revocation cascade) write them while their transaction holds todo rows, folding a
+//! repeat into an open row (`ON CONFLICT … DO UPDATE` locks that row). The outbox
+//! worker locks a sink row, then that sink's held outbox rows (`SKIP LOCKED`), and
+//! never a todo, endpoint or attempt, so a trigger waiting on an outbox row never waits
+//! on a transaction that waits on it.
+//!
 //! Foreign keys from todos and attempts to the endpoint (`endpoint_id`, `claimed_by`,
 //! `claimer_endpoint_id`) make PostgreSQL take `FOR KEY SHARE` on the endpoint row
 //! *after* the todo row is locked, which is against the order above. That is safe only

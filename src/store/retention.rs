@@ -72,12 +72,14 @@ pub struct PruneReport {
     pub todos: usize,
     /// Events deleted.
     pub events: usize,
+    /// Ended outbox rows deleted (sent, coalesced, partial, undeliverable).
+    pub outbox: usize,
 }
 
 impl PruneReport {
     /// Every row deleted (attempts not counted).
     pub fn total(&self) -> usize {
-        self.todos + self.events
+        self.todos + self.events + self.outbox
     }
 }
 
@@ -100,7 +102,33 @@ impl Store {
     pub async fn prune_expired(&self, max_age: Duration) -> Result<PruneReport> {
         let todos = self.prune_expired_todos(max_age).await?;
         let events = self.prune_expired_events(max_age).await?;
-        Ok(PruneReport { todos, events })
+        let outbox = self.prune_expired_outbox(max_age).await?;
+        Ok(PruneReport { todos, events, outbox })
+    }
+
+    /// Ended outbox rows (sent, coalesced, partial, undeliverable) queued more than
+    /// `max_age` ago; open ones (pending, held) stay however old. Returns how many went.
+    pub async fn prune_expired_outbox(&self, max_age: Duration) -> Result<usize> {
+        let mut deleted = 0;
+        loop {
+            let started = Instant::now();
+            let mut conn = self.conn().await?;
+            let n = diesel::sql_query(
+                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox \
+                   WHERE status IN ('sent', 'coalesced', 'partial', 'undeliverable') \
+                     AND created_at < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)",
+            )
+            .bind::<Double, _>(max_age.as_secs_f64())
+            .bind::<Int8, _>(RETENTION_BATCH)
+            .execute(&mut conn)
+            .await?;
+            drop(conn);
+            deleted += n;
+            if !batch_was_full(n) {
+                return Ok(deleted);
+            }
+            tokio::time::sleep(started.elapsed() * SWEEP_PAUSE_RATIO).await;
+        }
     }
 
     /// The todo half of [`Store::prune_expired`]; returns how many todos went.

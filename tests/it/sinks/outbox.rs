@@ -421,3 +421,28 @@ async fn a_subscription_that_opts_into_the_excerpt_gets_the_start_of_the_payload
     assert!(!message.contains('\u{7}'), "control characters are stripped");
     assert!(!message.contains(&"x".repeat(400)), "at most 280 characters of it");
 }
+
+#[actix_web::test]
+async fn retention_prunes_ended_outbox_rows_and_keeps_open_ones_however_old() {
+    let app = spawn_outbox().await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "old").await;
+    dead_letter(&app, &ep, "inbox", "sent long ago", json!({})).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    // An old held row and an old sent row; the held one is still news. The sink is
+    // switched off first, so the worker leaves the held row alone.
+    app.db.exec("UPDATE sinks SET enabled = false").await;
+    app.db.exec("UPDATE outbox SET created_at = now() - interval '40 days'").await;
+    app.db
+        .exec(
+            "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, status, created_at) \
+             SELECT sink_id, scope_id, event, severity, 'held-long', 'held', now() - interval '40 days' FROM outbox",
+        )
+        .await;
+    let pruned = app.store.prune_expired_outbox(Duration::from_secs(30 * 86_400)).await.unwrap();
+    assert_eq!(pruned, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'held'").await, 1, "open rows stay");
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 1);
+}
