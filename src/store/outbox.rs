@@ -6,8 +6,8 @@
 //! cascade (migration `outbox`), in the transactions that cause them.
 
 use chrono::{DateTime, Utc};
-use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Double, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::Store;
@@ -155,8 +155,7 @@ impl Store {
         .bind::<SqlUuid, _>(sink)
         .get_result(&mut conn)
         .await
-        .map(Some)
-        .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?)
+        .optional()?)
     }
 
     /// Spends `sink`'s budget on `due` (rows this pass claimed for it) and on its held
@@ -335,8 +334,7 @@ impl Store {
         .bind::<Bool, _>(excerpt)
         .get_result(&mut conn)
         .await
-        .map(Some)
-        .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?;
+        .optional()?;
         Ok(row.map(|r| {
             let origin = match (r.source.as_deref(), r.webhook_id) {
                 (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
@@ -465,8 +463,7 @@ impl Store {
         .bind::<Bool, _>(excerpt)
         .get_result(&mut conn)
         .await
-        .map(Some)
-        .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?;
+        .optional()?;
         Ok(row.map(|r| crate::notify::sinks::content::QuarantineFacts {
             webhook_id: r.webhook_id.map(|w| w.to_string()).unwrap_or_default(),
             source: r.source.unwrap_or_else(|| "unknown".into()),
@@ -533,8 +530,7 @@ impl Store {
             .bind::<SqlUuid, _>(todo)
             .get_result(&mut conn)
             .await
-            .map(Some)
-            .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?;
+            .optional()?;
         Ok(row.map(|r| r.title))
     }
 }

@@ -2,8 +2,8 @@
 //! token bucket that keeps them from flooding anyone.
 
 use chrono::{DateTime, Utc};
-use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Double, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::super::Store;
@@ -180,8 +180,7 @@ impl Store {
             .bind::<Text, _>(name)
             .get_result(&mut conn)
             .await
-            .map(Some)
-            .or_else(|e| if matches!(e, diesel::result::Error::NotFound) { Ok(None) } else { Err(e) })?)
+            .optional()?)
     }
 
     /// Changes `id`, a sink of `scope` (else not found). A smaller burst drops the

@@ -3,7 +3,7 @@
 //! one; a claim left by a worker that died is taken over once it lapses.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard::config::{CidrList, Settings};
@@ -57,18 +57,6 @@ async fn dead_letter_in_store(app: &TestApp, endpoint: switchboard::domain::ids:
     let id = app.store.create_todo(new).await.unwrap().todo.id;
     app.store.claim(endpoint, id, ClaimRequest::default()).await.unwrap();
     app.store.fail(endpoint, id, Finish::default()).await.unwrap();
-}
-
-async fn wait_count(app: &TestApp, sql: &str, n: i64) {
-    let started = Instant::now();
-    loop {
-        let got = app.db.count(sql).await;
-        if got == n {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "waited for {n} from {sql}; have {got}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Stops `app`'s server and waits until its outbox worker is gone (its listener session

@@ -3,7 +3,7 @@
 //! budget holds a flood to burst + 1 messages, an unreachable sink is retried on
 //! schedule and then recorded undeliverable, and a rolled-back change queues nothing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard::config::CidrList;
@@ -64,19 +64,6 @@ async fn dead_letter(app: &TestApp, ep: &Ep, queue: &str, title: &str, payload: 
         app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "build broke"})).await;
     assert_eq!(s, 200, "{b}");
     id
-}
-
-/// Waits until `sql` counts `n` (the outbox's own record of what happened).
-async fn wait_count(app: &TestApp, sql: &str, n: i64) {
-    let started = Instant::now();
-    loop {
-        let got = app.db.count(sql).await;
-        if got == n {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "waited for {n} from {sql}; have {got}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[actix_web::test]
