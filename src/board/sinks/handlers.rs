@@ -43,11 +43,18 @@ async fn list_page(
     Ok(forms::page_with_status(human, status, layout::page(human, Nav::Sinks, "Sinks", body)))
 }
 
+/// A refusal as the page shows it: its stable code (`reference_out_of_scope`,
+/// `forbidden_scheme`, …) and its message, which names no secret.
+pub fn explain(e: &Error) -> String {
+    let message = e.to_string();
+    if message.starts_with(e.code()) { message } else { format!("{}: {message}", e.code()) }
+}
+
 /// The list page again with `e` beside the form `which`, if `e` is about what was
 /// typed; anything else is the Board's usual refusal page.
 async fn refused(s: &Services, human: &Human, which: Refused, e: Error) -> Result<HttpResponse, BoardError> {
     let why = forms::refusal(e)?;
-    list_page(s, human, Some((&which, &why.to_string())), why.status_code()).await
+    list_page(s, human, Some((&which, &explain(&why))), why.status_code()).await
 }
 
 fn done(board: &BoardState, location: &str, text: String) -> HttpResponse {
@@ -263,7 +270,7 @@ pub async fn save_subscriptions(
         }
         Err(e) => {
             let why = forms::refusal(e)?;
-            detail_page(&s, &human, &sink, &form.subscriptions, Some(&why.to_string()), why.status_code()).await
+            detail_page(&s, &human, &sink, &form.subscriptions, Some(&explain(&why)), why.status_code()).await
         }
     }
 }
