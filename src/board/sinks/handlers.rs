@@ -193,7 +193,7 @@ pub async fn delete_sink(
 }
 
 /// `POST /sinks/{id}/test`: one harmless message; back to the page with ok or the
-/// error class.
+/// error class (or, past six a minute, that it was not sent).
 pub async fn test_sink(
     s: web::Data<Services>,
     board: web::Data<BoardState>,
@@ -202,9 +202,11 @@ pub async fn test_sink(
 ) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let id: SinkId = parse_id(&path)?;
-    let notice = match sinks::test(&s, &human.reach, id).await? {
-        None => Notice::done("Test sent: the sink took the message."),
-        Some((code, message)) => Notice::warn(format!("Test failed ({code}): {message}.")),
+    let notice = match sinks::test(&s, &human.reach, id).await {
+        Ok(None) => Notice::done("Test sent: the sink took the message."),
+        Ok(Some((code, message))) => Notice::warn(format!("Test failed ({code}): {message}.")),
+        Err(e @ Error::RateLimited { .. }) => Notice::warn(format!("Test not sent: {}", explain(&e))),
+        Err(e) => return Err(e.into()),
     };
     Ok(respond::see_other_with_notice(&board.cookies, paths::SINKS, &notice))
 }

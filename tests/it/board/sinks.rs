@@ -7,6 +7,7 @@
 use awc::http::StatusCode;
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use switchboard::board::respond::{NOTICE_COOKIE, Notice, Tone};
 use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
 use switchboard::domain::todo_state::TeamRole;
@@ -42,6 +43,12 @@ fn never_shows(page: &Page, secrets: &[&str]) {
     for secret in secrets {
         assert!(!page.body.contains(secret) && !headers.contains(secret), "a secret leaked: {headers} {}", page.body);
     }
+}
+
+/// The notice a redirect carries.
+fn notice(page: &Page) -> Notice {
+    let cookie = page.set_cookie(NOTICE_COOKIE).expect("a notice");
+    Notice::decode(cookie.value()).expect("a notice that decodes")
 }
 
 async fn post(app: &TestApp, s: &Session, path: &str, fields: &[(&str, &str)]) -> Page {
@@ -165,8 +172,17 @@ async fn an_admin_stores_a_connection_adds_a_sink_edits_it_and_reads_its_deliver
     // A test send: back to the page with ok.
     let tested = post(&app, &s, &format!("/sinks/{sink}/test"), &[]).await;
     assert_eq!((tested.status, tested.location()), (StatusCode::SEE_OTHER, "/sinks"), "{}", tested.body);
+    assert_eq!(notice(&tested).tone, Tone::Done, "{:?}", notice(&tested));
     rx.wait_for(2).await;
     seen.push(tested);
+    for _ in 0..5 {
+        post(&app, &s, &format!("/sinks/{sink}/test"), &[]).await;
+    }
+    let limited = post(&app, &s, &format!("/sinks/{sink}/test"), &[]).await;
+    assert_eq!(limited.status, StatusCode::SEE_OTHER, "the seventh in a minute: {}", limited.body);
+    let said = notice(&limited);
+    assert!(said.tone == Tone::Warn && said.text.contains("rate_limited"), "{said:?}");
+    assert_eq!(rx.count(), 7, "six test sends and the dead letter");
 
     // Rotate: the new fingerprint, neither secret.
     let rotated = post(&app, &s, &format!("/sinks/connections/{connection}/rotate"), &[("secret", ROTATED)]).await;
