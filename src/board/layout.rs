@@ -20,11 +20,13 @@ pub enum Nav {
     Hooks,
     /// Deliveries held by the sender gate.
     Quarantine,
+    /// Connections, notification sinks, subscriptions and their delivery log.
+    Sinks,
 }
 
 impl Nav {
     /// Every section, in nav order.
-    pub const ALL: [Nav; 5] = [Nav::Todos, Nav::Endpoints, Nav::Webhooks, Nav::Hooks, Nav::Quarantine];
+    pub const ALL: [Nav; 6] = [Nav::Todos, Nav::Endpoints, Nav::Webhooks, Nav::Hooks, Nav::Quarantine, Nav::Sinks];
 
     /// The section's label.
     pub fn label(self) -> &'static str {
@@ -34,6 +36,7 @@ impl Nav {
             Nav::Webhooks => "Webhooks",
             Nav::Hooks => "Hooks",
             Nav::Quarantine => "Quarantine",
+            Nav::Sinks => "Sinks",
         }
     }
 
@@ -45,6 +48,7 @@ impl Nav {
             Nav::Webhooks => super::webhooks::paths::WEBHOOKS,
             Nav::Hooks => super::hooks::paths::HOOKS,
             Nav::Quarantine => super::quarantine::paths::QUARANTINE,
+            Nav::Sinks => super::sinks::paths::SINKS,
         }
     }
 }

@@ -36,6 +36,7 @@ pub mod quarantine;
 pub mod rate_limit;
 pub mod respond;
 pub mod session;
+pub mod sinks;
 pub mod state;
 pub mod todos;
 pub mod webhooks;
@@ -67,6 +68,7 @@ pub fn table() -> Vec<Entry> {
     table.extend(webhooks::routes());
     table.extend(hooks::routes());
     table.extend(quarantine::routes());
+    table.extend(sinks::routes());
     table
 }
 

@@ -505,6 +505,41 @@ fn board_cases() -> Vec<Case> {
         case("GET", "/quarantine/{id}", TeamHeld, Empty, &[200]),
         case("POST", "/quarantine/{id}/release", FreshTeamHeld, Form(&[("queue", "inbox")]), &[303]),
         case("POST", "/quarantine/{id}/discard", FreshTeamHeld, Empty, &[303]),
+        // The Sinks page: the team's connections and sinks.
+        case("GET", "/sinks", Listing(Listed::Sink), Empty, &[200]),
+        case(
+            "POST",
+            "/sinks/connections",
+            TeamOwner,
+            Form(&[("name", "{slug}"), ("kind", "gotify"), ("secret", "token-{slug}"), ("owner", "team:crew")]),
+            &[303],
+        ),
+        case("POST", "/sinks/connections/{id}/rotate", FreshTeamConnection, Form(&[("secret", "rotated")]), &[303]),
+        case("POST", "/sinks/connections/{id}/delete", FreshTeamConnection, Empty, &[303]),
+        case(
+            "POST",
+            "/sinks",
+            TeamOwner,
+            Form(&[
+                ("name", "{slug}"),
+                ("kind", "gotify"),
+                ("base_url", "https://203.0.113.10"),
+                ("connection_id", "{connection}"),
+                ("owner", "team:crew"),
+            ]),
+            &[303],
+        ),
+        case("GET", "/sinks/{id}", TeamSink, Empty, &[200]),
+        case("POST", "/sinks/{id}/update", TeamSink, Form(&[("enabled", "true")]), &[303]),
+        case("POST", "/sinks/{id}/delete", FreshTeamSink, Empty, &[303]),
+        case("POST", "/sinks/{id}/test", FreshTeamSink, Empty, &[303]),
+        case(
+            "POST",
+            "/sinks/{id}/subscriptions",
+            TeamSink,
+            Form(&[("subscriptions", r#"{"subscriptions": [{"events": ["todo.dead_lettered"]}]}"#)]),
+            &[303],
+        ),
     ]
 }
 

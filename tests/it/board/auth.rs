@@ -56,7 +56,7 @@ async fn signing_in_sets_an_http_only_lax_cookie_whose_session_opens_the_board()
     let todos = get(&app, "/todos", Some(&header)).await;
     assert_eq!(todos.status, StatusCode::OK);
     assert!(todos.body.contains("Ada Lovelace"));
-    for nav in ["Todos", "Endpoints", "Webhooks", "Hooks", "Quarantine", "Sign out"] {
+    for nav in ["Todos", "Endpoints", "Webhooks", "Hooks", "Quarantine", "Sinks", "Sign out"] {
         assert!(todos.body.contains(nav), "nav shows {nav}");
     }
     assert_eq!(get(&app, "/", Some(&header)).await.location(), "/todos");

@@ -8,6 +8,7 @@ mod endpoints;
 mod hooks;
 mod quarantine;
 mod session_sweep;
+mod sinks;
 mod todos;
 mod webhooks;
 
