@@ -16,15 +16,15 @@ const GOTIFY_TOKEN: &str = "GoTiFy-SeCrEt-TOKEN-0001";
 const ROTATED_TOKEN: &str = "GoTiFy-SeCrEt-TOKEN-0002";
 const PAYLOAD_MARK: &str = "PAYLOAD-SHOULD-NEVER-BE-LOGGED";
 
-/// `switchboard serve` on `db`, everything it prints collected; SIGTERM on drop.
-struct Served {
+/// `switchboard serve` on `db`, everything it prints collected.
+pub(super) struct Served {
     child: Child,
     output: Arc<Mutex<String>>,
-    base: String,
+    pub(super) base: String,
 }
 
 impl Served {
-    fn start(db: &TestDb) -> Served {
+    pub(super) fn start(db: &TestDb) -> Served {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchboard"));
         for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SWITCHBOARD_")) {
             cmd.env_remove(k);
@@ -66,7 +66,7 @@ impl Served {
         Served { child, output, base }
     }
 
-    async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
+    pub(super) async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
         let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
         let mut resp = client
             .request(method.parse().unwrap(), format!("{}{path}", self.base))
@@ -76,6 +76,13 @@ impl Served {
             .expect("request");
         let bytes = resp.body().limit(1 << 20).await.expect("body");
         (resp.status().as_u16(), serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    /// Kills the process outright (SIGKILL: no shutdown of any kind) and waits for it.
+    pub(super) fn kill(mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
     }
 
     /// Stops the process and answers everything it printed.

@@ -2,6 +2,7 @@
 //! their subscriptions, and every refusal changing nothing.
 
 mod config;
+mod crash;
 mod instances;
 mod logs;
 mod outbox;
