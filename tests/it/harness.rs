@@ -354,6 +354,11 @@ impl TestApp {
         adjust: impl FnOnce(&mut Settings),
         lookup: impl switchboard::outbound::Lookup,
     ) -> TestApp {
+        // Opt-in server logs for a test run (`SWITCHBOARD_TEST_LOG=warn`, say): a 500
+        // under load says why in them, and nowhere else.
+        if let Ok(filter) = std::env::var("SWITCHBOARD_TEST_LOG") {
+            switchboard::telemetry::init(&filter, switchboard::config::LogFormat::Text);
+        }
         let db = TestDb::new().await;
         let mut settings = test_settings(&db);
         adjust(&mut settings);
