@@ -115,13 +115,19 @@ CREATE TRIGGER todos_quarantined_outbox
     FOR EACH ROW WHEN (NEW.queue = 'quarantine')
     EXECUTE FUNCTION switchboard_outbox_quarantined();
 
--- Wakes every instance's outbox worker at the commit that queued something.
+-- Wakes every instance's outbox worker at the commit that queued something. Only
+-- when the statement inserted rows: a revocation cascade runs its INSERT whether or
+-- not any sink subscribes, and a NOTIFY for nothing would still take the server's
+-- notification lock at that commit.
 CREATE FUNCTION switchboard_outbox_queued() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('switchboard_outbox', '');
+    IF EXISTS (SELECT 1 FROM queued) THEN
+        PERFORM pg_notify('switchboard_outbox', '');
+    END IF;
     RETURN NULL;
 END $$;
 
 CREATE TRIGGER outbox_queued
     AFTER INSERT ON outbox
+    REFERENCING NEW TABLE AS queued
     FOR EACH STATEMENT EXECUTE FUNCTION switchboard_outbox_queued();

@@ -475,30 +475,16 @@ impl Store {
     }
 }
 
-/// Which sink was told about a todo, and how that went.
+/// Which sink was told about a todo, and how that went: the outbox row, with the
+/// sink's name.
 #[derive(Debug, Clone, QueryableByName)]
 pub struct ToldSink {
     /// The sink's name (none: the sink was deleted since).
     #[diesel(sql_type = Nullable<Text>)]
     pub sink: Option<String>,
-    /// The event.
-    #[diesel(sql_type = Text)]
-    pub event: SinkEvent,
-    /// Where the notification stands.
-    #[diesel(sql_type = Text)]
-    pub status: OutboxStatus,
-    /// Attempts made.
-    #[diesel(sql_type = Int4)]
-    pub attempts: i32,
-    /// The last attempt's error class.
-    #[diesel(sql_type = Nullable<Text>)]
-    pub last_error: Option<String>,
-    /// When it was queued.
-    #[diesel(sql_type = Timestamptz)]
-    pub created_at: DateTime<Utc>,
-    /// When it went out.
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    pub sent_at: Option<DateTime<Utc>>,
+    /// The notification.
+    #[diesel(embed)]
+    pub delivery: DeliveryRow,
 }
 
 impl Store {
@@ -506,7 +492,8 @@ impl Store {
     pub async fn told_about(&self, scopes: &[ScopeId], todo: TodoId) -> Result<Vec<ToldSink>> {
         let mut conn = self.conn().await?;
         Ok(diesel::sql_query(
-            "SELECT k.name AS sink, o.event, o.status, o.attempts, o.last_error, o.created_at, o.sent_at \
+            "SELECT k.name AS sink, o.id, o.event, o.todo_id, o.endpoint_id, o.status, o.count, o.attempts, \
+                    o.last_error, o.created_at, o.sent_at \
              FROM outbox o LEFT JOIN sinks k ON k.id = o.sink_id \
              WHERE o.todo_id = $1 AND o.scope_id = ANY($2) ORDER BY o.created_at DESC LIMIT 50",
         )

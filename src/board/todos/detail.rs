@@ -88,9 +88,10 @@ fn told(v: &TodoDetailView<'_>) -> Markup {
             section.sb-told aria-labelledby="sb-told-heading" {
                 h2 #sb-told-heading { "Who was told" }
                 ul.sb-stack {
-                    @for n in v.told {
+                    @for told in v.told {
+                        @let n = &told.delivery;
                         li {
-                            strong { (n.sink.as_deref().unwrap_or("a deleted sink")) }
+                            strong { (told.sink.as_deref().unwrap_or("a deleted sink")) }
                             " · " (n.event.as_str()) " · "
                             span class=(format!("sb-chip sb-chip-{}", n.status.as_str())) { (n.status.as_str()) }
                             @if let Some(at) = n.sent_at { " · sent " (when(v.now, at)) }

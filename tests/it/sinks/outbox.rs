@@ -433,3 +433,28 @@ async fn retention_prunes_ended_outbox_rows_and_keeps_open_ones_however_old() {
     assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'held'").await, 1, "open rows stay");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 1);
 }
+
+#[actix_web::test]
+async fn a_dead_letter_wakes_the_worker_at_once_without_waiting_for_the_poll() {
+    // The poll is ten minutes: only the NOTIFY of the outbox insert can wake the worker.
+    let app = spawn_with(|s| {
+        s.push_allow_http = true;
+        s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
+        s.outbox_poll_ms = 600_000;
+    })
+    .await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
+    let ep = worker(&app, &o, "woken").await;
+    // The worker's listener is in place once its session shows in the database.
+    wait_count(
+        &app,
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'switchboard outbox listener'",
+        1,
+    )
+    .await;
+    dead_letter(&app, &ep, "inbox", "rings at once", json!({})).await;
+    assert_eq!(rx.wait_for(1).await.len(), 1);
+}
