@@ -28,6 +28,10 @@
 //! | `SWITCHBOARD_LOG_FORMAT` | `--log-format` | `text` | `text` or `json` |
 //! | `SWITCHBOARD_RETENTION_DAYS` | `--retention-days` | `30` | done, canceled and dead-lettered todos (with their attempts) and unreferenced events older than this are deleted; `0` keeps everything (at most 36500) |
 //! | `SWITCHBOARD_RETENTION_INTERVAL_MS` | `--retention-interval-ms` | `3600000` | retention pass period (the first pass runs within a minute of start-up) |
+//! | `SWITCHBOARD_SINK_BUDGET_PER_HOUR` | `--sink-budget-per-hour` | `30` | a new sink's messages per hour |
+//! | `SWITCHBOARD_SINK_BURST` | `--sink-burst` | `10` | a new sink's burst |
+//! | `SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR` | `--sink-budget-max-per-hour` | `3600` | the most per hour any sink may set for itself (at most 3 600 000) |
+//! | `SWITCHBOARD_SINK_BURST_MAX` | `--sink-burst-max` | `100` | the largest burst any sink may set for itself (at most 100 000) |
 //! | `SWITCHBOARD_BODY_READ_TIMEOUT_MS` | `--body-read-timeout-ms` | `10000` | longest a request body may take to arrive once its headers have (408 after) |
 
 use std::net::{IpAddr, SocketAddr};
@@ -119,12 +123,19 @@ pub struct Settings {
     #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS", global = true, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=600_000))]
     pub body_read_timeout_ms: u64,
     /// Messages a sink may send per hour (the token bucket's refill; a sink may lower
-    /// or raise its own within 1–3 600).
-    #[arg(long, env = "SWITCHBOARD_SINK_BUDGET_PER_HOUR", global = true, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    /// or raise its own up to `SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR`).
+    #[arg(long, env = "SWITCHBOARD_SINK_BUDGET_PER_HOUR", global = true, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3_600_000))]
     pub sink_budget_per_hour: u32,
-    /// Messages a sink may send at once before its budget holds the rest (1–100).
-    #[arg(long, env = "SWITCHBOARD_SINK_BURST", global = true, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// Messages a sink may send at once before its budget holds the rest (up to
+    /// `SWITCHBOARD_SINK_BURST_MAX`).
+    #[arg(long, env = "SWITCHBOARD_SINK_BURST", global = true, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub sink_burst: u32,
+    /// The operator's bound on any sink's own budget per hour.
+    #[arg(long, env = "SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR", global = true, default_value_t = 3_600, value_parser = clap::value_parser!(u32).range(1..=3_600_000))]
+    pub sink_budget_max_per_hour: u32,
+    /// The operator's bound on any sink's own burst.
+    #[arg(long, env = "SWITCHBOARD_SINK_BURST_MAX", global = true, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub sink_burst_max: u32,
     /// Sinks per owner scope.
     #[arg(long, env = "SWITCHBOARD_SINK_MAX", global = true, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub sink_max: u32,
@@ -171,6 +182,8 @@ impl std::fmt::Debug for Settings {
             .field("retention_interval_ms", &self.retention_interval_ms)
             .field("sink_budget_per_hour", &self.sink_budget_per_hour)
             .field("sink_burst", &self.sink_burst)
+            .field("sink_budget_max_per_hour", &self.sink_budget_max_per_hour)
+            .field("sink_burst_max", &self.sink_burst_max)
             .field("sink_max", &self.sink_max)
             .field("apprise_allowed_schemes", &self.apprise_allowed_schemes)
             .field("outbox_retry_base_ms", &self.outbox_retry_base_ms)

@@ -33,6 +33,9 @@ pub enum StartupError {
     /// The outbound client's TLS configuration.
     #[error(transparent)]
     Outbound(#[from] crate::outbound::TlsSetupError),
+    /// Settings that contradict each other.
+    #[error("{0}")]
+    Settings(String),
     /// Binding the listener or starting the server.
     #[error("could not listen on {addr}: {source}")]
     Listen {
@@ -180,6 +183,7 @@ impl Application {
         emitter: Emitter,
         lookup: impl Lookup,
     ) -> Result<Self, StartupError> {
+        let sinks = crate::service::sinks::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         let listener = TcpListener::bind(settings.addr)
@@ -256,7 +260,7 @@ impl Application {
             hooks,
             guard,
             hook_cache,
-            sinks: crate::service::sinks::SinkSettings::from_settings(settings),
+            sinks,
         });
         let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
         let watched = metrics.clone();

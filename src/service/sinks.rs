@@ -25,6 +25,10 @@ pub struct SinkSettings {
     pub budget_per_hour: u32,
     /// `SWITCHBOARD_SINK_BURST`: a new sink's bucket size.
     pub burst: u32,
+    /// `SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR`: the most any sink may set for itself.
+    pub budget_max_per_hour: u32,
+    /// `SWITCHBOARD_SINK_BURST_MAX`: the largest burst any sink may set for itself.
+    pub burst_max: u32,
     /// `SWITCHBOARD_SINK_MAX`: sinks per owner scope.
     pub max: u32,
     /// `SWITCHBOARD_APPRISE_ALLOWED_SCHEMES`: what stateless Apprise URLs may use.
@@ -32,14 +36,29 @@ pub struct SinkSettings {
 }
 
 impl SinkSettings {
-    /// The sink settings of `settings`.
-    pub fn from_settings(settings: &Settings) -> Self {
-        SinkSettings {
+    /// The sink settings of `settings`; refused when a new sink's default budget or
+    /// burst would already exceed the operator's bound on them.
+    pub fn from_settings(settings: &Settings) -> std::result::Result<Self, String> {
+        if settings.sink_budget_per_hour > settings.sink_budget_max_per_hour {
+            return Err(format!(
+                "SWITCHBOARD_SINK_BUDGET_PER_HOUR ({}) exceeds SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR ({})",
+                settings.sink_budget_per_hour, settings.sink_budget_max_per_hour
+            ));
+        }
+        if settings.sink_burst > settings.sink_burst_max {
+            return Err(format!(
+                "SWITCHBOARD_SINK_BURST ({}) exceeds SWITCHBOARD_SINK_BURST_MAX ({})",
+                settings.sink_burst, settings.sink_burst_max
+            ));
+        }
+        Ok(SinkSettings {
             budget_per_hour: settings.sink_budget_per_hour,
             burst: settings.sink_burst,
+            budget_max_per_hour: settings.sink_budget_max_per_hour,
+            burst_max: settings.sink_burst_max,
             max: settings.sink_max,
             schemes: SchemePolicy::from_setting(&settings.apprise_allowed_schemes),
-        }
+        })
     }
 }
 
@@ -61,10 +80,6 @@ pub struct CreateSink {
     /// `team:T` or an email the caller administers; none: their own scope.
     pub owner: Option<String>,
 }
-
-/// Limits of a sink's own budget (within the operator's bounds).
-const BUDGET_RANGE: std::ops::RangeInclusive<i32> = 1..=3600;
-const BURST_RANGE: std::ops::RangeInclusive<i32> = 1..=100;
 
 /// Adds a sink in the caller's scope (or a team they administer). The URL passes the
 /// outbound guard now; the connection must be the same scope's and kind's
@@ -88,8 +103,9 @@ pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<SinkRow>
             Err(e) => return Err(e),
         }
     }
-    let budget = i32::try_from(s.sinks.budget_per_hour).unwrap_or(30);
-    let burst = i32::try_from(s.sinks.burst).unwrap_or(10);
+    // Both are bounded far below i32::MAX by the settings' parsers.
+    let budget = i32::try_from(s.sinks.budget_per_hour).unwrap_or(i32::MAX);
+    let burst = i32::try_from(s.sinks.burst).unwrap_or(i32::MAX);
     s.store
         .create_sink(
             NewSink {
@@ -125,11 +141,13 @@ async fn sink_for(s: &Services, who: &Reach, action: Action, id: SinkId) -> Resu
 
 /// Switches a sink on or off or changes its budget, for an admin of its scope.
 pub async fn update(s: &Services, who: &Reach, id: SinkId, change: SinkChange) -> Result<SinkRow> {
-    if change.budget_per_hour.is_some_and(|b| !BUDGET_RANGE.contains(&b)) {
-        return Err(Error::invalid("budget_per_hour", "must be between 1 and 3600"));
+    let within = |v: i32, max: u32| u32::try_from(v).is_ok_and(|v| (1..=max).contains(&v));
+    if change.budget_per_hour.is_some_and(|b| !within(b, s.sinks.budget_max_per_hour)) {
+        let max = s.sinks.budget_max_per_hour;
+        return Err(Error::invalid("budget_per_hour", format!("must be between 1 and {max}")));
     }
-    if change.burst.is_some_and(|b| !BURST_RANGE.contains(&b)) {
-        return Err(Error::invalid("burst", "must be between 1 and 100"));
+    if change.burst.is_some_and(|b| !within(b, s.sinks.burst_max)) {
+        return Err(Error::invalid("burst", format!("must be between 1 and {}", s.sinks.burst_max)));
     }
     let sink = sink_for(s, who, Action::UpdateSink, id).await?;
     s.store.update_sink(sink.scope_id, id, change).await

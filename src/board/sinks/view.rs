@@ -290,9 +290,9 @@ fn sink_actions(s: &SinkRow, csrf: &CsrfToken) -> Markup {
                 form.sb-form method="post" action=(paths::sink_update(s.id)) {
                     (csrf.field())
                     label for=(budget_id) { "Messages per hour" }
-                    input id=(budget_id) type="number" name="budget_per_hour" min="1" max="3600" value=(s.budget_per_hour);
+                    input id=(budget_id) type="number" name="budget_per_hour" min="1" value=(s.budget_per_hour);
                     label for=(burst_id) { "Burst" }
-                    input id=(burst_id) type="number" name="burst" min="1" max="100" value=(s.burst);
+                    input id=(burst_id) type="number" name="burst" min="1" value=(s.burst);
                     button.sb-btn.sb-btn-primary type="submit" { "Save budget" }
                 }
             }

@@ -206,3 +206,54 @@ async fn a_team_member_sees_the_teams_sinks_and_only_an_admin_changes_them() {
         "{changed}"
     );
 }
+
+#[actix_web::test]
+async fn a_sinks_own_budget_must_stay_within_the_operators_bounds_and_a_lifted_bound_allows_more() {
+    let app = spawn_with(|s| {
+        s.sink_budget_max_per_hour = 7_200;
+        s.sink_burst_max = 500;
+    })
+    .await;
+    let owner = app.owner("bounds@example.com").await;
+    let c = connection(&app, &owner, "phone", "gotify", "AbCdEf.123").await;
+    let sink = gotify_sink(&app, &owner, "pager", &c).await;
+    let path = format!("/api/v1/sinks/{}", sink["id"].as_str().unwrap());
+    for (body, field) in [
+        (json!({"budget_per_hour": 7_201}), "budget_per_hour"),
+        (json!({"budget_per_hour": 0}), "budget_per_hour"),
+        (json!({"burst": 501}), "burst"),
+    ] {
+        let (s, b) = app.call("PATCH", &path, Some(&owner.token), Some(&body)).await;
+        assert_eq!(
+            (s, b["error"]["code"].clone()),
+            (StatusCode::UNPROCESSABLE_ENTITY, json!("invalid_argument")),
+            "{body}: {b}"
+        );
+        assert!(b["error"]["message"].as_str().unwrap_or_default().contains(field), "{b}");
+    }
+    let (_, unchanged) = app.get("/api/v1/sinks", &owner.token).await;
+    assert_eq!(
+        (unchanged["sinks"][0]["budget_per_hour"].clone(), unchanged["sinks"][0]["burst"].clone()),
+        (json!(30), json!(10))
+    );
+    let (s, b) =
+        app.call("PATCH", &path, Some(&owner.token), Some(&json!({"budget_per_hour": 7_200, "burst": 500}))).await;
+    assert_eq!(
+        (s, b["budget_per_hour"].clone(), b["burst"].clone()),
+        (StatusCode::OK, json!(7_200), json!(500)),
+        "{b}"
+    );
+}
+
+#[test]
+fn defaults_above_the_operators_bounds_refuse_to_start() {
+    let mut settings = switchboard::config::Settings::from_env().expect("settings");
+    settings.sink_burst = 200;
+    let refused = switchboard::service::sinks::SinkSettings::from_settings(&settings).map(|_| ()).unwrap_err();
+    assert!(refused.contains("SWITCHBOARD_SINK_BURST (200) exceeds SWITCHBOARD_SINK_BURST_MAX (100)"), "{refused}");
+    settings.sink_burst = 10;
+    settings.sink_budget_per_hour = 4_000;
+    assert!(switchboard::service::sinks::SinkSettings::from_settings(&settings).is_err());
+    settings.sink_budget_max_per_hour = 4_000;
+    assert!(switchboard::service::sinks::SinkSettings::from_settings(&settings).is_ok());
+}
