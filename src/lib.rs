@@ -13,6 +13,7 @@ pub mod cli;
 pub mod coherent_cache;
 pub mod config;
 pub mod db;
+pub mod digest;
 pub mod domain;
 pub mod error;
 pub mod http;
