@@ -32,6 +32,9 @@
 //! | `SWITCHBOARD_SINK_BURST` | `--sink-burst` | `10` | a new sink's burst |
 //! | `SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR` | `--sink-budget-max-per-hour` | `3600` | the most per hour any sink may set for itself (at most 3 600 000) |
 //! | `SWITCHBOARD_SINK_BURST_MAX` | `--sink-burst-max` | `100` | the largest burst any sink may set for itself (at most 100 000) |
+//! | `SWITCHBOARD_DOORBELL_ACK_SECONDS` | `--doorbell-ack-seconds` | `900` | a delivered `todo.ready` whose todo is not claimed within this is an unheard doorbell (60–21 600) |
+//! | `SWITCHBOARD_DIGEST_INTERVAL_MS` | `--digest-interval-ms` | `30000` | how often the digest scheduler looks for due send times |
+//! | `SWITCHBOARD_DIGEST_SECTION_TIMEOUT_MS` | `--digest-section-timeout-ms` | `5000` | each digest section's statement timeout; a slower section reads `unavailable` |
 //! | `SWITCHBOARD_BODY_READ_TIMEOUT_MS` | `--body-read-timeout-ms` | `10000` | longest a request body may take to arrive once its headers have (408 after) |
 
 use std::net::{IpAddr, SocketAddr};
@@ -147,6 +150,17 @@ pub struct Settings {
     /// The outbox's first retry wait in ms (doubling after each failed attempt).
     #[arg(long, env = "SWITCHBOARD_OUTBOX_RETRY_BASE_MS", global = true, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(10..=86_400_000))]
     pub outbox_retry_base_ms: u64,
+    /// A `todo.ready` doorbell whose todo is not claimed within this many seconds is
+    /// unheard (reported by the digest).
+    #[arg(long, env = "SWITCHBOARD_DOORBELL_ACK_SECONDS", global = true, default_value_t = 900, value_parser = clap::value_parser!(u32).range(60..=21_600))]
+    pub doorbell_ack_seconds: u32,
+    /// How often the digest scheduler looks for due send times, in ms.
+    #[arg(long, env = "SWITCHBOARD_DIGEST_INTERVAL_MS", global = true, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    pub digest_interval_ms: u64,
+    /// Each digest section's statement timeout, in ms (a section that takes longer is
+    /// shown as unavailable).
+    #[arg(long, env = "SWITCHBOARD_DIGEST_SECTION_TIMEOUT_MS", global = true, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub digest_section_timeout_ms: u64,
     /// Attempts per outbox row before it is recorded undeliverable.
     #[arg(long, env = "SWITCHBOARD_OUTBOX_MAX_ATTEMPTS", global = true, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub outbox_max_attempts: u32,
@@ -184,6 +198,9 @@ impl std::fmt::Debug for Settings {
             .field("sink_burst", &self.sink_burst)
             .field("sink_budget_max_per_hour", &self.sink_budget_max_per_hour)
             .field("sink_burst_max", &self.sink_burst_max)
+            .field("doorbell_ack_seconds", &self.doorbell_ack_seconds)
+            .field("digest_interval_ms", &self.digest_interval_ms)
+            .field("digest_section_timeout_ms", &self.digest_section_timeout_ms)
             .field("sink_max", &self.sink_max)
             .field("apprise_allowed_schemes", &self.apprise_allowed_schemes)
             .field("outbox_retry_base_ms", &self.outbox_retry_base_ms)

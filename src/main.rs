@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use switchboard::cli::database::Database;
-use switchboard::cli::{Cli, Command, Output, admin, print, print_error, serve};
+use switchboard::cli::{Cli, Command, Output, admin, digest, print, print_error, serve};
 use switchboard::store::Store;
 use switchboard::store::signals::Emitter;
 use switchboard::{db, telemetry};
@@ -52,6 +52,12 @@ fn main() -> ExitCode {
                 let pool = db::pool(&database.url, 2).map_err(unavailable)?;
                 let ctx = admin::Context::new(Store::new(pool, Emitter::none()), &settings);
                 admin::run(&ctx, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
+            }
+            Command::Digest(cmd) => {
+                db::run_migrations(&database.url).await.map_err(unavailable)?;
+                let pool = db::pool(&database.url, 2).map_err(unavailable)?;
+                let ctx = admin::Context::new(Store::new(pool, Emitter::none()), &settings);
+                digest::run(&ctx, &settings, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
             }
         }
     });

@@ -118,6 +118,7 @@ pub struct Application {
     auth_cache: AuthCache,
     _auth_listener: AuthListener,
     _outbox: OutboxRunner,
+    _digests: Addr<crate::actors::digests::DigestScheduler>,
 }
 
 /// The outbox worker on an arbiter of its own (its sends never share a thread with the
@@ -249,6 +250,17 @@ impl Application {
             });
             OutboxRunner { arbiter }
         };
+        let base_url_for_digests = base_url.clone();
+        let digests = {
+            let deps = crate::actors::digests::DigestDeps {
+                store: store.clone(),
+                vault: vault.clone(),
+                guard: guard.clone(),
+                settings: crate::cli::digest::digest_settings(settings, &base_url),
+                interval: Settings::interval(settings.digest_interval_ms),
+            };
+            crate::actors::digests::DigestScheduler::new(deps).start()
+        };
         let services = Services::new(Parts {
             store: store.clone(),
             auth_cache: auth_cache.clone(),
@@ -261,6 +273,7 @@ impl Application {
             guard,
             hook_cache,
             sinks,
+            digests: crate::cli::digest::digest_settings(settings, &base_url_for_digests),
         });
         let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
         let watched = metrics.clone();
@@ -299,6 +312,7 @@ impl Application {
             auth_cache,
             _auth_listener: auth_listener,
             _outbox: outbox,
+            _digests: digests,
         })
     }
 

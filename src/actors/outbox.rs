@@ -311,6 +311,12 @@ async fn render(deps: &OutboxDeps, row: &OutboxRow) -> Result<Option<Message>> {
             let Some(facts) = deps.store.quarantine_facts(todo, row.include_excerpt).await? else { return Ok(None) };
             content::quarantined(&facts, &deps.base_url)
         }
+        // A digest's message is rendered when its send time is decided (the sections
+        // are measured then, not when the sink is dialled) and carried in the row.
+        (SinkEvent::Digest, _, _) => match serde_json::from_value::<Message>(row.facts["message"].clone()) {
+            Ok(message) => message,
+            Err(_) => return Ok(None),
+        },
         _ => return Ok(None),
     };
     let more = u32::try_from(row.count.saturating_sub(1)).unwrap_or(0);

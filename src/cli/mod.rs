@@ -1,8 +1,9 @@
-//! The command line: `serve`, `migrate` and `admin …`. Every command accepts `--json`
+//! The command line: `serve`, `migrate`, `admin …` and `digest preview`. Every command accepts `--json`
 //! and then prints exactly one JSON object on stdout (logs go to stderr).
 
 pub mod admin;
 pub mod database;
+pub mod digest;
 pub mod serve;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,9 @@ pub enum Command {
     /// Bootstrap tenancy: humans, teams, endpoints.
     #[command(subcommand)]
     Admin(admin::AdminCommand),
+    /// Queue digests: preview one.
+    #[command(subcommand)]
+    Digest(digest::DigestCommand),
 }
 
 /// A command's outcome: what to print on success.

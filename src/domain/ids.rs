@@ -147,6 +147,14 @@ typed_id!(
     /// A notification sink: where an owner's notifications are posted (Gotify, Apprise).
     SinkId, "sk", "sink"
 );
+typed_id!(
+    /// A scheduled queue digest.
+    DigestId, "dg", "digest"
+);
+typed_id!(
+    /// One send time of a digest: what was sent or skipped, and why.
+    DigestRunId, "dr", "digest run"
+);
 
 #[cfg(test)]
 mod tests {

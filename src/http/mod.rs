@@ -32,7 +32,7 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{hooks as ah, presence, todos as at};
-    use operator::{connections, dead_letters, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks};
+    use operator::{connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks};
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
         Entry::new(M::GET, "/readyz", Action::Health, health::readyz),
@@ -90,6 +90,12 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::GET, "/api/v1/sinks/{id}/deliveries", Action::ListSinkDeliveries, sinks::deliveries),
         Entry::new(M::PUT, "/api/v1/sinks/{id}/subscriptions", Action::SetSubscriptions, sinks::put_subscriptions),
         Entry::new(M::GET, "/api/v1/sinks/{id}/subscriptions", Action::ShowSubscriptions, sinks::get_subscriptions),
+        Entry::new(M::POST, "/api/v1/digests", Action::CreateDigest, digests::create),
+        Entry::new(M::GET, "/api/v1/digests", Action::ListDigests, digests::list),
+        Entry::new(M::GET, "/api/v1/digests/{id}", Action::ShowDigest, digests::get),
+        Entry::new(M::PUT, "/api/v1/digests/{id}", Action::UpdateDigest, digests::replace),
+        Entry::new(M::DELETE, "/api/v1/digests/{id}", Action::DeleteDigest, digests::delete),
+        Entry::new(M::POST, "/api/v1/digests/{id}/preview", Action::PreviewDigest, digests::preview),
     ]
 }
 

@@ -56,6 +56,8 @@ impl Modify for BearerSchemes {
         operator::sinks::create, operator::sinks::list, operator::sinks::update, operator::sinks::delete,
         operator::sinks::test, operator::sinks::deliveries,
         operator::sinks::put_subscriptions, operator::sinks::get_subscriptions,
+        operator::digests::create, operator::digests::list, operator::digests::get, operator::digests::replace,
+        operator::digests::delete, operator::digests::preview,
     ),
     modifiers(&BearerSchemes, &OptionalBodies, &SharedErrors, &IdLinks)
 )]

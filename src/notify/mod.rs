@@ -21,6 +21,7 @@
 //!   shapes, answer classes and retries, the Apprise scheme policy, budgets and dedup keys.
 
 pub mod body;
+pub mod cairn;
 pub mod health;
 pub mod neutralise;
 pub mod retry;

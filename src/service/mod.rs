@@ -24,7 +24,9 @@
 
 pub mod agent;
 pub mod auth;
+pub mod cairn_publish;
 pub mod connections;
+pub mod digests;
 pub mod endpoints;
 pub mod health;
 pub mod hooks;
@@ -66,6 +68,7 @@ pub struct Services {
     guard: Guard,
     hook_cache: HookCache,
     sinks: sinks::SinkSettings,
+    digests: crate::digest::compose::DigestSettings,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -92,6 +95,8 @@ pub struct Parts {
     pub hook_cache: HookCache,
     /// Sink budgets, the per-owner cap and the Apprise scheme allowlist.
     pub sinks: sinks::SinkSettings,
+    /// Digest links, the doorbell window and section timeouts.
+    pub digests: crate::digest::compose::DigestSettings,
 }
 
 impl Services {
@@ -109,6 +114,7 @@ impl Services {
             guard,
             hook_cache,
             sinks,
+            digests,
         } = parts;
         Services {
             store,
@@ -122,6 +128,7 @@ impl Services {
             guard,
             hook_cache,
             sinks,
+            digests,
         }
     }
 

@@ -106,6 +106,18 @@ pub enum Action {
     ShowSubscriptions,
     /// See a sink's delivery log.
     ListSinkDeliveries,
+    /// Schedule a queue digest.
+    CreateDigest,
+    /// List digests.
+    ListDigests,
+    /// See one digest with its recent send times.
+    ShowDigest,
+    /// Change a digest.
+    UpdateDigest,
+    /// Delete a digest.
+    DeleteDigest,
+    /// Measure and write a digest now, sending nothing.
+    PreviewDigest,
     /// List deliveries held in quarantine.
     ListHeld,
     /// See one held delivery with its payload.
@@ -174,11 +186,11 @@ impl Action {
     pub fn rule(self) -> Rule {
         use Action::*;
         match self {
-            ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks => {
-                Rule::Human
-            }
+            ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks
+            | ListDigests => Rule::Human,
             ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions
-            | ListSinkDeliveries => Rule::Member,
+            | ListSinkDeliveries | ShowDigest | PreviewDigest => Rule::Member,
+            CreateDigest | UpdateDigest | DeleteDigest => Rule::Admin,
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
             | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
             | RotateConnection | DeleteConnection | CreateSink | UpdateSink | DeleteSink | TestSink
@@ -226,6 +238,10 @@ impl Action {
             ListSinks => "list sinks",
             ShowSubscriptions => "see this sink's subscriptions",
             ListSinkDeliveries => "see this sink's deliveries",
+            CreateDigest | UpdateDigest | DeleteDigest => "manage the team's digests",
+            ListDigests => "list digests",
+            ShowDigest => "see this digest",
+            PreviewDigest => "preview this digest",
             ListHeld => "list held deliveries",
             ShowHeld => "see this held delivery",
             ReleaseHeld | DiscardHeld => "release or discard the team's held deliveries",

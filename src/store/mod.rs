@@ -41,6 +41,8 @@ pub mod board;
 pub mod board_sessions;
 pub mod dead_letters;
 pub mod deliveries;
+pub mod digests;
+pub mod doorbells;
 pub mod endpoints;
 pub mod fanout;
 pub mod held_work;

@@ -22,6 +22,7 @@ mod client_gone;
 mod db_restart;
 mod dead_letters;
 mod deliveries;
+mod digests;
 mod hooks;
 mod intake;
 mod lifecycle;

@@ -233,6 +233,7 @@ enum Listed {
     DeadLetter,
     Connection,
     Sink,
+    Digest,
 }
 
 /// What a request acts on: where its path's `{…}` segment, its body's values and its
@@ -282,6 +283,11 @@ enum On {
     TeamSink,
     /// A sink of the team's, made for this request alone.
     FreshTeamSink,
+    /// The team's digest (its body may name the team's sink as `{sink}`).
+    TeamDigest,
+    /// A digest of the team's, made for this request alone (the one made for the
+    /// previous request is deleted first: a scope holds at most 5).
+    FreshTeamDigest,
     /// A listing, which must name the team's resource to the team's humans only.
     Listing(Listed),
     /// A search for dead letters matched by a fresh one of the team's and one of the
@@ -314,6 +320,8 @@ impl On {
                 | FreshTeamConnection
                 | TeamSink
                 | FreshTeamSink
+                | TeamDigest
+                | FreshTeamDigest
         )
     }
 }
@@ -455,6 +463,25 @@ fn api_cases() -> Vec<Case> {
         ),
         case("GET", "/api/v1/sinks/{id}/subscriptions", TeamSink, Empty, &[200]),
         case("GET", "/api/v1/sinks/{id}/deliveries", TeamSink, Empty, &[200]),
+        // Digests: the team's.
+        case(
+            "POST",
+            "/api/v1/digests",
+            TeamOwner,
+            Json(r#"{"name": "{slug}", "schedule": "Mon 09:00", "sink_ids": ["{sink}"], "owner": "team:crew"}"#),
+            &[201],
+        ),
+        case("GET", "/api/v1/digests", Listing(Listed::Digest), Empty, &[200]),
+        case("GET", "/api/v1/digests/{id}", TeamDigest, Empty, &[200]),
+        case(
+            "PUT",
+            "/api/v1/digests/{id}",
+            TeamDigest,
+            Json(r#"{"name": "the team's digest", "schedule": "TZ=Europe/Berlin Tue 10:00", "sink_ids": ["{sink}"]}"#),
+            &[200],
+        ),
+        case("DELETE", "/api/v1/digests/{id}", FreshTeamDigest, Empty, &[204]),
+        case("POST", "/api/v1/digests/{id}/preview", TeamDigest, Empty, &[200]),
     ]
 }
 
@@ -573,6 +600,9 @@ struct World {
     /// The team's gotify connection and the sink that posts with it.
     connection: String,
     sink: String,
+    /// The team's digest, and the last fresh one made (deleted before the next).
+    digest: String,
+    fresh_digest: std::cell::RefCell<Option<String>>,
     /// Where the team's sinks post.
     receiver: Receiver,
     seq: Cell<u32>,
@@ -641,6 +671,8 @@ impl World {
             held: TodoId::new(),
             connection: String::new(),
             sink: String::new(),
+            digest: String::new(),
+            fresh_digest: std::cell::RefCell::new(None),
             receiver: Receiver::scripted(vec![], Reply::Status(200)).await,
             seq: Cell::new(0),
         };
@@ -656,7 +688,15 @@ impl World {
         w.held = w.held().await;
         w.connection = w.connection().await;
         w.sink = w.sink().await;
+        w.digest = w.digest("the team's digest").await;
         w
+    }
+
+    /// A digest of the team's, sent to the team's sink.
+    async fn digest(&self, name: &str) -> String {
+        let body = json!({"name": name, "schedule": "Mon 09:00", "sink_ids": [self.sink], "owner": "team:crew"});
+        let created = self.admin_call("POST", "/api/v1/digests", body).await;
+        created["id"].as_str().unwrap().to_owned()
     }
 
     /// A gotify connection of the team's.
@@ -792,7 +832,25 @@ impl World {
                 made.probe = Some(Probe::Names(hook));
             }
             On::TeamOwner => {
-                made.vars = vec![("slug", format!("vended-{}", self.next())), ("connection", self.connection.clone())];
+                made.vars = vec![
+                    ("slug", format!("vended-{}", self.next())),
+                    ("connection", self.connection.clone()),
+                    ("sink", self.sink.clone()),
+                ];
+            }
+            On::TeamDigest => {
+                id(&mut made, self.digest.clone());
+                made.vars = vec![("sink", self.sink.clone())];
+            }
+            On::FreshTeamDigest => {
+                let last = self.fresh_digest.borrow_mut().take();
+                if let Some(last) = last {
+                    let path = format!("/api/v1/digests/{last}");
+                    self.app.call("DELETE", &path, Some(&self.admin.owner.token), None).await;
+                }
+                let digest = self.digest(&format!("fresh-{}", self.next())).await;
+                *self.fresh_digest.borrow_mut() = Some(digest.clone());
+                id(&mut made, digest);
             }
             On::FreshTeamConnection => {
                 let connection = self.connection().await;
@@ -840,6 +898,7 @@ impl World {
                     Listed::Held => self.held.to_string(),
                     Listed::Connection => self.connection.clone(),
                     Listed::Sink => self.sink.clone(),
+                    Listed::Digest => self.digest.clone(),
                     Listed::DeadLetter => {
                         // Searched for by id, named by title: the search itself is
                         // shown back to whoever runs it.

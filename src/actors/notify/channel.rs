@@ -35,6 +35,8 @@ pub struct HookChannel {
 pub struct Notification {
     /// `todo.ready` or `todo.dead_lettered`.
     pub kind: NotifyType,
+    /// The todo it is about (a delivered `todo.ready` is recorded as its doorbell ring).
+    pub todo: crate::domain::ids::TodoId,
     /// The todo's queue (each attempt re-checks the hook's filter against it).
     pub queue: String,
     /// The signed body (at most 4 KiB).

@@ -93,7 +93,7 @@ impl Dispatcher {
             }
         };
         let in_flight = self.channel.metrics.notification_in_flight();
-        let notification = Notification { kind, queue: todo.queue.clone(), body: encoded, in_flight };
+        let notification = Notification { kind, todo: todo.id, queue: todo.queue.clone(), body: encoded, in_flight };
         match cached {
             Some(c) => self.hand_over(endpoint, &c.hooks, c.current, notification),
             None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),

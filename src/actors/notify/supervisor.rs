@@ -30,6 +30,12 @@ pub const MAX_DELIVERIES_IN_FLIGHT: usize = 32;
 /// every rate bucket it forgets has refilled and stopping changes no decision.
 pub const SUPERVISOR_IDLE_STOP: Duration = Duration::from_secs(120);
 
+/// How often delivered doorbells are written down (one statement for all of them).
+pub const RING_FLUSH: Duration = Duration::from_secs(1);
+
+/// Doorbells buffered at most before a write is forced.
+const RING_BUFFER: usize = 512;
+
 /// One notification for one hook.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
@@ -56,6 +62,11 @@ pub struct HookSupervisor {
     in_flight: usize,
     /// When the last delivery was admitted or finished.
     last_active: Instant,
+    /// Delivered `todo.ready` doorbells not written down yet (todo, queue): written in
+    /// one statement a second, so a busy channel pays one insert per batch, not per
+    /// delivery. A crash loses at most a second of rings (a digest then under-counts
+    /// unheard doorbells; the todos themselves are untouched).
+    rung: Vec<(crate::domain::ids::TodoId, String)>,
     /// Built on start: the client is bound to this actor's thread.
     client: Option<awc::Client>,
 }
@@ -70,6 +81,7 @@ impl HookSupervisor {
             written: HashMap::new(),
             in_flight: 0,
             last_active: Instant::now(),
+            rung: Vec::new(),
             client: None,
         }
     }
@@ -88,10 +100,11 @@ impl Actor for HookSupervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.client = Some(self.channel.guard.client());
         ctx.run_interval(SUPERVISOR_IDLE_STOP / 4, |act, ctx| {
-            if act.in_flight == 0 && act.last_active.elapsed() >= SUPERVISOR_IDLE_STOP {
+            if act.in_flight == 0 && act.rung.is_empty() && act.last_active.elapsed() >= SUPERVISOR_IDLE_STOP {
                 ctx.stop();
             }
         });
+        ctx.run_interval(RING_FLUSH, |act, ctx| act.flush_rings(ctx));
     }
 }
 
@@ -103,9 +116,13 @@ impl HookSupervisor {
             return;
         };
         let (kind, hook) = (n.kind, target.hook_id);
+        let rang = (kind == NotifyType::Ready).then(|| (n.todo, n.queue.clone()));
         let job = deliver(self.channel.clone(), client, target, current, n);
         ctx.spawn(job.into_actor(self).map(move |report, act, ctx| {
             act.finish(kind, report.outcome);
+            if let (Some(ring), NotificationOutcome::Delivered) = (rang, report.outcome) {
+                act.ring(ring, ctx);
+            }
             let Some(health) = report.health else { return };
             let last = act.written.get(&hook).map(|(at, h)| (h, at.elapsed()));
             if needs_write(last, &health) {
@@ -114,6 +131,34 @@ impl HookSupervisor {
                 ctx.spawn(record(act.channel.clone(), hook, health).into_actor(act));
             }
         }));
+    }
+
+    /// Notes a delivered doorbell (once per todo while buffered; the table keeps the
+    /// first ring of a todo).
+    fn ring(&mut self, ring: (crate::domain::ids::TodoId, String), ctx: &mut Context<Self>) {
+        if !self.rung.iter().any(|(t, _)| *t == ring.0) {
+            self.rung.push(ring);
+        }
+        if self.rung.len() >= RING_BUFFER {
+            self.flush_rings(ctx);
+        }
+    }
+
+    /// Writes the buffered doorbells in one statement.
+    fn flush_rings(&mut self, ctx: &mut Context<Self>) {
+        if self.rung.is_empty() {
+            return;
+        }
+        let rings = std::mem::take(&mut self.rung);
+        let (store, endpoint) = (self.channel.store.clone(), self.endpoint);
+        ctx.spawn(
+            async move {
+                if let Err(e) = store.record_doorbells(endpoint, &rings).await {
+                    tracing::warn!(endpoint = %endpoint, error = %e, "doorbell rings not recorded");
+                }
+            }
+            .into_actor(self),
+        );
     }
 
     /// Frees a delivery's slot and counts how it ended.

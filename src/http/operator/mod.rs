@@ -2,6 +2,7 @@
 
 pub mod connections;
 pub mod dead_letters;
+pub mod digests;
 pub mod endpoints;
 pub mod hooks;
 pub mod quarantine;

@@ -45,9 +45,9 @@ pub struct CreateSinkBody {
 pub struct UpdateSinkBody {
     /// Switch notifications on or off.
     pub enabled: Option<bool>,
-    /// Messages per hour, 1–3 600.
+    /// Messages per hour, 1 to the operator's bound (`SWITCHBOARD_SINK_BUDGET_MAX_PER_HOUR`, default 3 600).
     pub budget_per_hour: Option<i32>,
-    /// Messages at once before the budget holds the rest, 1–100.
+    /// Messages at once before the budget holds the rest, 1 to the operator's bound (`SWITCHBOARD_SINK_BURST_MAX`, default 100).
     pub burst: Option<i32>,
 }
 

@@ -25,6 +25,8 @@ pub enum Reply {
     Hang,
     /// This status, once the test calls [`Receiver::open`] (at once after that).
     HeldThen(u16),
+    /// This status with this JSON body.
+    Json(u16, String),
 }
 
 /// One request as it arrived.
@@ -148,6 +150,9 @@ impl Receiver {
                         Reply::Status(code) => {
                             HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap()).finish()
                         }
+                        Reply::Json(code, body) => HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap())
+                            .content_type("application/json")
+                            .body(body),
                         Reply::RedirectTo(to) => HttpResponse::Found().insert_header(("location", to)).finish(),
                         Reply::Hang => {
                             actix_rt::time::sleep(Duration::from_secs(3600)).await;

@@ -17,17 +17,25 @@ const ROTATED_TOKEN: &str = "GoTiFy-SeCrEt-TOKEN-0002";
 const PAYLOAD_MARK: &str = "PAYLOAD-SHOULD-NEVER-BE-LOGGED";
 
 /// `switchboard serve` on `db`, everything it prints collected.
-pub(super) struct Served {
+pub(crate) struct Served {
     child: Child,
     output: Arc<Mutex<String>>,
-    pub(super) base: String,
+    pub(crate) base: String,
 }
 
 impl Served {
-    pub(super) fn start(db: &TestDb) -> Served {
+    pub(crate) fn start(db: &TestDb) -> Served {
+        Self::start_with(db, &[])
+    }
+
+    /// Like [`Served::start`], with `extra` settings in its environment.
+    pub(crate) fn start_with(db: &TestDb, extra: &[(&str, &str)]) -> Served {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchboard"));
         for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SWITCHBOARD_")) {
             cmd.env_remove(k);
+        }
+        for (k, v) in extra {
+            cmd.env(k, v);
         }
         let mut child = cmd
             .env("SWITCHBOARD_DATABASE_URL", &db.url)
@@ -66,7 +74,7 @@ impl Served {
         Served { child, output, base }
     }
 
-    pub(super) async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
         let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
         let mut resp = client
             .request(method.parse().unwrap(), format!("{}{path}", self.base))
@@ -79,7 +87,7 @@ impl Served {
     }
 
     /// Kills the process outright (SIGKILL: no shutdown of any kind) and waits for it.
-    pub(super) fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();

@@ -4,7 +4,7 @@
 mod config;
 mod crash;
 mod instances;
-mod logs;
+pub(crate) mod logs;
 mod outbox;
 mod test_send;
 

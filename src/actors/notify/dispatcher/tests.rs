@@ -65,7 +65,13 @@ async fn notifications_handed_over_before_the_supervisor_runs_queue_no_more_than
     // supervisor gets no turn in between, so its mailbox holds what it holds.
     for _ in 0..2 {
         let in_flight = metrics.notification_in_flight();
-        let n = Notification { kind: NotifyType::Ready, queue: "builds".into(), body: Bytes::new(), in_flight };
+        let n = Notification {
+            kind: NotifyType::Ready,
+            todo: crate::domain::ids::TodoId::new(),
+            queue: "builds".into(),
+            body: Bytes::new(),
+            in_flight,
+        };
         dispatcher.hand_over(endpoint, &hooks, true, n);
     }
     assert_eq!(

@@ -1,0 +1,124 @@
+//! One scheduler tick: finish stuck Cairn publications, then decide each due send time
+//! (send it, skip it as quiet, or record it skipped for being an hour late; see
+//! `digest::firing`), committing the decision, the record and the sinks' outbox rows
+//! in one transaction. A Cairn digest is published after that commit and its sinks
+//! are told once Cairn has answered.
+
+use chrono::{DateTime, Utc};
+
+use super::DigestDeps;
+use crate::digest::compose::{compose, message};
+use crate::digest::firing::plan;
+use crate::digest::render;
+use crate::digest::schedule::Schedule;
+use crate::error::Result;
+use crate::service::cairn_publish::publish;
+use crate::store::digests::{DigestRow, Evaluated, Publication, RunOutcome, SendTime};
+
+/// Digests one tick decides at most (the next tick takes the rest).
+const DUE_PER_TICK: i64 = 50;
+
+/// Stuck publications one tick takes over at most.
+const STUCK_PER_TICK: i64 = 10;
+
+/// Runs one tick at `now`; answers how many send times this instance decided.
+pub async fn run(deps: &DigestDeps, client: &awc::Client, now: DateTime<Utc>) -> Result<usize> {
+    for p in deps.store.claim_stuck_publications(STUCK_PER_TICK).await? {
+        finish_publication(deps, client, p).await?;
+    }
+    let mut decided = 0;
+    for d in deps.store.due_digests(DUE_PER_TICK).await? {
+        match decide(deps, client, &d, now).await {
+            Ok(true) => decided += 1,
+            Ok(false) => {}
+            Err(e) => tracing::warn!(digest = %d.id, error = %e, "digest send time not decided; next tick"),
+        }
+    }
+    Ok(decided)
+}
+
+/// Decides `d`'s due send time; false when another instance decided it first.
+async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: DateTime<Utc>) -> Result<bool> {
+    let schedule = match Schedule::parse(&d.schedule) {
+        Ok(s) => s,
+        Err(e) => {
+            // Stored schedules were parsed on save; one this release cannot read (a zone
+            // the embedded database dropped) waits a day rather than spinning.
+            tracing::warn!(digest = %d.id, error = %e, "stored digest schedule does not parse; retrying in a day");
+            let send = SendTime {
+                digest: d.id,
+                due: d.next_send_at,
+                next: now + chrono::Duration::days(1),
+                skipped_late: Vec::new(),
+                evaluated: None,
+            };
+            return Ok(deps.store.commit_digest_send(send).await.map(|_| true)?);
+        }
+    };
+    let p = plan(d.next_send_at, &schedule.between(d.next_send_at, now), now);
+    let evaluated = match p.evaluate {
+        None => None,
+        Some(at) => {
+            let c = compose(&deps.store, d, &deps.settings, at).await?;
+            let outcome = if c.quiet && d.skip_when_quiet {
+                RunOutcome::SkippedQuiet
+            } else if d.cairn_connection_id.is_some() {
+                RunOutcome::Publishing
+            } else {
+                RunOutcome::Sent
+            };
+            let message = (outcome == RunOutcome::Sent).then(|| message(&c.title, c.body.clone(), &deps.settings.base_url));
+            let unavailable = i32::try_from(c.report.unavailable().len()).unwrap_or(i32::MAX);
+            Some(Evaluated { send_at: at, outcome, quiet: c.quiet, unavailable, title: c.title, body: c.body, message })
+        }
+    };
+    let publishing = evaluated.as_ref().filter(|e| e.outcome == RunOutcome::Publishing).cloned();
+    let send = SendTime { digest: d.id, due: d.next_send_at, next: schedule.next_after(now), skipped_late: p.skipped_late, evaluated };
+    let committed = deps.store.commit_digest_send(send).await?;
+    let Some(run) = committed else { return Ok(false) };
+    if let Some(ev) = publishing {
+        let p = Publication {
+            run,
+            digest: d.id,
+            scope: d.scope_id,
+            connection: d.cairn_connection_id,
+            ttl_seconds: d.cairn_ttl_seconds,
+            title: ev.title,
+            body: ev.body,
+            send_at: ev.send_at,
+        };
+        finish_publication(deps, client, p).await?;
+    }
+    Ok(true)
+}
+
+/// Publishes a run's digest to Cairn and tells the sinks: a short message linking the
+/// artifact, or the full text with the failure noted (and recorded).
+async fn finish_publication(deps: &DigestDeps, client: &awc::Client, p: Publication) -> Result<()> {
+    let outcome = match p.connection {
+        None => Err("the cairn connection was deleted".to_owned()),
+        Some(id) => {
+            let conn = deps.store.connection_in(&[p.scope], id).await;
+            let token = deps.store.connection_secret(&deps.vault, p.scope, id).await;
+            match (conn, token) {
+                (Ok(c), Ok(token)) => match c.base_url {
+                    Some(base) => publish(client, &base, &token, &p.title, &p.body, p.ttl_seconds).await,
+                    None => Err("the cairn connection has no base url".to_owned()),
+                },
+                (Err(e), _) | (_, Err(e)) => Err(format!("the cairn connection could not be read ({})", e.code())),
+            }
+        }
+    };
+    let base = &deps.settings.base_url;
+    match outcome {
+        Ok(artifact) => {
+            let m = message(&p.title, render::short(&artifact.url), base);
+            deps.store.finish_publication(p.run, Some(&artifact.url), None, &m).await
+        }
+        Err(why) => {
+            tracing::warn!(digest = %p.digest, reason = %why, "digest not published to cairn; sinks get the full text");
+            let m = message(&p.title, render::after_failed_publication(&p.body, &why), base);
+            deps.store.finish_publication(p.run, None, Some(&why), &m).await
+        }
+    }
+}

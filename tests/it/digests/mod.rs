@@ -1,0 +1,113 @@
+//! Queue digests from the outside: schedules refused or kept, the preview, each send
+//! time decided once (sent, skipped as quiet, skipped for being late), sections that
+//! could not be measured shown as unavailable (never 0), Cairn publication, and two
+//! server processes sending one digest per send time.
+
+mod api;
+mod cairn;
+mod instances;
+mod sending;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use switchboard::config::{CidrList, SecretKey, Settings};
+use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
+
+use crate::harness::{Owner, TestApp};
+use crate::notify::receiver::Receiver;
+
+/// The vault key the digest tests run with.
+const KEY: SecretKey = SecretKey([9; 32]);
+
+/// Fast ticks, loopback sinks.
+fn fast(s: &mut Settings) {
+    s.secret_encryption_key = Some(KEY);
+    s.push_allow_http = true;
+    s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
+    s.outbox_poll_ms = 50;
+    s.digest_interval_ms = 50;
+}
+
+async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    TestApp::spawn_with(|s| {
+        fast(s);
+        adjust(s);
+    })
+    .await
+}
+
+/// Another server on `app`'s database (fast settings, then `adjust`), running until
+/// its handle is stopped or the test ends: a restart after `app.stop()`.
+pub struct Another {
+    /// Its base URL.
+    pub base: String,
+    _handle: actix_web::dev::ServerHandle,
+}
+
+async fn another_server(app: &TestApp, adjust: impl FnOnce(&mut Settings)) -> Another {
+    let mut settings = crate::harness::test_settings(&app.db);
+    fast(&mut settings);
+    adjust(&mut settings);
+    let signals = crate::harness::Signals::start();
+    let server = switchboard::startup::Application::build_with_lookup(
+        &settings,
+        &app.db.url,
+        signals.emitter(),
+        switchboard::outbound::SystemLookup,
+    )
+    .await
+    .expect("another server");
+    let base = format!("http://127.0.0.1:{}", server.port());
+    let handle = server.handle();
+    actix_rt::spawn(server.run_until_stopped());
+    Another { base, _handle: handle }
+}
+
+/// A Gotify sink of `o` posting to `rx`; its id.
+async fn sink_to(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
+    let (s, c) = app.post("/api/v1/connections", &o.token, json!({"name": "phone", "kind": "gotify", "secret": "app-token"})).await;
+    assert_eq!(s, 201, "{c}");
+    let body = json!({"name": "pager", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
+    let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
+    assert_eq!(s, 201, "{sink}");
+    sink["id"].as_str().unwrap().to_owned()
+}
+
+/// Schedules a digest for `o`, asserting it was created; answers it.
+async fn digest(app: &TestApp, o: &Owner, body: Value) -> Value {
+    let (s, d) = app.post("/api/v1/digests", &o.token, body).await;
+    assert_eq!(s, 201, "{d}");
+    d
+}
+
+/// Makes `digest`'s next send time come now (what the clock would do by itself).
+async fn make_due(app: &TestApp, digest: &str, ago: &str) {
+    let id = digest.strip_prefix("dg_").unwrap();
+    app.db.exec(&format!("UPDATE digests SET next_send_at = now() - interval '{ago}' WHERE id = '{id}'")).await;
+}
+
+/// Waits until `digest` has `n` runs with `outcome`.
+async fn wait_runs(app: &TestApp, digest: &str, outcome: &str, n: i64) {
+    let id = digest.strip_prefix("dg_").unwrap();
+    let sql = format!("SELECT count(*) FROM digest_runs WHERE digest_id = '{id}' AND outcome = '{outcome}'");
+    let started = Instant::now();
+    loop {
+        let got = app.db.count(&sql).await;
+        if got == n {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{digest}: {got} {outcome} runs, waited for {n}");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Dead-letters a fresh todo titled `title` on `slug`, a new endpoint of `o`.
+async fn dead_letter(app: &TestApp, o: &Owner, slug: &str, title: &str) -> String {
+    let ep = app.agent(o.scope, slug).await;
+    let new = NewTodo { max_attempts: Some(1), ..NewTodo::new(ep.id, "builds", title) };
+    let id = app.store.create_todo(new).await.unwrap().todo.id;
+    app.store.claim(ep.id, id, ClaimRequest::default()).await.unwrap();
+    app.store.fail(ep.id, id, Finish::default()).await.unwrap();
+    id.to_string()
+}
