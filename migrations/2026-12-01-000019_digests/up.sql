@@ -69,3 +69,5 @@ CREATE TABLE doorbell_rings (
     rung_at     timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX doorbell_rings_endpoint_idx ON doorbell_rings (endpoint_id, rung_at);
+-- Retention deletes old rings oldest first.
+CREATE INDEX doorbell_rings_rung_idx ON doorbell_rings (rung_at);

@@ -20,7 +20,8 @@ pub struct Plan {
 /// The plan for `due` (the stored send time, at or before `now`) and `later`: the send
 /// times after it up to `now`, in order (the schedule's `between(due, now)`).
 pub fn plan(due: DateTime<Utc>, later: &[DateTime<Utc>], now: DateTime<Utc>) -> Plan {
-    let mut times: Vec<DateTime<Utc>> = std::iter::once(due).chain(later.iter().copied()).filter(|t| *t <= now).collect();
+    let mut times: Vec<DateTime<Utc>> =
+        std::iter::once(due).chain(later.iter().copied()).filter(|t| *t <= now).collect();
     times.dedup();
     let evaluate = times.last().copied().filter(|t| now - *t < LATE_LIMIT);
     let skipped_late = times.into_iter().filter(|t| Some(*t) != evaluate).collect();

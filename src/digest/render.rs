@@ -114,11 +114,11 @@ fn queue_lines(report: &Report, h: &Heading<'_>, out: &mut String) {
     if let Measured::Ok(v) = &report.pending {
         for p in v {
             let old = if p.oldest_pending_seconds > h.age_threshold_seconds { " ⚠" } else { "" };
-            lines
-                .entry(p.key.clone())
-                .or_default()
-                .parts
-                .push(format!("{} pending (oldest {}{old})", p.pending, age(p.oldest_pending_seconds)));
+            lines.entry(p.key.clone()).or_default().parts.push(format!(
+                "{} pending (oldest {}{old})",
+                p.pending,
+                age(p.oldest_pending_seconds)
+            ));
         }
     }
     if let Measured::Ok(v) = &report.claimed {
@@ -135,7 +135,12 @@ fn queue_lines(report: &Report, h: &Heading<'_>, out: &mut String) {
             let l = lines.entry(d.key.clone()).or_default();
             l.parts.push(format!("{} dead letter{}", d.dead_letters, if d.dead_letters == 1 { "" } else { "s" }));
             for t in &d.first {
-                l.dead.push(format!("  - Todo title (sender-written): \"{}\" {}/todos/{}", clip(&t.title, TITLE_CHARS), h.base_url, t.id));
+                l.dead.push(format!(
+                    "  - Todo title (sender-written): \"{}\" {}/todos/{}",
+                    clip(&t.title, TITLE_CHARS),
+                    h.base_url,
+                    t.id
+                ));
             }
         }
     }

@@ -199,10 +199,9 @@ impl Report {
     /// counted here (see [`Report::is_quiet`]).
     pub fn trouble(&self, age_threshold_seconds: i64) -> i64 {
         let sum = |m: Option<i64>| m.unwrap_or(0);
-        let old = sum(self
-            .pending
-            .ok()
-            .map(|v| v.iter().filter(|p| p.pending > 0 && p.oldest_pending_seconds > age_threshold_seconds).count() as i64));
+        let old = sum(self.pending.ok().map(|v| {
+            v.iter().filter(|p| p.pending > 0 && p.oldest_pending_seconds > age_threshold_seconds).count() as i64
+        }));
         old + sum(self.claimed.ok().map(|v| v.iter().map(|c| c.stalled).sum()))
             + sum(self.dead.ok().map(|v| v.iter().map(|d| d.dead_letters).sum()))
             + sum(self.quarantined.ok().map(|v| v.iter().map(|q| q.quarantined).sum()))

@@ -32,7 +32,9 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{hooks as ah, presence, todos as at};
-    use operator::{connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks};
+    use operator::{
+        connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
+    };
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
         Entry::new(M::GET, "/readyz", Action::Health, health::readyz),

@@ -26,7 +26,8 @@ pub async fn publish(
     match builder.send_body(req.body).await {
         Ok(mut response) => {
             let status = response.status().as_u16();
-            let body = match actix_rt::time::timeout(ATTEMPT_TIMEOUT, response.body().limit(RESPONSE_READ_LIMIT)).await {
+            let body = match actix_rt::time::timeout(ATTEMPT_TIMEOUT, response.body().limit(RESPONSE_READ_LIMIT)).await
+            {
                 Ok(Ok(b)) => b,
                 _ => Default::default(),
             };

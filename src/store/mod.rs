@@ -30,6 +30,14 @@
 //! never a todo, endpoint or attempt, so a trigger waiting on an outbox row never waits
 //! on a transaction that waits on it.
 //!
+//! **Digests** live apart too: creating one locks its owner scope row (counting the cap
+//! of 5); a scheduler's commit of a send time locks the **digest row** (the conditional
+//! `UPDATE … WHERE next_send_at = <due>` that makes it the one instance deciding that
+//! time), then inserts its run and its outbox rows (`ON CONFLICT … DO NOTHING`), reading
+//! sinks without locking them. A Cairn publication's finish locks the **run row**, then
+//! inserts outbox rows. None of them takes an endpoint, todo or attempt lock. Doorbell
+//! rings are inserted alone (`ON CONFLICT DO NOTHING`), outside any other transaction.
+//!
 //! Foreign keys from todos and attempts to the endpoint (`endpoint_id`, `claimed_by`,
 //! `claimer_endpoint_id`) make PostgreSQL take `FOR KEY SHARE` on the endpoint row
 //! *after* the todo row is locked, which is against the order above. That is safe only

@@ -65,6 +65,15 @@ const SCOPES_WITH_OLD_EVENTS_SQL: &str = "SELECT s.id FROM owner_scopes s WHERE 
        SELECT 1 FROM events e WHERE e.scope_id = s.id AND e.received_at < now() - make_interval(secs => $1)) \
      ORDER BY s.id";
 
+/// Doorbell rings older than the age (the digest reads only recent ones).
+const PRUNE_RINGS_SQL: &str = "DELETE FROM doorbell_rings WHERE todo_id IN (SELECT todo_id FROM doorbell_rings \
+       WHERE rung_at < now() - make_interval(secs => $1) ORDER BY rung_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
+
+/// Digest send records older than the age; a run still publishing is kept.
+const PRUNE_DIGEST_RUNS_SQL: &str = "DELETE FROM digest_runs WHERE id IN (SELECT id FROM digest_runs \
+       WHERE created_at < now() - make_interval(secs => $1) AND outcome <> 'publishing' \
+       LIMIT $2 FOR UPDATE SKIP LOCKED)";
+
 /// What one retention pass deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PruneReport {
@@ -74,12 +83,14 @@ pub struct PruneReport {
     pub events: usize,
     /// Ended outbox rows deleted (sent, coalesced, partial, undeliverable).
     pub outbox: usize,
+    /// Doorbell rings and digest send records deleted.
+    pub records: usize,
 }
 
 impl PruneReport {
     /// Every row deleted (attempts not counted).
     pub fn total(&self) -> usize {
-        self.todos + self.events + self.outbox
+        self.todos + self.events + self.outbox + self.records
     }
 }
 
@@ -103,7 +114,30 @@ impl Store {
         let todos = self.prune_expired_todos(max_age).await?;
         let events = self.prune_expired_events(max_age).await?;
         let outbox = self.prune_expired_outbox(max_age).await?;
-        Ok(PruneReport { todos, events, outbox })
+        let records = self.prune_in_batches(PRUNE_RINGS_SQL, max_age).await?
+            + self.prune_in_batches(PRUNE_DIGEST_RUNS_SQL, max_age).await?;
+        Ok(PruneReport { todos, events, outbox, records })
+    }
+
+    /// Runs `sql` (a batch delete: `$1` the age in seconds, `$2` the batch size) until
+    /// a batch comes back short, pausing between batches like the other sweeps.
+    async fn prune_in_batches(&self, sql: &str, max_age: Duration) -> Result<usize> {
+        let mut deleted = 0;
+        loop {
+            let started = Instant::now();
+            let mut conn = self.conn().await?;
+            let n = diesel::sql_query(sql)
+                .bind::<Double, _>(max_age.as_secs_f64())
+                .bind::<Int8, _>(RETENTION_BATCH)
+                .execute(&mut conn)
+                .await?;
+            drop(conn);
+            deleted += n;
+            if !batch_was_full(n) {
+                return Ok(deleted);
+            }
+            tokio::time::sleep(started.elapsed() * SWEEP_PAUSE_RATIO).await;
+        }
     }
 
     /// Ended outbox rows (sent, coalesced, partial, undeliverable) queued more than

@@ -196,7 +196,7 @@ async fn old_history_goes_with_its_attempts_and_events_and_live_held_young_or_re
     assert_eq!(f.ids("todo_attempts").await, expected_kept, "attempts go with their todo, and only then");
     let events = f.ids("events").await;
     assert_eq!(events, events_kept, "events left after the prune");
-    assert_eq!(report, PruneReport { todos: expected_gone.len(), events: events_gone.len(), outbox: 0 });
+    assert_eq!(report, PruneReport { todos: expected_gone.len(), events: events_gone.len(), outbox: 0, records: 0 });
     // Three old terminal kinds on each queue (a closed quarantine row is history too),
     // plus the fan-out's done todo.
     assert_eq!(expected_gone.len(), 7);

@@ -52,7 +52,7 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
                 skipped_late: Vec::new(),
                 evaluated: None,
             };
-            return Ok(deps.store.commit_digest_send(send).await.map(|_| true)?);
+            return deps.store.commit_digest_send(send).await.map(|_| true);
         }
     };
     let p = plan(d.next_send_at, &schedule.between(d.next_send_at, now), now);
@@ -67,13 +67,20 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
             } else {
                 RunOutcome::Sent
             };
-            let message = (outcome == RunOutcome::Sent).then(|| message(&c.title, c.body.clone(), &deps.settings.base_url));
+            let message =
+                (outcome == RunOutcome::Sent).then(|| message(&c.title, c.body.clone(), &deps.settings.base_url));
             let unavailable = i32::try_from(c.report.unavailable().len()).unwrap_or(i32::MAX);
             Some(Evaluated { send_at: at, outcome, quiet: c.quiet, unavailable, title: c.title, body: c.body, message })
         }
     };
     let publishing = evaluated.as_ref().filter(|e| e.outcome == RunOutcome::Publishing).cloned();
-    let send = SendTime { digest: d.id, due: d.next_send_at, next: schedule.next_after(now), skipped_late: p.skipped_late, evaluated };
+    let send = SendTime {
+        digest: d.id,
+        due: d.next_send_at,
+        next: schedule.next_after(now),
+        skipped_late: p.skipped_late,
+        evaluated,
+    };
     let committed = deps.store.commit_digest_send(send).await?;
     let Some(run) = committed else { return Ok(false) };
     if let Some(ev) = publishing {

@@ -39,12 +39,13 @@ fn an_unmeasured_section_is_never_quiet_even_with_nothing_else_wrong() {
 
 #[test]
 fn each_trouble_count_makes_the_digest_not_quiet() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Report)>)> = vec![
-        ("stalled", Box::new(|r| r.claimed = Measured::Ok(vec![ClaimedLine { key: key("b"), claimed: 1, stalled: 1 }]))),
+    type Change = Box<dyn Fn(&mut Report)>;
+    let cases: Vec<(&str, Change)> = vec![
         (
-            "dead",
-            Box::new(|r| r.dead = Measured::Ok(vec![DeadLine { key: key("b"), dead_letters: 1, first: vec![] }])),
+            "stalled",
+            Box::new(|r| r.claimed = Measured::Ok(vec![ClaimedLine { key: key("b"), claimed: 1, stalled: 1 }])),
         ),
+        ("dead", Box::new(|r| r.dead = Measured::Ok(vec![DeadLine { key: key("b"), dead_letters: 1, first: vec![] }]))),
         (
             "quarantined",
             Box::new(|r| r.quarantined = Measured::Ok(vec![QuarantineLine { webhook: "w".into(), quarantined: 2 }])),

@@ -154,7 +154,9 @@ impl Store {
                 .collect()
         });
         let claimed = section::<QueueCount>(&mut conn, c, sql::CLAIMED).await.map(|rows| {
-            rows.into_iter().map(|r| ClaimedLine { key: key(r.endpoint, r.queue), claimed: r.n, stalled: r.m }).collect()
+            rows.into_iter()
+                .map(|r| ClaimedLine { key: key(r.endpoint, r.queue), claimed: r.n, stalled: r.m })
+                .collect()
         });
         let dead = section::<DeadRow>(&mut conn, c, sql::DEAD).await.map(|rows| {
             let mut out: Vec<DeadLine> = Vec::new();
@@ -168,9 +170,9 @@ impl Store {
             }
             out
         });
-        let quarantined = section::<Labelled>(&mut conn, c, sql::QUARANTINED).await.map(|rows| {
-            rows.into_iter().map(|r| QuarantineLine { webhook: r.label, quarantined: r.n }).collect()
-        });
+        let quarantined = section::<Labelled>(&mut conn, c, sql::QUARANTINED)
+            .await
+            .map(|rows| rows.into_iter().map(|r| QuarantineLine { webhook: r.label, quarantined: r.n }).collect());
         let unheard = section::<Labelled>(&mut conn, c, sql::UNHEARD)
             .await
             .map(|rows| rows.into_iter().map(|r| UnheardLine { endpoint: r.label, unheard: r.n }).collect());
@@ -184,7 +186,9 @@ impl Store {
         });
         let undeliverable = section::<Labelled>(&mut conn, c, sql::UNDELIVERABLE).await.map(|rows| {
             rows.into_iter()
-                .filter_map(|r| r.label.parse::<SinkEvent>().ok().map(|event| UndeliverableLine { event, undeliverable: r.n }))
+                .filter_map(|r| {
+                    r.label.parse::<SinkEvent>().ok().map(|event| UndeliverableLine { event, undeliverable: r.n })
+                })
                 .collect()
         });
         Ok(Report {

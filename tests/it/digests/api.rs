@@ -16,8 +16,13 @@ async fn an_invalid_schedule_is_refused_naming_the_field_and_the_offending_token
         ("Mon-Fri 25:00", "schedule: hour 25 out of range"),
         ("TZ=Mars/Base Mon 09:00", "schedule: unknown time zone \"Mars/Base\""),
     ] {
-        let (s, b) = app.post("/api/v1/digests", &o.token, json!({"name": "d", "schedule": schedule, "sink_ids": [sink]})).await;
-        assert_eq!((s, b["error"]["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_argument")), "{b}");
+        let (s, b) =
+            app.post("/api/v1/digests", &o.token, json!({"name": "d", "schedule": schedule, "sink_ids": [sink]})).await;
+        assert_eq!(
+            (s, b["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_argument")),
+            "{b}"
+        );
         assert_eq!(b["error"]["message"], message, "{schedule}");
     }
     assert_eq!(app.db.count("SELECT count(*) FROM digests").await, 0, "nothing stored");
@@ -30,9 +35,14 @@ async fn a_digest_naming_another_owners_sink_is_refused_and_nothing_is_stored() 
     let b = app.owner("b@example.com").await;
     let rx = Receiver::start().await;
     let bs_sink = sink_to(&app, &b, &rx).await;
-    let (s, body) =
-        app.post("/api/v1/digests", &a.token, json!({"name": "d", "schedule": "Mon 09:00", "sink_ids": [bs_sink]})).await;
-    assert_eq!((s, body["error"]["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("reference_out_of_scope")), "{body}");
+    let (s, body) = app
+        .post("/api/v1/digests", &a.token, json!({"name": "d", "schedule": "Mon 09:00", "sink_ids": [bs_sink]}))
+        .await;
+    assert_eq!(
+        (s, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("reference_out_of_scope")),
+        "{body}"
+    );
     assert_eq!(app.db.count("SELECT count(*) FROM digests").await, 0);
 }
 
@@ -45,7 +55,8 @@ async fn an_owner_holds_at_most_five_digests() {
     for i in 0..5 {
         digest(&app, &o, json!({"name": format!("d{i}"), "schedule": "Mon 09:00", "sink_ids": [sink]})).await;
     }
-    let (s, b) = app.post("/api/v1/digests", &o.token, json!({"name": "d5", "schedule": "Mon 09:00", "sink_ids": [sink]})).await;
+    let (s, b) =
+        app.post("/api/v1/digests", &o.token, json!({"name": "d5", "schedule": "Mon 09:00", "sink_ids": [sink]})).await;
     assert_eq!(s, StatusCode::CONFLICT, "{b}");
 }
 
@@ -55,7 +66,12 @@ async fn a_digest_answers_its_next_send_time_in_its_zone_and_in_utc() {
     let o = app.owner("a@example.com").await;
     let rx = Receiver::start().await;
     let sink = sink_to(&app, &o, &rx).await;
-    let d = digest(&app, &o, json!({"name": "morning", "schedule": "TZ=Pacific/Auckland Mon-Fri 09:00", "sink_ids": [sink]})).await;
+    let d = digest(
+        &app,
+        &o,
+        json!({"name": "morning", "schedule": "TZ=Pacific/Auckland Mon-Fri 09:00", "sink_ids": [sink]}),
+    )
+    .await;
     let next: chrono::DateTime<chrono::Utc> = d["next_send_at"].as_str().unwrap().parse().unwrap();
     assert!(next > chrono::Utc::now());
     let local = d["next_send_local"].as_str().unwrap();
@@ -72,14 +88,16 @@ async fn the_preview_lists_a_dead_letter_with_its_link_and_sends_nothing() {
     let sink = sink_to(&app, &o, &rx).await;
     let d = digest(&app, &o, json!({"name": "morning", "schedule": "Mon 09:00", "sink_ids": [sink]})).await;
     let todo = dead_letter(&app, &o, "ci-bot", "Nightly build broke").await;
-    let (s, p) = app.call("POST", &format!("/api/v1/digests/{}/preview", d["id"].as_str().unwrap()), Some(&o.token), None).await;
+    let (s, p) =
+        app.call("POST", &format!("/api/v1/digests/{}/preview", d["id"].as_str().unwrap()), Some(&o.token), None).await;
     assert_eq!(s, StatusCode::OK, "{p}");
     assert_eq!(p["quiet"], false);
     let text = p["text"].as_str().unwrap();
     assert!(text.contains("ci-bot/builds: 1 dead letter"), "{text}");
     assert!(text.contains(&format!("/todos/{todo}")), "{text}");
     assert!(text.contains("\"Nightly build broke\""), "{text}");
-    let dead: Vec<&serde_json::Value> = p["sections"].as_array().unwrap().iter().filter(|s| s["name"] == "dead_letters").collect();
+    let dead: Vec<&serde_json::Value> =
+        p["sections"].as_array().unwrap().iter().filter(|s| s["name"] == "dead_letters").collect();
     assert_eq!((dead[0]["status"].as_str(), dead[0]["dead_letters"].as_i64()), (Some("ok"), Some(1)), "{dead:?}");
     assert_eq!(app.db.count("SELECT count(*) FROM digest_runs").await, 0, "a preview records nothing");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE event = 'digest'").await, 0, "and sends nothing");

@@ -42,10 +42,18 @@ async fn a_published_digest_sends_a_short_message_linking_the_artifact_with_the_
     assert_eq!(r.header("x-cairn-type"), Some("markdown"));
     assert_eq!(r.header("x-cairn-tags"), Some("switchboard-digest"));
     assert_eq!(r.header("x-cairn-ttl-seconds"), Some("86400"));
-    assert!(r.header("x-cairn-title").unwrap().starts_with("Switchboard digest - morning"), "{:?}", r.header("x-cairn-title"));
+    assert!(
+        r.header("x-cairn-title").unwrap().starts_with("Switchboard digest - morning"),
+        "{:?}",
+        r.header("x-cairn-title")
+    );
     assert!(String::from_utf8_lossy(&r.body).contains("Dead letters:"), "the raw digest is the body");
     let m = told[0].json();
-    assert_eq!(m["message"].as_str().unwrap().lines().next(), Some("The full digest: https://cairn.example/a/art_1"), "{m}");
+    assert_eq!(
+        m["message"].as_str().unwrap().lines().next(),
+        Some("The full digest: https://cairn.example/a/art_1"),
+        "{m}"
+    );
     wait_runs(&app, id, "sent", 1).await;
     let url = app.db.count(&format!("SELECT count(*) FROM digest_runs WHERE artifact_url = 'https://cairn.example/a/art_1' AND digest_id = '{}'", &id[3..])).await;
     assert_eq!(url, 1);
@@ -55,13 +63,19 @@ async fn a_published_digest_sends_a_short_message_linking_the_artifact_with_the_
 async fn a_cairn_failure_sends_the_full_text_to_the_sinks_and_is_recorded() {
     let app = spawn_with(|_| {}).await;
     let o = app.owner("a@example.com").await;
-    let cairn = Receiver::scripted(vec![], Reply::Json(503, r#"{"error":{"code":"unavailable","message":"down"}}"#.into())).await;
+    let cairn =
+        Receiver::scripted(vec![], Reply::Json(503, r#"{"error":{"code":"unavailable","message":"down"}}"#.into()))
+            .await;
     let phone = Receiver::scripted(vec![], Reply::Status(200)).await;
     let sink = sink_to(&app, &o, &phone).await;
     let conn = cairn_connection(&app, &o, &cairn).await;
     dead_letter(&app, &o, "ci-bot", "Lost in the outage").await;
-    let d = digest(&app, &o, json!({"name": "morning", "schedule": "Mon 09:00", "sink_ids": [sink], "cairn_connection_id": conn}))
-        .await;
+    let d = digest(
+        &app,
+        &o,
+        json!({"name": "morning", "schedule": "Mon 09:00", "sink_ids": [sink], "cairn_connection_id": conn}),
+    )
+    .await;
     let id = d["id"].as_str().unwrap();
     make_due(&app, id, "0 seconds").await;
     let told = phone.wait_for(1).await;

@@ -18,11 +18,17 @@ async fn two_server_processes_send_one_digest_per_send_time() {
     let fast = [("SWITCHBOARD_DIGEST_INTERVAL_MS", "20")];
     let first = Served::start_with(&db, &fast);
     let second = Served::start_with(&db, &fast);
-    let (s, c) =
-        first.call("POST", "/api/v1/connections", &operator, json!({"name": "p", "kind": "gotify", "secret": "t"})).await;
+    let (s, c) = first
+        .call("POST", "/api/v1/connections", &operator, json!({"name": "p", "kind": "gotify", "secret": "t"}))
+        .await;
     assert_eq!(s, 201, "{c}");
     let (s, sink) = first
-        .call("POST", "/api/v1/sinks", &operator, json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]}))
+        .call(
+            "POST",
+            "/api/v1/sinks",
+            &operator,
+            json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]}),
+        )
         .await;
     assert_eq!(s, 201, "{sink}");
     // Fifteen messages in a minute: past the default burst of 10, so lift the budget

@@ -21,7 +21,8 @@ async fn a_quiet_digest_is_skipped_and_the_skip_is_recorded() {
     wait_runs(&app, id, "skipped_quiet", 1).await;
     assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE event = 'digest'").await, 0);
     assert_eq!(rx.count(), 0, "nothing reached the sink");
-    let next = app.db.count(&format!("SELECT count(*) FROM digests WHERE id = '{}' AND next_send_at > now()", &id[3..])).await;
+    let next =
+        app.db.count(&format!("SELECT count(*) FROM digests WHERE id = '{}' AND next_send_at > now()", &id[3..])).await;
     assert_eq!(next, 1, "the next send time moved on");
 }
 
@@ -54,8 +55,12 @@ async fn an_unmeasurable_doorbell_section_reads_unavailable_and_the_digest_is_se
     let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let sink = sink_to(&app, &o, &rx).await;
-    let d = digest(&app, &o, json!({"name": "morning", "schedule": "Mon 09:00", "sink_ids": [sink], "skip_when_quiet": true}))
-        .await;
+    let d = digest(
+        &app,
+        &o,
+        json!({"name": "morning", "schedule": "Mon 09:00", "sink_ids": [sink], "skip_when_quiet": true}),
+    )
+    .await;
     let id = d["id"].as_str().unwrap();
     // Another session holds the doorbell table: the section's query cannot finish.
     let (client, connection) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.unwrap();
@@ -67,7 +72,8 @@ async fn an_unmeasurable_doorbell_section_reads_unavailable_and_the_digest_is_se
     let text = got[0].json()["message"].as_str().unwrap().to_owned();
     assert!(text.contains("Unheard doorbells: unavailable: timed out after 200 ms"), "{text}");
     assert!(!text.contains("Unheard doorbells: 0"), "{text}");
-    let unavailable = app.db.count(&format!("SELECT unavailable::int8 FROM digest_runs WHERE digest_id = '{}'", &id[3..])).await;
+    let unavailable =
+        app.db.count(&format!("SELECT unavailable::int8 FROM digest_runs WHERE digest_id = '{}'", &id[3..])).await;
     assert_eq!(unavailable, 1);
 }
 
@@ -102,7 +108,8 @@ async fn a_send_time_missed_by_two_hours_is_skipped_and_recorded() {
     make_due(&app, &id, "2 hours").await;
     let next = another_server(&app, |s| s.digest_interval_ms = 3_600_000).await;
     wait_runs(&app, &id, "skipped_late", 1).await;
-    let mut answer = app.client.get(format!("{}/api/v1/digests/{id}", next.base)).bearer_auth(&o.token).send().await.unwrap();
+    let mut answer =
+        app.client.get(format!("{}/api/v1/digests/{id}", next.base)).bearer_auth(&o.token).send().await.unwrap();
     let shown: serde_json::Value = answer.json().await.unwrap();
     assert_eq!(shown["runs"][0]["outcome"], "skipped_late", "{shown}");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE event = 'digest'").await, 0);

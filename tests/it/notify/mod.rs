@@ -10,6 +10,7 @@
 //! silent first makes something that does fire after it (a control), waits for that,
 //! then waits until no notification is under way (`quiet`): no wall-clock guess.
 
+mod doorbells;
 mod firing;
 mod flood;
 mod guard;

@@ -150,9 +150,11 @@ impl Receiver {
                         Reply::Status(code) => {
                             HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap()).finish()
                         }
-                        Reply::Json(code, body) => HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap())
-                            .content_type("application/json")
-                            .body(body),
+                        Reply::Json(code, body) => {
+                            HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap())
+                                .content_type("application/json")
+                                .body(body)
+                        }
                         Reply::RedirectTo(to) => HttpResponse::Found().insert_header(("location", to)).finish(),
                         Reply::Hang => {
                             actix_rt::time::sleep(Duration::from_secs(3600)).await;
