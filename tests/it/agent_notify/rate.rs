@@ -106,3 +106,31 @@ async fn the_hourly_limit_holds_across_two_server_instances_in_turn_and_at_once(
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 10, "five pages each, one sink");
     handle.stop(false).await;
 }
+
+#[actix_web::test]
+async fn pages_spend_the_sinks_own_budget_and_what_it_cannot_pay_for_goes_out_coalesced_at_the_loudest_severity() {
+    let app = spawn().await;
+    let o = app.owner("o@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink = subscribed_sink(&app, &o, "phone", &rx, json!([{"events": ["agent.notify"]}])).await;
+    let small = json!({"burst": 2});
+    let (s, b) = app.call("PATCH", &format!("/api/v1/sinks/{sink}"), Some(&o.token), Some(&small)).await;
+    assert_eq!(s, 200, "{b}");
+    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    for (i, severity) in ["normal", "normal", "low", "high", "low"].into_iter().enumerate() {
+        let (s, b) = page(&app, &pager, json!({"title": format!("page {i}"), "severity": severity})).await;
+        assert_eq!((s.as_u16(), b), (202, json!({"enqueued": 1})));
+    }
+    // The burst (2) goes out; the budget holds the other three.
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 3).await;
+    assert_eq!(rx.wait_for(2).await.len(), 2);
+    // A token returns (two minutes at 30 an hour): the held pages go out as one message.
+    app.db.exec("UPDATE sinks SET tokens_at = tokens_at - interval '125 seconds'").await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 3).await;
+    let got = rx.wait_for(3).await;
+    assert_eq!(got.len(), 3, "burst + 1 messages");
+    let last = got[2].json();
+    assert!(last["message"].as_str().unwrap().contains("3 agent notices"), "{last}");
+    assert_eq!(last["priority"], 8, "the coalesced message is as loud as the loudest page it carries");
+}
