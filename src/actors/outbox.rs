@@ -20,7 +20,7 @@ use crate::domain::ids::SinkId;
 use crate::domain::sinks::{OutboxStatus, SinkEvent};
 use crate::error::{Error, Result};
 use crate::metrics::{Metrics, SinkOutcome};
-use crate::notify::sinks::content::{self, EndpointRevokedFacts, Message, RuleNotifyFacts};
+use crate::notify::sinks::content::{self, AgentNotifyFacts, EndpointRevokedFacts, Message, RuleNotifyFacts};
 use crate::notify::sinks::outcome::{Answer, ErrorClass, RetryPolicy, Step, after_attempt};
 use crate::outbound::Guard;
 use crate::service::sink_post::{SinkTarget, post};
@@ -307,6 +307,18 @@ async fn render(deps: &OutboxDeps, row: &OutboxRow) -> Result<Option<Message>> {
             };
             content::rule_notify(&facts, &deps.base_url)
         }
+        (SinkEvent::AgentNotify, todo, Some(endpoint)) => {
+            let text = |key: &str| row.facts[key].as_str().map(str::to_owned);
+            let facts = AgentNotifyFacts {
+                endpoint_slug: text("slug").unwrap_or_default(),
+                endpoint_id: endpoint.to_string(),
+                text: text("title").unwrap_or_default(),
+                todo_id: todo.map(|t| t.to_string()),
+                queue: text("queue"),
+                severity: row.severity,
+            };
+            content::agent_notify(&facts, &deps.base_url)
+        }
         (SinkEvent::Quarantined, Some(todo), _) => {
             let Some(facts) = deps.store.quarantine_facts(todo, row.include_excerpt).await? else { return Ok(None) };
             content::quarantined(&facts, &deps.base_url)
@@ -332,5 +344,7 @@ fn coalesced(rows: &[OutboxRow], base_url: &str) -> Message {
     }
     let counts: Vec<(SinkEvent, u32)> = counts.into_values().collect();
     let since = rows.iter().map(|r| r.created_at).min().unwrap_or_else(chrono::Utc::now);
-    content::coalesced(&counts, since, base_url)
+    // A row may be louder than its event's default (a rule's or an agent's `high`).
+    let loudest = rows.iter().map(|r| r.severity).max().unwrap_or(crate::domain::sinks::Severity::Low);
+    content::coalesced(&counts, since, base_url).at_least(loudest)
 }

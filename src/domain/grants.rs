@@ -50,6 +50,16 @@ pub const DRAIN_FAMILY: &[Verb] = &[
 /// reach people or redirect the owner's alerts.
 pub const SENSITIVE: &[Verb] = &[Verb::NotifyHooks, Verb::Notifications, Verb::NotifyOwner];
 
+/// Why `verb` is sensitive, in words a grant screen shows beside it (none: it is not).
+pub fn why_sensitive(verb: Verb) -> Option<&'static str> {
+    match verb {
+        Verb::NotifyHooks => Some("its holder can send this endpoint's doorbells to any URL it chooses"),
+        Verb::Notifications => Some("its holder can redirect or silence the owner's alerts"),
+        Verb::NotifyOwner => Some("its holder can page a person (at most 5 times an hour)"),
+        _ => None,
+    }
+}
+
 /// Normalises a requested grant list: empty means the drain family; duplicates go.
 pub fn normalise(requested: &[Verb]) -> Vec<Verb> {
     if requested.is_empty() {
@@ -72,6 +82,13 @@ mod tests {
     fn no_grants_named_means_the_drain_family() {
         assert_eq!(normalise(&[]), DRAIN_FAMILY.to_vec());
         assert!(!DRAIN_FAMILY.iter().any(|v| SENSITIVE.contains(v)));
+    }
+
+    #[test]
+    fn every_sensitive_verb_and_only_those_says_why() {
+        for v in Verb::ALL {
+            assert_eq!(why_sensitive(*v).is_some(), SENSITIVE.contains(v), "{v}");
+        }
     }
 
     #[test]

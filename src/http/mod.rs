@@ -31,7 +31,7 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 /// patterns overlap: `claim-next` comes before `{id}`.
 pub fn table() -> Vec<Entry> {
     use Method as M;
-    use agent::{hooks as ah, presence, todos as at};
+    use agent::{hooks as ah, notify_owner, presence, sinks as asinks, todos as at};
     use operator::{
         connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
     };
@@ -58,6 +58,17 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::GET, "/api/v1/agent/hooks", Action::AgentListHooks, ah::list),
         Entry::new(M::POST, "/api/v1/agent/hooks/{id}/rotate", Action::AgentRotateHook, ah::rotate),
         Entry::new(M::DELETE, "/api/v1/agent/hooks/{id}", Action::AgentDeleteHook, ah::delete),
+        Entry::new(M::GET, "/api/v1/agent/sinks", Action::AgentListSinks, asinks::list),
+        Entry::new(M::PUT, "/api/v1/agent/sinks/{name}", Action::AgentPutSink, asinks::put),
+        Entry::new(M::DELETE, "/api/v1/agent/sinks/{name}", Action::AgentDeleteSink, asinks::delete),
+        Entry::new(M::POST, "/api/v1/agent/sinks/{name}/test", Action::AgentTestSink, asinks::test),
+        Entry::new(
+            M::PUT,
+            "/api/v1/agent/sinks/{name}/subscriptions",
+            Action::AgentSetSubscriptions,
+            asinks::put_subscriptions,
+        ),
+        Entry::new(M::POST, "/api/v1/agent/notify-owner", Action::NotifyOwner, notify_owner::notify),
         Entry::new(M::POST, "/api/v1/endpoints", Action::VendEndpoint, endpoints::vend),
         Entry::new(M::GET, "/api/v1/endpoints", Action::ListEndpoints, endpoints::list),
         Entry::new(M::POST, "/api/v1/endpoints/{id}/revoke", Action::RevokeEndpoint, endpoints::revoke),

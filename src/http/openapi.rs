@@ -42,6 +42,8 @@ impl Modify for BearerSchemes {
         agent::todos::interrupt, agent::todos::resume, agent::todos::create,
         agent::presence::clock_in, agent::presence::clock_out,
         agent::hooks::create, agent::hooks::list, agent::hooks::rotate, agent::hooks::delete,
+        agent::sinks::list, agent::sinks::put, agent::sinks::delete, agent::sinks::test,
+        agent::sinks::put_subscriptions, agent::notify_owner::notify,
         operator::endpoints::vend, operator::endpoints::list, operator::endpoints::revoke,
         operator::endpoints::grant_fanout, operator::endpoints::revoke_fanout,
         operator::todos::get, operator::todos::fail, operator::todos::retry,

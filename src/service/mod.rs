@@ -18,11 +18,14 @@
 //! | [`sinks`] | notification sinks: create, list, update, delete, test, subscriptions |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
+//! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
+//! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
 //! | [`sessions`] | Board sign-in and sign-out |
 //! | [`health`] | readiness, metrics |
 
 pub mod agent;
+pub mod agent_sinks;
 pub mod auth;
 pub mod cairn_publish;
 pub mod connections;
@@ -31,6 +34,7 @@ pub mod endpoints;
 pub mod health;
 pub mod hooks;
 pub mod intake;
+pub mod notify_owner;
 pub mod owners;
 pub mod permissions;
 pub mod principal;

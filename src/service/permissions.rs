@@ -82,6 +82,18 @@ pub enum Action {
     AgentRotateHook,
     /// An agent deletes one of its own hooks.
     AgentDeleteHook,
+    /// An agent lists its owner's sinks (grant `notifications`).
+    AgentListSinks,
+    /// An agent adds or replaces a sink of its owner's, by name (grant `notifications`).
+    AgentPutSink,
+    /// An agent deletes a sink of its owner's (grant `notifications`).
+    AgentDeleteSink,
+    /// An agent sends a sink of its owner's a test message (grant `notifications`).
+    AgentTestSink,
+    /// An agent replaces a sink's subscriptions (grant `notifications`).
+    AgentSetSubscriptions,
+    /// An agent pages its owner through the owner's subscribed sinks (grant `notify_owner`).
+    NotifyOwner,
     /// Store a credential in the connection vault (write-only).
     CreateConnection,
     /// List connections (names, kinds, fingerprints; never a secret).
@@ -199,6 +211,10 @@ impl Action {
             // they change no configuration, so membership is enough.
             OperatorFail | RetryNow | BulkRetry => Rule::Member,
             AgentCreateHook | AgentListHooks | AgentRotateHook | AgentDeleteHook => Rule::Grant(Verb::NotifyHooks),
+            AgentListSinks | AgentPutSink | AgentDeleteSink | AgentTestSink | AgentSetSubscriptions => {
+                Rule::Grant(Verb::Notifications)
+            }
+            NotifyOwner => Rule::Grant(Verb::NotifyOwner),
             AgentListTodos => Rule::Grant(Verb::ListTodos),
             AgentGetTodo => Rule::Grant(Verb::GetTodo),
             AgentCreateTodo => Rule::Grant(Verb::CreateTodo),
@@ -231,6 +247,10 @@ impl Action {
             CreateHook | RotateHook | EnableHook | DisableHook | DeleteHook => "change the team's notify hooks",
             ListHooks => "see this endpoint's notify hooks",
             AgentCreateHook | AgentListHooks | AgentRotateHook | AgentDeleteHook => "manage notify hooks",
+            AgentListSinks | AgentPutSink | AgentDeleteSink | AgentTestSink | AgentSetSubscriptions => {
+                "manage the owner's notification sinks"
+            }
+            NotifyOwner => "page the owner",
             CreateConnection | RotateConnection | DeleteConnection => "manage the team's connections",
             ListConnections => "list connections",
             CreateSink | UpdateSink | DeleteSink | SetSubscriptions => "manage the team's sinks",

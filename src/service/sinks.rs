@@ -2,7 +2,9 @@
 //! server), with which connection of the same scope and kind, within which budget,
 //! and for which events (subscriptions). Team admins manage a team's sinks; every
 //! member sees them. Every URL passes the outbound guard when saved, when tested and
-//! on every dial.
+//! on every dial. The checks and the scoped cores here are shared with the agent's
+//! `notifications` verbs ([`super::agent_sinks`]), which act in the endpoint's own
+//! owner scope.
 
 use super::Services;
 use super::connections::{check_url, checked_name};
@@ -10,7 +12,7 @@ use super::owners::scope_to_create_in;
 use super::permissions::{Action, Place, check};
 use super::principal::Principal;
 use crate::config::Settings;
-use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
+use crate::domain::ids::{ConnectionId, EndpointId, HumanId, ScopeId, SinkId, WebhookId};
 use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
 use crate::domain::text::valid_queue_name;
 use crate::error::{Error, Result};
@@ -86,43 +88,107 @@ pub struct CreateSink {
 /// (`reference_out_of_scope`); a stateless Apprise sink's URLs must pass the scheme
 /// allowlist (`forbidden_scheme`). Nothing is stored when anything is refused.
 pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<SinkRow> {
-    let name = checked_name(&c.name)?;
-    let base_url = c.base_url.trim().trim_end_matches('/').to_owned();
-    let apprise_mode = match (c.kind, c.apprise_mode) {
+    let spec = SinkSpec {
+        kind: c.kind,
+        base_url: c.base_url,
+        connection_id: c.connection_id,
+        apprise_mode: c.apprise_mode,
+        enabled: c.enabled,
+    };
+    let checked = checked_sink(s, &c.name, spec).await?;
+    let scope = scope_to_create_in(s, who, c.owner.as_deref(), Action::CreateSink).await?;
+    check_apprise_urls(s, scope, &checked).await?;
+    s.store.create_sink(new_sink(s, scope, checked, Some(who.human)), s.sinks.max).await
+}
+
+/// What a sink is to be, its name and owner aside: what the operator's create and the
+/// agent's create-or-replace both take.
+#[derive(Debug, Clone)]
+pub struct SinkSpec {
+    /// Gotify or Apprise.
+    pub kind: SinkKind,
+    /// The service's base URL (https; http only with `SWITCHBOARD_PUSH_ALLOW_HTTP`).
+    pub base_url: String,
+    /// A connection of the same scope and kind.
+    pub connection_id: ConnectionId,
+    /// Apprise only; default `key`.
+    pub apprise_mode: Option<AppriseMode>,
+    /// Default true for a new sink; none leaves a replaced sink as it was.
+    pub enabled: Option<bool>,
+}
+
+/// A sink's name and spec, checked: whoever asks gets the same checks.
+#[derive(Debug, Clone)]
+pub(super) struct CheckedSink {
+    name: String,
+    kind: SinkKind,
+    base_url: String,
+    connection_id: ConnectionId,
+    apprise_mode: Option<AppriseMode>,
+    enabled: Option<bool>,
+}
+
+/// Checks a sink's name, its mode against its kind, and its URL through the outbound
+/// guard (as every dial will again). Touches no scope yet.
+pub(super) async fn checked_sink(s: &Services, name: &str, spec: SinkSpec) -> Result<CheckedSink> {
+    let name = checked_name(name)?;
+    let base_url = spec.base_url.trim().trim_end_matches('/').to_owned();
+    let apprise_mode = match (spec.kind, spec.apprise_mode) {
         (SinkKind::Apprise, mode) => Some(mode.unwrap_or(AppriseMode::Key)),
         (SinkKind::Gotify, None) => None,
         (SinkKind::Gotify, Some(_)) => return Err(Error::invalid("apprise_mode", "only an apprise sink has a mode")),
     };
     check_url(s, &base_url).await?;
-    let scope = scope_to_create_in(s, who, c.owner.as_deref(), Action::CreateSink).await?;
-    if apprise_mode == Some(AppriseMode::Urls) {
-        // The URLs are the connection's secret: checked here, never echoed.
-        match s.store.connection_secret(&s.vault, scope, c.connection_id).await {
-            Ok(urls) => s.sinks.schemes.check(&urls).map_err(super::connections::scheme_refusal)?,
-            Err(Error::NotFound) => {} // the insert below answers reference_out_of_scope
-            Err(e) => return Err(e),
-        }
+    Ok(CheckedSink {
+        name,
+        kind: spec.kind,
+        base_url,
+        connection_id: spec.connection_id,
+        apprise_mode,
+        enabled: spec.enabled,
+    })
+}
+
+/// A stateless Apprise sink's URLs (its connection's secret, read here and never
+/// echoed) must pass the scheme allowlist. A connection outside `scope` is left to the
+/// store, which answers `reference_out_of_scope`.
+async fn check_apprise_urls(s: &Services, scope: ScopeId, sink: &CheckedSink) -> Result<()> {
+    if sink.apprise_mode != Some(AppriseMode::Urls) {
+        return Ok(());
     }
+    match s.store.connection_secret(&s.vault, scope, sink.connection_id).await {
+        Ok(urls) => s.sinks.schemes.check(&urls).map_err(super::connections::scheme_refusal),
+        Err(Error::NotFound) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The row to store for `sink` in `scope`, with the instance's default budget.
+fn new_sink(s: &Services, scope: ScopeId, sink: CheckedSink, by: Option<HumanId>) -> NewSink {
     // Both are bounded far below i32::MAX by the settings' parsers.
     let budget = i32::try_from(s.sinks.budget_per_hour).unwrap_or(i32::MAX);
     let burst = i32::try_from(s.sinks.burst).unwrap_or(i32::MAX);
-    s.store
-        .create_sink(
-            NewSink {
-                scope,
-                name,
-                kind: c.kind,
-                base_url,
-                connection_id: c.connection_id,
-                apprise_mode,
-                enabled: c.enabled.unwrap_or(true),
-                budget_per_hour: budget,
-                burst,
-                by: who.human,
-            },
-            s.sinks.max,
-        )
-        .await
+    NewSink {
+        scope,
+        name: sink.name,
+        kind: sink.kind,
+        base_url: sink.base_url,
+        connection_id: sink.connection_id,
+        apprise_mode: sink.apprise_mode,
+        enabled: sink.enabled.unwrap_or(true),
+        budget_per_hour: budget,
+        burst,
+        by,
+    }
+}
+
+/// Creates the sink of `scope` named as `sink` is, or replaces that sink's kind, URL,
+/// connection, mode and (when given) `enabled`, keeping its budget and subscriptions;
+/// answers it and whether it was created. Same refusals as [`create`].
+pub(super) async fn put_in(s: &Services, scope: ScopeId, sink: CheckedSink) -> Result<(SinkRow, bool)> {
+    check_apprise_urls(s, scope, &sink).await?;
+    let keep_enabled = sink.enabled.is_none();
+    s.store.put_sink(new_sink(s, scope, sink, None), keep_enabled, s.sinks.max).await
 }
 
 /// Every sink in the caller's scopes.
@@ -187,6 +253,14 @@ pub async fn set_subscriptions(
     id: SinkId,
     subs: Vec<Subscription>,
 ) -> Result<Vec<SubscriptionRow>> {
+    let checked = checked_subscriptions(subs)?;
+    let sink = sink_for(s, who, Action::SetSubscriptions, id).await?;
+    s.store.set_subscriptions(sink.scope_id, id, checked).await
+}
+
+/// Checks a subscription list, whoever sets it: at most [`MAX_SUBSCRIPTIONS`], 1–16
+/// events each, at most 32 of each filter, queue names that are queue names.
+pub(super) fn checked_subscriptions(subs: Vec<Subscription>) -> Result<Vec<NewSubscription>> {
     if subs.len() > MAX_SUBSCRIPTIONS {
         return Err(Error::invalid("subscriptions", format!("at most {MAX_SUBSCRIPTIONS}")));
     }
@@ -214,8 +288,7 @@ pub async fn set_subscriptions(
             include_excerpt: sub.include_excerpt.unwrap_or(false),
         });
     }
-    let sink = sink_for(s, who, Action::SetSubscriptions, id).await?;
-    s.store.set_subscriptions(sink.scope_id, id, checked).await
+    Ok(checked)
 }
 
 /// A sink's subscriptions, for any member of its scope.
@@ -236,10 +309,16 @@ pub type TestResult = Option<(&'static str, String)>;
 /// budget and the subscriptions, never past the outbound guard; at most
 /// [`TEST_SENDS_PER_MINUTE`] a minute per sink (`rate_limited`, across instances).
 pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestResult> {
+    let sink = sink_for(s, who, Action::TestSink, id).await?;
+    test_sink(s, &sink).await
+}
+
+/// The test send of `sink`, once the caller may make it: counted against the minute's
+/// limit, then posted with the connection's secret (which never leaves this call).
+pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult> {
     use crate::notify::sinks::content::test_message;
     use crate::notify::sinks::outcome::Answer;
-    let sink = sink_for(s, who, Action::TestSink, id).await?;
-    if let Err(wait) = s.store.count_sink_test(sink.scope_id, id, TEST_SENDS_PER_MINUTE).await? {
+    if let Err(wait) = s.store.count_sink_test(sink.scope_id, sink.id, TEST_SENDS_PER_MINUTE).await? {
         return Err(Error::rate_limited(format!("at most {TEST_SENDS_PER_MINUTE} test sends a minute per sink"), wait));
     }
     let secret = s.store.connection_secret(&s.vault, sink.scope_id, sink.connection_id).await?;

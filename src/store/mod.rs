@@ -23,6 +23,10 @@
 //! reads endpoints and webhooks without locking them, then rewrites the subscriptions.
 //! Neither takes an endpoint, todo or attempt lock, so neither can meet the chain above.
 //!
+//! An agent's page of its owner (`notify_owner`, [`agent_notify`]) takes **the endpoint
+//! row** `FOR NO KEY UPDATE` (its calls are counted one at a time), reads the todo it
+//! names without locking it, then writes its call record and its outbox rows.
+//!
 //! **Outbox rows** come last: the dead-letter and quarantine triggers (and the
 //! revocation cascade) write them while their transaction holds todo rows, folding a
 //! repeat into an open row (`ON CONFLICT … DO UPDATE` locks that row). The outbox
@@ -45,6 +49,7 @@
 //! takes on an endpoint. A revocation that took `FOR UPDATE` deadlocked with claims in
 //! flight (pinned by `tests/it/revocation_under_load.rs`).
 
+pub mod agent_notify;
 pub mod board;
 pub mod board_sessions;
 pub mod dead_letters;

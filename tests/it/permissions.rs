@@ -288,6 +288,15 @@ enum On {
     /// A digest of the team's, made for this request alone (the one made for the
     /// previous request is deleted first: a scope holds at most 5).
     FreshTeamDigest,
+    /// The team's sink, by name (an endpoint of the team reaches its owner's sinks).
+    TeamSinkName,
+    /// A sink of the team's, made for this request alone, by name.
+    FreshTeamSinkName,
+    /// A name no sink of the team has yet, with the team's connection in the body.
+    NewTeamSinkName,
+    /// The team's sinks, listed to an endpoint of the team: the listing names the
+    /// team's sink and never the outsider's.
+    ScopeSinks,
     /// A listing, which must name the team's resource to the team's humans only.
     Listing(Listed),
     /// A search for dead letters matched by a fresh one of the team's and one of the
@@ -383,6 +392,26 @@ fn api_cases() -> Vec<Case> {
         case("GET", "/api/v1/agent/hooks", OwnHooks, Empty, &[200]),
         case("POST", "/api/v1/agent/hooks/{id}/rotate", OwnHook, Empty, &[200]),
         case("DELETE", "/api/v1/agent/hooks/{id}", OwnHook, Empty, &[200]),
+        // The agent's notifications verbs: its owner's (the team's) sinks, by name; a
+        // sibling endpoint of the team reaches them as well.
+        case("GET", "/api/v1/agent/sinks", ScopeSinks, Empty, &[200]),
+        case(
+            "PUT",
+            "/api/v1/agent/sinks/{name}",
+            NewTeamSinkName,
+            Json(r#"{"kind": "gotify", "base_url": "https://203.0.113.10", "connection_id": "{connection}"}"#),
+            &[201],
+        ),
+        case("DELETE", "/api/v1/agent/sinks/{name}", FreshTeamSinkName, Empty, &[204]),
+        case("POST", "/api/v1/agent/sinks/{name}/test", FreshTeamSinkName, Empty, &[200]),
+        case(
+            "PUT",
+            "/api/v1/agent/sinks/{name}/subscriptions",
+            TeamSinkName,
+            Json(r#"{"subscriptions": [{"events": ["agent.notify"]}]}"#),
+            &[200],
+        ),
+        case("POST", "/api/v1/agent/notify-owner", Nothing, Json(r#"{"title": "walked the table"}"#), &[202]),
         // The operator API: the team's resources.
         case("POST", "/api/v1/endpoints", TeamOwner, Json(r#"{"slug": "{slug}", "owner": "team:crew"}"#), &[201]),
         case("GET", "/api/v1/endpoints", Listing(Listed::Endpoint), Empty, &[200]),
@@ -597,12 +626,15 @@ struct World {
     todo: TodoId,
     dead: TodoId,
     held: TodoId,
-    /// The team's gotify connection and the sink that posts with it.
+    /// The team's gotify connection and the sink that posts with it (its id and name).
     connection: String,
     sink: String,
     /// The team's digest, and the last fresh one made (deleted before the next).
     digest: String,
     fresh_digest: std::cell::RefCell<Option<String>>,
+    sink_name: String,
+    /// The name of a sink of the outsider's, which no listing of the team's may show.
+    outsider_sink: String,
     /// Where the team's sinks post.
     receiver: Receiver,
     seq: Cell<u32>,
@@ -635,6 +667,9 @@ enum Probe {
     Names(String),
     /// The dead letter is back in its queue.
     Revives(TodoId),
+    /// The answer names the first and never the second (a listing of an owner scope's
+    /// resources, which every endpoint of the scope reaches).
+    NamesOnly(String, String),
 }
 
 impl World {
@@ -673,6 +708,8 @@ impl World {
             sink: String::new(),
             digest: String::new(),
             fresh_digest: std::cell::RefCell::new(None),
+            sink_name: String::new(),
+            outsider_sink: String::new(),
             receiver: Receiver::scripted(vec![], Reply::Status(200)).await,
             seq: Cell::new(0),
         };
@@ -687,8 +724,9 @@ impl World {
         w.dead = w.todo_on(w.worker.id, Stage::Dead, DEAD_LETTER_TITLE).await;
         w.held = w.held().await;
         w.connection = w.connection().await;
-        w.sink = w.sink().await;
+        (w.sink, w.sink_name) = w.named_sink().await;
         w.digest = w.digest("the team's digest").await;
+        w.outsider_sink = w.outsider_sink().await;
         w
     }
 
@@ -708,10 +746,30 @@ impl World {
 
     /// A gotify sink of the team's, posting with the team's connection.
     async fn sink(&self) -> String {
-        let body = json!({"name": format!("sink-{}", self.next()), "kind": "gotify", "base_url": self.receiver.base(),
+        self.named_sink().await.0
+    }
+
+    /// A gotify sink of the team's, posting with the team's connection: its id and name.
+    async fn named_sink(&self) -> (String, String) {
+        let name = format!("sink-{}", self.next());
+        let body = json!({"name": name, "kind": "gotify", "base_url": self.receiver.base(),
                           "connection_id": self.connection, "owner": "team:crew"});
         let created = self.admin_call("POST", "/api/v1/sinks", body).await;
-        created["id"].as_str().unwrap().to_owned()
+        (created["id"].as_str().unwrap().to_owned(), name)
+    }
+
+    /// A gotify sink of the outsider's own: its name.
+    async fn outsider_sink(&self) -> String {
+        let token = Some(self.outsider.owner.token.as_str());
+        let body = json!({"name": "outsiders-conn", "kind": "gotify", "secret": "outsiders-token"});
+        let (s, conn) = self.app.call("POST", "/api/v1/connections", token, Some(&body)).await;
+        assert_eq!(s, 201, "{conn}");
+        let name = "outsiders-sink-marker".to_owned();
+        let body =
+            json!({"name": name, "kind": "gotify", "base_url": self.receiver.base(), "connection_id": conn["id"]});
+        let (s, sink) = self.app.call("POST", "/api/v1/sinks", token, Some(&body)).await;
+        assert_eq!(s, 201, "{sink}");
+        name
     }
 
     fn next(&self) -> u32 {
@@ -857,6 +915,16 @@ impl World {
                 id(&mut made, connection);
             }
             On::TeamSink => id(&mut made, self.sink.clone()),
+            On::TeamSinkName => id(&mut made, self.sink_name.clone()),
+            On::FreshTeamSinkName => {
+                let (_, name) = self.named_sink().await;
+                id(&mut made, name);
+            }
+            On::NewTeamSinkName => {
+                id(&mut made, format!("agents-sink-{}", self.next()));
+                made.vars = vec![("connection", self.connection.clone())];
+            }
+            On::ScopeSinks => made.probe = Some(Probe::NamesOnly(self.sink_name.clone(), self.outsider_sink.clone())),
             On::FreshTeamSink => {
                 let sink = self.sink().await;
                 id(&mut made, sink);
@@ -999,6 +1067,13 @@ impl World {
     async fn probe(&self, probe: &Probe, caller: Caller, got: &Got) -> Result<(), String> {
         let (reached, what) = match probe {
             Probe::Names(marker) => (got.body.contains(marker.as_str()), format!("names {marker}")),
+            Probe::NamesOnly(own, foreign) => {
+                return match (got.body.contains(own.as_str()), got.body.contains(foreign.as_str())) {
+                    (true, false) => Ok(()),
+                    (false, _) => Err(format!("the answer never names {own}")),
+                    (true, true) => Err(format!("the answer names {foreign}")),
+                };
+            }
             Probe::Revives(id) => {
                 let sql = format!("SELECT count(*) FROM todos WHERE id = '{}' AND state = 'pending'", id.0);
                 (self.app.db.count(&sql).await == 1, format!("revives the dead letter {id}"))

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
 use super::paths;
-use super::view::{grant_chips, state_chips};
+use super::view::{grant_chips, sensitive_note, state_chips};
 use crate::board::csrf::CsrfToken;
 use crate::board::todos::format::{ago, machine, utc};
 use crate::board::webhooks::paths as webhook_paths;
@@ -57,6 +57,7 @@ pub fn endpoint_page(p: &EndpointPage<'_>) -> Markup {
             dt { "Created" } dd { (when(p.now, e.created_at)) }
             @if let Some(at) = e.revoked_at { dt { "Revoked" } dd { (when(p.now, at)) } }
         }
+        (sensitive_note(&e.grants))
         (webhooks(p))
         (hooks(p))
         @if e.state == EndpointState::Active && p.may_admin {

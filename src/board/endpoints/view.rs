@@ -10,7 +10,7 @@ use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
 use crate::board::todos::format::{ago, machine, utc};
 use crate::db::models::EndpointRow;
-use crate::domain::grants::{DRAIN_FAMILY, SENSITIVE, Verb};
+use crate::domain::grants::{DRAIN_FAMILY, Verb, why_sensitive};
 use crate::domain::todo_state::{EndpointState, Presence};
 
 /// What a grant lets an agent do, in words.
@@ -32,14 +32,36 @@ pub fn grant_hint(verb: Verb) -> &'static str {
     }
 }
 
-/// The grants as small chips (sensitive ones marked).
+/// The grants as small chips; a sensitive one is marked (a warning sign, its colour,
+/// and why in its title and for screen readers).
 pub fn grant_chips(grants: &[String]) -> Markup {
     html! {
         @if grants.is_empty() { span.sb-muted { "none" } }
         @for g in grants {
-            @let sensitive = g.parse::<Verb>().is_ok_and(|v| SENSITIVE.contains(&v));
-            span.sb-chip.sb-chip-sensitive[sensitive] title=[sensitive.then_some("reaches people")] { (g) }
+            @match g.parse::<Verb>().ok().and_then(why_sensitive) {
+                Some(why) => span.sb-chip.sb-chip-sensitive title=(format!("sensitive: {why}")) {
+                    span aria-hidden="true" { "⚠ " } (g) span.sb-visually-hidden { " (sensitive: " (why) ")" }
+                },
+                None => span.sb-chip { (g) },
+            }
             " "
+        }
+    }
+}
+
+/// The sensitive grants among `grants`, each with why, as a warning (nothing when
+/// there are none): shown on an endpoint's page and with a new endpoint's token.
+pub fn sensitive_note(grants: &[String]) -> Markup {
+    let held: Vec<(Verb, &str)> =
+        grants.iter().filter_map(|g| g.parse::<Verb>().ok()).filter_map(|v| why_sensitive(v).map(|w| (v, w))).collect();
+    html! {
+        @if !held.is_empty() {
+            div.sb-notice.sb-notice-warn role="note" {
+                p { strong { "Sensitive grants." } " Grant these only to an agent you trust with them:" }
+                ul {
+                    @for (verb, why) in &held { li { code { (verb.as_str()) } ": " (why) "." } }
+                }
+            }
         }
     }
 }
@@ -139,7 +161,9 @@ fn vend_form(owners: &Owners, form: &VendForm, error: Option<&str>, csrf: &CsrfT
                             input id=(id) type="checkbox" name="grants" value=(verb.as_str()) checked[form.has(*verb)];
                             label for=(id) {
                                 code { (verb.as_str()) } " " span.sb-muted { (grant_hint(*verb)) }
-                                @if SENSITIVE.contains(verb) { " " span.sb-chip.sb-chip-sensitive { "reaches people" } }
+                                @if let Some(why) = why_sensitive(*verb) {
+                                    " " span.sb-chip.sb-chip-sensitive { "⚠ sensitive" } " " span.sb-muted { (why) }
+                                }
                             }
                         }
                     }
@@ -177,6 +201,7 @@ pub fn vended_page(e: &EndpointRow, token: &str, owners: &Owners) -> Markup {
                 @match e.default_lease_seconds { Some(s) => { (s) " s" }, None => span.sb-muted { "none" } }
             }
         }
+        (sensitive_note(&e.grants))
         p.sb-actions {
             a.sb-btn href=(paths::endpoint(e.id)) { "Open the endpoint" }
             a.sb-btn.sb-btn-quiet href=(paths::ENDPOINTS) { "Back to endpoints" }

@@ -163,3 +163,51 @@ fn the_revoke_confirmation_warns_that_held_work_is_dead_lettered_silently_and_co
     let html = revoke_page(&revoked, &held, &csrf).into_string();
     assert!(html.contains("already revoked") && !html.contains("<form"), "{html}");
 }
+
+#[test]
+fn the_endpoint_page_flags_notifications_and_notify_owner_as_sensitive_and_says_why() {
+    let (_, mine, _) = owners();
+    let mut e = endpoint(mine, "pager");
+    e.grants = vec!["claim".into(), "notifications".into(), "notify_owner".into()];
+    let html = endpoint_page(&EndpointPage {
+        endpoint: &e,
+        owner: "you",
+        may_admin: true,
+        webhooks: &[],
+        hooks: &[],
+        now: now(),
+    })
+    .into_string();
+    assert!(html.contains("Sensitive grants."), "{html}");
+    assert!(
+        html.contains("<code>notifications</code>: its holder can redirect or silence the owner's alerts."),
+        "{html}"
+    );
+    assert!(html.contains("<code>notify_owner</code>: its holder can page a person"), "{html}");
+    assert_eq!(html.matches(r#"class="sb-chip sb-chip-sensitive""#).count(), 2, "two chips marked: {html}");
+    assert!(html.contains(r#"<span class="sb-chip">claim</span>"#), "claim is not marked: {html}");
+    e.grants = vec!["claim".into()];
+    let plain = endpoint_page(&EndpointPage {
+        endpoint: &e,
+        owner: "you",
+        may_admin: true,
+        webhooks: &[],
+        hooks: &[],
+        now: now(),
+    })
+    .into_string();
+    assert!(!plain.contains("Sensitive grants"), "no warning without a sensitive grant");
+}
+
+#[test]
+fn the_vend_form_says_why_each_sensitive_grant_is_sensitive_and_the_token_page_repeats_it() {
+    let (owners, mine, _) = owners();
+    let html = endpoints_page(&[], &owners, &VendForm::default(), None, &CsrfToken::random(), now()).into_string();
+    for why in ["redirect or silence the owner's alerts", "page a person", "doorbells to any URL"] {
+        assert!(html.contains(why), "{why}: {html}");
+    }
+    let mut e = endpoint(mine, "pager");
+    e.grants = vec!["notifications".into()];
+    let vended = vended_page(&e, "sbk_x", &owners).into_string();
+    assert!(vended.contains("Sensitive grants.") && vended.contains("redirect or silence"), "{vended}");
+}

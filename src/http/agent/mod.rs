@@ -1,5 +1,7 @@
 //! Routes agents call with their `sbk_…` endpoint token.
 
 pub mod hooks;
+pub mod notify_owner;
 pub mod presence;
+pub mod sinks;
 pub mod todos;

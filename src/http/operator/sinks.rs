@@ -136,12 +136,31 @@ impl From<SubscriptionRow> for SubscriptionBody {
     }
 }
 
+impl From<SubscriptionBody> for Subscription {
+    fn from(b: SubscriptionBody) -> Self {
+        Subscription {
+            events: b.events,
+            queues: b.queues,
+            endpoint_ids: b.endpoint_ids,
+            webhook_ids: b.webhook_ids,
+            min_severity: b.min_severity,
+            include_excerpt: b.include_excerpt,
+        }
+    }
+}
+
 /// A sink's subscriptions, in order.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Subscriptions {
     /// At most 32; an empty list subscribes to nothing.
     pub subscriptions: Vec<SubscriptionBody>,
+}
+
+impl From<Vec<SubscriptionRow>> for Subscriptions {
+    fn from(rows: Vec<SubscriptionRow>) -> Self {
+        Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }
+    }
 }
 
 /// Adds a sink. The URL is checked by the outbound guard; the connection must be the
@@ -209,21 +228,9 @@ pub async fn put_subscriptions(
     id: web::Path<SinkId>,
     body: Json<Subscriptions>,
 ) -> Result<HttpResponse> {
-    let subs = body
-        .0
-        .subscriptions
-        .into_iter()
-        .map(|b| Subscription {
-            events: b.events,
-            queues: b.queues,
-            endpoint_ids: b.endpoint_ids,
-            webhook_ids: b.webhook_ids,
-            min_severity: b.min_severity,
-            include_excerpt: b.include_excerpt,
-        })
-        .collect();
+    let subs = body.0.subscriptions.into_iter().map(Subscription::from).collect();
     let rows = sinks::set_subscriptions(&s, &op.0, id.into_inner(), subs).await?;
-    Ok(HttpResponse::Ok().json(Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }))
+    Ok(HttpResponse::Ok().json(Subscriptions::from(rows)))
 }
 
 /// A sink's subscriptions.
@@ -232,7 +239,7 @@ pub async fn put_subscriptions(
     responses((status = 200, body = Subscriptions)))]
 pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
     let (_, rows) = sinks::subscriptions(&s, &op.0, id.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }))
+    Ok(HttpResponse::Ok().json(Subscriptions::from(rows)))
 }
 
 /// What a test send found.
@@ -255,17 +262,23 @@ pub struct TestError {
     pub message: String,
 }
 
+impl From<sinks::TestResult> for TestAnswer {
+    fn from(found: sinks::TestResult) -> Self {
+        match found {
+            None => TestAnswer { ok: true, error: None },
+            Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }) },
+        }
+    }
+}
+
 /// Sends the sink one harmless test message (past its budget and subscriptions, never
 /// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`).
 #[utoipa::path(post, path = "/api/v1/sinks/{id}/test", operation_id = "test_sink", tag = "operator",
     params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope), (status = 429, body = ErrorEnvelope)))]
 pub async fn test(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
-    let answer = match sinks::test(&s, &op.0, id.into_inner()).await? {
-        None => TestAnswer { ok: true, error: None },
-        Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }) },
-    };
-    Ok(HttpResponse::Ok().json(answer))
+    let found = sinks::test(&s, &op.0, id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(TestAnswer::from(found)))
 }
 
 /// Query of the delivery log.

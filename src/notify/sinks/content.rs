@@ -140,6 +140,49 @@ pub struct RuleNotifyFacts {
     pub excerpt: Option<String>,
 }
 
+/// An agent's page of its owner (`notify_owner`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentNotifyFacts {
+    /// The paging endpoint's slug.
+    pub endpoint_slug: String,
+    /// The paging endpoint (`ep_…`).
+    pub endpoint_id: String,
+    /// What the agent wrote (agent-written).
+    pub text: String,
+    /// The todo the page is about (`td_…`), when it names one.
+    pub todo_id: Option<String>,
+    /// That todo's queue.
+    pub queue: Option<String>,
+    /// The severity the agent asked for (default `normal`).
+    pub severity: Severity,
+}
+
+/// `agent.notify`: `Agent · <slug>`, the agent's text quoted and labelled as
+/// agent-written (never in the title, so it cannot pass for Switchboard's own words),
+/// the todo and its queue when the page names one, at the agent's severity; the todo's
+/// link, else the endpoint's Board page. Never payload text.
+pub fn agent_notify(facts: &AgentNotifyFacts, base_url: &str) -> Message {
+    let slug = clip(&facts.endpoint_slug, FIELD_MAX_CHARS);
+    let mut lines = vec![format!("The agent of endpoint {slug} asked to tell its owner (notify_owner).")];
+    lines.extend(quoted("Notice (agent-written)", &facts.text, TITLE_MAX_CHARS));
+    if let Some(todo) = &facts.todo_id {
+        lines.extend(plain("Todo", todo, FIELD_MAX_CHARS));
+    }
+    if let Some(queue) = &facts.queue {
+        lines.extend(plain("Queue", queue, FIELD_MAX_CHARS));
+    }
+    let link = match &facts.todo_id {
+        Some(todo) => todo_link(base_url, todo),
+        None => format!("{}/endpoints/{}", trim_base(base_url), encode_path_segment(&facts.endpoint_id)),
+    };
+    Message {
+        title: clip(&format!("Agent · {slug}"), TITLE_MAX_CHARS),
+        body: lines.join("\n"),
+        severity: facts.severity,
+        link,
+    }
+}
+
 /// `todo.dead_lettered`: `Dead letter · <queue>`, the attempts, the cause, the closing
 /// attempt's summary and artifact (labelled agent-written), the origin, the todo's link.
 pub fn dead_letter(facts: &DeadLetterFacts, base_url: &str) -> Message {
@@ -385,5 +428,7 @@ fn cut_chars(text: &str, max: usize) -> String {
     out
 }
 
+#[cfg(test)]
+mod agent_tests;
 #[cfg(test)]
 mod tests;

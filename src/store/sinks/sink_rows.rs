@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, Bool, Double, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{OptionalExtension, QueryableByName};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::unique_violation;
@@ -77,8 +77,8 @@ pub struct NewSink {
     pub budget_per_hour: i32,
     /// Messages at once (the bucket starts full).
     pub burst: i32,
-    /// Who made it.
-    pub by: HumanId,
+    /// Who made it (none: an agent with the `notifications` grant).
+    pub by: Option<HumanId>,
 }
 
 /// What a sink update changes (none: unchanged).
@@ -95,6 +95,11 @@ pub struct SinkChange {
 const COLUMNS: &str = "id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
                        budget_per_hour, burst, tokens, tokens_at, created_at";
 
+/// [`COLUMNS`] of the sink aliased `k` (a statement that joins connections, whose
+/// columns share some of the names).
+const K_COLUMNS: &str = "k.id, k.scope_id, k.name, k.kind, k.base_url, k.connection_id, k.apprise_mode, k.enabled, \
+                         k.budget_per_hour, k.burst, k.tokens, k.tokens_at, k.created_at";
+
 impl Store {
     /// Stores a sink, unless `scope` already holds `max` of them (the scope's row is
     /// locked while counting, so racing creates never pass the cap together). The
@@ -102,51 +107,60 @@ impl Store {
     pub async fn create_sink(&self, new: NewSink, max: u32) -> Result<SinkRow> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            #[derive(QueryableByName)]
-            struct Count {
-                #[diesel(sql_type = diesel::sql_types::BigInt)]
-                n: i64,
-            }
-            diesel::sql_query("SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE")
-                .bind::<SqlUuid, _>(new.scope)
-                .execute(conn)
-                .await?;
-            let held: Count = diesel::sql_query("SELECT count(*) AS n FROM sinks WHERE scope_id = $1")
-                .bind::<SqlUuid, _>(new.scope)
-                .get_result(conn)
-                .await?;
-            if held.n >= i64::from(max) {
-                return Err(Error::Conflict(format!("this owner already has {max} sinks (SWITCHBOARD_SINK_MAX)")));
-            }
+            lock_scope(conn, new.scope).await?;
+            under_cap(conn, new.scope, max).await?;
+            insert_sink(conn, &new).await
+        })
+        .await
+    }
+
+    /// Creates the sink of `new.scope` named `new.name`, or replaces that sink's kind,
+    /// base URL, connection and mode (and, unless `keep_enabled`, whether it is
+    /// enabled); its budget, tokens and subscriptions stay. Answers the sink and
+    /// whether it was created. A creation obeys the cap as [`Store::create_sink`]
+    /// does; either way the connection must be the scope's and of the sink's kind, else
+    /// `reference_out_of_scope` and nothing changes.
+    pub async fn put_sink(&self, new: NewSink, keep_enabled: bool, max: u32) -> Result<(SinkRow, bool)> {
+        #[derive(QueryableByName)]
+        struct Existing {
+            #[diesel(sql_type = SqlUuid)]
+            id: SinkId,
+        }
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async move |conn| {
+            // The scope row orders this against racing creates of the same name.
+            lock_scope(conn, new.scope).await?;
+            let existing: Option<Existing> =
+                diesel::sql_query("SELECT id FROM sinks WHERE scope_id = $1 AND name = $2 FOR NO KEY UPDATE")
+                    .bind::<SqlUuid, _>(new.scope)
+                    .bind::<Text, _>(&new.name)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+            let Some(existing) = existing else {
+                under_cap(conn, new.scope, max).await?;
+                return Ok((insert_sink(conn, &new).await?, true));
+            };
             let row = diesel::sql_query(format!(
-                "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
-                   budget_per_hour, burst, tokens, created_by) \
-                 SELECT $1, $2, $3, $4, $5, c.id, $7, $8, $9, $10, $10, $11 FROM connections c \
-                 WHERE c.id = $6 AND c.scope_id = $2 AND c.kind = $4 \
-                 RETURNING {COLUMNS}"
+                "UPDATE sinks k SET kind = $3, base_url = $4, connection_id = c.id, apprise_mode = $6, \
+                   enabled = CASE WHEN $7 THEN k.enabled ELSE $8 END \
+                 FROM connections c \
+                 WHERE k.id = $1 AND k.scope_id = $2 AND c.id = $5 AND c.scope_id = k.scope_id AND c.kind = $3 \
+                 RETURNING {K_COLUMNS}"
             ))
-            .bind::<SqlUuid, _>(SinkId::new())
+            .bind::<SqlUuid, _>(existing.id)
             .bind::<SqlUuid, _>(new.scope)
-            .bind::<Text, _>(&new.name)
             .bind::<Text, _>(new.kind)
             .bind::<Text, _>(&new.base_url)
             .bind::<SqlUuid, _>(new.connection_id)
             .bind::<Nullable<Text>, _>(new.apprise_mode)
+            .bind::<Bool, _>(keep_enabled)
             .bind::<Bool, _>(new.enabled)
-            .bind::<Int4, _>(new.budget_per_hour)
-            .bind::<Int4, _>(new.burst)
-            .bind::<SqlUuid, _>(new.by)
             .get_result::<SinkRow>(conn)
             .await;
             match row {
-                Ok(row) => Ok(row),
-                Err(diesel::result::Error::NotFound) => Err(Error::ReferenceOutOfScope(format!(
-                    "reference_out_of_scope: connection {} is unknown, another owner's, or not a {} connection",
-                    new.connection_id, new.kind
-                ))),
-                Err(e) if unique_violation(&e) => {
-                    Err(Error::Conflict(format!("a sink named {:?} already exists for this owner", new.name)))
-                }
+                Ok(row) => Ok((row, false)),
+                Err(diesel::result::Error::NotFound) => Err(out_of_scope(&new)),
                 Err(e) => Err(e.into()),
             }
         })
@@ -245,4 +259,71 @@ impl Store {
             .await?;
         if n == 0 { Err(Error::NotFound) } else { Ok(()) }
     }
+}
+
+/// Locks `scope`'s row: creates in one scope take turns.
+async fn lock_scope(conn: &mut AsyncPgConnection, scope: ScopeId) -> Result<()> {
+    diesel::sql_query("SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE")
+        .bind::<SqlUuid, _>(scope)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Refuses when `scope` already holds `max` sinks (its row locked by [`lock_scope`], so
+/// racing creates never pass the cap together).
+async fn under_cap(conn: &mut AsyncPgConnection, scope: ScopeId, max: u32) -> Result<()> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let held: Count = diesel::sql_query("SELECT count(*) AS n FROM sinks WHERE scope_id = $1")
+        .bind::<SqlUuid, _>(scope)
+        .get_result(conn)
+        .await?;
+    if held.n >= i64::from(max) {
+        return Err(Error::Conflict(format!("this owner already has {max} sinks (SWITCHBOARD_SINK_MAX)")));
+    }
+    Ok(())
+}
+
+/// Inserts `new` with a full bucket, if its connection is the scope's and of its kind.
+async fn insert_sink(conn: &mut AsyncPgConnection, new: &NewSink) -> Result<SinkRow> {
+    let row = diesel::sql_query(format!(
+        "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
+           budget_per_hour, burst, tokens, created_by) \
+         SELECT $1, $2, $3, $4, $5, c.id, $7, $8, $9, $10, $10, $11 FROM connections c \
+         WHERE c.id = $6 AND c.scope_id = $2 AND c.kind = $4 \
+         RETURNING {COLUMNS}"
+    ))
+    .bind::<SqlUuid, _>(SinkId::new())
+    .bind::<SqlUuid, _>(new.scope)
+    .bind::<Text, _>(&new.name)
+    .bind::<Text, _>(new.kind)
+    .bind::<Text, _>(&new.base_url)
+    .bind::<SqlUuid, _>(new.connection_id)
+    .bind::<Nullable<Text>, _>(new.apprise_mode)
+    .bind::<Bool, _>(new.enabled)
+    .bind::<Int4, _>(new.budget_per_hour)
+    .bind::<Int4, _>(new.burst)
+    .bind::<Nullable<SqlUuid>, _>(new.by)
+    .get_result::<SinkRow>(conn)
+    .await;
+    match row {
+        Ok(row) => Ok(row),
+        Err(diesel::result::Error::NotFound) => Err(out_of_scope(new)),
+        Err(e) if unique_violation(&e) => {
+            Err(Error::Conflict(format!("a sink named {:?} already exists for this owner", new.name)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The refusal of a connection that is unknown, another scope's or of another kind.
+fn out_of_scope(new: &NewSink) -> Error {
+    Error::ReferenceOutOfScope(format!(
+        "reference_out_of_scope: connection {} is unknown, another owner's, or not a {} connection",
+        new.connection_id, new.kind
+    ))
 }

@@ -1,0 +1,110 @@
+//! The agent's `notifications` routes (grant `notifications`, never implied): its
+//! owner's sinks, by name, in the endpoint's own owner scope. The answers are the
+//! operator routes' (`SinkView`, `Subscriptions`, `TestAnswer`); no answer carries a
+//! secret.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::super::auth::Agent;
+use super::super::body::Json;
+use super::super::operator::sinks::{SinkList, SinkView, Subscriptions, TestAnswer};
+use crate::domain::ids::ConnectionId;
+use crate::domain::sinks::{AppriseMode, SinkKind};
+use crate::error::{ErrorEnvelope, Result};
+use crate::service::sinks::{SinkSpec, Subscription};
+use crate::service::{Services, agent_sinks};
+
+/// A sink to create or replace under the name in the path.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PutSinkBody {
+    /// `gotify` or `apprise`.
+    pub kind: SinkKind,
+    /// The Gotify server or Apprise API server, https (http only where the instance
+    /// allows it); checked by the outbound guard now and on every dial.
+    pub base_url: String,
+    /// An existing connection of the endpoint's owner, of the same kind (else
+    /// `reference_out_of_scope`). Its secret is never read back.
+    pub connection_id: ConnectionId,
+    /// Apprise only: `key` (default) or `urls` (which must pass the scheme allowlist).
+    pub apprise_mode: Option<AppriseMode>,
+    /// A new sink: default true. A replaced sink: absent leaves it as it was.
+    pub enabled: Option<bool>,
+}
+
+/// The owner's sinks (never a secret).
+#[utoipa::path(get, path = "/api/v1/agent/sinks", operation_id = "agent_list_sinks", tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = SinkList), (status = 403, body = ErrorEnvelope)))]
+pub async fn list(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> {
+    let rows = agent_sinks::list(&s, &agent.0).await?;
+    Ok(HttpResponse::Ok().json(SinkList { sinks: rows.into_iter().map(SinkView::from).collect() }))
+}
+
+/// Creates the owner's sink `name` (201), or replaces its kind, URL, connection, mode
+/// and `enabled` (200; its budget and subscriptions stay). Refused as the operator's
+/// create is: the outbound guard, `reference_out_of_scope`, `forbidden_scheme`, the
+/// per-owner cap (409); nothing changes when refused.
+#[utoipa::path(put, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_put_sink", request_body = PutSinkBody,
+    tag = "agent", params(("name" = String, Path, description = "the sink's name, 1–100 characters")),
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = SinkView), (status = 201, body = SinkView), (status = 403, body = ErrorEnvelope),
+              (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn put(
+    s: web::Data<Services>,
+    agent: Agent,
+    name: web::Path<String>,
+    body: Json<PutSinkBody>,
+) -> Result<HttpResponse> {
+    let b = body.0;
+    let spec = SinkSpec {
+        kind: b.kind,
+        base_url: b.base_url,
+        connection_id: b.connection_id,
+        apprise_mode: b.apprise_mode,
+        enabled: b.enabled,
+    };
+    let (row, created) = agent_sinks::put(&s, &agent.0, &name, spec).await?;
+    let mut answer = if created { HttpResponse::Created() } else { HttpResponse::Ok() };
+    Ok(answer.json(SinkView::from(row)))
+}
+
+/// Deletes the owner's sink `name` and its subscriptions.
+#[utoipa::path(delete, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_delete_sink", tag = "agent",
+    params(("name" = String, Path, description = "the sink's name")), security(("endpoint_token" = [])),
+    responses((status = 204), (status = 403, body = ErrorEnvelope)))]
+pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<String>) -> Result<HttpResponse> {
+    agent_sinks::delete(&s, &agent.0, &name).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Sends the owner's sink `name` one harmless test message (past its budget and
+/// subscriptions, never past the outbound guard); at most 6 a minute per sink (429).
+#[utoipa::path(post, path = "/api/v1/agent/sinks/{name}/test", operation_id = "agent_test_sink", tag = "agent",
+    params(("name" = String, Path, description = "the sink's name")), security(("endpoint_token" = [])),
+    responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
+              (status = 429, body = ErrorEnvelope)))]
+pub async fn test(s: web::Data<Services>, agent: Agent, name: web::Path<String>) -> Result<HttpResponse> {
+    let found = agent_sinks::test(&s, &agent.0, &name).await?;
+    Ok(HttpResponse::Ok().json(TestAnswer::from(found)))
+}
+
+/// Replaces the subscriptions of the owner's sink `name` (filters may name only the
+/// owner's endpoints and webhooks, else `reference_out_of_scope` and nothing changes).
+#[utoipa::path(put, path = "/api/v1/agent/sinks/{name}/subscriptions", operation_id = "agent_set_subscriptions",
+    request_body = Subscriptions, tag = "agent", params(("name" = String, Path, description = "the sink's name")),
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = Subscriptions), (status = 403, body = ErrorEnvelope),
+              (status = 422, body = ErrorEnvelope)))]
+pub async fn put_subscriptions(
+    s: web::Data<Services>,
+    agent: Agent,
+    name: web::Path<String>,
+    body: Json<Subscriptions>,
+) -> Result<HttpResponse> {
+    let subs = body.0.subscriptions.into_iter().map(Subscription::from).collect();
+    let rows = agent_sinks::set_subscriptions(&s, &agent.0, &name, subs).await?;
+    Ok(HttpResponse::Ok().json(Subscriptions::from(rows)))
+}

@@ -1,0 +1,64 @@
+//! The agent's `notifications` verbs: list, create or replace (by name), delete, test
+//! and re-subscribe its owner's sinks. An endpoint holding the grant acts only in its
+//! own owner scope (another scope's sink is not found; another scope's connection,
+//! endpoint or webhook is `reference_out_of_scope`), gets exactly the checks the
+//! operator's routes make (the same cores in [`super::sinks`]: the outbound guard, the
+//! scheme allowlist, the per-owner cap, six test sends a minute), and never reads a
+//! secret: answers carry connection ids, never what a connection holds. Off by
+//! default, because its holder can redirect or silence the owner's alerts.
+
+use super::Services;
+use super::permissions::{Action, check};
+use super::principal::Principal;
+use super::sinks::{SinkSpec, Subscription, TestResult, checked_sink, checked_subscriptions, put_in, test_sink};
+use crate::error::{Error, Result};
+use crate::store::endpoints::AgentPrincipal;
+use crate::store::sinks::{SinkRow, SubscriptionRow};
+
+/// The owner's sinks, by name (grant `notifications`).
+pub async fn list(s: &Services, me: &AgentPrincipal) -> Result<Vec<SinkRow>> {
+    check(Action::AgentListSinks, Principal::Endpoint(me), None)?;
+    s.store.list_sinks(&[me.scope_id]).await
+}
+
+/// Creates the owner's sink `name`, or replaces its kind, URL, connection, mode and
+/// (when given) `enabled`; its budget and subscriptions stay. Answers the sink and
+/// whether it was created (grant `notifications`).
+pub async fn put(s: &Services, me: &AgentPrincipal, name: &str, spec: SinkSpec) -> Result<(SinkRow, bool)> {
+    check(Action::AgentPutSink, Principal::Endpoint(me), None)?;
+    let checked = checked_sink(s, name, spec).await?;
+    put_in(s, me.scope_id, checked).await
+}
+
+/// Deletes the owner's sink `name` and its subscriptions (grant `notifications`).
+pub async fn delete(s: &Services, me: &AgentPrincipal, name: &str) -> Result<()> {
+    check(Action::AgentDeleteSink, Principal::Endpoint(me), None)?;
+    let sink = named(s, me, name).await?;
+    s.store.delete_sink(me.scope_id, sink.id).await
+}
+
+/// Sends the owner's sink `name` one harmless test message, as the operator's test
+/// does (grant `notifications`).
+pub async fn test(s: &Services, me: &AgentPrincipal, name: &str) -> Result<TestResult> {
+    check(Action::AgentTestSink, Principal::Endpoint(me), None)?;
+    let sink = named(s, me, name).await?;
+    test_sink(s, &sink).await
+}
+
+/// Replaces the subscriptions of the owner's sink `name` (grant `notifications`).
+pub async fn set_subscriptions(
+    s: &Services,
+    me: &AgentPrincipal,
+    name: &str,
+    subs: Vec<Subscription>,
+) -> Result<Vec<SubscriptionRow>> {
+    check(Action::AgentSetSubscriptions, Principal::Endpoint(me), None)?;
+    let checked = checked_subscriptions(subs)?;
+    let sink = named(s, me, name).await?;
+    s.store.set_subscriptions(me.scope_id, sink.id, checked).await
+}
+
+/// The sink of the endpoint's owner scope named `name`, else not found.
+async fn named(s: &Services, me: &AgentPrincipal, name: &str) -> Result<SinkRow> {
+    s.store.sink_named(me.scope_id, name).await?.ok_or(Error::NotFound)
+}
