@@ -40,14 +40,17 @@ pub const SCHEME_MAX_CHARS: usize = 32;
 ///   (`macosx.py`), `dbus`, `qt`, `kde` (`dbus.py`, its `MAINLOOP_MAP`), `glib`, `gio`
 ///   (`glib.py`), `gnome` (`gnome.py`), `syslog` (`syslog.py`, the host's syslog),
 ///   `blink1` (`blink1.py`, a USB device on the host);
-/// - `rsyslog` (`rsyslog.py`): raw UDP syslog to any host and port.
+/// - `rsyslog` (`rsyslog.py`): raw UDP syslog to any host and port;
+/// - `apprise`/`apprises` (`apprise_api.py`): a call to another Apprise API server at
+///   any host, which then notifies whatever *its* configuration holds: a relay of a
+///   relay that this instance's allowlist (and its SSRF guard) never sees past.
 ///
 /// Apprise has no file or script plugin at that revision; custom `@notify` plugins an
 /// Apprise operator loads are unknown here, which is one more reason the allowlist
 /// setting exists.
 pub const DEFAULT_REFUSED: &[&str] = &[
     "json", "jsons", "xml", "xmls", "form", "forms", "windows", "macosx", "dbus", "qt", "kde", "glib", "gio", "gnome",
-    "syslog", "rsyslog", "blink1",
+    "syslog", "rsyslog", "blink1", "apprise", "apprises",
 ];
 
 /// Which Apprise schemes this instance accepts in stateless URLs.
