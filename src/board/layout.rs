@@ -22,11 +22,14 @@ pub enum Nav {
     Quarantine,
     /// Connections, notification sinks, subscriptions and their delivery log.
     Sinks,
+    /// Scheduled queue digests, their send times and previews.
+    Digests,
 }
 
 impl Nav {
     /// Every section, in nav order.
-    pub const ALL: [Nav; 6] = [Nav::Todos, Nav::Endpoints, Nav::Webhooks, Nav::Hooks, Nav::Quarantine, Nav::Sinks];
+    pub const ALL: [Nav; 7] =
+        [Nav::Todos, Nav::Endpoints, Nav::Webhooks, Nav::Hooks, Nav::Quarantine, Nav::Sinks, Nav::Digests];
 
     /// The section's label.
     pub fn label(self) -> &'static str {
@@ -37,6 +40,7 @@ impl Nav {
             Nav::Hooks => "Hooks",
             Nav::Quarantine => "Quarantine",
             Nav::Sinks => "Sinks",
+            Nav::Digests => "Digests",
         }
     }
 
@@ -49,6 +53,7 @@ impl Nav {
             Nav::Hooks => super::hooks::paths::HOOKS,
             Nav::Quarantine => super::quarantine::paths::QUARANTINE,
             Nav::Sinks => super::sinks::paths::SINKS,
+            Nav::Digests => super::digests::paths::DIGESTS,
         }
     }
 }

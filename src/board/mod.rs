@@ -21,6 +21,7 @@
 pub mod assets;
 pub mod cookies;
 pub mod csrf;
+pub mod digests;
 pub mod endpoints;
 pub mod error;
 pub mod extract;
@@ -69,6 +70,7 @@ pub fn table() -> Vec<Entry> {
     table.extend(hooks::routes());
     table.extend(quarantine::routes());
     table.extend(sinks::routes());
+    table.extend(digests::routes());
     table
 }
 

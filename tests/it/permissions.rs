@@ -596,6 +596,30 @@ fn board_cases() -> Vec<Case> {
             Form(&[("subscriptions", r#"{"subscriptions": [{"events": ["todo.dead_lettered"]}]}"#)]),
             &[303],
         ),
+        // The Digests page: the team's digests.
+        case("GET", "/digests", Listing(Listed::Digest), Empty, &[200]),
+        case(
+            "POST",
+            "/digests",
+            TeamOwner,
+            Form(&[("name", "{slug}"), ("schedule", "Mon 09:00"), ("sink_ids", "{sink}"), ("owner", "team:crew")]),
+            &[303],
+        ),
+        case("GET", "/digests/{id}", TeamDigest, Empty, &[200]),
+        case(
+            "POST",
+            "/digests/{id}/update",
+            TeamDigest,
+            Form(&[
+                ("name", "the team's digest"),
+                ("schedule", "TZ=Europe/Berlin Tue 10:00"),
+                ("sink_ids", "{sink}"),
+                ("skip_when_quiet", "on"),
+            ]),
+            &[303],
+        ),
+        case("POST", "/digests/{id}/delete", FreshTeamDigest, Empty, &[303]),
+        case("GET", "/digests/{id}/preview", TeamDigest, Empty, &[200]),
     ]
 }
 

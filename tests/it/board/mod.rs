@@ -4,6 +4,7 @@
 
 mod assets;
 mod auth;
+mod digests;
 mod endpoints;
 mod hooks;
 mod quarantine;
