@@ -171,7 +171,8 @@ impl TestDb {
         actix_rt::spawn(async move {
             let _ = conn.await;
         });
-        client.execute(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+        // `{e:?}`: the Display form of a database error is just "db error".
+        client.execute(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"))
     }
 
     /// The text of an EXPLAIN.
@@ -180,7 +181,7 @@ impl TestDb {
         actix_rt::spawn(async move {
             let _ = conn.await;
         });
-        let rows = client.query(explain, &[]).await.unwrap_or_else(|e| panic!("{explain}: {e}"));
+        let rows = client.query(explain, &[]).await.unwrap_or_else(|e| panic!("{explain}: {e:?}"));
         rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
     }
 
@@ -190,7 +191,7 @@ impl TestDb {
         actix_rt::spawn(async move {
             let _ = conn.await;
         });
-        client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}")).get(0)
+        client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}")).get(0)
     }
 }
 

@@ -129,9 +129,15 @@ async fn background(app: Rc<TestApp>, o: Owner, seen: Arc<Seen>, stop: Arc<Atomi
                 seen.server_errors.lock().unwrap().push(format!("sweep: {e}"));
             }
         }
-        // Make waiting retries due so the scheduler has work racing the agents.
+        // Make waiting retries due so the scheduler has work racing the agents. Time
+        // passing takes no locks: rows a transaction holds right now are skipped (a plain
+        // UPDATE over many rows could deadlock with the cascade, failing the test for a
+        // lock the product never takes).
         app.db
-            .exec("UPDATE todos SET next_retry_at = now() WHERE state = 'failed' AND next_retry_at IS NOT NULL")
+            .exec(
+                "UPDATE todos SET next_retry_at = now() WHERE id IN (SELECT id FROM todos \
+                 WHERE state = 'failed' AND next_retry_at IS NOT NULL FOR UPDATE SKIP LOCKED)",
+            )
             .await;
     }
 }
