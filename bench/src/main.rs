@@ -19,6 +19,8 @@
 //! 6. the Board's Dead view (dead-letter list, pill counts, chart) on 100 000 and on
 //!    1 000 000 todos, beside `/healthz`, with its statements' plans (board.rs), on a
 //!    database and server of its own.
+//! 7. one queue digest built for an owner with 200 queues on 100 000 and on 1 000 000
+//!    todos, with its sections' plans (digest.rs), on a database of its own, no server.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers (and the Board's between `bench:board`). Run it through `scripts/bench`, which builds both
@@ -29,6 +31,11 @@ mod board_doc;
 mod board_seed;
 mod channel;
 mod database;
+mod digest;
+mod digest_doc;
+mod digest_plan;
+mod digest_run;
+mod digest_seed;
 mod hook_load;
 mod hooks;
 mod hooks_doc;
@@ -160,6 +167,9 @@ pub struct Args {
     /// Measured requests of each kind per table size.
     #[arg(long, default_value_t = 50)]
     pub board_requests: usize,
+    /// The digest measurement's flags (`--only-digest`, …; digest.rs).
+    #[command(flatten)]
+    pub digest: digest::DigestArgs,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -219,6 +229,9 @@ async fn run(args: Args) -> BenchResult<()> {
     if args.only_board {
         return run_board(&args).await;
     }
+    if args.digest.only_digest {
+        return digest::run_part(&args).await;
+    }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("created database {}", db.name()));
@@ -255,7 +268,11 @@ async fn run(args: Args) -> BenchResult<()> {
         results_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote {}", args.doc.display()));
     }
-    if args.only_intake { Ok(()) } else { run_board(&args).await }
+    if args.only_intake {
+        return Ok(());
+    }
+    run_board(&args).await?;
+    digest::run_part(&args).await
 }
 
 /// The Board measurement, on a database and server of its own; writes its own section

@@ -50,13 +50,17 @@ pub mod sql {
          WHERE t.scope_id = $1 AND t.state = 'claimed' \
            AND (cardinality($2::text[]) = 0 OR t.queue = ANY($2)) AND $3 <= $4 \
          GROUP BY 1, 2 ORDER BY 1, 2";
-    /// Dead letters since the previous digest per queue, with the latest five.
+    /// Dead letters since the previous digest per queue, with the latest five. The
+    /// dead-letter predicate is `todos_dead_letters_idx`'s, word for word, so the
+    /// window is read off that index (it changes nothing: `dead_lettered_at` is set
+    /// exactly on dead letters, a CHECK says so, and a quarantined delivery never dies).
     pub const DEAD: &str = "SELECT e.slug AS endpoint, d.queue, d.n, d.id, d.title FROM ( \
            SELECT t.endpoint_id, t.queue, t.id, t.title, \
              count(*) OVER (PARTITION BY t.endpoint_id, t.queue)::int8 AS n, \
              row_number() OVER (PARTITION BY t.endpoint_id, t.queue ORDER BY t.dead_lettered_at DESC, t.id DESC) AS r \
            FROM todos t \
-           WHERE t.scope_id = $1 AND t.dead_lettered_at > $3 AND t.dead_lettered_at <= $4 \
+           WHERE t.scope_id = $1 AND t.state = 'failed' AND t.next_retry_at IS NULL AND t.queue <> 'quarantine' \
+             AND t.dead_lettered_at > $3 AND t.dead_lettered_at <= $4 \
              AND (cardinality($2::text[]) = 0 OR t.queue = ANY($2))) d \
          JOIN endpoints e ON e.id = d.endpoint_id WHERE d.r <= 5 ORDER BY 1, 2, d.r";
     /// Deliveries quarantined since the previous digest, per webhook.
@@ -81,12 +85,17 @@ pub mod sql {
          WHERE scope_id = $1 AND state = 'active' AND presence = 'out' AND presence_changed_at IS NOT NULL \
            AND cardinality($2::text[]) >= 0 AND $3 <= $4 ORDER BY 1";
     /// Claims deferred by admission budgets, counted per hour: the hour the previous
-    /// digest was sent in is counted whole.
-    pub const DEFERRED: &str = "SELECT e.slug AS endpoint, d.queue, d.reason AS label, sum(d.count)::int8 AS n \
-         FROM endpoints e JOIN queue_deferrals d ON d.endpoint_id = e.id \
-         WHERE e.scope_id = $1 AND d.hour >= date_trunc('hour', $3) AND d.hour <= $4 \
-           AND (cardinality($2::text[]) = 0 OR d.queue = ANY($2)) \
-         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+    /// digest was sent in is counted whole. Summed per endpoint in a lateral subquery,
+    /// so each of the owner's endpoints reads its own rows off the table's primary key
+    /// `(endpoint_id, queue, hour, reason)`; as a plain join the planner reads every
+    /// owner's rows of the table instead.
+    pub const DEFERRED: &str = "SELECT e.slug AS endpoint, d.queue, d.reason AS label, d.n \
+         FROM endpoints e CROSS JOIN LATERAL ( \
+           SELECT q.queue, q.reason, sum(q.count)::int8 AS n FROM queue_deferrals q \
+           WHERE q.endpoint_id = e.id AND q.hour >= date_trunc('hour', $3) AND q.hour <= $4 \
+             AND (cardinality($2::text[]) = 0 OR q.queue = ANY($2)) \
+           GROUP BY 1, 2) d \
+         WHERE e.scope_id = $1 ORDER BY 1, 2, 3";
     /// Notifications that became undeliverable since the previous digest (the last
     /// attempt's time), per event.
     pub const UNDELIVERABLE: &str = "SELECT event AS label, count(*)::int8 AS n FROM outbox \
