@@ -85,7 +85,8 @@ fn intro(d: &mut String, run: &DigestRun) {
          for input, 10 canceled, 960 done; terminal todos and the quarantine created evenly over the \
          {HISTORY_DAYS} days. Beside them: an attempt per claim (a twentieth of done todos claimed 30 minutes after \
          their doorbell), a webhook delivery for three todos in four (quarantined ones `quarantined`) and a dropped \
-         one per twenty todos, a `todo.ready` doorbell ring for every drainable todo on half the endpoints, an \
+         one per twenty todos, a `todo.ready` doorbell ring for every drainable todo on half the endpoints (then decided as the digest \
+         scheduler decides rings past their window: heard ones deleted, unheard ones marked), an \
          outbox row per dead letter and quarantined delivery (a tenth undeliverable; no sink exists, so `sink_id` \
          is NULL as for a deleted sink), claims deferred by admission budgets for 3 % of todos (per queue, hour \
          and reason), and every {CLOCKED_OUT_EVERY}th endpoint clocked out. Then grown tenfold in the same \

@@ -62,12 +62,19 @@ CREATE INDEX outbox_undeliverable_idx ON outbox (scope_id, next_attempt_at) WHER
 
 -- Every delivered `todo.ready` doorbell, once per todo (the first hook that took it):
 -- a ring whose todo is not claimed within SWITCHBOARD_DOORBELL_ACK_SECONDS is unheard.
+-- Once its window has passed, the digest scheduler decides each ring once: a heard ring
+-- is deleted, an unheard one marked, so the table holds only rings still inside their
+-- window and unheard ones, and a digest counts without checking every ring's attempts.
 CREATE TABLE doorbell_rings (
     todo_id     uuid PRIMARY KEY,
     endpoint_id uuid NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
     queue       text NOT NULL,
-    rung_at     timestamptz NOT NULL DEFAULT now()
+    rung_at     timestamptz NOT NULL DEFAULT now(),
+    -- NULL: not decided yet; true: nobody claimed the todo within the window.
+    unheard     boolean CHECK (unheard)
 );
 CREATE INDEX doorbell_rings_endpoint_idx ON doorbell_rings (endpoint_id, rung_at);
 -- Retention deletes old rings oldest first.
 CREATE INDEX doorbell_rings_rung_idx ON doorbell_rings (rung_at);
+-- The rings still to decide, oldest first.
+CREATE INDEX doorbell_rings_undecided_idx ON doorbell_rings (rung_at) WHERE unheard IS NULL;

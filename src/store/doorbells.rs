@@ -1,8 +1,10 @@
 //! Doorbell rings: each delivered `todo.ready`, once per todo. A ring whose todo is not
 //! claimed within `SWITCHBOARD_DOORBELL_ACK_SECONDS` is an unheard doorbell, which the
-//! digest reports per endpoint (see `store::digests::sql::UNHEARD`).
+//! digest reports per endpoint (see `store::digests::sql::UNHEARD`). Each ring is
+//! decided once after its window: heard rings are deleted, unheard ones marked, so a
+//! digest reads only what it reports.
 
-use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Double, Int8, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::Store;
@@ -27,4 +29,37 @@ impl Store {
         .await?;
         Ok(())
     }
+
+    /// Decides up to `batch` rings whose window of `ack_seconds` has passed, oldest
+    /// first: a ring whose todo was claimed within the window is deleted (heard), the
+    /// others are marked unheard. Rings another instance is deciding are skipped.
+    /// Returns how many were decided.
+    pub async fn decide_doorbells(&self, ack_seconds: i64, batch: i64) -> Result<usize> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query(
+            "WITH due AS ( \
+               SELECT r.todo_id, EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = r.todo_id \
+                                         AND a.claimed_at <= r.rung_at + make_interval(secs => $1)) AS heard \
+               FROM doorbell_rings r \
+               WHERE r.unheard IS NULL AND r.rung_at < now() - make_interval(secs => $1) \
+               ORDER BY r.rung_at LIMIT $2 FOR UPDATE SKIP LOCKED), \
+             gone AS (DELETE FROM doorbell_rings r USING due WHERE r.todo_id = due.todo_id AND due.heard \
+                      RETURNING r.todo_id), \
+             marked AS (UPDATE doorbell_rings r SET unheard = true FROM due \
+                        WHERE r.todo_id = due.todo_id AND NOT due.heard RETURNING r.todo_id) \
+             SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM marked) AS n",
+        )
+        .bind::<Double, _>(ack_seconds as f64)
+        .bind::<Int8, _>(batch)
+        .get_result::<Decided>(&mut conn)
+        .await?
+        .n;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+}
+
+#[derive(diesel::QueryableByName)]
+struct Decided {
+    #[diesel(sql_type = Int8)]
+    n: i64,
 }

@@ -1,4 +1,5 @@
-//! One scheduler tick: finish stuck Cairn publications, then decide each due send time
+//! One scheduler tick: decide the doorbell rings whose window has passed (heard or
+//! unheard, see `store::doorbells`), finish stuck Cairn publications, then decide each due send time
 //! (send it, skip it as quiet, or record it skipped for being an hour late; see
 //! `digest::firing`), committing the decision, the record and the sinks' outbox rows
 //! in one transaction. A Cairn digest is published after that commit and its sinks
@@ -21,8 +22,20 @@ const DUE_PER_TICK: i64 = 50;
 /// Stuck publications one tick takes over at most.
 const STUCK_PER_TICK: i64 = 10;
 
+/// Doorbell rings one batch decides; a tick decides at most [`RING_BATCHES`] batches.
+const RING_BATCH: i64 = 1_000;
+/// Batches of rings one tick decides at most (the next tick goes on).
+const RING_BATCHES: usize = 20;
+
 /// Runs one tick at `now`; answers how many send times this instance decided.
 pub async fn run(deps: &DigestDeps, client: &awc::Client, now: DateTime<Utc>) -> Result<usize> {
+    // Rings past their window first, so that the digests below read decided rings.
+    for _ in 0..RING_BATCHES {
+        let decided = deps.store.decide_doorbells(deps.settings.doorbell_ack_seconds, RING_BATCH).await?;
+        if decided < RING_BATCH as usize {
+            break;
+        }
+    }
     for p in deps.store.claim_stuck_publications(STUCK_PER_TICK).await? {
         finish_publication(deps, client, p).await?;
     }

@@ -70,14 +70,15 @@ pub mod sql {
            AND ev.disposition = 'quarantined' AND cardinality($2::text[]) >= 0 \
          GROUP BY 1 ORDER BY 1";
     /// Doorbells whose acknowledgement window ended since the previous digest and
-    /// whose todo was not claimed within it, per endpoint.
+    /// whose todo was not claimed within it, per endpoint: the rings decided unheard,
+    /// and any not decided yet (the scheduler decides them each tick) checked here.
     pub const UNHEARD: &str = "SELECT e.slug AS label, count(*)::int8 AS n \
          FROM endpoints e JOIN doorbell_rings r ON r.endpoint_id = e.id \
          WHERE e.scope_id = $1 \
            AND r.rung_at > $3 - make_interval(secs => $5) AND r.rung_at <= $4 - make_interval(secs => $5) \
            AND (cardinality($2::text[]) = 0 OR r.queue = ANY($2)) \
-           AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = r.todo_id \
-                           AND a.claimed_at <= r.rung_at + make_interval(secs => $5)) \
+           AND (r.unheard OR NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = r.todo_id \
+                                         AND a.claimed_at <= r.rung_at + make_interval(secs => $5))) \
          GROUP BY 1 ORDER BY 1";
     /// Endpoints that clocked out (and have not clocked in since); never-seen
     /// endpoints are not counted as clocked out.

@@ -1,7 +1,9 @@
 //! Doorbell rings: every delivered `todo.ready` is recorded once per todo (in batches,
 //! by the endpoint's supervisor); a ring whose todo nobody claimed within
 //! `SWITCHBOARD_DOORBELL_ACK_SECONDS` is an unheard doorbell in the owner's digest, and
-//! one claimed in time is not. Retention prunes old rings.
+//! one claimed in time is not. Each ring is decided once after its window (heard:
+//! deleted; unheard: marked) and counted the same before and after. Retention prunes
+//! old rings.
 
 use std::time::{Duration, Instant};
 
@@ -21,8 +23,8 @@ async fn rung(app: &TestApp, todo: TodoId) {
     }
 }
 
-/// The unheard doorbells a preview of a fresh digest of `owner` reports.
-async fn unheard(app: &TestApp, owner: &Owner, rx: &Receiver) -> serde_json::Value {
+/// A digest of `owner` to preview (its sink posts to `rx`); its id.
+async fn digest_of(app: &TestApp, owner: &Owner, rx: &Receiver) -> String {
     let (_, c) =
         app.post("/api/v1/connections", &owner.token, json!({"name": "c", "kind": "gotify", "secret": "t"})).await;
     let body = json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
@@ -31,8 +33,12 @@ async fn unheard(app: &TestApp, owner: &Owner, rx: &Receiver) -> serde_json::Val
         .post("/api/v1/digests", &owner.token, json!({"name": "d", "schedule": "Mon 09:00", "sink_ids": [sink["id"]]}))
         .await;
     assert_eq!(s, StatusCode::CREATED, "{d}");
-    let path = format!("/api/v1/digests/{}/preview", d["id"].as_str().unwrap());
-    let (s, p) = app.call("POST", &path, Some(&owner.token), None).await;
+    d["id"].as_str().unwrap().to_owned()
+}
+
+/// The unheard-doorbell sections a preview of `digest` reports.
+async fn unheard(app: &TestApp, owner: &Owner, digest: &str) -> serde_json::Value {
+    let (s, p) = app.call("POST", &format!("/api/v1/digests/{digest}/preview"), Some(&owner.token), None).await;
     assert_eq!(s, StatusCode::OK, "{p}");
     let sections: Vec<serde_json::Value> =
         p["sections"].as_array().unwrap().iter().filter(|s| s["name"] == "unheard_doorbells").cloned().collect();
@@ -52,8 +58,14 @@ async fn a_ring_nobody_answered_within_the_window_is_an_unheard_doorbell_of_its_
     assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings").await, 1, "two hooks, one ring per todo");
     // Twenty minutes pass (the window is 15) and nobody claims it.
     app.db.exec("UPDATE doorbell_rings SET rung_at = rung_at - interval '20 minutes'").await;
-    let sections = unheard(&app, &owner, &rx).await;
-    assert_eq!(sections, json!([{"name": "unheard_doorbells", "status": "ok", "endpoint": "worker", "unheard": 1}]));
+    let digest = digest_of(&app, &owner, &rx).await;
+    let want = json!([{"name": "unheard_doorbells", "status": "ok", "endpoint": "worker", "unheard": 1}]);
+    assert_eq!(unheard(&app, &owner, &digest).await, want, "counted before the ring is decided");
+    // The scheduler decides it once: kept, marked unheard; the digest counts it alike.
+    assert_eq!(app.store.decide_doorbells(900, 100).await.unwrap(), 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings WHERE unheard").await, 1);
+    assert_eq!(app.store.decide_doorbells(900, 100).await.unwrap(), 0, "decided once");
+    assert_eq!(unheard(&app, &owner, &digest).await, want, "counted after it is decided");
 }
 
 #[actix_web::test]
@@ -68,8 +80,12 @@ async fn a_ring_claimed_within_the_window_was_heard() {
     // The ring and the claim both twenty minutes ago, a minute apart.
     app.db.exec("UPDATE doorbell_rings SET rung_at = now() - interval '20 minutes'").await;
     app.db.exec("UPDATE todo_attempts SET claimed_at = now() - interval '19 minutes'").await;
-    let sections = unheard(&app, &owner, &rx).await;
-    assert_eq!(sections, json!([{"name": "unheard_doorbells", "status": "ok", "count": 0}]));
+    let none = json!([{"name": "unheard_doorbells", "status": "ok", "count": 0}]);
+    let digest = digest_of(&app, &owner, &rx).await;
+    assert_eq!(unheard(&app, &owner, &digest).await, none);
+    // Decided heard, the ring is gone: the table keeps only what a digest reports.
+    assert_eq!(app.store.decide_doorbells(900, 100).await.unwrap(), 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings").await, 0);
 }
 
 #[actix_web::test]
