@@ -331,7 +331,7 @@ pub async fn measure(
 
 /// A checkpoint first, so each window starts with the same WAL debt (full-page
 /// images after a checkpoint); then a warm-up, then one measured window.
-async fn window(args: &Args, db: &BenchDb, probe: &Probe, agents: Vec<Agent>) -> BenchResult<Side> {
+pub async fn window(args: &Args, db: &BenchDb, probe: &Probe, agents: Vec<Agent>) -> BenchResult<Side> {
     db.client().batch_execute("CHECKPOINT").await.map_err(|e| format!("CHECKPOINT: {e}"))?;
     let load = Load::start(agents, u64::MAX);
     tokio::time::sleep(args.warmup()).await;

@@ -21,10 +21,15 @@
 //!    database and server of its own.
 //! 7. one queue digest built for an owner with 200 queues on 100 000 and on 1 000 000
 //!    todos, with its sections' plans (digest.rs), on a database of its own, no server.
+//! 8. the sink outbox (outbox.rs): throughput of two servers draining one outbox to a
+//!    Gotify-contract receiver beside plain POSTs, the outbox's cost on the dead-letter
+//!    transaction, and dead letter → message latency, on a database and servers of
+//!    its own.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
-//! `bench:foundation` markers (and the Board's between `bench:board`). Run it through `scripts/bench`, which builds both
-//! binaries in release mode first.
+//! `bench:foundation` markers (the Board's between `bench:board`, the outbox's between
+//! `bench:outbox`). Run it through `scripts/bench`, which builds both binaries in
+//! release mode first.
 
 mod board;
 mod board_doc;
@@ -36,12 +41,20 @@ mod digest_doc;
 mod digest_plan;
 mod digest_run;
 mod digest_seed;
+mod gotify_receiver;
 mod hook_load;
 mod hooks;
 mod hooks_doc;
+mod instances;
 mod intake;
 mod load;
 mod machine;
+mod outbox;
+mod outbox_cost;
+mod outbox_doc;
+mod outbox_drain;
+mod outbox_latency;
+mod outbox_rig;
 mod plan;
 mod prune;
 mod receiver;
@@ -170,6 +183,22 @@ pub struct Args {
     /// The digest measurement's flags (`--only-digest`, …; digest.rs).
     #[command(flatten)]
     pub digest: digest::DigestArgs,
+    /// Run only the outbox measurement (throughput of two servers, the cost on the
+    /// dead-letter transaction, latency); it rewrites only its own section of `--doc`.
+    #[arg(long, conflicts_with_all = ["only_intake", "only_hooks", "only_board"])]
+    pub only_outbox: bool,
+    /// Dead-letter rows in each backlog the two servers drain.
+    #[arg(long, default_value_t = 20_000)]
+    pub outbox_backlog: u64,
+    /// Dead letters whose message latency is timed, one at a time.
+    #[arg(long, default_value_t = 200)]
+    pub outbox_dead_letters: usize,
+    /// Claimed todos written before each fail window (more than a window can fail).
+    #[arg(long, default_value_t = 100_000)]
+    pub outbox_supply: u64,
+    /// Concurrent tasks failing todos (the fail windows, and making the backlogs).
+    #[arg(long, default_value_t = 16)]
+    pub outbox_fail_tasks: usize,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -209,6 +238,17 @@ fn main() -> std::process::ExitCode {
         eprintln!("switchboard-bench: --board-small must be positive, --board-large larger, --board-requests positive");
         return std::process::ExitCode::FAILURE;
     }
+    if args.outbox_backlog < 2
+        || args.outbox_dead_letters == 0
+        || args.outbox_supply == 0
+        || args.outbox_fail_tasks == 0
+    {
+        eprintln!(
+            "switchboard-bench: --outbox-backlog must be at least 2; --outbox-dead-letters, --outbox-supply and \
+             --outbox-fail-tasks positive"
+        );
+        return std::process::ExitCode::FAILURE;
+    }
     if args.only_board && args.only_intake {
         eprintln!("switchboard-bench: --only-board and --only-intake exclude each other");
         return std::process::ExitCode::FAILURE;
@@ -231,6 +271,9 @@ async fn run(args: Args) -> BenchResult<()> {
     }
     if args.digest.only_digest {
         return digest::run_part(&args).await;
+    }
+    if args.only_outbox {
+        return run_outbox(&args).await;
     }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
@@ -271,8 +314,31 @@ async fn run(args: Args) -> BenchResult<()> {
     if args.only_intake {
         return Ok(());
     }
-    run_board(&args).await?;
-    digest::run_part(&args).await
+    let board = run_board(&args).await;
+    if args.only_hooks {
+        return board;
+    }
+    // The digest and the outbox run even when the Board's plans failed: their figures
+    // stand alone.
+    let digest = digest::run_part(&args).await;
+    let outbox = run_outbox(&args).await;
+    board.and(digest).and(outbox)
+}
+
+/// The outbox measurement, on a database and servers of its own; writes its own
+/// section of `--doc`.
+async fn run_outbox(args: &Args) -> BenchResult<()> {
+    let server_bin = match &args.server_bin {
+        Some(p) => p.clone(),
+        None => server::binary_next_to_bench()?,
+    };
+    let run = outbox::run(args, &server_bin).await?;
+    println!("{}", outbox_doc::table(&run));
+    if !args.no_doc {
+        outbox_doc::write_doc(&args.doc, &run)?;
+        progress(&format!("wrote the outbox section of {}", args.doc.display()));
+    }
+    Ok(())
 }
 
 /// The Board measurement, on a database and server of its own; writes its own section

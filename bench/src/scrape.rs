@@ -72,6 +72,24 @@ impl NotifyCounts {
 
 /// Reads the server's counters now.
 pub async fn notify_counts(server: &Server) -> BenchResult<NotifyCounts> {
+    Ok(NotifyCounts::parse(&metrics_text(server).await?))
+}
+
+/// The sum of every series of metric `name` (its `_total` suffix included, if any)
+/// whose labels contain each of `labels` (`outcome="sent"`), in a Prometheus text
+/// exposition.
+pub fn series_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(series, _)| series.split('{').next() == Some(name))
+        .filter(|(series, _)| labels.iter().all(|want| series.contains(want)))
+        .filter_map(|(_, value)| value.parse::<f64>().ok())
+        .sum()
+}
+
+/// The server's `/metrics` answer (Prometheus text), read with the run's token.
+pub async fn metrics_text(server: &Server) -> BenchResult<String> {
     let client = awc::Client::builder().timeout(Duration::from_secs(10)).finish();
     let mut resp = client
         .get(format!("{}/metrics", server.base()))
@@ -83,7 +101,7 @@ pub async fn notify_counts(server: &Server) -> BenchResult<NotifyCounts> {
     if !resp.status().is_success() {
         return Err(format!("/metrics answered {}", resp.status()));
     }
-    Ok(NotifyCounts::parse(&String::from_utf8_lossy(&body)))
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 #[cfg(test)]
@@ -103,5 +121,17 @@ mod tests {
             c,
             NotifyCounts { delivered: 10.0, failed: 0.0, dropped: 2.0, signals_dropped: 1.0, attempts: 11.0 }
         );
+    }
+
+    #[test]
+    fn a_series_sum_adds_the_series_whose_labels_match() {
+        let text = "# TYPE switchboard_sink_deliveries counter\n\
+            switchboard_sink_deliveries_total{event=\"todo.dead_lettered\",outcome=\"sent\"} 40\n\
+            switchboard_sink_deliveries_total{event=\"relay.exhausted\",outcome=\"sent\"} 2\n\
+            switchboard_sink_deliveries_total{event=\"todo.dead_lettered\",outcome=\"held\"} 5\n\
+            switchboard_outbox_depth 7\n";
+        assert_eq!(series_sum(text, "switchboard_sink_deliveries_total", &["outcome=\"sent\""]), 42.0);
+        assert_eq!(series_sum(text, "switchboard_outbox_depth", &[]), 7.0);
+        assert_eq!(series_sum(text, "switchboard_sink_deliveries", &[]), 0.0);
     }
 }

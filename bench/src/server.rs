@@ -64,11 +64,24 @@ impl Server {
     /// the per-hook rate is lifted far above anything a run produces, and `/metrics`
     /// answers a token fresh for this run (to read drops).
     pub async fn start(bin: &Path, database_url: &str, pool_size: u32) -> BenchResult<Server> {
+        Self::start_with(bin, database_url, pool_size, rand::random::<[u8; 32]>(), &[]).await
+    }
+
+    /// [`Server::start`] with the encryption key given (several servers on one
+    /// database must share it: each opens the secrets another sealed) and `extra`
+    /// settings added after the defaults (a setting named again overrides its default).
+    pub async fn start_with(
+        bin: &Path,
+        database_url: &str,
+        pool_size: u32,
+        secret_key: [u8; 32],
+        extra: &[(&str, String)],
+    ) -> BenchResult<Server> {
         let port = free_port()?;
         let day_ms = (24 * 3600 * 1000).to_string();
-        let secret_key = rand::random::<[u8; 32]>();
         let metrics_token = hex::encode(rand::random::<[u8; 32]>());
-        let child = Command::new(bin)
+        let mut command = Command::new(bin);
+        command
             .arg("serve")
             .env("SWITCHBOARD_DATABASE_URL", database_url)
             .env("SWITCHBOARD_ADDR", format!("127.0.0.1:{port}"))
@@ -83,7 +96,11 @@ impl Server {
             .env("SWITCHBOARD_PUSH_ALLOW_HTTP", "1")
             .env("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS", "127.0.0.1/32")
             .env("SWITCHBOARD_NOTIFY_HOOK_RATE_PER_MINUTE", NOTIFY_RATE_PER_MINUTE.to_string())
-            .env("SWITCHBOARD_METRICS_TOKEN", &metrics_token)
+            .env("SWITCHBOARD_METRICS_TOKEN", &metrics_token);
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        let child = command
             // The server's greeting goes to stdout; keep stdout for the results table.
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

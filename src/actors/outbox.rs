@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message as ActixMessage, WrapFuture};
+use futures_util::{StreamExt, stream};
 
 use crate::db::listen::{Follower, follow};
 use crate::domain::ids::SinkId;
@@ -33,6 +34,13 @@ pub const OUTBOX_CHANNEL: &str = "switchboard_outbox";
 
 /// The listener's session name.
 pub const OUTBOX_LISTENER_NAME: &str = "switchboard outbox listener";
+
+/// Rows one sink's pass has on the wire at once (each also holds a pooled connection
+/// while its message is read and its answer recorded). More than one, so that a
+/// backlog does not wait on one round trip and one commit per row in turn, and a slow
+/// sink's rows do not each wait out the one before; few enough to leave most of the
+/// default pool of 16 to requests.
+pub const MAX_DELIVERIES_IN_FLIGHT: usize = 8;
 
 /// What a worker needs.
 #[derive(Clone)]
@@ -216,32 +224,23 @@ async fn drain_sink(
         Err(e) => return Err(e),
     };
     let target = target(&dial, &secret);
-    for row in plan.individual {
-        let Some(message) = render(deps, &row).await? else {
-            store.record_outbox(row.id, OutboxStatus::Undeliverable, None, Some("subject_gone")).await?;
-            continue;
-        };
-        let answer = post(client, &target, &message).await;
-        if answer == Answer::Sent {
-            report.sent += 1;
+    // Up to MAX_DELIVERIES_IN_FLIGHT rows at once, each recorded right after its own
+    // answer. Every row runs to its end even when another fails, so no row is left
+    // sent but unrecorded (which its lapsed claim would send again).
+    let outcomes: Vec<Result<bool>> = stream::iter(plan.individual)
+        .map(|row| deliver(deps, client, &target, row))
+        .buffer_unordered(MAX_DELIVERIES_IN_FLIGHT)
+        .collect()
+        .await;
+    let mut failed = None;
+    for outcome in outcomes {
+        match outcome {
+            Ok(sent) => report.sent += usize::from(sent),
+            Err(e) => failed = failed.or(Some(e)),
         }
-        let previous = row.last_error.as_deref().and_then(|e| e.parse::<ErrorClass>().ok());
-        let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
-        match after_attempt(answer, attempts, previous, &deps.retry) {
-            Step::Done(status, class) => {
-                store.record_outbox(row.id, status, None, class.map(ErrorClass::as_str)).await?;
-                let outcome = match status {
-                    OutboxStatus::Sent => SinkOutcome::Sent,
-                    OutboxStatus::Partial => SinkOutcome::Partial,
-                    _ => SinkOutcome::Undeliverable,
-                };
-                deps.metrics.sink_delivery(row.event, outcome);
-            }
-            Step::RetryAfter(wait, class) => {
-                store.record_outbox(row.id, OutboxStatus::Pending, Some(wait), Some(class.as_str())).await?;
-                deps.metrics.sink_delivery(row.event, SinkOutcome::Retried);
-            }
-        }
+    }
+    if let Some(e) = failed {
+        return Err(e);
     }
     if !plan.coalesced.is_empty() {
         let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
@@ -265,6 +264,35 @@ async fn drain_sink(
         }
     }
     Ok(())
+}
+
+/// Sends one row alone and records what the sink answered; whether it was sent.
+async fn deliver(deps: &OutboxDeps, client: &awc::Client, target: &SinkTarget<'_>, row: OutboxRow) -> Result<bool> {
+    let store = &deps.store;
+    let Some(message) = render(deps, &row).await? else {
+        store.record_outbox(row.id, OutboxStatus::Undeliverable, None, Some("subject_gone")).await?;
+        return Ok(false);
+    };
+    let answer = post(client, target, &message).await;
+    let sent = answer == Answer::Sent;
+    let previous = row.last_error.as_deref().and_then(|e| e.parse::<ErrorClass>().ok());
+    let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
+    match after_attempt(answer, attempts, previous, &deps.retry) {
+        Step::Done(status, class) => {
+            store.record_outbox(row.id, status, None, class.map(ErrorClass::as_str)).await?;
+            let outcome = match status {
+                OutboxStatus::Sent => SinkOutcome::Sent,
+                OutboxStatus::Partial => SinkOutcome::Partial,
+                _ => SinkOutcome::Undeliverable,
+            };
+            deps.metrics.sink_delivery(row.event, outcome);
+        }
+        Step::RetryAfter(wait, class) => {
+            store.record_outbox(row.id, OutboxStatus::Pending, Some(wait), Some(class.as_str())).await?;
+            deps.metrics.sink_delivery(row.event, SinkOutcome::Retried);
+        }
+    }
+    Ok(sent)
 }
 
 fn target<'a>(dial: &'a SinkDial, secret: &'a str) -> SinkTarget<'a> {

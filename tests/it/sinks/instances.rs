@@ -1,9 +1,10 @@
 //! The outbox across instances and restarts: several servers drain one outbox and each
 //! row reaches its sink once; a row queued while no server runs is delivered by the next
-//! one; a claim left by a worker that died is taken over once it lapses.
+//! one; a claim left by a worker that died is taken over once it lapses; a worker's pass
+//! has several of a sink's rows on the wire at once.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard::config::{CidrList, Settings};
@@ -133,5 +134,35 @@ async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
     app.db.exec("UPDATE outbox SET claimed_until = now() - interval '1 second'").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     assert_eq!(rx.count(), 2, "sent again after the lapse (the first call never finished)");
+    next.stop(false).await;
+}
+
+#[actix_web::test]
+async fn a_pass_posts_several_rows_of_a_sink_before_the_sink_answers_any() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::HeldThen(200)).await;
+    open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "w").await;
+    // Queued while no server runs, so the next server's first pass claims all four.
+    stop_and_wait(&app).await;
+    for i in 0..4 {
+        dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
+    }
+    let next = another_instance(&app).await;
+    let started = Instant::now();
+    // One row at a time would leave the other three waiting out the first call
+    // (answered only once the receiver opens, or after the 10 s attempt timeout).
+    while rx.count() < 4 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{} of 4 rows were posted while the sink held its answers",
+            rx.count()
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    rx.open();
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 4).await;
+    assert_eq!(rx.count(), 4, "each row once");
     next.stop(false).await;
 }
