@@ -26,7 +26,7 @@ use crate::notify::sinks::outcome::{Answer, ErrorClass, RetryPolicy, Step, after
 use crate::outbound::Guard;
 use crate::service::sink_post::{SinkTarget, post};
 use crate::store::Store;
-use crate::store::outbox::{CLAIM_BATCH, OutboxRow, SinkDial};
+use crate::store::outbox::{OutboxRow, SinkDial};
 use crate::vault::Vault;
 
 /// The channel outbox inserts notify (migration `outbox`).
@@ -116,8 +116,10 @@ impl OutboxWorker {
                             "outbox pass"
                         );
                     }
-                    // A full batch may have left more behind.
-                    if act.again || report.claimed >= CLAIM_BATCH as usize {
+                    // Pass after pass until one claims nothing: rows queued meanwhile
+                    // may not have notified (migration `outbox_wake_when_idle` notifies
+                    // only an idle outbox), so the worker itself looks again.
+                    if act.again || report.claimed > 0 {
                         act.tick(ctx);
                     }
                 }

@@ -7,6 +7,7 @@ mod instances;
 pub(crate) mod logs;
 mod outbox;
 mod test_send;
+mod wake;
 
 use std::time::{Duration, Instant};
 
