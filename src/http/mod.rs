@@ -32,7 +32,9 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{hooks as ah, presence, todos as at};
-    use operator::{connections, dead_letters, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks};
+    use operator::{
+        admission, connections, dead_letters, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
+    };
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
         Entry::new(M::GET, "/readyz", Action::Health, health::readyz),
@@ -63,6 +65,8 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::DELETE, "/api/v1/endpoints/{id}/fanout-grants", Action::RevokeFanout, endpoints::revoke_fanout),
         Entry::new(M::POST, "/api/v1/endpoints/{id}/hooks", Action::CreateHook, oh::create),
         Entry::new(M::GET, "/api/v1/endpoints/{id}/hooks", Action::ListHooks, oh::list),
+        Entry::new(M::PUT, "/api/v1/endpoints/{id}/queues/{queue}/admission", Action::SetAdmission, admission::set),
+        Entry::new(M::GET, "/api/v1/endpoints/{id}/admission", Action::ListAdmission, admission::list),
         Entry::new(M::POST, "/api/v1/hooks/{id}/rotate", Action::RotateHook, oh::rotate),
         Entry::new(M::POST, "/api/v1/hooks/{id}/enable", Action::EnableHook, oh::enable),
         Entry::new(M::POST, "/api/v1/hooks/{id}/disable", Action::DisableHook, oh::disable),

@@ -44,6 +44,7 @@ impl Modify for BearerSchemes {
         agent::hooks::create, agent::hooks::list, agent::hooks::rotate, agent::hooks::delete,
         operator::endpoints::vend, operator::endpoints::list, operator::endpoints::revoke,
         operator::endpoints::grant_fanout, operator::endpoints::revoke_fanout,
+        operator::admission::set, operator::admission::list,
         operator::todos::get, operator::todos::fail, operator::todos::retry,
         operator::dead_letters::list,
         operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,

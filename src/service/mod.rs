@@ -16,12 +16,14 @@
 //! | [`quarantine`] | list, show, release, discard held deliveries |
 //! | [`connections`] | the connection vault: create, list, rotate, delete (write-only secrets) |
 //! | [`sinks`] | notification sinks: create, list, update, delete, test, subscriptions |
+//! | [`admission`] | admission budgets per (endpoint, queue): set, list |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
 //! | [`sessions`] | Board sign-in and sign-out |
 //! | [`health`] | readiness, metrics |
 
+pub mod admission;
 pub mod agent;
 pub mod auth;
 pub mod connections;

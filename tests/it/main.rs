@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod admission;
 mod api_conformance;
 mod api_doc;
 mod auth_coherence;
