@@ -4,6 +4,7 @@
 //! queue, hour and reason, and in the metrics), bad input changes nothing, and claims
 //! racing budget changes never see a 5xx.
 
+mod any_queue;
 mod bad_input;
 mod board;
 mod counted;
