@@ -14,6 +14,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use crate::domain::admission::Deferral;
 use crate::domain::hooks::HookDisabledReason;
 use crate::domain::sinks::SinkEvent;
 use crate::notify::body::NotifyType;
@@ -73,7 +74,7 @@ macro_rules! label_values_of {
     )+};
 }
 
-label_values_of!(NotifyType, AttemptResult, HookDisabledReason);
+label_values_of!(NotifyType, AttemptResult, HookDisabledReason, Deferral);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct NotificationLabels {
@@ -89,6 +90,11 @@ struct AttemptLabels {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct DisabledLabels {
     reason: HookDisabledReason,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct DeferredLabels {
+    reason: Deferral,
 }
 
 /// Reads the store emitter's drop count at scrape time (the emitter counts on its own;
@@ -157,6 +163,7 @@ struct Inner {
     sink_deliveries: Family<SinkLabels, Counter>,
     outbox_depth: Gauge,
     outbox_oldest: Gauge<f64, std::sync::atomic::AtomicU64>,
+    claims_deferred: Family<DeferredLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -243,6 +250,16 @@ impl Metrics {
             "Age of the oldest pending outbox row (0 when none), read at each scrape",
             outbox_oldest.clone(),
         );
+        let claims_deferred = Family::<DeferredLabels, Counter>::default();
+        registry.register(
+            "switchboard_claims_deferred",
+            "Claims an admission budget refused (the queue paused, its in-flight cap reached, its hourly window \
+             spent), by reason",
+            claims_deferred.clone(),
+        );
+        for &reason in Deferral::ALL {
+            drop(claims_deferred.get_or_create(&DeferredLabels { reason }));
+        }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -274,6 +291,7 @@ impl Metrics {
                 sink_deliveries,
                 outbox_depth,
                 outbox_oldest,
+                claims_deferred,
             }),
         }
     }
@@ -323,6 +341,11 @@ impl Metrics {
     /// Counts an outbox row's attempt at a sink.
     pub fn sink_delivery(&self, event: SinkEvent, outcome: SinkOutcome) {
         self.inner.sink_deliveries.get_or_create(&SinkLabels { event, outcome }).inc();
+    }
+
+    /// Counts a claim an admission budget refused.
+    pub fn claim_deferred(&self, reason: Deferral) {
+        self.inner.claims_deferred.get_or_create(&DeferredLabels { reason }).inc();
     }
 
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
@@ -380,6 +403,8 @@ mod tests {
             "switchboard_webhook_deliveries_total",
             "switchboard_webhook_verify_failures_total",
             "switchboard_signals_dropped_total",
+            r#"switchboard_claims_deferred_total{reason="paused"}"#,
+            r#"switchboard_claims_deferred_total{reason="window_exhausted"}"#,
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
         }

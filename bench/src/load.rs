@@ -121,7 +121,8 @@ impl Agent {
             }
             Agent::Raw { store, endpoint } => {
                 let claim = ClaimRequest { queue: Some(QUEUE.into()), ..ClaimRequest::default() };
-                let Some(claimed) = store.claim_next(*endpoint, claim).await.map_err(|e| format!("claim_next: {e}"))?
+                let Some(claimed) =
+                    store.claim_next(*endpoint, claim).await.map_err(|e| format!("claim_next: {e}"))?.claimed()
                 else {
                     return Ok(false);
                 };

@@ -110,12 +110,14 @@ async fn capture_claim_statements(db: &BenchDb, seeded: &Seeded) -> BenchResult<
             .claim_next(seeded.cycles, ClaimRequest { queue, ..ClaimRequest::default() })
             .await
             .map_err(|e| format!("claim_next: {e}"))?
+            .claimed()
             .ok_or("claim_next found the queue empty")?;
         let finish = Finish { lease_token: Some(claimed.lease_token), ..Finish::default() };
         store.complete(seeded.cycles, claimed.todo.id, finish).await.map_err(|e| format!("complete: {e}"))?;
     }
     let seen = seen.lock().map_err(|_| "statement recorder poisoned")?.clone();
-    let mut claims = seen.into_iter().filter(|sql| sql.trim_start().starts_with("WITH candidate"));
+    let mut claims =
+        seen.into_iter().filter(|sql| sql.trim_start().starts_with("WITH") && sql.contains(" candidate AS ("));
     match (claims.next(), claims.next()) {
         (Some(q), Some(a)) => Ok((q, a)),
         _ => Err("did not see both claim_next statements; has claim.rs stopped using a `candidate` CTE?".into()),

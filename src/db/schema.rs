@@ -192,6 +192,30 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    queue_admission (endpoint_id, queue) {
+        endpoint_id -> Uuid,
+        queue -> Text,
+        paused -> Bool,
+        max_in_flight -> Nullable<Int4>,
+        per_hour -> Nullable<Int4>,
+        window_hour -> Timestamptz,
+        window_claims -> Int4,
+        updated_at -> Timestamptz,
+        updated_by -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    queue_deferrals (endpoint_id, queue, hour, reason) {
+        endpoint_id -> Uuid,
+        queue -> Text,
+        hour -> Timestamptz,
+        reason -> Text,
+        count -> Int8,
+    }
+}
+
 diesel::joinable!(endpoints -> owner_scopes (scope_id));
 diesel::joinable!(webhooks -> endpoints (endpoint_id));
 diesel::joinable!(notify_hooks -> endpoints (endpoint_id));
@@ -200,6 +224,8 @@ diesel::joinable!(todo_attempts -> todos (todo_id));
 diesel::joinable!(team_members -> teams (team_id));
 diesel::joinable!(team_members -> humans (human_id));
 diesel::joinable!(operator_tokens -> humans (human_id));
+diesel::joinable!(queue_admission -> endpoints (endpoint_id));
+diesel::joinable!(queue_deferrals -> endpoints (endpoint_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     humans,
@@ -211,5 +237,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     notify_hooks,
     events,
     todos,
-    todo_attempts
+    todo_attempts,
+    queue_admission,
+    queue_deferrals
 );

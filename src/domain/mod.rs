@@ -1,6 +1,7 @@
 //! Pure domain logic: ids, states, transitions, limits, tokens and grants. Nothing here
 //! touches the database or the network, so all of it is unit-tested directly.
 
+pub mod admission;
 pub mod grants;
 pub mod hooks;
 pub mod ids;

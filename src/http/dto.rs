@@ -203,7 +203,8 @@ pub struct ClaimBody {
     pub relay: bool,
 }
 
-/// A claim's answer; `{ "empty": true }` when nothing was claimable.
+/// A claim's answer; `{ "empty": true }` when nothing was claimed, with `deferred` when an
+/// admission budget held back work.
 #[derive(Serialize, ToSchema)]
 pub struct ClaimAnswer {
     /// The claimed todo with its payload (its history is in `prior_attempts`); absent when
@@ -225,8 +226,14 @@ pub struct ClaimAnswer {
     /// `empty`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prior_attempts: Option<Vec<AttemptView>>,
-    /// True when nothing was claimable; every other field is then absent.
+    /// True when nothing was claimed; every field above is then absent.
     pub empty: bool,
+    /// Present when `empty` because an admission budget of the queue held back work that
+    /// was there to claim: `paused`, `in_flight_full` (its `max_in_flight` todos are
+    /// claimed) or `window_exhausted` (its `per_hour` claims of this clock hour are
+    /// spent). Try again later; this is not an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<crate::domain::admission::Deferral>,
 }
 
 /// Heartbeat request.

@@ -33,7 +33,7 @@ pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{hooks as ah, notify_owner, presence, sinks as asinks, todos as at};
     use operator::{
-        connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
+        admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
     };
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
@@ -76,6 +76,8 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::DELETE, "/api/v1/endpoints/{id}/fanout-grants", Action::RevokeFanout, endpoints::revoke_fanout),
         Entry::new(M::POST, "/api/v1/endpoints/{id}/hooks", Action::CreateHook, oh::create),
         Entry::new(M::GET, "/api/v1/endpoints/{id}/hooks", Action::ListHooks, oh::list),
+        Entry::new(M::PUT, "/api/v1/endpoints/{id}/queues/{queue}/admission", Action::SetAdmission, admission::set),
+        Entry::new(M::GET, "/api/v1/endpoints/{id}/admission", Action::ListAdmission, admission::list),
         Entry::new(M::POST, "/api/v1/hooks/{id}/rotate", Action::RotateHook, oh::rotate),
         Entry::new(M::POST, "/api/v1/hooks/{id}/enable", Action::EnableHook, oh::enable),
         Entry::new(M::POST, "/api/v1/hooks/{id}/disable", Action::DisableHook, oh::disable),

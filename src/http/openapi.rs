@@ -46,6 +46,7 @@ impl Modify for BearerSchemes {
         agent::sinks::put_subscriptions, agent::notify_owner::notify,
         operator::endpoints::vend, operator::endpoints::list, operator::endpoints::revoke,
         operator::endpoints::grant_fanout, operator::endpoints::revoke_fanout,
+        operator::admission::set, operator::admission::list,
         operator::todos::get, operator::todos::fail, operator::todos::retry,
         operator::dead_letters::list,
         operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,

@@ -13,7 +13,7 @@ use crate::domain::todo_state::{InterruptState, Presence};
 use crate::error::{Error, Result};
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::{
-    Caller, ClaimRequest, Claimed, CreateOutcome, Finish, ListFilter, NewTodo, TodoWithAttempts,
+    Caller, ClaimOutcome, ClaimRequest, CreateOutcome, Finish, ListFilter, NewTodo, TodoWithAttempts,
 };
 
 /// How a claim is asked for.
@@ -91,19 +91,30 @@ pub async fn create(s: &Services, me: &AgentPrincipal, t: NewAgentTodo) -> Resul
         .await
 }
 
-/// Claims the oldest pending todo (of one queue, if named); none when there is none.
-pub async fn claim_next(s: &Services, me: &AgentPrincipal, claim: Claim) -> Result<Option<Claimed>> {
+/// Claims the oldest pending todo (of one queue, if named) within the admission
+/// budgets of the endpoint's queues: a claim, nothing, or the reason a budget held back
+/// work (counted in the metrics, as in `queue_deferrals`).
+pub async fn claim_next(s: &Services, me: &AgentPrincipal, claim: Claim) -> Result<ClaimOutcome> {
     may(me, Action::ClaimNext)?;
-    s.store.claim_next(me.endpoint_id, claim.request(me)).await
+    counted(s, s.store.claim_next(me.endpoint_id, claim.request(me)).await?)
 }
 
-/// Claims one todo by id.
-pub async fn claim(s: &Services, me: &AgentPrincipal, id: TodoId, claim: Claim) -> Result<Claimed> {
+/// Claims one todo by id within its queue's admission budget: the claim, or the reason
+/// the budget deferred it.
+pub async fn claim(s: &Services, me: &AgentPrincipal, id: TodoId, claim: Claim) -> Result<ClaimOutcome> {
     may(me, Action::Claim)?;
     if claim.queue.is_some() {
         return Err(Error::invalid("queue", "not accepted when claiming by id"));
     }
-    s.store.claim(me.endpoint_id, id, claim.request(me)).await
+    counted(s, s.store.claim(me.endpoint_id, id, claim.request(me)).await?)
+}
+
+/// Counts a deferral in the metrics (the store counted it per queue and hour).
+fn counted(s: &Services, outcome: ClaimOutcome) -> Result<ClaimOutcome> {
+    if let ClaimOutcome::Deferred(reason) = &outcome {
+        s.metrics.claim_deferred(*reason);
+    }
+    Ok(outcome)
 }
 
 /// Extends the lease (or renews the interrupt lease).

@@ -16,6 +16,7 @@
 //! | [`quarantine`] | list, show, release, discard held deliveries |
 //! | [`connections`] | the connection vault: create, list, rotate, delete (write-only secrets) |
 //! | [`sinks`] | notification sinks: create, list, update, delete, test, subscriptions |
+//! | [`admission`] | admission budgets per (endpoint, queue): set, list |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
@@ -24,6 +25,7 @@
 //! | [`sessions`] | Board sign-in and sign-out |
 //! | [`health`] | readiness, metrics |
 
+pub mod admission;
 pub mod agent;
 pub mod agent_sinks;
 pub mod auth;

@@ -150,6 +150,10 @@ pub enum Action {
     RetryNow,
     /// Retry every dead letter matching a search.
     BulkRetry,
+    /// Pause or resume a queue of an endpoint, or change its admission limits.
+    SetAdmission,
+    /// See the admission budgets of an endpoint's queues.
+    ListAdmission,
     /// An agent lists its endpoint's drainable todos.
     AgentListTodos,
     /// An agent reads one of its endpoint's todos.
@@ -201,12 +205,12 @@ impl Action {
             ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks
             | ListDigests => Rule::Human,
             ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions
-            | ListSinkDeliveries | ShowDigest | PreviewDigest => Rule::Member,
+            | ListSinkDeliveries | ShowDigest | PreviewDigest | ListAdmission => Rule::Member,
             CreateDigest | UpdateDigest | DeleteDigest => Rule::Admin,
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
             | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
             | RotateConnection | DeleteConnection | CreateSink | UpdateSink | DeleteSink | TestSink
-            | SetSubscriptions => Rule::Admin,
+            | SetSubscriptions | SetAdmission => Rule::Admin,
             // Operator fail and retries move work that any member may see and drain;
             // they change no configuration, so membership is enough.
             OperatorFail | RetryNow | BulkRetry => Rule::Member,
@@ -270,6 +274,8 @@ impl Action {
             ListDeadLetters => "list dead letters",
             OperatorFail => "fail this todo",
             RetryNow | BulkRetry => "retry dead letters",
+            SetAdmission => "pause the team's queues or change their admission limits",
+            ListAdmission => "see this endpoint's queue admission",
             AgentCreateTodo => "create todos",
             ClaimNext | Claim => "claim todos",
             Heartbeat => "extend leases",

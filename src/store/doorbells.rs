@@ -5,7 +5,7 @@
 //! digest reads only what it reports.
 
 use diesel::sql_types::{Array, Double, Int8, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::Store;
 use crate::domain::ids::{EndpointId, TodoId};
@@ -36,8 +36,13 @@ impl Store {
     /// Returns how many were decided.
     pub async fn decide_doorbells(&self, ack_seconds: i64, batch: i64) -> Result<usize> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(
-            "WITH due AS ( \
+        conn.transaction::<usize, crate::error::Error, _>(async move |conn| {
+            // Bounded waits: a locked or slow ring table delays the decision to the next
+            // tick; it must never hold up the digests the same tick decides after it.
+            diesel::sql_query("SET LOCAL lock_timeout = 1000").execute(conn).await?;
+            diesel::sql_query("SET LOCAL statement_timeout = 10000").execute(conn).await?;
+            let n = diesel::sql_query(
+                "WITH due AS ( \
                SELECT r.todo_id, EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = r.todo_id \
                                          AND a.claimed_at <= r.rung_at + make_interval(secs => $1)) AS heard \
                FROM doorbell_rings r \
@@ -48,13 +53,15 @@ impl Store {
              marked AS (UPDATE doorbell_rings r SET unheard = true FROM due \
                         WHERE r.todo_id = due.todo_id AND NOT due.heard RETURNING r.todo_id) \
              SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM marked) AS n",
-        )
-        .bind::<Double, _>(ack_seconds as f64)
-        .bind::<Int8, _>(batch)
-        .get_result::<Decided>(&mut conn)
-        .await?
-        .n;
-        Ok(usize::try_from(n).unwrap_or(0))
+            )
+            .bind::<Double, _>(ack_seconds as f64)
+            .bind::<Int8, _>(batch)
+            .get_result::<Decided>(conn)
+            .await?
+            .n;
+            Ok(usize::try_from(n).unwrap_or(0))
+        })
+        .await
     }
 }
 

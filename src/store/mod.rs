@@ -12,10 +12,22 @@
 //!    adds work that must not outlive it (todo creation, intake, retry now, bulk retry).
 //!    Never `FOR UPDATE`: the only plain `UPDATE` of a key column (`rotate_endpoint_token`
 //!    changes the unique `token_hash`) is a statement of its own that touches nothing else;
-//! 2. **todo rows** — one row by id, or a batch through `FOR UPDATE … SKIP LOCKED`
+//! 2. **admission budget rows** (`queue_admission`) — `FOR NO KEY UPDATE`, only by a
+//!    claim on a budgeted queue (one queue's row; a claim on any queue takes every row of
+//!    its endpoint, `ORDER BY queue`) and by a change of a budget (one row, through its
+//!    `UPDATE` or `INSERT … ON CONFLICT DO UPDATE`). A claim takes them in a statement of
+//!    its own *before* anything else, then counts and claims in the next statement
+//!    (`todos/admitted.rs`). Nobody locks a budget row while holding a todo row: the
+//!    unbudgeted claim statement only reads the table, and a budget change reads todos
+//!    and attempts (to start its hour window) without locking them;
+//! 3. **todo rows** — one row by id, or a batch through `FOR UPDATE … SKIP LOCKED`
 //!    (claim-next, the reapers, the retry scheduler, bulk retry); only the revocation and
 //!    expiry cascade waits on a batch, and it holds nothing a single-row locker waits for;
-//! 3. **their attempt rows** (`todo_attempts`), through the todo they belong to.
+//! 4. **their attempt rows** (`todo_attempts`), through the todo they belong to;
+//! 5. **deferral counts** (`queue_deferrals`), upserted (`ON CONFLICT … DO UPDATE`) by a
+//!    refused claim as the last write of its transaction, which holds that queue's budget
+//!    row: every writer of a count holds the budget row first, so a count never waits.
+//!    Whoever prunes or reads them (the digest) must lock nothing else while it does.
 //!
 //! Sinks live apart from that chain: a sink's creation locks its **owner scope row**
 //! (`FOR NO KEY UPDATE`, counting the per-owner cap) and then inserts the sink; the
@@ -42,13 +54,15 @@
 //! inserts outbox rows. None of them takes an endpoint, todo or attempt lock. Doorbell
 //! rings are inserted alone (`ON CONFLICT DO NOTHING`), outside any other transaction.
 //!
-//! Foreign keys from todos and attempts to the endpoint (`endpoint_id`, `claimed_by`,
-//! `claimer_endpoint_id`) make PostgreSQL take `FOR KEY SHARE` on the endpoint row
-//! *after* the todo row is locked, which is against the order above. That is safe only
+//! Foreign keys from todos, attempts, budgets and deferral counts to the endpoint
+//! (`endpoint_id`, `claimed_by`, `claimer_endpoint_id`) make PostgreSQL take `FOR KEY
+//! SHARE` on the endpoint row *after* the todo (or budget, or count) row is locked,
+//! which is against the order above. That is safe only
 //! because `FOR KEY SHARE` conflicts with nothing but `FOR UPDATE`, which no statement
 //! takes on an endpoint. A revocation that took `FOR UPDATE` deadlocked with claims in
 //! flight (pinned by `tests/it/revocation_under_load.rs`).
 
+pub mod admission;
 pub mod agent_notify;
 pub mod board;
 pub mod board_sessions;

@@ -58,7 +58,7 @@ async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
     let store = Store::new(switchboard::db::pool(&app.db.url, 1).unwrap(), Emitter::none());
     for i in 0..3 {
         store.create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap();
-        let c = store.claim_next(ep.id, ClaimRequest::default()).await.unwrap().unwrap();
+        let c = store.claim_next(ep.id, ClaimRequest::default()).await.unwrap().claimed().unwrap();
         store.complete(ep.id, c.todo.id, Finish::default()).await.unwrap();
     }
     #[derive(diesel::QueryableByName)]

@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod admission;
 mod agent_notify;
 mod api_conformance;
 mod api_doc;

@@ -438,6 +438,14 @@ fn api_cases() -> Vec<Case> {
             &[201],
         ),
         case("GET", "/api/v1/endpoints/{id}/hooks", TeamEndpoint, Empty, &[200]),
+        case(
+            "PUT",
+            "/api/v1/endpoints/{id}/queues/{queue}/admission",
+            FreshTeamEndpoint,
+            Json(r#"{"paused": true}"#),
+            &[200],
+        ),
+        case("GET", "/api/v1/endpoints/{id}/admission", TeamEndpoint, Empty, &[200]),
         case("POST", "/api/v1/hooks/{id}/rotate", FreshTeamHook, Empty, &[200]),
         case("POST", "/api/v1/hooks/{id}/enable", FreshTeamHook, Empty, &[200]),
         case("POST", "/api/v1/hooks/{id}/disable", FreshTeamHook, Empty, &[200]),
@@ -535,6 +543,13 @@ fn board_cases() -> Vec<Case> {
         ),
         case("GET", "/todos/{id}", TeamTodo, Empty, &[200]),
         case("POST", "/todos/{id}/retry", FreshTeamTodo(Dead), Empty, &[303]),
+        case(
+            "POST",
+            "/todos/queues/admission",
+            FreshTeamEndpoint,
+            Form(&[("endpoint_id", "{endpoint}"), ("queue", "inbox"), ("paused", "true")]),
+            &[303],
+        ),
         case("GET", "/endpoints", Listing(Listed::Endpoint), Empty, &[200]),
         case("POST", "/endpoints", TeamOwner, Form(&[("slug", "{slug}"), ("owner", "team:crew")]), &[200]),
         case("GET", "/endpoints/{id}", TeamEndpoint, Empty, &[200]),
@@ -1017,7 +1032,8 @@ impl World {
 
     /// Sends the case's request as `caller`; returns the path asked and the answer.
     async fn send(&self, surface: Surface, case: &Case, caller: Caller, made: &Made) -> (String, Got) {
-        let path = fill(case.path, made.segment.as_deref());
+        // A route's second segment, a queue, is always the team's `inbox`.
+        let path = fill(case.path, made.segment.as_deref()).replace("{queue}", "inbox");
         let target = match &made.query {
             Some(q) => format!("{path}?{q}"),
             None => path,

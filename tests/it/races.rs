@@ -14,7 +14,7 @@ const TODOS: usize = 200;
 
 async fn drain(store: Store, endpoint: switchboard::domain::ids::EndpointId) -> Vec<String> {
     let mut got = Vec::new();
-    while let Some(c) = store.claim_next(endpoint, ClaimRequest::default()).await.unwrap() {
+    while let Some(c) = store.claim_next(endpoint, ClaimRequest::default()).await.unwrap().claimed() {
         got.push(c.todo.id.to_string());
     }
     got

@@ -50,16 +50,14 @@ impl DigestScheduler {
         self.running = true;
         let client = self.client.get_or_insert_with(|| self.deps.guard.client()).clone();
         let deps = self.deps.clone();
-        ctx.spawn(async move { tick::run(&deps, &client, chrono::Utc::now()).await }.into_actor(self).map(
-            |outcome, act, _| {
-                act.running = false;
-                match outcome {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(send_times = n, "digest send times decided"),
-                    Err(e) => tracing::warn!(error = %e, "digest tick failed; will retry next tick"),
-                }
-            },
-        ));
+        ctx.spawn(async move { tick::run(&deps, &client).await }.into_actor(self).map(|outcome, act, _| {
+            act.running = false;
+            match outcome {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(send_times = n, "digest send times decided"),
+                Err(e) => tracing::warn!(error = %e, "digest tick failed; will retry next tick"),
+            }
+        }));
     }
 }
 

@@ -27,13 +27,19 @@ const RING_BATCH: i64 = 1_000;
 /// Batches of rings one tick decides at most (the next tick goes on).
 const RING_BATCHES: usize = 20;
 
-/// Runs one tick at `now`; answers how many send times this instance decided.
-pub async fn run(deps: &DigestDeps, client: &awc::Client, now: DateTime<Utc>) -> Result<usize> {
-    // Rings past their window first, so that the digests below read decided rings.
+/// Runs one tick; answers how many send times this instance decided.
+pub async fn run(deps: &DigestDeps, client: &awc::Client) -> Result<usize> {
+    // Rings past their window first, so that the digests below read decided rings;
+    // a failure here only leaves rings for the next tick (the digest's query checks
+    // undecided ones itself), so it never holds the digests up.
     for _ in 0..RING_BATCHES {
-        let decided = deps.store.decide_doorbells(deps.settings.doorbell_ack_seconds, RING_BATCH).await?;
-        if decided < RING_BATCH as usize {
-            break;
+        match deps.store.decide_doorbells(deps.settings.doorbell_ack_seconds, RING_BATCH).await {
+            Ok(decided) if decided < RING_BATCH as usize => break,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "doorbell rings not decided this tick");
+                break;
+            }
         }
     }
     for p in deps.store.claim_stuck_publications(STUCK_PER_TICK).await? {
@@ -41,6 +47,11 @@ pub async fn run(deps: &DigestDeps, client: &awc::Client, now: DateTime<Utc>) ->
     }
     let mut decided = 0;
     for d in deps.store.due_digests(DUE_PER_TICK).await? {
+        // The clock is read per digest, after everything before it (the rings, earlier
+        // digests, a slow Cairn) and never before the send time the database found
+        // due: a send time that came during the tick is evaluated, never skipped over
+        // as if it lay in the future (and so lost).
+        let now = Utc::now().max(d.next_send_at);
         match decide(deps, client, &d, now).await {
             Ok(true) => decided += 1,
             Ok(false) => {}

@@ -1,5 +1,6 @@
 //! The Todos view's pages: `GET /todos?filter=&q=&limit=` (the pills with their counts,
-//! the list of the pill on show, the search; on Dead also the chart and bulk retry) and
+//! the list of the pill on show, the search; on Dead also the chart and bulk retry; and
+//! the queue admission panel) and
 //! `GET /todos/{id}` (one todo). Thin: read the query, ask the store for the signed-in
 //! human's scopes through [`crate::service::todos`], render with the pure bodies of
 //! this section ([`super`]).
@@ -13,13 +14,16 @@ use super::super::ids::parse_id;
 use super::super::layout::{self, Nav};
 use super::super::respond;
 use super::super::session::Human;
+use super::admission_view::{AdmissionPanel, admission_panel};
 use super::detail::{TodoDetailView, home_pill, todo_detail};
 use super::query::{self, BadQuery, ListQuery};
 use super::view::{Rows, TodosView, bad_query, todos_view};
 use crate::domain::ids::TodoId;
+use crate::domain::todo_state::EndpointState;
 use crate::error::Error;
 use crate::service::todos::{self as service_todos};
-use crate::service::{Services, endpoints, todos};
+use crate::service::{Services, admission, endpoints, todos};
+use maud::html;
 
 /// `GET /todos`: the Todos view. An unknown `filter`, a `limit` that is not a positive
 /// number or a search the store cannot run answers 400 with a page saying why.
@@ -49,7 +53,17 @@ pub async fn list(human: Human, s: web::Data<Services>, req: HttpRequest) -> Res
         chart,
         matching,
     };
-    let body = todos_view(&view, csrf);
+    let budgets = admission::in_scopes(&s, &human.reach).await?;
+    let mut endpoints = endpoints::list(&s, &human.reach).await?;
+    endpoints.retain(|e| e.state == EndpointState::Active && human.reach.is_admin_of(e.scope_id));
+    let panel = AdmissionPanel {
+        budgets: &budgets,
+        endpoints: &endpoints,
+        reach: &human.reach,
+        pill: query.filter,
+        search: &query.search,
+    };
+    let body = html! { (todos_view(&view, csrf)) (admission_panel(&panel, &human.csrf)) };
     Ok(respond::page(&human, layout::page(&human, Nav::Todos, &format!("{title} todos"), body)))
 }
 

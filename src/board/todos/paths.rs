@@ -18,6 +18,12 @@ pub const RETRY: &str = "/todos/{id}/retry";
 /// Bulk retry of the dead letters matching `q` (`POST`, fields [`CSRF_FIELD`], `q`,
 /// and `confirm=yes` once confirmed).
 pub const BULK_RETRY: &str = "/todos/dead/retry";
+/// Pausing or resuming a queue, or changing its admission limits (`POST`, fields
+/// `endpoint_id`, `queue`, and `paused` or `max_in_flight` and `per_hour`, with
+/// [`FILTER_FIELD`] and `q` of the list to return to).
+pub const ADMISSION: &str = "/todos/queues/admission";
+/// Where on the Todos view the admission panel is.
+pub const ADMISSION_ANCHOR: &str = "admission";
 /// The hidden form field that carries the session's CSRF token.
 pub const CSRF_FIELD: &str = "csrf_token";
 /// The query parameter (and hidden form field) naming the pill on show.

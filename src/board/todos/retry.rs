@@ -29,14 +29,17 @@ use crate::service::{Services, todos};
 /// the default list, unsearched: it only decides where the browser lands).
 #[derive(Debug, Default, Deserialize)]
 pub struct ReturnTo {
+    /// The pill on show.
     #[serde(default)]
-    filter: String,
+    pub filter: String,
+    /// The search.
     #[serde(default)]
-    q: String,
+    pub q: String,
 }
 
 impl ReturnTo {
-    fn location(&self) -> String {
+    /// The list this names.
+    pub fn location(&self) -> String {
         let filter = query::filter(&self.filter).unwrap_or(query::DEFAULT_FILTER);
         paths::list(filter, &query::search(&self.q).unwrap_or_default())
     }

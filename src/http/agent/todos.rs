@@ -7,12 +7,13 @@ use utoipa::IntoParams;
 use super::super::auth::Agent;
 use super::super::body::{Json, OptionalJson, refuse_nul_param};
 use super::super::dto::*;
+use crate::domain::admission::Deferral;
 use crate::domain::ids::TodoId;
 use crate::domain::todo_state::TodoState;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
-use crate::store::todos::{Claimed, Finish, ListFilter};
+use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 
 /// Query of `list_todos`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -26,14 +27,28 @@ pub struct ListQuery {
     pub limit: Option<i64>,
 }
 
-fn claim_answer(c: Claimed) -> ClaimAnswer {
-    ClaimAnswer {
-        attempt_seq: Some(c.attempt_seq),
-        attempts_total: Some(c.todo.attempts_total),
-        prior_attempts: Some(c.prior_attempts.iter().map(AttemptView::from).collect()),
-        todo: Some(TodoDetail::new(&c.todo, None)),
-        lease_token: Some(c.lease_token),
-        empty: false,
+fn claim_answer(outcome: ClaimOutcome) -> ClaimAnswer {
+    let unclaimed = |deferred: Option<Deferral>| ClaimAnswer {
+        todo: None,
+        lease_token: None,
+        attempt_seq: None,
+        attempts_total: None,
+        prior_attempts: None,
+        empty: true,
+        deferred,
+    };
+    match outcome {
+        ClaimOutcome::Claimed(c) => ClaimAnswer {
+            attempt_seq: Some(c.attempt_seq),
+            attempts_total: Some(c.todo.attempts_total),
+            prior_attempts: Some(c.prior_attempts.iter().map(AttemptView::from).collect()),
+            todo: Some(TodoDetail::new(&c.todo, None)),
+            lease_token: Some(c.lease_token),
+            empty: false,
+            deferred: None,
+        },
+        ClaimOutcome::Empty => unclaimed(None),
+        ClaimOutcome::Deferred(why) => unclaimed(Some(why)),
     }
 }
 
@@ -56,26 +71,19 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
     Ok(HttpResponse::Ok().json(TodoList { todos: rows.iter().map(TodoView::from).collect() }))
 }
 
-/// Claims the oldest pending todo (optionally of one queue) under a lease.
+/// Claims the oldest pending todo (optionally of one queue) under a lease, within the
+/// admission budgets of the endpoint's queues. Nothing to claim answers `{"empty": true}`;
+/// work a budget held back answers `{"empty": true, "deferred": <reason>}` (never an error).
 #[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
-    let answer = match agent::claim_next(&s, &agent.0, claim_of(body.0)).await? {
-        Some(c) => claim_answer(c),
-        None => ClaimAnswer {
-            todo: None,
-            lease_token: None,
-            attempt_seq: None,
-            attempts_total: None,
-            prior_attempts: None,
-            empty: true,
-        },
-    };
-    Ok(HttpResponse::Ok().json(answer))
+    let outcome = agent::claim_next(&s, &agent.0, claim_of(body.0)).await?;
+    Ok(HttpResponse::Ok().json(claim_answer(outcome)))
 }
 
-/// Claims one todo by id.
+/// Claims one todo by id, within its queue's admission budget: a deferred claim answers
+/// `{"empty": true, "deferred": <reason>}`.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/claim", request_body = Option<ClaimBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimAnswer), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
@@ -85,8 +93,8 @@ pub async fn claim(
     id: web::Path<TodoId>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
-    let claimed = agent::claim(&s, &agent.0, id.into_inner(), claim_of(body.0)).await?;
-    Ok(HttpResponse::Ok().json(claim_answer(claimed)))
+    let outcome = agent::claim(&s, &agent.0, id.into_inner(), claim_of(body.0)).await?;
+    Ok(HttpResponse::Ok().json(claim_answer(outcome)))
 }
 
 /// One todo with its payload, result and attempts.

@@ -20,7 +20,12 @@ const LINKS: &[(&str, &str, &str, &[&str])] = &[
     ("claim", "200", "$response.body#/todo/id", CLAIMED),
     ("interrupt", "200", "$response.body#/id", &["resume", "heartbeat", "agent_get_todo"]),
     ("agent_create_hook", "201", "$response.body#/id", &["agent_rotate_hook", "agent_delete_hook"]),
-    ("vend", "201", "$response.body#/id", &["revoke", "create_hook", "list_hooks", "grant_fanout", "revoke_fanout"]),
+    (
+        "vend",
+        "201",
+        "$response.body#/id",
+        &["revoke", "create_hook", "list_hooks", "grant_fanout", "revoke_fanout", "set_admission", "list_admission"],
+    ),
     ("create_hook", "201", "$response.body#/id", &["rotate_hook", "enable", "disable", "delete_hook"]),
     ("create_webhook", "201", "$response.body#/id", &["put_rules", "test_rules"]),
     ("agent_list_todos", "200", "$response.body#/todos/0/id", &["agent_get_todo", "claim"]),

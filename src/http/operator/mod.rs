@@ -1,5 +1,6 @@
 //! Routes humans call with their `sbo_…` operator token.
 
+pub mod admission;
 pub mod connections;
 pub mod dead_letters;
 pub mod digests;

@@ -1,18 +1,27 @@
 //! Claiming: `claim_next` (oldest pending, `FOR UPDATE SKIP LOCKED`) and `claim` by id.
 //! One statement moves the todo to `claimed`, counts the attempt and opens it in the
 //! history, so a crash can never leave a claim without its attempt.
+//!
+//! A queue without an admission budget is claimed from here, in that one statement,
+//! which also looks up (by primary key, without locking) whether the queue has a budget.
+//! When it has, the statement claims nothing and the claim is made again under the
+//! budget's lock by [`super::admitted`].
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
-use diesel::sql_types::{Bool, Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
+use std::sync::LazyLock;
+
 use super::super::Store;
+use super::admitted::{Admitted, Form, admit};
+use super::claim_parts::{CLAIM_CTES, CLAIMABLE, ClaimParams};
 use super::{Caller, explain_miss, todo_query};
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::db::prepared::Prepared;
 use crate::db::schema::todo_attempts;
+use crate::domain::admission::Deferral;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{QUARANTINE_QUEUE, claimant_label, is_relay_claimant, valid_queue_name};
 use crate::domain::tokens::mint_lease_token;
@@ -32,25 +41,6 @@ pub struct ClaimRequest {
     pub relay: bool,
     /// The endpoint's default lease.
     pub endpoint_default_lease: Option<i32>,
-}
-
-/// What every form of claim binds after its own two parameters.
-struct ClaimParams {
-    token: String,
-    hash: [u8; 32],
-    lease: i32,
-    claimant: Option<String>,
-    relay: bool,
-}
-
-impl ClaimParams {
-    /// Binds `$3`–`$6` of [`CLAIM_TAIL`].
-    fn bind_tail<'f>(&'f self, q: BoxedSqlQuery<'f, Pg, SqlQuery>) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
-        q.bind::<Int4, _>(self.lease)
-            .bind::<Bytea, _>(self.hash.as_slice())
-            .bind::<Nullable<Text>, _>(self.claimant.as_deref())
-            .bind::<Bool, _>(self.relay)
-    }
 }
 
 impl ClaimRequest {
@@ -106,59 +96,136 @@ impl std::fmt::Debug for Claimed {
     }
 }
 
-/// The part of every claim statement after the candidate is chosen (CTE `candidate`).
-const CLAIM_TAIL: &str = "\
-    claimed AS ( \
-      UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
-        claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = $4, \
-        claimed_at = now(), updated_at = now(), next_retry_at = NULL \
-      FROM candidate c WHERE t.id = c.id \
-      RETURNING t.*), \
-    opened AS ( \
-      INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
-      SELECT id, attempts_total, endpoint_id, $5, $6, now(), lease_expires_at FROM claimed) \
-    SELECT * FROM claimed";
+/// What a claim came to.
+#[derive(Debug, Clone)]
+pub enum ClaimOutcome {
+    /// The todo is the caller's, under a lease.
+    Claimed(Box<Claimed>),
+    /// Nothing was claimable (claim-next only: a claim by id that finds nothing is an
+    /// error saying why).
+    Empty,
+    /// A queue's admission budget held back work that was there to claim; the refusal
+    /// is counted in `queue_deferrals`.
+    Deferred(Deferral),
+}
+
+impl ClaimOutcome {
+    /// The claim, if one was made.
+    pub fn claimed(self) -> Option<Claimed> {
+        match self {
+            ClaimOutcome::Claimed(c) => Some(*c),
+            ClaimOutcome::Empty | ClaimOutcome::Deferred(_) => None,
+        }
+    }
+}
+
+/// A claim statement's one row: whether the queue has a budget (then nothing was
+/// claimed, and the claim goes through [`super::admitted`]), and the claimed todo.
+#[derive(QueryableByName)]
+struct FastRow {
+    #[diesel(sql_type = Bool)]
+    budgeted: bool,
+    #[diesel(embed)]
+    todo: Option<TodoRow>,
+}
+
+/// Claim-next on one queue, at no cost beyond today's but one probe of the budget
+/// table's primary key: a queue with a budget claims nothing here (the candidate search
+/// does not even run) and says so.
+fn next_on_queue() -> String {
+    format!(
+        "WITH budget AS (SELECT EXISTS (SELECT 1 FROM queue_admission a WHERE a.endpoint_id = $1 AND a.queue = $2) \
+           AS budgeted), \
+         candidate AS (SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue = $2 \
+           AND NOT (SELECT budgeted FROM budget) ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED), \
+         {CLAIM_CTES} \
+         SELECT b.budgeted, c.* FROM budget b LEFT JOIN claimed c ON true"
+    )
+}
+
+/// Claim-next on any queue: as [`next_on_queue`], with any budget of the endpoint's
+/// sending the claim to [`super::admitted`]. `$2` is bound (null) but unused so that both
+/// forms share one parameter list.
+fn next_on_any_queue() -> String {
+    format!(
+        "WITH budget AS (SELECT EXISTS (SELECT 1 FROM queue_admission a WHERE a.endpoint_id = $1) AS budgeted), \
+         candidate AS (SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue <> 'quarantine' \
+           AND $2::text IS NULL AND NOT (SELECT budgeted FROM budget) \
+           ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED), \
+         {CLAIM_CTES} \
+         SELECT b.budgeted, c.* FROM budget b LEFT JOIN claimed c ON true"
+    )
+}
+
+/// Claim by id: the todo is locked and its queue's budget looked up in one step; a
+/// budgeted todo is left as it was.
+fn by_id() -> String {
+    format!(
+        "WITH target AS (SELECT t.id, EXISTS (SELECT 1 FROM queue_admission a \
+             WHERE a.endpoint_id = t.endpoint_id AND a.queue = t.queue) AS budgeted \
+           FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND {CLAIMABLE} FOR UPDATE OF t), \
+         candidate AS (SELECT id FROM target WHERE NOT budgeted), \
+         {CLAIM_CTES} \
+         SELECT coalesce((SELECT budgeted FROM target), false) AS budgeted, c.* \
+         FROM (SELECT 1) one LEFT JOIN claimed c ON true"
+    )
+}
+
+static NEXT_ON_QUEUE: LazyLock<String> = LazyLock::new(next_on_queue);
+static NEXT_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(next_on_any_queue);
+static BY_ID: LazyLock<String> = LazyLock::new(by_id);
 
 impl Store {
-    /// Claims the oldest pending todo of the endpoint (optionally on one queue).
-    /// `None` when there is nothing to claim.
-    pub async fn claim_next(&self, endpoint: EndpointId, req: ClaimRequest) -> Result<Option<Claimed>> {
+    /// Claims the oldest pending todo of the endpoint (optionally on one queue), within
+    /// the admission budgets of its queues.
+    pub async fn claim_next(&self, endpoint: EndpointId, req: ClaimRequest) -> Result<ClaimOutcome> {
         let params = req.params()?;
-        let candidate = if req.queue.is_some() {
-            "SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue = $2 \
-             ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"
-        } else {
-            // $2 is bound but unused so that both forms share one parameter list.
-            "SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue <> 'quarantine' \
-             AND $2::text IS NULL ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"
-        };
-        let head = diesel::sql_query(format!("WITH candidate AS ({candidate}), {CLAIM_TAIL}"))
+        let sql = if req.queue.is_some() { NEXT_ON_QUEUE.as_str() } else { NEXT_ON_ANY_QUEUE.as_str() };
+        let head = diesel::sql_query(sql)
             .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(req.queue.as_deref());
         let mut conn = self.conn().await?;
-        let row: Option<TodoRow> = Prepared(params.bind_tail(head)).get_result(&mut conn).await.optional()?;
-        match row {
-            None => Ok(None),
-            Some(todo) => Ok(Some(self.finish_claim(&mut conn, todo, params.token).await?)),
+        let row: FastRow = Prepared(params.bind_tail(head)).get_result(&mut conn).await?;
+        let admitted = match (row.budgeted, row.todo) {
+            (_, Some(todo)) => Admitted::Claimed(Box::new(todo)),
+            (false, None) => Admitted::Nothing,
+            (true, None) => {
+                let form = match &req.queue {
+                    Some(queue) => Form::Queue { endpoint, queue },
+                    None => Form::AnyQueue { endpoint },
+                };
+                admit(&mut conn, form, &params).await?
+            }
+        };
+        match admitted {
+            Admitted::Claimed(todo) => {
+                Ok(ClaimOutcome::Claimed(Box::new(self.finish_claim(&mut conn, *todo, params.token).await?)))
+            }
+            Admitted::Nothing => Ok(ClaimOutcome::Empty),
+            Admitted::Deferred(why) => Ok(ClaimOutcome::Deferred(why)),
         }
     }
 
-    /// Claims one todo by id: a pending todo, or a failed one whose retry is due.
-    pub async fn claim(&self, endpoint: EndpointId, id: TodoId, req: ClaimRequest) -> Result<Claimed> {
+    /// Claims one todo by id: a pending todo, or a failed one whose retry is due, within
+    /// its queue's admission budget. Never [`ClaimOutcome::Empty`]: a todo that cannot be
+    /// claimed is an error saying why.
+    pub async fn claim(&self, endpoint: EndpointId, id: TodoId, req: ClaimRequest) -> Result<ClaimOutcome> {
         let params = req.params()?;
-        let sql = format!(
-            "WITH candidate AS (SELECT t.id FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 \
-               AND t.queue <> 'quarantine' \
-               AND (t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now())) FOR UPDATE), \
-             {CLAIM_TAIL}"
-        );
         let mut conn = self.conn().await?;
-        let head = todo_query(sql, id).bind::<SqlUuid, _>(endpoint.0);
-        let row: Option<TodoRow> = Prepared(params.bind_tail(head)).get_result(&mut conn).await.optional()?;
-        match row {
-            Some(todo) => self.finish_claim(&mut conn, todo, params.token).await,
-            None => Err(explain_miss(
+        let head = todo_query(BY_ID.clone(), id).bind::<SqlUuid, _>(endpoint.0);
+        let row: FastRow = Prepared(params.bind_tail(head)).get_result(&mut conn).await?;
+        let admitted = match (row.budgeted, row.todo) {
+            (_, Some(todo)) => Admitted::Claimed(Box::new(todo)),
+            (false, None) => Admitted::Nothing,
+            (true, None) => admit(&mut conn, Form::ById { endpoint, id }, &params).await?,
+        };
+        match admitted {
+            Admitted::Claimed(todo) => {
+                Ok(ClaimOutcome::Claimed(Box::new(self.finish_claim(&mut conn, *todo, params.token).await?)))
+            }
+            Admitted::Deferred(why) => Ok(ClaimOutcome::Deferred(why)),
+            Admitted::Nothing => Err(explain_miss(
                 &mut conn,
                 &Caller::Endpoint(endpoint),
                 id,

@@ -2,8 +2,10 @@
 //! conditional statements scoped to the caller, and all return the signals to emit
 //! after commit.
 
+mod admitted;
 mod bulk_retry;
 mod claim;
+mod claim_parts;
 mod create;
 mod finish;
 mod interrupt;
@@ -13,7 +15,7 @@ mod read;
 mod sweeps;
 
 pub use bulk_retry::{BULK_RETRY_BATCH, BULK_RETRY_MAX, BulkRetried};
-pub use claim::{ClaimRequest, Claimed};
+pub use claim::{ClaimOutcome, ClaimRequest, Claimed};
 pub use create::{CreateOutcome, NewTodo, insert_todo};
 pub(crate) use create::{Inserted, TODO_INSERT, bind_todo};
 pub use finish::Finish;

@@ -1,0 +1,236 @@
+//! Claiming under an admission budget (SPEC section 11), exactly, across instances.
+//!
+//! One transaction of two statements:
+//!
+//! 1. lock the budget rows the claim may take from (`queue_admission`, `FOR NO KEY
+//!    UPDATE`: one queue's row, or every row of the endpoint in queue order for a claim on
+//!    any queue);
+//! 2. in one statement, with a snapshot taken *after* the locks were granted (READ
+//!    COMMITTED takes one per statement), so it sees every claim committed by whoever
+//!    held them before: decide each locked queue's verdict (paused; `max_in_flight` of
+//!    its todos claimed; `per_hour` claims admitted in this clock hour), claim the oldest
+//!    pending todo of a queue that admits it, count the claim in its queue's hour
+//!    window, or, when a refusal held back pending work, count the deferral in
+//!    `queue_deferrals` and answer its reason.
+//!
+//! Counting in the statement that took the lock would not do: its snapshot predates the
+//! wait, so two claimers queued on the lock would both count the same in-flight todos.
+//! The lock order is in [`crate::store`]'s documentation.
+
+use std::sync::LazyLock;
+
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::claim_parts::{CLAIM_CTES, CLAIMABLE, ClaimParams};
+use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
+use crate::domain::admission::Deferral;
+use crate::domain::ids::{EndpointId, TodoId};
+use crate::error::{Error, Result};
+
+/// Which claim is being admitted.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Form<'q> {
+    /// Claim-next on one queue.
+    Queue {
+        /// The claiming endpoint.
+        endpoint: EndpointId,
+        /// The queue.
+        queue: &'q str,
+    },
+    /// Claim-next on any queue of the endpoint.
+    AnyQueue {
+        /// The claiming endpoint.
+        endpoint: EndpointId,
+    },
+    /// Claim of one todo.
+    ById {
+        /// The claiming endpoint.
+        endpoint: EndpointId,
+        /// The todo.
+        id: TodoId,
+    },
+}
+
+/// What the budgeted claim came to.
+#[derive(Debug)]
+pub(super) enum Admitted {
+    /// This todo was claimed.
+    Claimed(Box<TodoRow>),
+    /// Nothing was there to claim (or, by id, the todo was not claimable).
+    Nothing,
+    /// A budget held back work that was there; the deferral is counted.
+    Deferred(Deferral),
+}
+
+/// The admission statement's one row.
+#[derive(QueryableByName)]
+struct AdmittedRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    deferred: Option<Deferral>,
+    #[diesel(embed)]
+    todo: Option<TodoRow>,
+}
+
+/// The clock hour (UTC) windows and deferral counts belong to.
+const HOUR: &str = "date_trunc('hour', now(), 'UTC')";
+
+/// The verdict of each budget row `filter` selects (alias `a`), and those that refuse.
+/// In flight is counted on `todos_in_flight_idx`, at most `max_in_flight` entries.
+fn verdicts(filter: &str) -> String {
+    format!(
+        "adm AS (SELECT a.queue, CASE \
+             WHEN a.paused THEN 'paused' \
+             WHEN a.max_in_flight IS NOT NULL AND (SELECT count(*) FROM (SELECT 1 FROM todos f \
+                 WHERE f.endpoint_id = a.endpoint_id AND f.queue = a.queue AND f.state = 'claimed' \
+                 LIMIT a.max_in_flight) x) >= a.max_in_flight THEN 'in_flight_full' \
+             WHEN a.per_hour IS NOT NULL AND a.window_hour = {HOUR} AND a.window_claims >= a.per_hour \
+               THEN 'window_exhausted' \
+           END AS refusal \
+           FROM queue_admission a WHERE {filter}), \
+         refused AS (SELECT queue, refusal FROM adm WHERE refusal IS NOT NULL)"
+    )
+}
+
+/// After the candidate and the claim: the claim counted in its queue's window, the
+/// refusal that held back work (`held`, from `held_select`) counted per queue, hour and
+/// reason, and the one answer row. `{e}` is the endpoint's parameter.
+fn tail(e: &str, held_select: &str) -> String {
+    format!(
+        "windowed AS (UPDATE queue_admission a SET \
+             window_claims = CASE WHEN a.window_hour = {HOUR} THEN a.window_claims + 1 ELSE 1 END, \
+             window_hour = {HOUR} \
+           FROM claimed c WHERE a.endpoint_id = c.endpoint_id AND a.queue = c.queue), \
+         held AS ({held_select}), \
+         counted AS (INSERT INTO queue_deferrals AS d (endpoint_id, queue, hour, reason, count) \
+           SELECT {e}, queue, {HOUR}, refusal, 1 FROM held \
+           ON CONFLICT (endpoint_id, queue, hour, reason) DO UPDATE SET count = d.count + 1) \
+         SELECT (SELECT refusal FROM held) AS deferred, c.* FROM (SELECT 1) one LEFT JOIN claimed c ON true"
+    )
+}
+
+/// The refusal holding back the oldest pending todo among the refused queues, when
+/// nothing was claimed. `$1` is the endpoint.
+const HELD_OLDEST: &str = "SELECT r.queue, r.refusal FROM refused r \
+    CROSS JOIN LATERAL (SELECT p.created_at, p.id FROM todos p \
+      WHERE p.endpoint_id = $1 AND p.queue = r.queue AND p.state = 'pending' \
+      ORDER BY p.created_at, p.id LIMIT 1) o \
+    WHERE NOT EXISTS (SELECT 1 FROM claimed) ORDER BY o.created_at, o.id LIMIT 1";
+
+/// Claim-next on one queue (`$1` endpoint, `$2` queue).
+fn on_queue() -> String {
+    format!(
+        "WITH {}, \
+         candidate AS (SELECT id FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND queue = $2 \
+           AND NOT EXISTS (SELECT 1 FROM refused) ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED), \
+         {CLAIM_CTES}, {}",
+        verdicts("a.endpoint_id = $1 AND a.queue = $2"),
+        tail("$1", HELD_OLDEST)
+    )
+}
+
+/// Claim-next on any queue (`$1` endpoint, `$2` null). Every queue with pending work is
+/// found by a loose scan of `todos_claim_queue_idx` (one probe per queue), and the head
+/// of each queue that admits a claim is locked (`SKIP LOCKED`); the oldest head is
+/// claimed. Walking the any-queue index instead would step over every pending todo of
+/// a paused queue's backlog on every claim.
+fn on_any_queue() -> String {
+    format!(
+        "WITH RECURSIVE {}, \
+         queues AS ( \
+           SELECT min(queue) AS queue FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND $2::text IS NULL \
+           UNION ALL \
+           SELECT (SELECT min(t.queue) FROM todos t WHERE t.endpoint_id = $1 AND t.state = 'pending' \
+             AND t.queue > q.queue) FROM queues q WHERE q.queue IS NOT NULL), \
+         heads AS (SELECT h.id, h.created_at FROM queues q \
+           CROSS JOIN LATERAL (SELECT t.id, t.created_at FROM todos t \
+             WHERE t.endpoint_id = $1 AND t.state = 'pending' AND t.queue = q.queue \
+             ORDER BY t.created_at, t.id LIMIT 1 FOR UPDATE SKIP LOCKED) h \
+           WHERE q.queue IS NOT NULL AND q.queue <> 'quarantine' \
+             AND NOT EXISTS (SELECT 1 FROM refused r WHERE r.queue = q.queue)), \
+         candidate AS (SELECT id FROM heads ORDER BY created_at, id LIMIT 1), \
+         {CLAIM_CTES}, {}",
+        verdicts("a.endpoint_id = $1 AND $2::text IS NULL"),
+        tail("$1", HELD_OLDEST)
+    )
+}
+
+/// Claim of one todo (`$1` todo, `$2` endpoint).
+fn by_id() -> String {
+    let held = format!(
+        "SELECT r.queue, r.refusal FROM refused r JOIN todos t ON t.queue = r.queue \
+         WHERE t.id = $1 AND t.endpoint_id = $2 AND {CLAIMABLE} AND NOT EXISTS (SELECT 1 FROM claimed)"
+    );
+    format!(
+        "WITH {}, \
+         candidate AS (SELECT t.id FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
+           AND {CLAIMABLE} AND NOT EXISTS (SELECT 1 FROM refused r WHERE r.queue = t.queue) FOR UPDATE OF t), \
+         {CLAIM_CTES}, {}",
+        verdicts(
+            "a.endpoint_id = $2 AND a.queue = (SELECT t.queue FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2)"
+        ),
+        tail("$2", &held)
+    )
+}
+
+static ON_QUEUE: LazyLock<String> = LazyLock::new(on_queue);
+static ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(on_any_queue);
+static BY_ID: LazyLock<String> = LazyLock::new(by_id);
+
+/// Locks the budget rows `form` may claim under (step 1).
+async fn lock_budgets(conn: &mut AsyncPgConnection, form: Form<'_>) -> Result<()> {
+    let q = match form {
+        Form::Queue { endpoint, queue } => {
+            diesel::sql_query("SELECT 1 FROM queue_admission WHERE endpoint_id = $1 AND queue = $2 FOR NO KEY UPDATE")
+                .into_boxed::<Pg>()
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Text, _>(queue)
+        }
+        Form::AnyQueue { endpoint } => {
+            diesel::sql_query("SELECT 1 FROM queue_admission WHERE endpoint_id = $1 ORDER BY queue FOR NO KEY UPDATE")
+                .into_boxed::<Pg>()
+                .bind::<SqlUuid, _>(endpoint.0)
+        }
+        Form::ById { endpoint, id } => diesel::sql_query(
+            "SELECT 1 FROM queue_admission a JOIN todos t ON t.endpoint_id = a.endpoint_id AND t.queue = a.queue \
+             WHERE t.id = $1 AND t.endpoint_id = $2 FOR NO KEY UPDATE OF a",
+        )
+        .into_boxed::<Pg>()
+        .bind::<SqlUuid, _>(id.0)
+        .bind::<SqlUuid, _>(endpoint.0),
+    };
+    Prepared(q).execute(conn).await?;
+    Ok(())
+}
+
+/// Claims under the budgets `form` names, in one transaction (see the module's
+/// documentation). A budget removed meanwhile simply admits the claim.
+pub(super) async fn admit(conn: &mut AsyncPgConnection, form: Form<'_>, params: &ClaimParams) -> Result<Admitted> {
+    conn.transaction::<_, Error, _>(async move |conn| {
+        lock_budgets(conn, form).await?;
+        let head = match form {
+            Form::Queue { endpoint, queue } => diesel::sql_query(ON_QUEUE.as_str())
+                .into_boxed::<Pg>()
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Nullable<Text>, _>(Some(queue)),
+            Form::AnyQueue { endpoint } => diesel::sql_query(ON_ANY_QUEUE.as_str())
+                .into_boxed::<Pg>()
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Nullable<Text>, _>(None::<&str>),
+            Form::ById { endpoint, id } => diesel::sql_query(BY_ID.as_str())
+                .into_boxed::<Pg>()
+                .bind::<SqlUuid, _>(id.0)
+                .bind::<SqlUuid, _>(endpoint.0),
+        };
+        let row: AdmittedRow = Prepared(params.bind_tail(head)).get_result(conn).await?;
+        Ok(match (row.todo, row.deferred) {
+            (Some(todo), _) => Admitted::Claimed(Box::new(todo)),
+            (None, Some(why)) => Admitted::Deferred(why),
+            (None, None) => Admitted::Nothing,
+        })
+    })
+    .await
+}

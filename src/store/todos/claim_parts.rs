@@ -1,0 +1,48 @@
+//! What every claim statement shares, whichever path it takes (unbudgeted in
+//! [`super::claim`], under a budget in [`super::admitted`]): the parameters after the
+//! first two, the CTEs that move the chosen todo to `claimed` and open its attempt, and
+//! which todos a claim by id takes.
+
+use diesel::pg::Pg;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::sql_types::{Bool, Bytea, Int4, Nullable, Text};
+
+/// What every form of claim binds after its own two parameters.
+pub(super) struct ClaimParams {
+    /// The lease token, shown to the claimer once.
+    pub(super) token: String,
+    /// Its SHA-256, stored.
+    pub(super) hash: [u8; 32],
+    /// Lease seconds.
+    pub(super) lease: i32,
+    /// The claimant label.
+    pub(super) claimant: Option<String>,
+    /// Whether the attempt is a relay attempt.
+    pub(super) relay: bool,
+}
+
+impl ClaimParams {
+    /// Binds `$3`–`$6` of [`CLAIM_CTES`].
+    pub(super) fn bind_tail<'f>(&'f self, q: BoxedSqlQuery<'f, Pg, SqlQuery>) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+        q.bind::<Int4, _>(self.lease)
+            .bind::<Bytea, _>(self.hash.as_slice())
+            .bind::<Nullable<Text>, _>(self.claimant.as_deref())
+            .bind::<Bool, _>(self.relay)
+    }
+}
+
+/// The CTEs of every claim statement after the candidate is chosen (CTE `candidate`):
+/// the todo moves to `claimed` and its attempt opens, in one statement.
+pub(super) const CLAIM_CTES: &str = "\
+    claimed AS ( \
+      UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
+        claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = $4, \
+        claimed_at = now(), updated_at = now(), next_retry_at = NULL \
+      FROM candidate c WHERE t.id = c.id \
+      RETURNING t.*), \
+    opened AS ( \
+      INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
+      SELECT id, attempts_total, endpoint_id, $5, $6, now(), lease_expires_at FROM claimed)";
+
+/// Which todos a claim by id takes (alias `t`): pending, or failed with its retry due.
+pub(super) const CLAIMABLE: &str = "(t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now()))";
