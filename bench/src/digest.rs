@@ -18,8 +18,7 @@ use crate::digest_run::{DigestRun, Found, Stage, median_ms};
 use crate::machine::{CpuSpent, Machine, Probe};
 use crate::{Args, BenchResult, digest_doc, digest_plan, digest_seed, progress};
 
-/// The doorbell acknowledgement window the digest is built with (the default).
-pub const ACK_SECONDS: i64 = 900;
+pub use crate::digest_seed::ACK_SECONDS;
 
 /// The digest benchmark's flags.
 #[derive(Debug, Clone, clap::Args)]

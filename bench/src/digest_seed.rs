@@ -275,6 +275,10 @@ const DEFERRALS: &str = "INSERT INTO queue_deferrals (endpoint_id, queue, hour, 
      FROM seed WHERE r BETWEEN 50 AND 52 AND kind <> 'quarantine' GROUP BY 1, 2, 3, 4 ORDER BY 3 \
      ON CONFLICT (endpoint_id, queue, hour, reason) DO UPDATE SET count = queue_deferrals.count + EXCLUDED.count";
 
+/// The doorbell acknowledgement window the digest is built with, and its rings are
+/// decided with (the server's default).
+pub const ACK_SECONDS: i64 = 900;
+
 /// The tables the data lives in, vacuumed and analyzed after each seeding.
 pub const TABLES: [&str; 8] =
     ["todos", "todo_attempts", "events", "doorbell_rings", "outbox", "queue_deferrals", "endpoints", "webhooks"];
@@ -290,7 +294,7 @@ pub async fn todos(db: &BenchDb, from: u64, to: u64) -> BenchResult<()> {
     // The rings past their window decided as the digest scheduler decides them each
     // tick (heard: deleted; unheard: marked), through the library's own statement.
     let store = db.store(2)?;
-    while store.decide_doorbells(crate::digest::ACK_SECONDS, 10_000).await.map_err(|e| e.to_string())? > 0 {}
+    while store.decide_doorbells(ACK_SECONDS, 10_000).await.map_err(|e| e.to_string())? > 0 {}
     for table in TABLES {
         let sql = format!("VACUUM (ANALYZE) {table}");
         db.client().batch_execute(&sql).await.map_err(|e| format!("{sql}: {e}"))?;
