@@ -65,6 +65,11 @@ const SCOPES_WITH_OLD_EVENTS_SQL: &str = "SELECT s.id FROM owner_scopes s WHERE 
        SELECT 1 FROM events e WHERE e.scope_id = s.id AND e.received_at < now() - make_interval(secs => $1)) \
      ORDER BY s.id";
 
+/// Ended outbox rows (sent, coalesced, partial, undeliverable) queued before the age.
+const PRUNE_OUTBOX_SQL: &str = "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox \
+       WHERE status IN ('sent', 'coalesced', 'partial', 'undeliverable') \
+         AND created_at < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)";
+
 /// Doorbell rings older than the age (the digest reads only recent ones).
 const PRUNE_RINGS_SQL: &str = "DELETE FROM doorbell_rings WHERE todo_id IN (SELECT todo_id FROM doorbell_rings \
        WHERE rung_at < now() - make_interval(secs => $1) ORDER BY rung_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
@@ -109,7 +114,8 @@ struct ScopeRow {
 impl Store {
     /// One retention pass: terminal todos last changed more than `max_age` ago (with
     /// their attempts), then events received more than `max_age` ago that no todo
-    /// references. Runs until every batch comes back short.
+    /// references, ended outbox rows, doorbell rings and digest send records older
+    /// than that. Runs until every batch comes back short.
     pub async fn prune_expired(&self, max_age: Duration) -> Result<PruneReport> {
         let todos = self.prune_expired_todos(max_age).await?;
         let events = self.prune_expired_events(max_age).await?;
@@ -143,26 +149,7 @@ impl Store {
     /// Ended outbox rows (sent, coalesced, partial, undeliverable) queued more than
     /// `max_age` ago; open ones (pending, held) stay however old. Returns how many went.
     pub async fn prune_expired_outbox(&self, max_age: Duration) -> Result<usize> {
-        let mut deleted = 0;
-        loop {
-            let started = Instant::now();
-            let mut conn = self.conn().await?;
-            let n = diesel::sql_query(
-                "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox \
-                   WHERE status IN ('sent', 'coalesced', 'partial', 'undeliverable') \
-                     AND created_at < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)",
-            )
-            .bind::<Double, _>(max_age.as_secs_f64())
-            .bind::<Int8, _>(RETENTION_BATCH)
-            .execute(&mut conn)
-            .await?;
-            drop(conn);
-            deleted += n;
-            if !batch_was_full(n) {
-                return Ok(deleted);
-            }
-            tokio::time::sleep(started.elapsed() * SWEEP_PAUSE_RATIO).await;
-        }
+        self.prune_in_batches(PRUNE_OUTBOX_SQL, max_age).await
     }
 
     /// The todo half of [`Store::prune_expired`]; returns how many todos went.

@@ -295,3 +295,17 @@ async fn a_large_declared_content_length_is_refused_before_the_body_is_read() {
     before.assert_unchanged(&app, "large declared length").await;
     assert_alive(&app).await;
 }
+
+#[actix_web::test]
+async fn a_payload_with_an_astral_key_and_the_largest_double_is_stored_not_a_server_error() {
+    // Found by the conformance fuzzing (schemathesis, stateful phase): this body once
+    // answered 500.
+    let (app, _o, ep) = TestApp::with_worker().await;
+    let body = r#"{"idempotency_key": "k-1", "title": "pending", "max_attempts": 5, "payload": {"\udae4\ude41": -1.7976931348623157e+308}, "queue": "inbox", "kind": null}"#;
+    let (s, b) = app.call_raw("POST", TODOS, Some(&ep.token), "application/json", body.as_bytes().to_vec()).await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    // And it reads back: the number survives PostgreSQL's 309-digit rendering.
+    let (s, got) = app.get(&format!("{TODOS}/{}", b["id"].as_str().unwrap()), &ep.token).await;
+    assert_eq!(s, StatusCode::OK, "{got}");
+    assert_eq!(got["payload"]["\u{c9241}"], json!(-1.7976931348623157e308), "{got}");
+}
