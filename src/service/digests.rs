@@ -11,7 +11,7 @@ use super::connections::checked_name;
 use super::owners::scope_to_create_in;
 use super::permissions::{Action, Place, check};
 use super::principal::Principal;
-use crate::digest::compose::{Composed, DigestSettings, compose};
+use crate::digest::compose::{Composed, compose};
 use crate::digest::schedule::Schedule;
 use crate::domain::ids::{ConnectionId, DigestId, SinkId};
 use crate::domain::text::valid_queue_name;
@@ -144,9 +144,4 @@ pub async fn delete(s: &Services, who: &Reach, id: DigestId) -> Result<()> {
 pub async fn preview(s: &Services, who: &Reach, id: DigestId) -> Result<Composed> {
     let d = digest_for(s, who, Action::PreviewDigest, id).await?;
     compose(&s.store, &d, &s.digests, Utc::now()).await
-}
-
-/// The instance's digest settings (for the operator CLI's preview).
-pub fn settings(s: &Services) -> &DigestSettings {
-    &s.digests
 }

@@ -14,7 +14,7 @@ use crate::digest::render;
 use crate::digest::schedule::Schedule;
 use crate::error::Result;
 use crate::service::cairn_publish::publish;
-use crate::store::digests::{DigestRow, Evaluated, Publication, RunOutcome, SendTime};
+use crate::store::digests::{Committed, DigestRow, Evaluated, Publication, RunOutcome, SendTime};
 
 /// Digests one tick decides at most (the next tick takes the rest).
 const DUE_PER_TICK: i64 = 50;
@@ -76,7 +76,7 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
                 skipped_late: Vec::new(),
                 evaluated: None,
             };
-            return deps.store.commit_digest_send(send).await.map(|_| true);
+            return Ok(deps.store.commit_digest_send(send).await? != Committed::Lost);
         }
     };
     let p = plan(d.next_send_at, &schedule.between(d.next_send_at, now), now);
@@ -105,9 +105,11 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
         skipped_late: p.skipped_late,
         evaluated,
     };
-    let committed = deps.store.commit_digest_send(send).await?;
-    let Some(run) = committed else { return Ok(false) };
-    if let Some(ev) = publishing {
+    let run = match deps.store.commit_digest_send(send).await? {
+        Committed::Lost => return Ok(false),
+        Committed::Decided(run) => run,
+    };
+    if let (Some(run), Some(ev)) = (run, publishing) {
         let p = Publication {
             run,
             digest: d.id,

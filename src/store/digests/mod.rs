@@ -6,5 +6,5 @@ mod runs;
 mod sections;
 
 pub use rows::{DigestRow, DigestSpec, MAX_DIGESTS};
-pub use runs::{Evaluated, PUBLISH_CLAIM_SECONDS, Publication, RunOutcome, RunRow, SendTime};
+pub use runs::{Committed, Evaluated, PUBLISH_CLAIM_SECONDS, Publication, RunOutcome, RunRow, SendTime};
 pub use sections::{Coverage, sql};

@@ -77,6 +77,17 @@ pub struct SendTime {
     pub evaluated: Option<Evaluated>,
 }
 
+/// What committing a send time came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    /// Another instance (or an edit of the digest) moved the send time first; nothing
+    /// was written.
+    Lost,
+    /// This instance decided it: the evaluated run's id, if one was evaluated (none when
+    /// every missed time was recorded skipped, or the schedule was only moved on).
+    Decided(Option<DigestRunId>),
+}
+
 /// A digest run as shown.
 #[derive(Debug, Clone, QueryableByName)]
 pub struct RunRow {
@@ -138,10 +149,8 @@ pub struct Publication {
 const RUN_COLUMNS: &str = "id, send_at, outcome, quiet, unavailable, sinks_told, artifact_url, cairn_error";
 
 impl Store {
-    /// Commits one send time (see the module doc). `Ok(None)`: another instance (or an
-    /// edit of the digest) moved the send time first; nothing was written. Otherwise
-    /// the evaluated run's id, if there was one.
-    pub async fn commit_digest_send(&self, st: SendTime) -> Result<Option<DigestRunId>> {
+    /// Commits one send time (see the module doc).
+    pub async fn commit_digest_send(&self, st: SendTime) -> Result<Committed> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
             let covered = st.evaluated.as_ref().map(|e| e.send_at);
@@ -156,7 +165,7 @@ impl Store {
             .execute(conn)
             .await?;
             if moved == 0 {
-                return Ok(None);
+                return Ok(Committed::Lost);
             }
             for at in &st.skipped_late {
                 diesel::sql_query(
@@ -169,7 +178,7 @@ impl Store {
                 .execute(conn)
                 .await?;
             }
-            let Some(ev) = st.evaluated else { return Ok(None) };
+            let Some(ev) = st.evaluated else { return Ok(Committed::Decided(None)) };
             let run = DigestRunId::new();
             diesel::sql_query(
                 "INSERT INTO digest_runs (id, digest_id, send_at, outcome, quiet, unavailable, body, title, claimed_until) \
@@ -191,7 +200,7 @@ impl Store {
             if let Some(message) = &ev.message {
                 tell_sinks(conn, st.digest, run, ev.send_at, message).await?;
             }
-            Ok(Some(run))
+            Ok(Committed::Decided(Some(run)))
         })
         .await
     }
