@@ -6,7 +6,7 @@
 use crate::domain::sinks::{AppriseMode, SinkKind};
 use crate::notify::sinks::apprise::{self, AppriseTarget};
 use crate::notify::sinks::content::Message;
-use crate::notify::sinks::outcome::{ATTEMPT_TIMEOUT, Answer, classify_status, classify_transport};
+use crate::notify::sinks::outcome::{ATTEMPT_TIMEOUT, Answer, ErrorClass, classify_status, classify_transport};
 use crate::notify::sinks::{OutboundRequest, gotify};
 use crate::outbound::classify;
 
@@ -47,7 +47,15 @@ pub fn request(target: &SinkTarget<'_>, message: &Message) -> OutboundRequest {
 
 /// Posts `message` to `target` with `client` (from [`crate::outbound::Guard::client`])
 /// and classifies the answer.
+/// The whole attempt (resolving, connecting, the answer) ends within [`ATTEMPT_TIMEOUT`],
+/// which the outbox counts on to start attempts only while its claim has room for one.
 pub async fn post(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> Answer {
+    actix_rt::time::timeout(ATTEMPT_TIMEOUT, attempt(client, target, message))
+        .await
+        .unwrap_or(Answer::Retryable(ErrorClass::Timeout))
+}
+
+async fn attempt(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> Answer {
     let req = request(target, message);
     let mut builder = client.post(&req.url);
     for (name, value) in &req.headers {

@@ -16,6 +16,7 @@
 
 pub mod apprise;
 pub mod budget;
+pub mod claim_window;
 pub mod content;
 pub mod dedup;
 pub mod gotify;

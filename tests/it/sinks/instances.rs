@@ -15,7 +15,7 @@ use super::*;
 use crate::harness::{Signals, test_settings};
 use crate::notify::receiver::{Receiver, Reply};
 
-fn outbox_settings(s: &mut Settings) {
+pub(super) fn outbox_settings(s: &mut Settings) {
     s.secret_encryption_key = Some(KEY);
     s.push_allow_http = true;
     s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
@@ -38,9 +38,10 @@ async fn another_instance(app: &TestApp) -> actix_web::dev::ServerHandle {
 }
 
 /// A sink of `o` posting to `rx` with every dead letter subscribed and its budget lifted.
-async fn open_sink(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
-    let c = connection(app, o, "c", "gotify", "token").await;
-    let body = json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
+pub(super) async fn open_sink(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
+    let c = connection(app, o, &format!("c-{}", rx.port()), "gotify", "token").await;
+    let body =
+        json!({"name": format!("s-{}", rx.port()), "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (_, sink) = app.post("/api/v1/sinks", &o.token, body).await;
     let id = sink["id"].as_str().unwrap().to_owned();
     let subs = json!({"subscriptions": [{"events": ["todo.dead_lettered"]}]});
@@ -53,7 +54,7 @@ async fn open_sink(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
 }
 
 /// Dead-letters a fresh todo on `endpoint` through the store (no HTTP server needed).
-async fn dead_letter_in_store(app: &TestApp, endpoint: switchboard::domain::ids::EndpointId, title: &str) {
+pub(super) async fn dead_letter_in_store(app: &TestApp, endpoint: switchboard::domain::ids::EndpointId, title: &str) {
     let new = NewTodo { max_attempts: Some(1), ..NewTodo::new(endpoint, "inbox", title) };
     let id = app.store.create_todo(new).await.unwrap().todo.id;
     app.store.claim(endpoint, id, ClaimRequest::default()).await.unwrap();
@@ -62,7 +63,7 @@ async fn dead_letter_in_store(app: &TestApp, endpoint: switchboard::domain::ids:
 
 /// Stops `app`'s server and waits until its outbox worker is gone (its listener session
 /// leaves the database).
-async fn stop_and_wait(app: &TestApp) {
+pub(super) async fn stop_and_wait(app: &TestApp) {
     app.stop().await;
     wait_count(
         app,

@@ -10,6 +10,14 @@ use diesel::sql_types::{Array, Bool, Double, Int4, Integer, Jsonb, Nullable, Tex
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+mod facts;
+mod log;
+mod record;
+
+pub use facts::SubjectFacts;
+pub use log::{DeliveryRow, ToldSink};
+pub use record::{Outcome, Record};
+
 use super::Store;
 use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
 use crate::domain::sinks::{AppriseMode, OutboxStatus, SinkEvent, SinkKind};
@@ -19,8 +27,9 @@ use crate::notify::sinks::budget::{BucketState, decide};
 /// How long a claim keeps other workers off a row (longer than one attempt's timeout).
 pub const CLAIM_SECONDS: i32 = 60;
 
-/// Rows one pass claims at most.
-pub const CLAIM_BATCH: i64 = 64;
+/// Rows one claim takes at most: enough that the claim, the budget and the facts
+/// read are paid once for many messages.
+pub const CLAIM_BATCH: i64 = 256;
 
 /// A claimed row, with what sending it needs.
 #[derive(Debug, Clone, QueryableByName)]
@@ -113,24 +122,28 @@ const ROW_COLUMNS: &str = "id, sink_id, event, todo_id, endpoint_id, facts, seve
 
 impl Store {
     /// Claims up to [`CLAIM_BATCH`] due rows (pending, due, unclaimed or with a lapsed
-    /// claim) and counts an attempt on each; committed before anything is sent.
-    pub async fn claim_outbox(&self) -> Result<Vec<OutboxRow>> {
+    /// claim) of sinks other than `busy` (which this worker is draining) and counts an
+    /// attempt on each; committed before anything is sent.
+    pub async fn claim_outbox(&self, busy: &[SinkId]) -> Result<Vec<OutboxRow>> {
         let mut conn = self.conn().await?;
         Ok(diesel::sql_query(format!(
             "UPDATE outbox SET claimed_until = now() + make_interval(secs => $1), attempts = attempts + 1 \
              WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= now() \
                             AND (claimed_until IS NULL OR claimed_until < now()) \
+                            AND (sink_id IS NULL OR sink_id <> ALL($3)) \
                           ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
              RETURNING {ROW_COLUMNS}"
         ))
         .bind::<Integer, _>(CLAIM_SECONDS)
         .bind::<diesel::sql_types::Int8, _>(CLAIM_BATCH)
+        .bind::<Array<SqlUuid>, _>(busy)
         .load(&mut conn)
         .await?)
     }
 
-    /// Sinks with held rows nobody has claimed: a pass asks their budgets again.
-    pub async fn sinks_with_held(&self) -> Result<Vec<SinkId>> {
+    /// Sinks other than `skip` with held rows nobody has claimed: a pass asks their
+    /// budgets again.
+    pub async fn sinks_with_held(&self, skip: &[SinkId]) -> Result<Vec<SinkId>> {
         #[derive(QueryableByName)]
         struct Row {
             #[diesel(sql_type = SqlUuid)]
@@ -139,8 +152,9 @@ impl Store {
         let mut conn = self.conn().await?;
         let rows: Vec<Row> = diesel::sql_query(
             "SELECT DISTINCT sink_id FROM outbox WHERE status = 'held' AND sink_id IS NOT NULL \
-               AND (claimed_until IS NULL OR claimed_until < now())",
+               AND (claimed_until IS NULL OR claimed_until < now()) AND sink_id <> ALL($1)",
         )
+        .bind::<Array<SqlUuid>, _>(skip)
         .load(&mut conn)
         .await?;
         Ok(rows.into_iter().map(|r| r.sink_id).collect())
@@ -235,33 +249,6 @@ impl Store {
         .await
     }
 
-    /// Records the end of a row's attempt: a final `status`, or (with `retry_in`)
-    /// pending again after that wait. `error` is the attempt's error class.
-    pub async fn record_outbox(
-        &self,
-        id: uuid::Uuid,
-        status: OutboxStatus,
-        retry_in: Option<std::time::Duration>,
-        error: Option<&str>,
-    ) -> Result<()> {
-        let mut conn = self.conn().await?;
-        let retry_ms = retry_in.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        diesel::sql_query(
-            "UPDATE outbox SET status = $2, claimed_until = NULL, last_error = $3, \
-               next_attempt_at = CASE WHEN $4::bigint IS NULL THEN next_attempt_at \
-                                      ELSE now() + make_interval(secs => $4::bigint / 1000.0) END, \
-               sent_at = CASE WHEN $2 IN ('sent', 'coalesced', 'partial') THEN now() ELSE sent_at END \
-             WHERE id = $1",
-        )
-        .bind::<SqlUuid, _>(id)
-        .bind::<Text, _>(status)
-        .bind::<Nullable<Text>, _>(error)
-        .bind::<Nullable<diesel::sql_types::Int8>, _>(retry_ms)
-        .execute(&mut conn)
-        .await?;
-        Ok(())
-    }
-
     /// Gives claimed held rows back to the budget (a coalesced send that may succeed
     /// later).
     pub async fn unclaim_held_outbox(&self, ids: &[uuid::Uuid]) -> Result<()> {
@@ -286,238 +273,5 @@ impl Store {
         .execute(&mut conn)
         .await?;
         Ok(())
-    }
-}
-
-impl Store {
-    /// What a dead letter's message says about `todo` (none: the todo is gone); with
-    /// `excerpt`, the start of its payload too (the content clips and labels it).
-    pub async fn dead_letter_facts(
-        &self,
-        todo: TodoId,
-        excerpt: bool,
-    ) -> Result<Option<crate::notify::sinks::content::DeadLetterFacts>> {
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = Text)]
-            queue: String,
-            #[diesel(sql_type = Text)]
-            title: String,
-            #[diesel(sql_type = Nullable<Text>)]
-            dead_reason: Option<String>,
-            #[diesel(sql_type = Int4)]
-            attempt: i32,
-            #[diesel(sql_type = Int4)]
-            max_attempts: i32,
-            #[diesel(sql_type = Nullable<Text>)]
-            summary: Option<String>,
-            #[diesel(sql_type = Nullable<Text>)]
-            artifact: Option<String>,
-            #[diesel(sql_type = Nullable<Text>)]
-            source: Option<String>,
-            #[diesel(sql_type = Nullable<SqlUuid>)]
-            webhook_id: Option<crate::domain::ids::WebhookId>,
-            #[diesel(sql_type = Nullable<Text>)]
-            excerpt: Option<String>,
-        }
-        let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query(
-            "SELECT t.queue, t.title, t.dead_reason, t.attempt, t.max_attempts, a.summary, a.artifact, \
-                    t.source, e.webhook_id, CASE WHEN $2 THEN left(t.payload::text, 2000) END AS excerpt \
-             FROM todos t \
-             LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts WHERE todo_id = t.id \
-                                ORDER BY seq DESC LIMIT 1) a ON true \
-             LEFT JOIN events e ON e.id = t.event_id \
-             WHERE t.id = $1",
-        )
-        .bind::<SqlUuid, _>(todo)
-        .bind::<Bool, _>(excerpt)
-        .get_result(&mut conn)
-        .await
-        .optional()?;
-        Ok(row.map(|r| {
-            let origin = match (r.source.as_deref(), r.webhook_id) {
-                (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
-                (Some(source), None) => source.to_owned(),
-                (None, _) => "unknown".to_owned(),
-            };
-            crate::notify::sinks::content::DeadLetterFacts {
-                todo_id: todo.to_string(),
-                queue: r.queue,
-                todo_title: r.title,
-                cause: r.dead_reason.unwrap_or_else(|| "attempts_exhausted".into()),
-                attempts: r.attempt,
-                max_attempts: r.max_attempts,
-                closing_summary: r.summary,
-                artifact: r.artifact,
-                origin,
-                excerpt: r.excerpt,
-            }
-        }))
-    }
-}
-
-/// One row of a sink's delivery log.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct DeliveryRow {
-    /// The outbox row.
-    #[diesel(sql_type = SqlUuid)]
-    pub id: uuid::Uuid,
-    /// The event.
-    #[diesel(sql_type = Text)]
-    pub event: SinkEvent,
-    /// What it is about: a todo (`td_…`) or, for a cascade, an endpoint (`ep_…`).
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub todo_id: Option<TodoId>,
-    /// The endpoint of a cascade.
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub endpoint_id: Option<EndpointId>,
-    /// Where it stands.
-    #[diesel(sql_type = Text)]
-    pub status: OutboxStatus,
-    /// Repeats folded into it.
-    #[diesel(sql_type = Int4)]
-    pub count: i32,
-    /// Attempts made.
-    #[diesel(sql_type = Int4)]
-    pub attempts: i32,
-    /// The last attempt's error class.
-    #[diesel(sql_type = Nullable<Text>)]
-    pub last_error: Option<String>,
-    /// When it was queued.
-    #[diesel(sql_type = Timestamptz)]
-    pub created_at: DateTime<Utc>,
-    /// When it went out.
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    pub sent_at: Option<DateTime<Utc>>,
-}
-
-impl Store {
-    /// The newest `limit` (1–500) rows of `sink`'s delivery log, a sink in `scopes`
-    /// (else not found).
-    pub async fn sink_deliveries(&self, scopes: &[ScopeId], sink: SinkId, limit: i64) -> Result<Vec<DeliveryRow>> {
-        if !(1..=500).contains(&limit) {
-            return Err(Error::invalid("limit", "must be between 1 and 500"));
-        }
-        self.sink_in(scopes, sink).await?;
-        let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "SELECT id, event, todo_id, endpoint_id, status, count, attempts, last_error, created_at, sent_at \
-             FROM outbox WHERE sink_id = $1 ORDER BY created_at DESC, id LIMIT $2",
-        )
-        .bind::<SqlUuid, _>(sink)
-        .bind::<diesel::sql_types::Int8, _>(limit)
-        .load(&mut conn)
-        .await?)
-    }
-
-    /// Outbox depth (rows pending or held) and the age in seconds of the oldest pending
-    /// row, for `/metrics`.
-    pub async fn outbox_depth(&self) -> Result<(i64, f64)> {
-        #[derive(QueryableByName)]
-        struct Depth {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            open: i64,
-            #[diesel(sql_type = Double)]
-            oldest: f64,
-        }
-        let mut conn = self.conn().await?;
-        let d: Depth = diesel::sql_query(
-            "SELECT count(*) AS open, \
-                    COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE status = 'pending')), 0)::float8 \
-                      AS oldest \
-             FROM outbox WHERE status IN ('pending', 'held')",
-        )
-        .get_result(&mut conn)
-        .await?;
-        Ok((d.open, d.oldest))
-    }
-}
-
-impl Store {
-    /// What a quarantine message says about the held `todo` (none: it is gone); with
-    /// `excerpt`, the start of the held payload too.
-    pub async fn quarantine_facts(
-        &self,
-        todo: TodoId,
-        excerpt: bool,
-    ) -> Result<Option<crate::notify::sinks::content::QuarantineFacts>> {
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = Nullable<Text>)]
-            reason: Option<String>,
-            #[diesel(sql_type = Nullable<Text>)]
-            source: Option<String>,
-            #[diesel(sql_type = Nullable<SqlUuid>)]
-            webhook_id: Option<crate::domain::ids::WebhookId>,
-            #[diesel(sql_type = Nullable<Text>)]
-            excerpt: Option<String>,
-        }
-        let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query(
-            "SELECT t.quarantine_reason AS reason, COALESCE(e.source, t.source) AS source, e.webhook_id, \
-                    CASE WHEN $2 THEN left(t.payload::text, 2000) END AS excerpt \
-             FROM todos t LEFT JOIN events e ON e.id = t.event_id WHERE t.id = $1",
-        )
-        .bind::<SqlUuid, _>(todo)
-        .bind::<Bool, _>(excerpt)
-        .get_result(&mut conn)
-        .await
-        .optional()?;
-        Ok(row.map(|r| crate::notify::sinks::content::QuarantineFacts {
-            webhook_id: r.webhook_id.map(|w| w.to_string()).unwrap_or_default(),
-            source: r.source.unwrap_or_else(|| "unknown".into()),
-            sender: None,
-            reason: r.reason.unwrap_or_else(|| "untrusted_actor".into()),
-            todo_id: todo.to_string(),
-            excerpt: r.excerpt,
-        }))
-    }
-}
-
-/// Which sink was told about a todo, and how that went: the outbox row, with the
-/// sink's name.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct ToldSink {
-    /// The sink's name (none: the sink was deleted since).
-    #[diesel(sql_type = Nullable<Text>)]
-    pub sink: Option<String>,
-    /// The notification.
-    #[diesel(embed)]
-    pub delivery: DeliveryRow,
-}
-
-impl Store {
-    /// The notifications about `todo` to sinks of `scopes`, newest first.
-    pub async fn told_about(&self, scopes: &[ScopeId], todo: TodoId) -> Result<Vec<ToldSink>> {
-        let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "SELECT k.name AS sink, o.id, o.event, o.todo_id, o.endpoint_id, o.status, o.count, o.attempts, \
-                    o.last_error, o.created_at, o.sent_at \
-             FROM outbox o LEFT JOIN sinks k ON k.id = o.sink_id \
-             WHERE o.todo_id = $1 AND o.scope_id = ANY($2) ORDER BY o.created_at DESC LIMIT 50",
-        )
-        .bind::<SqlUuid, _>(todo)
-        .bind::<Array<SqlUuid>, _>(scopes)
-        .load(&mut conn)
-        .await?)
-    }
-}
-
-impl Store {
-    /// A todo's title (sender-written), if the todo still exists.
-    pub async fn todo_title(&self, todo: TodoId) -> Result<Option<String>> {
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = Text)]
-            title: String,
-        }
-        let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query("SELECT title FROM todos WHERE id = $1")
-            .bind::<SqlUuid, _>(todo)
-            .get_result(&mut conn)
-            .await
-            .optional()?;
-        Ok(row.map(|r| r.title))
     }
 }

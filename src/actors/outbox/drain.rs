@@ -1,0 +1,226 @@
+//! One sink's share of a claim: its budget decides what goes out alone, what goes out as
+//! one coalesced message and what is held; the messages are rendered from facts read
+//! for all its rows at once; up to [`MAX_DELIVERIES_IN_FLIGHT`] are on the wire at a
+//! time; and a recorder beside the senders writes the answers in batches (whatever has
+//! come back since its last write), so a backlog costs one commit per batch instead of
+//! one per message, while no answer waits long unrecorded.
+
+use std::time::Instant;
+
+use futures_util::{StreamExt, stream};
+use tokio::sync::mpsc;
+
+use super::render::{coalesced, render};
+use super::{MAX_DELIVERIES_IN_FLIGHT, OutboxDeps, PassReport};
+use crate::domain::ids::SinkId;
+use crate::domain::sinks::{OutboxStatus, SinkEvent};
+use crate::error::{Error, Result};
+use crate::metrics::SinkOutcome;
+use crate::notify::sinks::claim_window::ClaimWindow;
+use crate::notify::sinks::content::Message;
+use crate::notify::sinks::outcome::{Answer, ErrorClass, Step, after_attempt};
+use crate::service::sink_post::{SinkTarget, post};
+use crate::store::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
+
+/// Answers one recorder write takes at most.
+const RECORD_BATCH: usize = 256;
+
+/// What a sink's drain needs besides the worker's dependencies.
+pub struct SinkShare {
+    /// The sink.
+    pub sink: SinkId,
+    /// Its rows this claim took (none: only its held rows are looked at).
+    pub due: Vec<OutboxRow>,
+    /// When the claim was taken (no later than the database's claim time).
+    pub claimed_at: Instant,
+}
+
+/// Sends one sink's share and records every answer.
+pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<PassReport> {
+    let SinkShare { sink, due, claimed_at } = share;
+    let store = &deps.store;
+    let mut report = PassReport::default();
+    let dial = match store.sink_dial(sink).await? {
+        Some(dial) if dial.enabled => dial,
+        found => {
+            let why = if found.is_some() { "sink_disabled" } else { "sink_gone" };
+            store.record_outbox(&undeliverable(&due, why)).await?;
+            return Ok(report);
+        }
+    };
+    let plan = store.plan_sink(sink, due).await?;
+    report.held += plan.held;
+    for event in &plan.held_now {
+        deps.metrics.sink_delivery(*event, SinkOutcome::Held);
+    }
+    if plan.individual.is_empty() && plan.coalesced.is_empty() {
+        return Ok(report);
+    }
+    let secret = match store.connection_secret(&deps.vault, dial.scope_id, dial.connection_id).await {
+        Ok(secret) => secret,
+        Err(Error::EncryptionRequired | Error::NotFound) => {
+            store.record_outbox(&undeliverable(&plan.individual, "no_credential")).await?;
+            let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
+            store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some("no_credential")).await?;
+            return Ok(report);
+        }
+        Err(e) => return Err(e),
+    };
+    let target = target(&dial, &secret);
+    let window = ClaimWindow::new(
+        claimed_at,
+        std::time::Duration::from_secs(crate::store::outbox::CLAIM_SECONDS.unsigned_abs().into()),
+        crate::notify::sinks::outcome::ATTEMPT_TIMEOUT,
+    );
+    let rows: Vec<&OutboxRow> = plan.individual.iter().collect();
+    let facts = store.subject_facts(&rows).await?;
+    report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts).await?;
+    if !plan.coalesced.is_empty() {
+        report.sent += send_coalesced(deps, client, &target, &window, &plan.coalesced).await?;
+    }
+    Ok(report)
+}
+
+/// Sends `rows` one message each, at most [`MAX_DELIVERIES_IN_FLIGHT`] at a time, and
+/// records every answer; how many were sent. Every row runs to its end even when a
+/// record fails, so none is left sent but unrecorded while others still go out.
+async fn send_individually(
+    deps: &OutboxDeps,
+    client: &awc::Client,
+    target: &SinkTarget<'_>,
+    window: &ClaimWindow,
+    rows: Vec<OutboxRow>,
+    facts: &SubjectFacts,
+) -> Result<usize> {
+    let (answers, mut recorded) = mpsc::unbounded_channel::<(Record, bool)>();
+    let sending = async move {
+        stream::iter(rows)
+            .for_each_concurrent(MAX_DELIVERIES_IN_FLIGHT, |row| {
+                let answers = answers.clone();
+                async move {
+                    let answer = attempt(deps, client, target, window, &row, facts).await;
+                    // The recorder outlives every sender (both run to their end).
+                    let _ = answers.send(answer);
+                }
+            })
+            .await;
+    };
+    let recording = async {
+        let mut batch = Vec::with_capacity(RECORD_BATCH);
+        let mut sent = 0;
+        let mut failed = None;
+        while recorded.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+            let records: Vec<Record> = batch.iter().map(|(record, _)| *record).collect();
+            match deps.store.record_outbox(&records).await {
+                Ok(n) if n < records.len() => tracing::warn!(
+                    recorded = n,
+                    answers = records.len(),
+                    "outbox: some answers came after their claim lapsed; the rows' newer attempts stand"
+                ),
+                Ok(_) => {}
+                Err(e) => failed = failed.or(Some(e)),
+            }
+            sent += batch.iter().filter(|(_, was_sent)| *was_sent).count();
+            batch.clear();
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(sent),
+        }
+    };
+    let ((), sent) = futures_util::future::join(sending, recording).await;
+    sent
+}
+
+/// One row's attempt (or why there was none) as the record of its end, and whether it
+/// was sent.
+async fn attempt(
+    deps: &OutboxDeps,
+    client: &awc::Client,
+    target: &SinkTarget<'_>,
+    window: &ClaimWindow,
+    row: &OutboxRow,
+    facts: &SubjectFacts,
+) -> (Record, bool) {
+    let end = |outcome| Record { id: row.id, attempts: row.attempts, outcome };
+    let Some(message) = render(row, facts, &deps.base_url) else {
+        return (end(Outcome::Done(OutboxStatus::Undeliverable, Some("subject_gone"))), false);
+    };
+    if !window.may_start(Instant::now()) {
+        return (end(Outcome::GivenBack), false);
+    }
+    let answer = post(client, target, &message).await;
+    let sent = answer == Answer::Sent;
+    (end(step(deps, row.event, answer, row)), sent)
+}
+
+/// What `answer` makes of `row`, counted in the metrics.
+fn step(deps: &OutboxDeps, event: SinkEvent, answer: Answer, row: &OutboxRow) -> Outcome {
+    let previous = row.last_error.as_deref().and_then(|e| e.parse::<ErrorClass>().ok());
+    let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
+    match after_attempt(answer, attempts, previous, &deps.retry) {
+        Step::Done(status, class) => {
+            let outcome = match status {
+                OutboxStatus::Sent => SinkOutcome::Sent,
+                OutboxStatus::Partial => SinkOutcome::Partial,
+                _ => SinkOutcome::Undeliverable,
+            };
+            deps.metrics.sink_delivery(event, outcome);
+            Outcome::Done(status, class.map(ErrorClass::as_str))
+        }
+        Step::RetryAfter(wait, class) => {
+            deps.metrics.sink_delivery(event, SinkOutcome::Retried);
+            Outcome::RetryAfter(wait, class.as_str())
+        }
+    }
+}
+
+/// Sends every held row as one message; 1 when it went out.
+async fn send_coalesced(
+    deps: &OutboxDeps,
+    client: &awc::Client,
+    target: &SinkTarget<'_>,
+    window: &ClaimWindow,
+    rows: &[OutboxRow],
+) -> Result<usize> {
+    let store = &deps.store;
+    let ids: Vec<uuid::Uuid> = rows.iter().map(|r| r.id).collect();
+    if !window.may_start(Instant::now()) {
+        store.unclaim_held_outbox(&ids).await?;
+        return Ok(0);
+    }
+    let message: Message = coalesced(rows, &deps.base_url);
+    match post(client, target, &message).await {
+        Answer::Sent => {
+            store.finish_coalesced(&ids, OutboxStatus::Coalesced, None).await?;
+            for row in rows {
+                deps.metrics.sink_delivery(row.event, SinkOutcome::Coalesced);
+            }
+            return Ok(1);
+        }
+        Answer::Permanent(class) => {
+            store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(class.as_str())).await?
+        }
+        Answer::ConfigurationError => {
+            store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some("configuration")).await?
+        }
+        // The sink may take it later: the rows wait for the next token.
+        Answer::Retryable(_) | Answer::Partial => store.unclaim_held_outbox(&ids).await?,
+    }
+    Ok(0)
+}
+
+/// Records ending every row of `rows` undeliverable for `why`.
+pub fn undeliverable(rows: &[OutboxRow], why: &'static str) -> Vec<Record> {
+    rows.iter()
+        .map(|row| Record {
+            id: row.id,
+            attempts: row.attempts,
+            outcome: Outcome::Done(OutboxStatus::Undeliverable, Some(why)),
+        })
+        .collect()
+}
+
+fn target<'a>(dial: &'a SinkDial, secret: &'a str) -> SinkTarget<'a> {
+    SinkTarget { kind: dial.kind, base_url: &dial.base_url, secret, apprise_mode: dial.apprise_mode }
+}

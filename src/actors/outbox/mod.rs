@@ -1,0 +1,186 @@
+//! The `OutboxWorker`: drains the sink outbox on this instance. Woken at once by the
+//! NOTIFY an insert into an idle outbox makes (a listener connection of its own), and
+//! by a poll every `SWITCHBOARD_OUTBOX_POLL_MS` as the fallback (retries come due, a
+//! lapsed claim of a dead worker, held rows whose token returned). Several instances
+//! drain one outbox: claims are `SKIP LOCKED` and committed before any call, so each
+//! row is sent by one worker.
+//!
+//! A claim takes due rows of sinks this worker is not already draining and hands each
+//! sink its share (`drain.rs`); up to [`MAX_SINKS_DRAINING`] sinks drain at once, each
+//! on its own, so a slow or hanging sink holds up only its own messages. When a drain
+//! ends, the worker claims again.
+
+mod claim;
+mod drain;
+mod render;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message as ActixMessage, WrapFuture};
+
+use crate::db::listen::{Follower, follow};
+use crate::domain::ids::SinkId;
+use crate::metrics::Metrics;
+use crate::notify::sinks::outcome::RetryPolicy;
+use crate::outbound::Guard;
+use crate::store::Store;
+use crate::vault::Vault;
+
+pub use claim::{Claim, claim};
+pub use drain::{SinkShare, drain_sink};
+
+/// The channel outbox inserts notify (migration `outbox`).
+pub const OUTBOX_CHANNEL: &str = "switchboard_outbox";
+
+/// The listener's session name.
+pub const OUTBOX_LISTENER_NAME: &str = "switchboard outbox listener";
+
+/// Rows one sink's drain has on the wire at once: more than one, so that a backlog
+/// does not wait on one round trip per row in turn, and a slow sink's rows do not each
+/// wait out the one before.
+pub const MAX_DELIVERIES_IN_FLIGHT: usize = 8;
+
+/// Sinks one worker drains at once. Each drain holds at most one pooled connection at a
+/// time (its budget, its facts, then its recorder's writes), so this leaves most of the
+/// default pool of 16 to requests; and a hanging sink takes one of these, not the
+/// worker.
+pub const MAX_SINKS_DRAINING: usize = 4;
+
+/// What a worker needs.
+#[derive(Clone)]
+pub struct OutboxDeps {
+    /// The store.
+    pub store: Store,
+    /// Opens connection secrets.
+    pub vault: Vault,
+    /// Builds the guarded client.
+    pub guard: Guard,
+    /// Board links.
+    pub base_url: String,
+    /// The retry schedule.
+    pub retry: RetryPolicy,
+    /// The database the listener connects to.
+    pub database_url: String,
+    /// The fallback poll.
+    pub poll: Duration,
+    /// Counts every attempt's outcome.
+    pub metrics: Metrics,
+}
+
+/// What a sink's drain did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PassReport {
+    /// Messages sent (a coalesced one counts once).
+    pub sent: usize,
+    /// Rows held by a budget.
+    pub held: usize,
+}
+
+/// Wakes the worker for a claim.
+#[derive(ActixMessage)]
+#[rtype(result = "()")]
+pub struct Wake;
+
+/// Drains the outbox.
+pub struct OutboxWorker {
+    deps: OutboxDeps,
+    client: Option<awc::Client>,
+    claiming: bool,
+    again: bool,
+    draining: BTreeSet<SinkId>,
+}
+
+impl OutboxWorker {
+    /// A worker over `deps`.
+    pub fn new(deps: OutboxDeps) -> Self {
+        OutboxWorker { deps, client: None, claiming: false, again: false, draining: BTreeSet::new() }
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.claiming || self.draining.len() >= MAX_SINKS_DRAINING {
+            // Look again when the claim, or a drain, ends.
+            self.again = true;
+            return;
+        }
+        self.claiming = true;
+        self.again = false;
+        let deps = self.deps.clone();
+        let busy: Vec<SinkId> = self.draining.iter().copied().collect();
+        let room = MAX_SINKS_DRAINING - self.draining.len();
+        ctx.spawn(async move { claim(&deps, &busy, room).await }.into_actor(self).map(|outcome, act, ctx| {
+            act.claiming = false;
+            match outcome {
+                Ok(claim) => {
+                    for share in claim.shares {
+                        act.start_drain(share, ctx);
+                    }
+                    // Claim after claim until one takes nothing: rows queued meanwhile
+                    // may not have notified (migration `outbox_wake_when_idle` notifies
+                    // only an idle outbox), so the worker itself looks again.
+                    if act.again || claim.claimed > 0 {
+                        act.tick(ctx);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "outbox claim failed; will retry next tick"),
+            }
+        }));
+    }
+
+    fn start_drain(&mut self, share: SinkShare, ctx: &mut Context<Self>) {
+        let sink = share.sink;
+        // The claim skipped sinks being drained, and only this worker adds to them.
+        self.draining.insert(sink);
+        let client = self.client.get_or_insert_with(|| self.deps.guard.client()).clone();
+        let deps = self.deps.clone();
+        let drain = async move { drain_sink(&deps, &client, share).await };
+        ctx.spawn(drain.into_actor(self).map(move |outcome, act, ctx| {
+            act.draining.remove(&sink);
+            match outcome {
+                Ok(report) if report.sent > 0 || report.held > 0 => {
+                    tracing::debug!(sink = %sink, sent = report.sent, held = report.held, "outbox drain");
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(sink = %sink, error = %e, "outbox: a sink's rows were not all sent; they are retried"),
+            }
+            act.tick(ctx);
+        }));
+    }
+}
+
+impl Actor for OutboxWorker {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        tracing::info!(poll_ms = self.deps.poll.as_millis() as u64, "outbox worker started");
+        ctx.run_interval(self.deps.poll, |act, ctx| act.tick(ctx));
+        let wake = Waker(ctx.address());
+        let url = self.deps.database_url.clone();
+        ctx.spawn(async move { follow(&url, OUTBOX_LISTENER_NAME, OUTBOX_CHANNEL, &wake).await }.into_actor(self));
+        ctx.notify(Wake);
+    }
+}
+
+impl Handler<Wake> for OutboxWorker {
+    type Result = ();
+
+    fn handle(&mut self, _: Wake, ctx: &mut Self::Context) {
+        self.tick(ctx);
+    }
+}
+
+/// Turns outbox notifications into wake-ups.
+struct Waker(Addr<OutboxWorker>);
+
+impl Follower for Waker {
+    fn set_current(&self, current: bool) {
+        // Listening again: whatever was queued meanwhile is looked at now.
+        if current {
+            self.0.do_send(Wake);
+        }
+    }
+
+    fn changed(&self, _payload: &str) {
+        self.0.do_send(Wake);
+    }
+}

@@ -1,0 +1,121 @@
+//! What a worker does with the rows it claimed: a hanging sink holds up only its own
+//! messages; rows its claim has no time left for are given back unsent and uncounted;
+//! an answer that comes after the claim lapsed and another worker took the row changes
+//! nothing.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use switchboard::actors::outbox::{OutboxDeps, SinkShare, drain_sink};
+use switchboard::domain::sinks::OutboxStatus;
+use switchboard::notify::sinks::outcome::RetryPolicy;
+use switchboard::outbound::Guard;
+use switchboard::store::outbox::{Outcome, Record};
+use switchboard::vault::Vault;
+
+use super::instances::{dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
+use super::*;
+use crate::harness::test_settings;
+use crate::notify::receiver::{Receiver, Reply};
+
+/// A worker's dependencies for `app`'s database, as the server builds them.
+fn deps(app: &TestApp) -> OutboxDeps {
+    let mut settings = test_settings(&app.db);
+    outbox_settings(&mut settings);
+    let listen: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    OutboxDeps {
+        store: app.store.clone(),
+        vault: Vault::new(Some(&KEY)),
+        guard: Guard::from_settings(&settings, listen).expect("guard"),
+        base_url: "https://switchboard.test".into(),
+        retry: RetryPolicy { base: Duration::from_millis(50), max_attempts: 3 },
+        database_url: app.db.url.clone(),
+        poll: Duration::from_millis(50),
+        metrics: switchboard::metrics::Metrics::new(&switchboard::store::signals::Emitter::none()),
+    }
+}
+
+#[actix_web::test]
+async fn a_hanging_sink_holds_up_only_its_own_messages() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let hanging = Receiver::scripted(vec![], Reply::Hang).await;
+    let healthy = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let stuck: switchboard::domain::ids::SinkId = open_sink(&app, &o, &hanging).await.parse().unwrap();
+    open_sink(&app, &o, &healthy).await;
+    let ep = app.agent(o.scope, "w").await;
+    dead_letter_in_store(&app, ep.id, "first").await;
+    // The hanging sink's attempt is on the wire (it ends only at its 10 s timeout).
+    hanging.wait_for(1).await;
+    healthy.wait_for(1).await;
+    dead_letter_in_store(&app, ep.id, "second").await;
+    // Drained one sink after another, the second message would wait for that timeout.
+    healthy.wait_for(2).await;
+    let unanswered = app
+        .db
+        .count(&format!(
+            "SELECT count(*) FROM outbox o JOIN todos t ON t.id = o.todo_id WHERE t.title = 'first' \
+             AND o.sink_id = '{}'::uuid AND o.status = 'pending' AND o.claimed_until > now() AND o.last_error IS NULL",
+            stuck.0
+        ))
+        .await;
+    assert_eq!(unanswered, 1, "the healthy sink got both while the hanging sink's first attempt was still open");
+}
+
+#[actix_web::test]
+async fn rows_a_claim_has_no_time_left_for_are_given_back_unsent_and_uncounted() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink = open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    for i in 0..3 {
+        dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
+    }
+    let rows = app.store.claim_outbox(&[]).await.unwrap();
+    assert_eq!(rows.len(), 3);
+    // A claim taken 50 s ago: 10 s left, less than one attempt (10 s) and its record.
+    let claimed_at = Instant::now().checked_sub(Duration::from_secs(50)).expect("uptime");
+    let share = SinkShare { sink: sink.parse().unwrap(), due: rows, claimed_at };
+    let deps = deps(&app);
+    let report = drain_sink(&deps, &deps.guard.client(), share).await.unwrap();
+    assert_eq!(report.sent, 0);
+    assert_eq!(rx.count(), 0, "nothing was posted");
+    let back = app
+        .db
+        .count("SELECT count(*) FROM outbox WHERE status = 'pending' AND claimed_until IS NULL AND attempts = 0")
+        .await;
+    assert_eq!(back, 3, "every row is claimable again, its attempt uncounted");
+    assert_eq!(app.store.claim_outbox(&[]).await.unwrap().len(), 3);
+}
+
+#[actix_web::test]
+async fn an_answer_after_the_claim_lapsed_and_was_taken_again_changes_nothing() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "late").await;
+    let first = app.store.claim_outbox(&[]).await.unwrap().remove(0);
+    app.db.exec("UPDATE outbox SET claimed_until = now() - interval '1 second'").await;
+    let second = app.store.claim_outbox(&[]).await.unwrap().remove(0);
+    assert_eq!((first.id, first.attempts, second.attempts), (second.id, 1, 2));
+    let late = Record { id: first.id, attempts: first.attempts, outcome: Outcome::Done(OutboxStatus::Sent, None) };
+    assert_eq!(app.store.record_outbox(&[late]).await.unwrap(), 0, "the first claim's answer is fenced off");
+    let open = app.db.count("SELECT count(*) FROM outbox WHERE status = 'pending' AND claimed_until > now()").await;
+    assert_eq!(open, 1, "the second claim still owns the row");
+    let current = Record {
+        id: second.id,
+        attempts: second.attempts,
+        outcome: Outcome::RetryAfter(Duration::from_secs(30), "timeout"),
+    };
+    assert_eq!(app.store.record_outbox(&[current]).await.unwrap(), 1);
+    let retry = app
+        .db
+        .count("SELECT count(*) FROM outbox WHERE last_error = 'timeout' AND next_attempt_at > now() + interval '20 seconds'")
+        .await;
+    assert_eq!(retry, 1);
+}
