@@ -58,14 +58,14 @@ const SESSIONS_SQL: &str = "\
            WHEN query LIKE 'SELECT h.id AS hook_id%' THEN 'hook lookup' \
            WHEN query LIKE 'SELECT t.* FROM todos t WHERE t.id = $1%FOR UPDATE' THEN 'fail: lock todo' \
            WHEN query LIKE 'WITH moved AS ( UPDATE todos t SET state = ''failed''%' THEN 'fail: dead-letter' \
-           WHEN query LIKE 'UPDATE outbox SET claimed_until%' THEN 'outbox: claim' \
+           WHEN query LIKE '%FROM switchboard_claim_outbox(%' THEN 'outbox: claim' \
            WHEN query LIKE 'SELECT DISTINCT sink_id FROM outbox%' THEN 'outbox: held sinks' \
            WHEN query LIKE 'SELECT id, scope_id, kind, base_url%' THEN 'outbox: sink' \
            WHEN query LIKE 'SELECT tokens, tokens_at%' OR query LIKE 'UPDATE sinks SET tokens%' \
              OR query LIKE 'SELECT id, sink_id, event%status = ''held''%' THEN 'outbox: budget' \
            WHEN query LIKE 'SELECT secret FROM connections%' THEN 'outbox: secret' \
-           WHEN query LIKE 'SELECT t.queue, t.title%' THEN 'outbox: facts' \
-           WHEN query LIKE 'UPDATE outbox SET status%' THEN 'outbox: record' \
+           WHEN query LIKE 'SELECT t.id, w.with_excerpt, t.queue%' THEN 'outbox: facts' \
+           WHEN query LIKE 'UPDATE outbox o SET status = r.status%' THEN 'outbox: record' \
            WHEN upper(query) LIKE 'BEGIN%' THEN 'BEGIN' \
            WHEN upper(query) LIKE 'COMMIT%' THEN 'COMMIT' \
            ELSE 'other' END \

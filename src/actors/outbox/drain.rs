@@ -44,7 +44,9 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
         Some(dial) if dial.enabled => dial,
         found => {
             let why = if found.is_some() { "sink_disabled" } else { "sink_gone" };
+            // Its held rows too: no token will ever send them.
             store.record_outbox(&undeliverable(&due, why)).await?;
+            store.end_held_outbox(sink, why).await?;
             return Ok(report);
         }
     };

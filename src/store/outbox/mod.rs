@@ -29,7 +29,7 @@ pub const CLAIM_SECONDS: i32 = 60;
 
 /// Rows one claim takes at most: enough that the claim, the budget and the facts
 /// read are paid once for many messages.
-pub const CLAIM_BATCH: i64 = 256;
+pub const CLAIM_BATCH: i32 = 256;
 
 /// A claimed row, with what sending it needs.
 #[derive(Debug, Clone, QueryableByName)]
@@ -126,19 +126,13 @@ impl Store {
     /// attempt on each; committed before anything is sent.
     pub async fn claim_outbox(&self, busy: &[SinkId]) -> Result<Vec<OutboxRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "UPDATE outbox SET claimed_until = now() + make_interval(secs => $1), attempts = attempts + 1 \
-             WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= now() \
-                            AND (claimed_until IS NULL OR claimed_until < now()) \
-                            AND (sink_id IS NULL OR sink_id <> ALL($3)) \
-                          ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
-             RETURNING {ROW_COLUMNS}"
-        ))
-        .bind::<Integer, _>(CLAIM_SECONDS)
-        .bind::<diesel::sql_types::Int8, _>(CLAIM_BATCH)
-        .bind::<Array<SqlUuid>, _>(busy)
-        .load(&mut conn)
-        .await?)
+        // The function (migration `outbox_costs`) keeps the plan on the due index.
+        Ok(diesel::sql_query(format!("SELECT {ROW_COLUMNS} FROM switchboard_claim_outbox($1, $2, $3)"))
+            .bind::<Integer, _>(CLAIM_SECONDS)
+            .bind::<Integer, _>(CLAIM_BATCH)
+            .bind::<Array<SqlUuid>, _>(busy)
+            .load(&mut conn)
+            .await?)
     }
 
     /// Sinks other than `skip` with held rows nobody has claimed: a pass asks their
@@ -257,6 +251,21 @@ impl Store {
             .bind::<Array<SqlUuid>, _>(ids)
             .execute(&mut conn)
             .await?;
+        Ok(())
+    }
+
+    /// Ends every held row of `sink` `undeliverable` for `why` (the sink is gone or
+    /// switched off, so no returning token will send them).
+    pub async fn end_held_outbox(&self, sink: SinkId, why: &str) -> Result<()> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query(
+            "UPDATE outbox SET status = 'undeliverable', claimed_until = NULL, last_error = $2 \
+             WHERE sink_id = $1 AND status = 'held'",
+        )
+        .bind::<SqlUuid, _>(sink)
+        .bind::<Text, _>(why)
+        .execute(&mut conn)
+        .await?;
         Ok(())
     }
 

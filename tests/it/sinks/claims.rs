@@ -13,7 +13,7 @@ use switchboard::outbound::Guard;
 use switchboard::store::outbox::{Outcome, Record};
 use switchboard::vault::Vault;
 
-use super::instances::{dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
+use super::instances::{another_instance, dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
 use super::*;
 use crate::harness::test_settings;
 use crate::notify::receiver::{Receiver, Reply};
@@ -118,4 +118,23 @@ async fn an_answer_after_the_claim_lapsed_and_was_taken_again_changes_nothing() 
         .count("SELECT count(*) FROM outbox WHERE last_error = 'timeout' AND next_attempt_at > now() + interval '20 seconds'")
         .await;
     assert_eq!(retry, 1);
+}
+
+#[actix_web::test]
+async fn a_deleted_sinks_due_and_held_rows_end_undeliverable_and_stay_on_record() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "due").await;
+    dead_letter_in_store(&app, ep.id, "held").await;
+    app.db.exec("UPDATE outbox o SET status = 'held' FROM todos t WHERE t.id = o.todo_id AND t.title = 'held'").await;
+    app.store.delete_sink(o.scope, sink).await.unwrap();
+    let next = another_instance(&app).await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND last_error = 'sink_gone'", 2)
+        .await;
+    assert_eq!(rx.count(), 0, "nothing reaches a deleted sink");
+    next.stop(false).await;
 }

@@ -24,7 +24,7 @@ pub(super) fn outbox_settings(s: &mut Settings) {
 }
 
 /// Another server on `app`'s database; stopped when the handle is.
-async fn another_instance(app: &TestApp) -> actix_web::dev::ServerHandle {
+pub(super) async fn another_instance(app: &TestApp) -> actix_web::dev::ServerHandle {
     let mut settings = test_settings(&app.db);
     outbox_settings(&mut settings);
     let signals = Signals::start();
