@@ -29,9 +29,9 @@ use crate::{Args, BenchResult, progress};
 
 /// Servers draining the one outbox.
 pub const INSTANCES: usize = 2;
-/// Deliveries one server's `OutboxWorker` has in flight at once: a pass sends one
-/// sink's rows at most this many at a time (`src/actors/outbox.rs`; sinks one after
-/// another, one pass at a time, one worker per server), so with one sink, exactly this.
+/// Deliveries one server's `OutboxWorker` has in flight at once for one sink: a sink's
+/// drain sends its rows at most this many at a time (`src/actors/outbox/drain.rs`; one
+/// drain per sink per server), so with one sink, exactly this.
 pub const IN_FLIGHT_PER_INSTANCE: usize = switchboard::actors::outbox::MAX_DELIVERIES_IN_FLIGHT;
 /// The Board links' base (messages only link to it).
 pub const BASE_URL: &str = "https://switchboard.bench.example";
@@ -168,6 +168,7 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
         run.cost_delivery =
             outbox_drain::deliver_cost_rows(db, &instances, receiver, one, five, &setup.cost_sinks).await?;
     }
+    outbox_cost::count_rows(db, &mut run.cost, &setup.cost).await?;
 
     let body = receiver.sample().ok_or("no message arrived to size the ceiling's body")?;
     run.body_bytes = body.len();

@@ -73,7 +73,7 @@ impl CostResult {
 }
 
 /// Alternating rounds of one window per owner (`lines[i]` has `SINK_COUNTS[i]` sinks),
-/// then the outbox rows each owner's sinks hold, counted.
+/// (the rows are counted by [`count_rows`] once the servers have fanned them out).
 pub async fn measure(args: &Args, db: &BenchDb, store: &Store, lines: &[Line]) -> BenchResult<CostResult> {
     let probe = Probe { server_pid: 0, database: db.name().to_owned(), threads: Vec::new() };
     let mut result = CostResult {
@@ -110,10 +110,17 @@ pub async fn measure(args: &Args, db: &BenchDb, store: &Store, lines: &[Line]) -
             pooled.side.sessions.add(&side.sessions);
         }
     }
+    Ok(result)
+}
+
+/// Counts, per owner, its dead letters and the outbox rows its sinks hold: after the
+/// servers fanned the windows' dead letters out (each is recorded once in its own
+/// transaction, whatever the number of sinks, and becomes one row per sink there).
+pub async fn count_rows(db: &BenchDb, result: &mut CostResult, lines: &[Line]) -> BenchResult<()> {
     for (side, line) in result.sides.iter_mut().zip(lines) {
         (side.dead_letters, side.rows_per_sink, side.scope_rows) = queued(db, line).await?;
     }
-    Ok(result)
+    Ok(())
 }
 
 /// The owner's dead letters, the outbox rows each of its sinks holds, and the rows of

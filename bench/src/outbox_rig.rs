@@ -179,8 +179,8 @@ pub async fn claimed_todos(db: &BenchDb, line: &Line, n: u64, batch: &str) -> Be
 pub type Stack = Rc<RefCell<Vec<TodoId>>>;
 
 /// A task failing claimed todos of one endpoint at their cap through the library's
-/// `Store::fail` (the agent's fail: one transaction; the dead-letter trigger queues
-/// one outbox row per subscribed sink in it).
+/// `Store::fail` (the agent's fail: one transaction; the dead-letter trigger records it
+/// once for the outbox in it, and a server fans that out to one row per sink).
 pub struct Failer {
     store: Store,
     endpoint: EndpointId,

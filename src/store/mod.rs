@@ -39,12 +39,14 @@
 //! row** `FOR NO KEY UPDATE` (its calls are counted one at a time), reads the todo it
 //! names without locking it, then writes its call record and its outbox rows.
 //!
-//! **Outbox rows** come last: the dead-letter and quarantine triggers (and the
-//! revocation cascade) write them while their transaction holds todo rows, folding a
-//! repeat into an open row (`ON CONFLICT … DO UPDATE` locks that row). The outbox
-//! worker locks a sink row, then that sink's held outbox rows (`SKIP LOCKED`), and
-//! never a todo, endpoint or attempt, so a trigger waiting on an outbox row never waits
-//! on a transaction that waits on it.
+//! **Outbox rows** come last: the quarantine trigger (and the revocation cascade) write
+//! them while their transaction holds todo rows, folding a repeat into an open row
+//! (`ON CONFLICT … DO UPDATE` locks that row); the dead-letter trigger only appends an
+//! `outbox_events` row, which locks nothing. The outbox worker fans those out (locking
+//! event rows `SKIP LOCKED`, then inserting outbox rows), locks a sink row, then that
+//! sink's held outbox rows (`SKIP LOCKED`), records answers in one statement per batch
+//! (rows locked in id order), and never locks a todo, endpoint or attempt, so a trigger
+//! waiting on an outbox row never waits on a transaction that waits on it.
 //!
 //! **Digests** live apart too: creating one locks its owner scope row (counting the cap
 //! of 5); a scheduler's commit of a send time locks the **digest row** (the conditional

@@ -9,11 +9,11 @@ use super::OutboxDeps;
 use super::drain::{SinkShare, undeliverable};
 use crate::domain::ids::SinkId;
 use crate::error::Result;
-use crate::store::outbox::{OutboxRow, Outcome, Record};
+use crate::store::outbox::{CLAIM_BATCH, OutboxRow, Outcome, Record};
 
 /// What one claim took.
 pub struct Claim {
-    /// Rows claimed.
+    /// Rows claimed and dead letters fanned out (0: nothing was waiting).
     pub claimed: usize,
     /// One share per sink to drain now.
     pub shares: Vec<SinkShare>,
@@ -25,9 +25,11 @@ pub struct Claim {
 pub async fn claim(deps: &OutboxDeps, busy: &[SinkId], room: usize) -> Result<Claim> {
     let store = &deps.store;
     // Taken before the claim, so the drain's window never outlasts the database's claim.
+    // Dead letters recorded since the last claim become their sinks' rows first.
+    let fanned_out = store.fan_out_outbox(CLAIM_BATCH).await?;
     let claimed_at = Instant::now();
     let rows = store.claim_outbox(busy).await?;
-    let claimed = rows.len();
+    let claimed = rows.len() + fanned_out;
     let (by_sink, orphans, over) = split(rows, room);
     let mut records = undeliverable(&orphans, "sink_gone");
     records.extend(over.iter().map(|row| Record { id: row.id, attempts: row.attempts, outcome: Outcome::GivenBack }));

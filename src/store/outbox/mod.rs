@@ -135,6 +135,23 @@ impl Store {
             .await?)
     }
 
+    /// Fans out up to `batch` recorded dead letters (migration `outbox_fanout`) to one
+    /// outbox row per subscribed sink, deleting them in the same statement; how many it
+    /// took.
+    pub async fn fan_out_outbox(&self, batch: i32) -> Result<usize> {
+        #[derive(QueryableByName)]
+        struct Taken {
+            #[diesel(sql_type = Integer)]
+            taken: i32,
+        }
+        let mut conn = self.conn().await?;
+        let taken: Taken = diesel::sql_query("SELECT switchboard_fan_out_outbox($1) AS taken")
+            .bind::<Integer, _>(batch)
+            .get_result(&mut conn)
+            .await?;
+        Ok(usize::try_from(taken.taken).unwrap_or(0))
+    }
+
     /// Sinks other than `skip` with held rows nobody has claimed: a pass asks their
     /// budgets again.
     pub async fn sinks_with_held(&self, skip: &[SinkId]) -> Result<Vec<SinkId>> {

@@ -73,6 +73,7 @@ async fn rows_a_claim_has_no_time_left_for_are_given_back_unsent_and_uncounted()
     for i in 0..3 {
         dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
     }
+    assert_eq!(app.store.fan_out_outbox(256).await.unwrap(), 3, "each dead letter fanned out");
     let rows = app.store.claim_outbox(&[]).await.unwrap();
     assert_eq!(rows.len(), 3);
     // A claim taken 50 s ago: 10 s left, less than one attempt (10 s) and its record.
@@ -99,6 +100,7 @@ async fn an_answer_after_the_claim_lapsed_and_was_taken_again_changes_nothing() 
     let ep = app.agent(o.scope, "w").await;
     stop_and_wait(&app).await;
     dead_letter_in_store(&app, ep.id, "late").await;
+    app.store.fan_out_outbox(256).await.unwrap();
     let first = app.store.claim_outbox(&[]).await.unwrap().remove(0);
     app.db.exec("UPDATE outbox SET claimed_until = now() - interval '1 second'").await;
     let second = app.store.claim_outbox(&[]).await.unwrap().remove(0);
@@ -130,6 +132,7 @@ async fn a_deleted_sinks_due_and_held_rows_end_undeliverable_and_stay_on_record(
     stop_and_wait(&app).await;
     dead_letter_in_store(&app, ep.id, "due").await;
     dead_letter_in_store(&app, ep.id, "held").await;
+    assert_eq!(app.store.fan_out_outbox(256).await.unwrap(), 2);
     app.db.exec("UPDATE outbox o SET status = 'held' FROM todos t WHERE t.id = o.todo_id AND t.title = 'held'").await;
     app.store.delete_sink(o.scope, sink).await.unwrap();
     let next = another_instance(&app).await;
@@ -137,4 +140,36 @@ async fn a_deleted_sinks_due_and_held_rows_end_undeliverable_and_stay_on_record(
         .await;
     assert_eq!(rx.count(), 0, "nothing reaches a deleted sink");
     next.stop(false).await;
+}
+
+#[actix_web::test]
+async fn a_dead_letter_is_recorded_once_whatever_its_sinks_and_fanned_out_to_each_subscribed_one() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let receivers = [
+        Receiver::scripted(vec![], Reply::Status(200)).await,
+        Receiver::scripted(vec![], Reply::Status(200)).await,
+        Receiver::scripted(vec![], Reply::Status(200)).await,
+    ];
+    for rx in &receivers {
+        open_sink(&app, &o, rx).await;
+    }
+    // A fourth sink subscribed to another queue only.
+    let elsewhere = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let other: switchboard::domain::ids::SinkId = open_sink(&app, &o, &elsewhere).await.parse().unwrap();
+    app.db.exec(&format!("UPDATE sink_subscriptions SET queues = '{{builds}}' WHERE sink_id = '{}'", other.0)).await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "one record").await;
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events").await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0, "no sink row in the dead letter's transaction");
+    assert_eq!(app.store.fan_out_outbox(256).await.unwrap(), 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events").await, 0);
+    assert_eq!(
+        app.db.count("SELECT count(DISTINCT sink_id) FROM outbox WHERE event = 'todo.dead_lettered'").await,
+        3,
+        "one row per matching sink"
+    );
+    assert_eq!(app.db.count(&format!("SELECT count(*) FROM outbox WHERE sink_id = '{}'", other.0)).await, 0);
+    assert_eq!(app.store.fan_out_outbox(256).await.unwrap(), 0, "nothing left");
 }

@@ -41,7 +41,7 @@ async fn a_dead_letter_committed_after_a_sigkill_reaches_its_sink_once_from_the_
     // The agent's fail commits with no server running: only the outbox remembers.
     let endpoint: EndpointId = ep["id"].as_str().unwrap().parse().unwrap();
     store.fail(endpoint, id, Finish::default()).await.unwrap();
-    assert_eq!(db.count("SELECT count(*) FROM outbox WHERE status = 'pending'").await, 1);
+    assert_eq!(db.count("SELECT count(*) FROM outbox_events").await, 1, "recorded with the dead letter");
     assert_eq!(rx.count(), 0);
     let next = Served::start(&db);
     let started = Instant::now();

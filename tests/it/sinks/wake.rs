@@ -71,3 +71,42 @@ async fn an_insert_notifies_only_when_no_other_due_row_waits_unclaimed() {
     next(&mut rx).await;
     assert!(rx.try_recv().is_err());
 }
+
+#[actix_web::test]
+async fn a_dead_letter_notifies_only_when_no_other_work_waits_for_the_worker() {
+    use super::instances::{dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
+    use crate::notify::receiver::{Receiver, Reply};
+    let app = crate::harness::TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx_sink = Receiver::scripted(vec![], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx_sink).await;
+    let ep = app.agent(o.scope, "w").await;
+    // No worker: what the dead letters record stays where they put it.
+    stop_and_wait(&app).await;
+    let (_listener, mut rx) = listen(&app.db).await;
+    dead_letter_in_store(&app, ep.id, "first").await;
+    next(&mut rx).await;
+    // The first waits for fan-out: the second does not notify.
+    dead_letter_in_store(&app, ep.id, "second").await;
+    app.db.exec("DELETE FROM outbox_events").await;
+    // Nothing waits: the third notifies (had the second, it would come first).
+    dead_letter_in_store(&app, ep.id, "third").await;
+    next(&mut rx).await;
+    assert!(rx.try_recv().is_err(), "the second notified although the first waited");
+    // A due outbox row nobody claimed is waiting work too: the fourth does not notify.
+    app.db.exec("DELETE FROM outbox_events").await;
+    app.store.fan_out_outbox(1).await.unwrap();
+    app.db
+        .exec(&format!(
+            "INSERT INTO outbox (scope_id, event, severity, dedup_key) VALUES ('{}', 'todo.dead_lettered', 'high', 'k')",
+            o.scope.0
+        ))
+        .await;
+    next(&mut rx).await;
+    dead_letter_in_store(&app, ep.id, "fourth").await;
+    app.db.exec("DELETE FROM outbox_events").await;
+    app.db.exec("UPDATE outbox SET status = 'sent'").await;
+    dead_letter_in_store(&app, ep.id, "fifth").await;
+    next(&mut rx).await;
+    assert!(rx.try_recv().is_err(), "the fourth notified although a due row waited");
+}
