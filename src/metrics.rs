@@ -253,8 +253,8 @@ impl Metrics {
         let claims_deferred = Family::<DeferredLabels, Counter>::default();
         registry.register(
             "switchboard_claims_deferred",
-            "Claims an admission budget refused (the queue paused, its in-flight cap reached, its hourly window \
-             spent), by reason",
+            "Claims (and resumes of interrupted todos) an admission budget refused (the queue paused, its \
+             in-flight cap reached, its hourly window spent), by reason",
             claims_deferred.clone(),
         );
         for &reason in Deferral::ALL {
@@ -343,7 +343,7 @@ impl Metrics {
         self.inner.sink_deliveries.get_or_create(&SinkLabels { event, outcome }).inc();
     }
 
-    /// Counts a claim an admission budget refused.
+    /// Counts a claim (or a resume) an admission budget refused.
     pub fn claim_deferred(&self, reason: Deferral) {
         self.inner.claims_deferred.get_or_create(&DeferredLabels { reason }).inc();
     }
