@@ -53,6 +53,10 @@ CREATE TABLE queue_deferrals (
     count       bigint NOT NULL CHECK (count > 0),
     PRIMARY KEY (endpoint_id, queue, hour, reason)
 );
+-- Retention prunes counts of hours older than its age, oldest first
+-- (store/retention.rs). A count gets one entry when its hour's first refusal inserts
+-- it; the refusals after that only change `count`, which no index holds.
+CREATE INDEX queue_deferrals_hour_idx ON queue_deferrals (hour);
 
 -- What a budgeted claim counts as in flight: the queue's claimed todos. Only claimed
 -- rows are in it, so it stays small; a claim adds one entry (the lease reaper's index
