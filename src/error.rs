@@ -23,6 +23,16 @@ pub enum Error {
     /// The resource is not in a state that allows this (or a lease token mismatch).
     #[error("{0}")]
     Conflict(String),
+    /// An admission budget refused to put an interrupted todo back in flight (resume):
+    /// the todo stays interrupted under its interrupt lease. Answers 409 `conflict` with
+    /// the budget's reason in `deferred` (a name of
+    /// `crate::domain::admission::Deferral`, held as text so that this module depends on
+    /// no domain type).
+    #[error(
+        "deferred: {0}: the queue's admission budget does not admit this todo back in flight now; it stays \
+         interrupted under its interrupt lease (a heartbeat renews it): resume it later"
+    )]
+    Deferred(&'static str),
     /// The request is well-formed HTTP but its content is not acceptable.
     #[error("{0}")]
     InvalidArgument(String),
@@ -158,7 +168,7 @@ impl Error {
             Error::Unauthenticated => "unauthenticated",
             Error::Forbidden(_) => "forbidden",
             Error::NotFound => "not_found",
-            Error::Conflict(_) => "conflict",
+            Error::Conflict(_) | Error::Deferred(_) => "conflict",
             Error::InvalidArgument(_) => "invalid_argument",
             Error::EncryptionRequired => "encryption_required",
             Error::ForbiddenScheme(_) => "forbidden_scheme",
@@ -210,6 +220,11 @@ pub struct ErrorBody {
     pub code: &'static str,
     /// Human-readable explanation (never internal detail).
     pub message: String,
+    /// Only on a `conflict` from resume that an admission budget refused: `paused`,
+    /// `in_flight_full` or `window_exhausted`, as a deferred claim's `deferred`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub deferred: Option<&'static str>,
 }
 
 impl ResponseError for Error {
@@ -218,7 +233,7 @@ impl ResponseError for Error {
             Error::Unauthenticated => StatusCode::UNAUTHORIZED,
             Error::Forbidden(_) => StatusCode::FORBIDDEN,
             Error::NotFound => StatusCode::NOT_FOUND,
-            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::Conflict(_) | Error::Deferred(_) => StatusCode::CONFLICT,
             Error::InvalidArgument(_) => StatusCode::UNPROCESSABLE_ENTITY,
             // The instance, not the request, lacks something: as a wrong state, 409.
             Error::EncryptionRequired => StatusCode::CONFLICT,
@@ -255,7 +270,11 @@ impl ResponseError for Error {
         if let Some(secs) = self.retry_after() {
             resp.insert_header((actix_web::http::header::RETRY_AFTER, secs.to_string()));
         }
-        resp.json(ErrorEnvelope { error: ErrorBody { code: self.code(), message } })
+        let deferred = match self {
+            Error::Deferred(reason) => Some(*reason),
+            _ => None,
+        };
+        resp.json(ErrorEnvelope { error: ErrorBody { code: self.code(), message, deferred } })
     }
 }
 

@@ -164,6 +164,7 @@ struct Inner {
     outbox_depth: Gauge,
     outbox_oldest: Gauge<f64, std::sync::atomic::AtomicU64>,
     claims_deferred: Family<DeferredLabels, Counter>,
+    digest_ticks: Counter,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -253,13 +254,20 @@ impl Metrics {
         let claims_deferred = Family::<DeferredLabels, Counter>::default();
         registry.register(
             "switchboard_claims_deferred",
-            "Claims an admission budget refused (the queue paused, its in-flight cap reached, its hourly window \
-             spent), by reason",
+            "Claims (and resumes of interrupted todos) an admission budget refused (the queue paused, its \
+             in-flight cap reached, its hourly window spent), by reason",
             claims_deferred.clone(),
         );
         for &reason in Deferral::ALL {
             drop(claims_deferred.get_or_create(&DeferredLabels { reason }));
         }
+        let digest_ticks = Counter::default();
+        registry.register(
+            "switchboard_digest_scheduler_ticks",
+            "Digest scheduler ticks this instance finished, whatever they decided (a scheduler that stopped \
+             ticking stops counting)",
+            digest_ticks.clone(),
+        );
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -292,6 +300,7 @@ impl Metrics {
                 outbox_depth,
                 outbox_oldest,
                 claims_deferred,
+                digest_ticks,
             }),
         }
     }
@@ -343,9 +352,14 @@ impl Metrics {
         self.inner.sink_deliveries.get_or_create(&SinkLabels { event, outcome }).inc();
     }
 
-    /// Counts a claim an admission budget refused.
+    /// Counts a claim (or a resume) an admission budget refused.
     pub fn claim_deferred(&self, reason: Deferral) {
         self.inner.claims_deferred.get_or_create(&DeferredLabels { reason }).inc();
+    }
+
+    /// Counts one finished digest scheduler tick.
+    pub fn digest_tick(&self) {
+        self.inner.digest_ticks.inc();
     }
 
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).

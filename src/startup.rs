@@ -258,6 +258,7 @@ impl Application {
                 guard: guard.clone(),
                 settings: crate::cli::digest::digest_settings(settings, &base_url),
                 interval: Settings::interval(settings.digest_interval_ms),
+                metrics: metrics.clone(),
             };
             crate::actors::digests::DigestScheduler::new(deps).start()
         };

@@ -67,6 +67,12 @@ impl BenchDb {
     /// Creates `sb_bench_<pid>` on the server in `admin_url`, first dropping databases
     /// left by benchmark runs whose process is gone (an interrupted run).
     pub async fn create(admin_url: &str) -> BenchResult<BenchDb> {
+        Self::create_tagged(admin_url, None).await
+    }
+
+    /// [`BenchDb::create`], named `sb_bench_<pid>_<tag>` when tagged: for a part that
+    /// keeps several databases at once.
+    pub async fn create_tagged(admin_url: &str, tag: Option<&str>) -> BenchResult<BenchDb> {
         let admin = connect(admin_url).await?;
         let rows = admin
             .query("SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_bench\\_%'", &[])
@@ -74,14 +80,21 @@ impl BenchDb {
             .map_err(|e| format!("listing databases: {e}"))?;
         for row in rows {
             let name: String = row.get(0);
+            // `sb_bench_<pid>` or `sb_bench_<pid>_<tag>`.
             let gone = name[DB_PREFIX.len()..]
+                .split('_')
+                .next()
+                .unwrap_or_default()
                 .parse::<u32>()
                 .is_ok_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
             if gone {
                 let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await;
             }
         }
-        let name = format!("{DB_PREFIX}{}", std::process::id());
+        let name = match tag {
+            Some(tag) => format!("{DB_PREFIX}{}_{tag}", std::process::id()),
+            None => format!("{DB_PREFIX}{}", std::process::id()),
+        };
         admin
             .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
             .await

@@ -25,16 +25,21 @@
 //!    Gotify-contract receiver beside plain POSTs, the outbox's cost on the dead-letter
 //!    transaction, and dead letter → message latency, on a database and servers of
 //!    its own.
+//! 9. with `--baseline-bin`: what an unbudgeted claim costs against the server built
+//!    before admission budgets (claim_cost.rs), REST cycles at 16 agents, each server
+//!    on a database of its own.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers (the Board's between `bench:board`, the outbox's between
-//! `bench:outbox`). Run it through `scripts/bench`, which builds both binaries in
+//! `bench:outbox`, the claim cost's between `bench:claim-cost`). Run it through `scripts/bench`, which builds both binaries in
 //! release mode first.
 
 mod board;
 mod board_doc;
 mod board_seed;
 mod channel;
+mod claim_cost;
+mod claim_cost_doc;
 mod database;
 mod digest;
 mod digest_doc;
@@ -199,6 +204,10 @@ pub struct Args {
     /// Concurrent tasks failing todos (the fail windows, and making the backlogs).
     #[arg(long, default_value_t = 16)]
     pub outbox_fail_tasks: usize,
+    /// The claim-cost comparison's flags (`--only-claim-cost`, `--baseline-bin`, …;
+    /// claim_cost.rs).
+    #[command(flatten)]
+    pub claim_cost: claim_cost::ClaimCostArgs,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -275,6 +284,9 @@ async fn run(args: Args) -> BenchResult<()> {
     if args.only_outbox {
         return run_outbox(&args).await;
     }
+    if args.claim_cost.only_claim_cost {
+        return run_claim_cost(&args).await;
+    }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("created database {}", db.name()));
@@ -322,7 +334,24 @@ async fn run(args: Args) -> BenchResult<()> {
     // stand alone.
     let digest = digest::run_part(&args).await;
     let outbox = run_outbox(&args).await;
-    board.and(digest).and(outbox)
+    let claim_cost = if args.claim_cost.baseline_bin.is_some() { run_claim_cost(&args).await } else { Ok(()) };
+    board.and(digest).and(outbox).and(claim_cost)
+}
+
+/// The claim-cost comparison with the baseline binary, on databases and servers of its
+/// own; writes its own section of `--doc`.
+async fn run_claim_cost(args: &Args) -> BenchResult<()> {
+    let server_bin = match &args.server_bin {
+        Some(p) => p.clone(),
+        None => server::binary_next_to_bench()?,
+    };
+    let run = claim_cost::run(args, &server_bin).await?;
+    println!("{}", claim_cost_doc::table(&run));
+    if !args.no_doc {
+        claim_cost_doc::write_doc(&args.doc, &run)?;
+        progress(&format!("wrote the claim-cost section of {}", args.doc.display()));
+    }
+    Ok(())
 }
 
 /// The outbox measurement, on a database and servers of its own; writes its own

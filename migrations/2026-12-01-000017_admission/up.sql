@@ -25,8 +25,11 @@
 -- sliding one for the same reason. When a row is created its window starts with the
 -- claims the queue already made this hour (store/admission.rs).
 
--- Creating the index below holds a SHARE lock on todos while it reads the table (todo
--- writes wait for that read): give up rather than queue behind a long transaction.
+-- The foreign keys below lock `endpoints` and `humans` (SHARE ROW EXCLUSIVE) while the
+-- tables are created: give up rather than queue writes behind a long transaction.
+-- Additive: two new tables, nothing else changes. What a budgeted claim counts in flight
+-- is indexed by migration 000022, built concurrently (a plain build here would hold a
+-- SHARE lock on todos, so every todo write would wait for it).
 SET LOCAL lock_timeout = '5s';
 
 CREATE TABLE queue_admission (
@@ -53,8 +56,7 @@ CREATE TABLE queue_deferrals (
     count       bigint NOT NULL CHECK (count > 0),
     PRIMARY KEY (endpoint_id, queue, hour, reason)
 );
-
--- What a budgeted claim counts as in flight: the queue's claimed todos. Only claimed
--- rows are in it, so it stays small; a claim adds one entry (the lease reaper's index
--- already takes one per claim), a completion none.
-CREATE INDEX todos_in_flight_idx ON todos (endpoint_id, queue) WHERE state = 'claimed';
+-- Retention prunes counts of hours older than its age, oldest first
+-- (store/retention.rs). A count gets one entry when its hour's first refusal inserts
+-- it; the refusals after that only change `count`, which no index holds.
+CREATE INDEX queue_deferrals_hour_idx ON queue_deferrals (hour);

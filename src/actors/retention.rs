@@ -42,6 +42,7 @@ impl Retention {
                         todos = r.todos,
                         events = r.events,
                         outbox = r.outbox,
+                        records = r.records,
                         "pruned history"
                     )
                 }

@@ -96,6 +96,7 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::POST, "/api/v1/connections", Action::CreateConnection, connections::create),
         Entry::new(M::GET, "/api/v1/connections", Action::ListConnections, connections::list),
         Entry::new(M::POST, "/api/v1/connections/{id}/rotate", Action::RotateConnection, connections::rotate),
+        Entry::new(M::POST, "/api/v1/connections/{id}/test", Action::TestConnection, connections::test),
         Entry::new(M::DELETE, "/api/v1/connections/{id}", Action::DeleteConnection, connections::delete),
         Entry::new(M::POST, "/api/v1/sinks", Action::CreateSink, sinks::create),
         Entry::new(M::GET, "/api/v1/sinks", Action::ListSinks, sinks::list),

@@ -55,7 +55,7 @@ impl Modify for BearerSchemes {
         operator::hooks::create, operator::hooks::list, operator::hooks::rotate, operator::hooks::enable,
         operator::hooks::disable, operator::hooks::delete,
         operator::connections::create, operator::connections::list, operator::connections::rotate,
-        operator::connections::delete,
+        operator::connections::test, operator::connections::delete,
         operator::sinks::create, operator::sinks::list, operator::sinks::update, operator::sinks::delete,
         operator::sinks::test, operator::sinks::deliveries,
         operator::sinks::put_subscriptions, operator::sinks::get_subscriptions,

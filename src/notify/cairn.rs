@@ -2,9 +2,13 @@
 //! (`POST {base}/v1/artifacts`, the raw Markdown as the body, `Content-Type:
 //! text/markdown`, `Authorization: Bearer <token>`, `X-Cairn-Title`, `X-Cairn-Type:
 //! markdown`, `X-Cairn-Tags: switchboard-digest`, `X-Cairn-Ttl-Seconds`) and what its
-//! answer means. The call itself goes through the outbound guard elsewhere.
+//! answer means; and the test of a connection (`GET {base}/v1/whoami` with the token),
+//! which changes nothing on the Cairn. The calls themselves go through the outbound
+//! guard elsewhere.
 
 use serde::Deserialize;
+
+use super::sinks::outcome::{ErrorClass, classify_http};
 
 /// A digest artifact's time to live when none is set: 7 days.
 pub const DEFAULT_TTL_SECONDS: i32 = 604_800;
@@ -53,6 +57,37 @@ pub fn request(base_url: &str, token: &str, title: &str, markdown: &str, ttl_sec
         ],
         body: markdown.to_owned(),
     }
+}
+
+/// A connection's test: `GET {base}/v1/whoami`, authenticated as a publication is. Its
+/// Debug form hides the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WhoamiRequest {
+    /// `{base}/v1/whoami`.
+    pub url: String,
+    /// `Authorization: Bearer <token>`.
+    pub authorization: String,
+}
+
+impl std::fmt::Debug for WhoamiRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WhoamiRequest").field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+/// The test request of the connection to the Cairn at `base_url` with `token`.
+pub fn whoami(base_url: &str, token: &str) -> WhoamiRequest {
+    WhoamiRequest {
+        url: format!("{}/v1/whoami", base_url.trim_end_matches('/')),
+        authorization: format!("Bearer {token}"),
+    }
+}
+
+/// What a whoami's HTTP `status` says of the connection: nothing wrong (any 2xx: the
+/// token is Cairn's), or the class of what is (`auth` for a refused token, `not_found`
+/// for a base URL where no Cairn answers, …).
+pub fn whoami_failure(status: u16) -> Option<ErrorClass> {
+    classify_http(status).error_class()
 }
 
 /// What a `201` answers.
@@ -124,6 +159,22 @@ mod tests {
             ]
         );
         assert!(!format!("{r:?}").contains("cairn_pat_x"), "the token never reaches a Debug form");
+    }
+
+    #[test]
+    fn the_whoami_test_gets_the_base_urls_whoami_with_the_token_and_a_2xx_is_its_only_pass() {
+        let r = whoami("https://cairn.example/", "cairn_pat_x");
+        assert_eq!(
+            (r.url.as_str(), r.authorization.as_str()),
+            ("https://cairn.example/v1/whoami", "Bearer cairn_pat_x")
+        );
+        assert!(!format!("{r:?}").contains("cairn_pat_x"), "the token never reaches a Debug form");
+        let classes: Vec<Option<&str>> =
+            [200, 204, 301, 401, 403, 404, 500].map(|s| whoami_failure(s).map(ErrorClass::as_str)).to_vec();
+        assert_eq!(
+            classes,
+            [None, None, Some("redirect"), Some("auth"), Some("forbidden"), Some("not_found"), Some("server_error")]
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::domain::todo_state::{InterruptState, Presence};
 use crate::error::{Error, Result};
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::{
-    Caller, ClaimOutcome, ClaimRequest, CreateOutcome, Finish, ListFilter, NewTodo, TodoWithAttempts,
+    Caller, ClaimOutcome, ClaimRequest, CreateOutcome, Finish, ListFilter, NewTodo, ResumeOutcome, TodoWithAttempts,
 };
 
 /// How a claim is asked for.
@@ -166,7 +166,11 @@ pub async fn interrupt(s: &Services, me: &AgentPrincipal, id: TodoId, i: Interru
     s.store.interrupt(me.endpoint_id, id, i.state, i.wait_seconds, i.reason.as_deref(), i.lease_token.as_deref()).await
 }
 
-/// Resumes an interrupted todo under a fresh lease.
+/// Resumes an interrupted todo under a fresh lease, within its queue's admission budget:
+/// a resume puts work back in flight as a claim does. A refusal is [`Error::Deferred`]
+/// (409 `conflict`, not an empty answer: the todo is still the agent's, interrupted, and
+/// a caller that only checks for success must not carry on as if it held a lease),
+/// counted in the metrics as in `queue_deferrals`.
 pub async fn resume(
     s: &Services,
     me: &AgentPrincipal,
@@ -175,7 +179,13 @@ pub async fn resume(
     lease_token: Option<&str>,
 ) -> Result<TodoRow> {
     may(me, Action::Resume)?;
-    s.store.resume(me.endpoint_id, me.default_lease_seconds, id, lease_ttl_seconds, lease_token).await
+    match s.store.resume(me.endpoint_id, me.default_lease_seconds, id, lease_ttl_seconds, lease_token).await? {
+        ResumeOutcome::Resumed(todo) => Ok(*todo),
+        ResumeOutcome::Deferred(reason) => {
+            s.metrics.claim_deferred(reason);
+            Err(Error::Deferred(reason.as_str()))
+        }
+    }
 }
 
 /// Records that the agent is (`In`) or is no longer (`Out`) working its queues.

@@ -1,9 +1,10 @@
 //! Publishing a digest to Cairn through the guarded client (the SSRF guard checks the
 //! dial; redirects are never followed): the request of `notify::cairn`, one attempt,
-//! and the artifact or a failure class to record.
+//! and the artifact or a failure class to record. Also a Cairn connection's test (its
+//! whoami), through the same client.
 
 use crate::notify::cairn::{self, Artifact};
-use crate::notify::sinks::outcome::ATTEMPT_TIMEOUT;
+use crate::notify::sinks::outcome::{ATTEMPT_TIMEOUT, ErrorClass, classify_transport};
 
 /// Most of an answer's body read.
 const RESPONSE_READ_LIMIT: usize = 16 * 1024;
@@ -34,5 +35,22 @@ pub async fn publish(
             cairn::parse_created(status, &body)
         }
         Err(e) => Err(format!("cairn unreachable ({})", crate::outbound::classify(&e).as_str())),
+    }
+}
+
+/// Asks the Cairn at `base_url` who `token` is (`GET {base}/v1/whoami`): nothing when it
+/// knows the token, else the class of what went wrong. One attempt; the answer's body
+/// is drained, never kept.
+pub async fn whoami(client: &awc::Client, base_url: &str, token: &str) -> Option<ErrorClass> {
+    let req = cairn::whoami(base_url, token);
+    let sent = client.get(&req.url).timeout(ATTEMPT_TIMEOUT).insert_header(("Authorization", req.authorization)).send();
+    match sent.await {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            // The status decides; a slow or oversized answer body changes nothing.
+            let _ = actix_rt::time::timeout(ATTEMPT_TIMEOUT, response.body().limit(RESPONSE_READ_LIMIT)).await;
+            cairn::whoami_failure(status)
+        }
+        Err(e) => classify_transport(crate::outbound::classify(&e)).error_class(),
     }
 }

@@ -128,6 +128,37 @@ pub async fn rotate(s: &Services, who: &Reach, id: ConnectionId, secret: &str) -
     s.store.rotate_connection(&s.vault, found.scope_id, id, secret).await
 }
 
+/// Tests a cairn connection, for an admin of its scope: asks its Cairn who the token is
+/// (`GET {base}/v1/whoami`, SPEC section 11), which changes nothing there. Answers as a
+/// sink's test does (`sinks::TestResult`): nothing when the Cairn knows the token, else
+/// the error class and what it means, naming no secret. A gotify or apprise connection
+/// has no URL of its own (its sinks carry one): it is tested through a sink (`conflict`).
+///
+/// Unlike a sink's test send, which a person sees arrive, a whoami is invisible and
+/// harmless, so it is not counted against a limit.
+pub async fn test(s: &Services, who: &Reach, id: ConnectionId) -> Result<Option<(&'static str, String)>> {
+    use crate::notify::sinks::outcome::ErrorClass;
+    let found = s.store.connection_in(&who.scope_ids(), id).await?;
+    check(Action::TestConnection, Principal::Human(who), Some(Place::scope(found.scope_id)))?;
+    let (ConnectionKind::Cairn, Some(base_url)) = (found.kind, found.base_url.as_deref()) else {
+        return Err(Error::Conflict(format!(
+            "a {} connection is tested through a sink that posts with it; only a cairn connection is tested on its own",
+            found.kind.as_str()
+        )));
+    };
+    let secret = s.store.connection_secret(&s.vault, found.scope_id, id).await?;
+    let failed = super::cairn_publish::whoami(&s.guard.client(), base_url, &secret).await;
+    Ok(failed.map(|class| {
+        let means = match class {
+            ErrorClass::Auth | ErrorClass::Forbidden => "the Cairn refused the token".to_owned(),
+            ErrorClass::NotFound => "no Cairn answers whoami at this base URL".to_owned(),
+            ErrorClass::RejectedSsrf => "the outbound guard refused the base URL".to_owned(),
+            other => format!("the Cairn answered with an error of class {}", other.as_str()),
+        };
+        (class.as_str(), means)
+    }))
+}
+
 /// Deletes a connection no sink uses, for an admin of its scope.
 pub async fn delete(s: &Services, who: &Reach, id: ConnectionId) -> Result<()> {
     let found = s.store.connection_in(&who.scope_ids(), id).await?;

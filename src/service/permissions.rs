@@ -102,6 +102,8 @@ pub enum Action {
     RotateConnection,
     /// Delete a connection no sink uses.
     DeleteConnection,
+    /// Test a cairn connection (one whoami call to its Cairn).
+    TestConnection,
     /// Add a notification sink.
     CreateSink,
     /// List sinks.
@@ -209,8 +211,8 @@ impl Action {
             CreateDigest | UpdateDigest | DeleteDigest => Rule::Admin,
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
             | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
-            | RotateConnection | DeleteConnection | CreateSink | UpdateSink | DeleteSink | TestSink
-            | SetSubscriptions | SetAdmission => Rule::Admin,
+            | RotateConnection | DeleteConnection | TestConnection | CreateSink | UpdateSink | DeleteSink
+            | TestSink | SetSubscriptions | SetAdmission => Rule::Admin,
             // Operator fail and retries move work that any member may see and drain;
             // they change no configuration, so membership is enough.
             OperatorFail | RetryNow | BulkRetry => Rule::Member,
@@ -257,6 +259,7 @@ impl Action {
             NotifyOwner => "page the owner",
             CreateConnection | RotateConnection | DeleteConnection => "manage the team's connections",
             ListConnections => "list connections",
+            TestConnection => "test the team's connections",
             CreateSink | UpdateSink | DeleteSink | SetSubscriptions => "manage the team's sinks",
             TestSink => "test the team's sinks",
             ListSinks => "list sinks",

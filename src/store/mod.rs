@@ -14,20 +14,23 @@
 //!    changes the unique `token_hash`) is a statement of its own that touches nothing else;
 //! 2. **admission budget rows** (`queue_admission`) — `FOR NO KEY UPDATE`, only by a
 //!    claim on a budgeted queue (one queue's row; a claim on any queue takes every row of
-//!    its endpoint, `ORDER BY queue`) and by a change of a budget (one row, through its
-//!    `UPDATE` or `INSERT … ON CONFLICT DO UPDATE`). A claim takes them in a statement of
-//!    its own *before* anything else, then counts and claims in the next statement
-//!    (`todos/admitted.rs`). Nobody locks a budget row while holding a todo row: the
-//!    unbudgeted claim statement only reads the table, and a budget change reads todos
-//!    and attempts (to start its hour window) without locking them;
+//!    its endpoint, `ORDER BY queue`), by a resume of an interrupted todo of a budgeted
+//!    queue (its queue's row, as a claim by id) and by a change of a budget (one row,
+//!    through its `UPDATE` or `INSERT … ON CONFLICT DO UPDATE`). A claim or resume takes
+//!    them in a statement of its own *before* anything else, then counts and claims in
+//!    the next statement (`todos/admitted.rs`). Nobody locks a budget row while holding a
+//!    todo row: the unbudgeted claim and resume statements only read the table (and end
+//!    before the budgeted path begins), and a budget change reads todos and attempts (to
+//!    start its hour window) without locking them;
 //! 3. **todo rows** — one row by id, or a batch through `FOR UPDATE … SKIP LOCKED`
 //!    (claim-next, the reapers, the retry scheduler, bulk retry); only the revocation and
 //!    expiry cascade waits on a batch, and it holds nothing a single-row locker waits for;
 //! 4. **their attempt rows** (`todo_attempts`), through the todo they belong to;
 //! 5. **deferral counts** (`queue_deferrals`), upserted (`ON CONFLICT … DO UPDATE`) by a
-//!    refused claim as the last write of its transaction, which holds that queue's budget
-//!    row: every writer of a count holds the budget row first, so a count never waits.
-//!    Whoever prunes or reads them (the digest) must lock nothing else while it does.
+//!    refused claim (or resume) as the last write of its transaction, which holds that
+//!    queue's budget row: every writer of a count holds the budget row first, so a count
+//!    never waits. Whoever prunes or reads them (the digest, retention) must lock nothing
+//!    else while it does.
 //!
 //! Sinks live apart from that chain: a sink's creation locks its **owner scope row**
 //! (`FOR NO KEY UPDATE`, counting the per-owner cap) and then inserts the sink; the

@@ -8,6 +8,9 @@
 //! - **Events** (accepted deliveries) received before the age go once no todo
 //!   references them; they are pruned after the todos, so a delivery leaves with the
 //!   last of its todos.
+//! - **Records** that only the digest and the Board read back (ended outbox rows,
+//!   doorbell rings, digest send records, admission deferral counts) go once older
+//!   than the age, each table on its own.
 //!
 //! Each batch is one statement (its own short transaction): it picks at most
 //! [`RETENTION_BATCH`] candidates `FOR UPDATE SKIP LOCKED`, so rows another
@@ -79,6 +82,19 @@ const PRUNE_DIGEST_RUNS_SQL: &str = "DELETE FROM digest_runs WHERE id IN (SELECT
        WHERE created_at < now() - make_interval(secs => $1) AND outcome <> 'publishing' \
        LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
+/// Deferral counts (`queue_deferrals`, one row per queue, clock hour and reason) whose
+/// whole hour ended before the age: `$1` the age in seconds, `$2` the batch size. The
+/// oldest come off `queue_deferrals_hour_idx`; a count of the hour a claim is refused
+/// in now is never a candidate, so the claims that upsert counts never meet the pruner.
+/// The delete finds the locked candidates by `ctid` (the key has four columns; matching
+/// it against the candidates was planned as a hash join over the whole table), which
+/// stays theirs while this statement holds their locks. Public so that tests can
+/// EXPLAIN it.
+pub const PRUNE_DEFERRALS_SQL: &str = "DELETE FROM queue_deferrals WHERE ctid = ANY(ARRAY( \
+       SELECT ctid FROM queue_deferrals \
+       WHERE hour <= now() - make_interval(secs => $1) - interval '1 hour' \
+       ORDER BY hour LIMIT $2 FOR UPDATE SKIP LOCKED))";
+
 /// What one retention pass deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PruneReport {
@@ -88,7 +104,7 @@ pub struct PruneReport {
     pub events: usize,
     /// Ended outbox rows deleted (sent, coalesced, partial, undeliverable).
     pub outbox: usize,
-    /// Doorbell rings and digest send records deleted.
+    /// Doorbell rings, digest send records and admission deferral counts deleted.
     pub records: usize,
 }
 
@@ -114,14 +130,15 @@ struct ScopeRow {
 impl Store {
     /// One retention pass: terminal todos last changed more than `max_age` ago (with
     /// their attempts), then events received more than `max_age` ago that no todo
-    /// references, ended outbox rows, doorbell rings and digest send records older
-    /// than that. Runs until every batch comes back short.
+    /// references, ended outbox rows, doorbell rings, digest send records and deferral
+    /// counts of hours older than that. Runs until every batch comes back short.
     pub async fn prune_expired(&self, max_age: Duration) -> Result<PruneReport> {
         let todos = self.prune_expired_todos(max_age).await?;
         let events = self.prune_expired_events(max_age).await?;
         let outbox = self.prune_expired_outbox(max_age).await?;
         let records = self.prune_in_batches(PRUNE_RINGS_SQL, max_age).await?
-            + self.prune_in_batches(PRUNE_DIGEST_RUNS_SQL, max_age).await?;
+            + self.prune_in_batches(PRUNE_DIGEST_RUNS_SQL, max_age).await?
+            + self.prune_in_batches(PRUNE_DEFERRALS_SQL, max_age).await?;
         Ok(PruneReport { todos, events, outbox, records })
     }
 

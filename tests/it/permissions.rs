@@ -279,6 +279,8 @@ enum On {
     FreshTeamHeld,
     /// A connection of the team's, made for this request alone.
     FreshTeamConnection,
+    /// The team's cairn connection (its Cairn is the team's receiver).
+    TeamCairnConnection,
     /// The team's sink.
     TeamSink,
     /// A sink of the team's, made for this request alone.
@@ -327,6 +329,7 @@ impl On {
                 | TeamHeld
                 | FreshTeamHeld
                 | FreshTeamConnection
+                | TeamCairnConnection
                 | TeamSink
                 | FreshTeamSink
                 | TeamDigest
@@ -477,6 +480,7 @@ fn api_cases() -> Vec<Case> {
         ),
         case("GET", "/api/v1/connections", Listing(Listed::Connection), Empty, &[200]),
         case("POST", "/api/v1/connections/{id}/rotate", FreshTeamConnection, Json(r#"{"secret": "rotated"}"#), &[200]),
+        case("POST", "/api/v1/connections/{id}/test", TeamCairnConnection, Empty, &[200]),
         case("DELETE", "/api/v1/connections/{id}", FreshTeamConnection, Empty, &[204]),
         case(
             "POST",
@@ -587,6 +591,7 @@ fn board_cases() -> Vec<Case> {
         ),
         case("POST", "/sinks/connections/{id}/rotate", FreshTeamConnection, Form(&[("secret", "rotated")]), &[303]),
         case("POST", "/sinks/connections/{id}/delete", FreshTeamConnection, Empty, &[303]),
+        case("POST", "/sinks/connections/{id}/test", TeamCairnConnection, Empty, &[303]),
         case(
             "POST",
             "/sinks",
@@ -667,6 +672,8 @@ struct World {
     held: TodoId,
     /// The team's gotify connection and the sink that posts with it (its id and name).
     connection: String,
+    /// The team's cairn connection.
+    cairn: String,
     sink: String,
     /// The team's digest, and the last fresh one made (deleted before the next).
     digest: String,
@@ -744,6 +751,7 @@ impl World {
             dead: TodoId::new(),
             held: TodoId::new(),
             connection: String::new(),
+            cairn: String::new(),
             sink: String::new(),
             digest: String::new(),
             fresh_digest: std::cell::RefCell::new(None),
@@ -763,6 +771,7 @@ impl World {
         w.dead = w.todo_on(w.worker.id, Stage::Dead, DEAD_LETTER_TITLE).await;
         w.held = w.held().await;
         w.connection = w.connection().await;
+        w.cairn = w.cairn_connection().await;
         (w.sink, w.sink_name) = w.named_sink().await;
         w.digest = w.digest("the team's digest").await;
         w.outsider_sink = w.outsider_sink().await;
@@ -779,6 +788,14 @@ impl World {
     /// A gotify connection of the team's.
     async fn connection(&self) -> String {
         let body = json!({"name": format!("conn-{}", self.next()), "kind": "gotify", "secret": "app-token", "owner": "team:crew"});
+        let created = self.admin_call("POST", "/api/v1/connections", body).await;
+        created["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A cairn connection of the team's, whose Cairn is the team's receiver.
+    async fn cairn_connection(&self) -> String {
+        let body = json!({"name": "crew-cairn", "kind": "cairn", "secret": "cairn_pat_crew",
+                          "base_url": self.receiver.base(), "owner": "team:crew"});
         let created = self.admin_call("POST", "/api/v1/connections", body).await;
         created["id"].as_str().unwrap().to_owned()
     }
@@ -953,6 +970,7 @@ impl World {
                 let connection = self.connection().await;
                 id(&mut made, connection);
             }
+            On::TeamCairnConnection => id(&mut made, self.cairn.clone()),
             On::TeamSink => id(&mut made, self.sink.clone()),
             On::TeamSinkName => id(&mut made, self.sink_name.clone()),
             On::FreshTeamSinkName => {

@@ -1,7 +1,8 @@
 //! Retention: history past its age goes (todos with their attempts, then events no
-//! todo references), everything live, quarantined, young or still referenced stays;
-//! racing pruners delete each row once; a prune never waits on a lock; its statements
-//! stay on indexes; and the running server prunes on its own.
+//! todo references, and admission deferral counts of hours past it), everything live,
+//! quarantined, young or still referenced stays; racing pruners delete each row once; a
+//! prune never waits on a lock; its statements stay on indexes; and the running server
+//! prunes on its own.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use switchboard::domain::retention::prunable;
 use switchboard::domain::todo_state::TodoState;
 use switchboard::store::Store;
 use switchboard::store::endpoints::VendEndpoint;
-use switchboard::store::retention::{PRUNE_EVENTS_SQL, PRUNE_TODOS_SQL, PruneReport};
+use switchboard::store::retention::{PRUNE_DEFERRALS_SQL, PRUNE_EVENTS_SQL, PRUNE_TODOS_SQL, PruneReport};
 use switchboard::store::signals::Emitter;
 use uuid::Uuid;
 
@@ -269,6 +270,73 @@ async fn a_prune_skips_rows_another_transaction_holds_instead_of_waiting_for_the
     client.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(f.store.prune_expired(THIRTY_DAYS).await.unwrap().todos, 1, "the next pass takes it");
     assert!(f.ids("todos").await.is_empty());
+}
+
+impl Fixture {
+    /// Deferral counts of the endpoint: `n` queues (`q1`…) refused for `reason` in the
+    /// clock hour (UTC) `hours_ago` hours before this one.
+    async fn deferrals(&self, n: i32, hours_ago: i32, reason: &str) {
+        self.db
+            .exec(&format!(
+                "INSERT INTO queue_deferrals (endpoint_id, queue, hour, reason, count) \
+                 SELECT '{}', 'q' || i, date_trunc('hour', now(), 'UTC') - {hours_ago} * interval '1 hour', \
+                   '{reason}', 3 FROM generate_series(1, {n}) i",
+                self.endpoint
+            ))
+            .await;
+    }
+
+    /// The deferral counts left, as `hours ago × rows`, oldest first.
+    async fn deferral_hours(&self) -> String {
+        self.db
+            .plan(
+                "SELECT coalesce(string_agg(format('%s×%s', h, n), ' ' ORDER BY h DESC), '') FROM ( \
+                   SELECT extract(epoch FROM date_trunc('hour', now(), 'UTC') - hour)::int / 3600 AS h, \
+                     count(*) AS n FROM queue_deferrals GROUP BY 1) x",
+            )
+            .await
+    }
+}
+
+#[actix_web::test]
+async fn deferral_counts_go_once_their_whole_hour_is_past_the_age_in_batches_and_younger_ones_stay() {
+    let f = Fixture::new().await;
+    let days = 30 * 24;
+    // More than two batches of counts long past the age, then the hours at the line:
+    // the hour that ended just before it goes, the hour it falls in stays (part of it is
+    // inside the age), as does everything younger and this hour's.
+    f.deferrals(1200, days + 48, "paused").await;
+    f.deferrals(2, days + 1, "in_flight_full").await;
+    f.deferrals(2, days, "window_exhausted").await;
+    f.deferrals(2, days - 1, "paused").await;
+    f.deferrals(2, 0, "in_flight_full").await;
+    let before = format!("{}×1200 {}×2 {days}×2 {}×2 0×2", days + 48, days + 1, days - 1);
+    assert_eq!(f.deferral_hours().await, before);
+
+    let report = f.store.prune_expired(THIRTY_DAYS).await.unwrap();
+
+    assert_eq!(report.records, 1202, "{report:?}");
+    assert_eq!(f.deferral_hours().await, format!("{days}×2 {}×2 0×2", days - 1));
+    assert_eq!(f.store.prune_expired(THIRTY_DAYS).await.unwrap(), PruneReport::default(), "nothing left to prune");
+}
+
+#[actix_web::test]
+async fn the_deferral_prune_reads_its_candidates_from_the_hour_index() {
+    let f = Fixture::new().await;
+    // A month of hourly counts over many queues, a few of them past the age.
+    f.db.exec(&format!(
+        "INSERT INTO queue_deferrals (endpoint_id, queue, hour, reason, count) \
+         SELECT '{}', 'q' || q, date_trunc('hour', now(), 'UTC') - h * interval '1 hour', 'paused', 1 \
+         FROM generate_series(1, 40) q, generate_series(0, 30 * 24 + 2) h",
+        f.endpoint
+    ))
+    .await;
+    f.db.exec("ANALYZE queue_deferrals").await;
+    for mode in ["force_generic_plan", "force_custom_plan"] {
+        let plan = prepared_plan(&f.db, PRUNE_DEFERRALS_SQL, "float8, int8", "2592000, 500", mode).await;
+        assert!(plan.contains("queue_deferrals_hour_idx"), "{mode}:\n{plan}");
+        assert!(!plan.contains("Seq Scan"), "{mode}:\n{plan}");
+    }
 }
 
 /// The plan of `sql` prepared with `types` and executed with `args`, generic or custom.

@@ -1,6 +1,7 @@
 //! Start-up as a deployment does it, with the real `switchboard` binary: several replicas
 //! (and the CLI's `migrate`) at once on a database nobody has migrated, an older binary
-//! on a newer schema, and a database that cannot be reached.
+//! on a newer schema, and a database that cannot be reached; and the migrations that
+//! build indexes on busy tables without stopping their writes.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
@@ -193,4 +194,58 @@ async fn an_index_an_interrupted_concurrent_build_left_invalid_is_rebuilt_at_the
     assert_eq!(db.count(valid).await, 0);
     switchboard::db::run_migrations(&db.url).await.expect("migrations");
     assert_eq!(db.count(valid).await, 1, "the invalid index was rebuilt");
+}
+
+/// The in-flight index's migration, as diesel records it.
+const IN_FLIGHT_MIGRATION: &str = "20261201000022";
+/// Whether `todos_in_flight_idx` exists and is valid (1) or not (0).
+const IN_FLIGHT_VALID: &str =
+    "SELECT count(*) FROM pg_index WHERE indexrelid = to_regclass('todos_in_flight_idx') AND indisvalid";
+
+#[actix_web::test]
+async fn the_in_flight_index_is_built_while_todos_keep_being_written() {
+    let db = TestDb::new().await;
+    // A database upgraded from before the index: 000022 still to run.
+    db.exec("DROP INDEX todos_in_flight_idx").await;
+    db.exec(&format!("DELETE FROM __diesel_schema_migrations WHERE version = '{IN_FLIGHT_MIGRATION}'")).await;
+    // An instance of the previous version in the middle of a todo write.
+    let (writer, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(conn);
+    writer.batch_execute("BEGIN; LOCK TABLE todos IN ROW EXCLUSIVE MODE").await.unwrap();
+
+    let url = db.url.clone();
+    let migrating = actix_rt::spawn(async move { switchboard::db::run_migrations(&url).await });
+    // The build waits for the open write (a concurrent build waits out older
+    // transactions; a plain one would queue for its SHARE lock behind it).
+    let building = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+        AND pid <> pg_backend_pid() AND query LIKE '%INDEX%todos_in_flight_idx%' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + READY_WITHIN;
+    while db.count(building).await == 0 {
+        assert!(!migrating.is_finished(), "the migration finished while a todo write was open");
+        assert!(Instant::now() < deadline, "the index build never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Another todo write goes through meanwhile; behind a plain build's SHARE lock
+    // request it would wait, and give up at its lock timeout.
+    let (other, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(conn);
+    other
+        .batch_execute("BEGIN; SET LOCAL lock_timeout = '2s'; UPDATE todos SET title = title WHERE false; COMMIT")
+        .await
+        .expect("a todo write during the index build");
+
+    writer.batch_execute("COMMIT").await.unwrap();
+    let applied = migrating.await.unwrap().expect("migrations");
+    assert_eq!(applied, [IN_FLIGHT_MIGRATION]);
+    assert_eq!(db.count(IN_FLIGHT_VALID).await, 1, "the index is built and valid");
+}
+
+#[actix_web::test]
+async fn a_database_that_got_the_in_flight_index_from_the_admission_migration_keeps_it() {
+    let db = TestDb::new().await;
+    // What a database migrated while 000017 still built the index looks like.
+    db.exec(&format!("DELETE FROM __diesel_schema_migrations WHERE version = '{IN_FLIGHT_MIGRATION}'")).await;
+    let applied = switchboard::db::run_migrations(&db.url).await.expect("migrations");
+    assert_eq!(applied, [IN_FLIGHT_MIGRATION]);
+    assert_eq!(db.count(IN_FLIGHT_VALID).await, 1);
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
 
 use crate::digest::compose::DigestSettings;
+use crate::metrics::Metrics;
 use crate::outbound::Guard;
 use crate::store::Store;
 use crate::vault::Vault;
@@ -28,6 +29,8 @@ pub struct DigestDeps {
     pub settings: DigestSettings,
     /// How often it looks.
     pub interval: Duration,
+    /// Counts its finished ticks.
+    pub metrics: Metrics,
 }
 
 /// Sends digests when they are due.
@@ -52,6 +55,9 @@ impl DigestScheduler {
         let deps = self.deps.clone();
         ctx.spawn(async move { tick::run(&deps, &client).await }.into_actor(self).map(|outcome, act, _| {
             act.running = false;
+            // Counted once everything the tick decided is committed: a tick finished
+            // after a send time was decided is proof no earlier tick is still deciding it.
+            act.deps.metrics.digest_tick();
             match outcome {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(send_times = n, "digest send times decided"),

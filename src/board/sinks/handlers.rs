@@ -127,6 +127,24 @@ pub async fn delete_connection(
     }
 }
 
+/// `POST /sinks/connections/{id}/test`: asks a cairn connection's Cairn who its token
+/// is; back to the page with ok or the error class.
+pub async fn test_connection(
+    s: web::Data<Services>,
+    board: web::Data<BoardState>,
+    path: web::Path<String>,
+    posted: Posted<NoFields>,
+) -> Result<HttpResponse, BoardError> {
+    let human = posted.human;
+    let id: ConnectionId = parse_id(&path)?;
+    let notice = match connections::test(&s, &human.reach, id).await {
+        Ok(None) => Notice::done("Test passed: the Cairn knows the token."),
+        Ok(Some((code, message))) => Notice::warn(format!("Test failed ({code}): {message}.")),
+        Err(e) => return refused(&s, &human, Refused::Connection(id), e).await,
+    };
+    Ok(respond::see_other_with_notice(&board.cookies, paths::SINKS, &notice))
+}
+
 /// `POST /sinks`: adds a sink, then back to the page.
 pub async fn create_sink(
     s: web::Data<Services>,

@@ -1,4 +1,5 @@
-//! The Sinks pages: the connection vault (fingerprints only; store, rotate, delete)
+//! The Sinks pages: the connection vault (fingerprints only; store, rotate, test a
+//! cairn connection, delete)
 //! and the sinks of every scope the human belongs to (enable, disable, budget, a test
 //! send, delete, add), and one sink's page with its subscriptions editor and its
 //! delivery log (pending, sent, held, coalesced, partial, undeliverable).
@@ -29,6 +30,7 @@ pub fn routes() -> Vec<Entry> {
         Entry::new(Method::POST, paths::CONNECTIONS, Action::CreateConnection, handlers::create_connection),
         Entry::new(Method::POST, paths::CONNECTION_ROTATE, Action::RotateConnection, handlers::rotate_connection),
         Entry::new(Method::POST, paths::CONNECTION_DELETE, Action::DeleteConnection, handlers::delete_connection),
+        Entry::new(Method::POST, paths::CONNECTION_TEST, Action::TestConnection, handlers::test_connection),
         Entry::new(Method::GET, paths::SINK, Action::ShowSubscriptions, handlers::show),
         Entry::new(Method::POST, paths::SINK_UPDATE, Action::UpdateSink, handlers::update_sink),
         Entry::new(Method::POST, paths::SINK_DELETE, Action::DeleteSink, handlers::delete_sink),

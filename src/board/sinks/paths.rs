@@ -12,6 +12,8 @@ pub const CONNECTIONS: &str = "/sinks/connections";
 pub const CONNECTION_ROTATE: &str = "/sinks/connections/{id}/rotate";
 /// Deleting a connection (route pattern).
 pub const CONNECTION_DELETE: &str = "/sinks/connections/{id}/delete";
+/// Testing a cairn connection (route pattern).
+pub const CONNECTION_TEST: &str = "/sinks/connections/{id}/test";
 /// One sink's page: subscriptions and delivery log (route pattern).
 pub const SINK: &str = "/sinks/{id}";
 /// Switching a sink on or off, or changing its budget (route pattern).
@@ -31,6 +33,11 @@ pub fn connection_rotate(id: ConnectionId) -> String {
 /// Delete a connection (`POST`).
 pub fn connection_delete(id: ConnectionId) -> String {
     fill(CONNECTION_DELETE, id)
+}
+
+/// Test a cairn connection (`POST`).
+pub fn connection_test(id: ConnectionId) -> String {
+    fill(CONNECTION_TEST, id)
 }
 
 /// One sink's page.

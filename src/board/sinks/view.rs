@@ -160,6 +160,16 @@ fn connection_actions(c: &ConnectionRow, csrf: &CsrfToken) -> Markup {
     let secret_id = format!("rotate-{}", c.id);
     html! {
         div.sb-actions {
+            // A cairn connection is the only one with a URL of its own; the others are
+            // tested through a sink that posts with them.
+            @if c.kind == ConnectionKind::Cairn {
+                form.sb-inline method="post" action=(paths::connection_test(c.id)) {
+                    (csrf.field())
+                    button.sb-btn.sb-btn-small type="submit" title="Asks the Cairn who the token is; changes nothing" {
+                        "Test"
+                    }
+                }
+            }
             details {
                 summary.sb-btn.sb-btn-small { "Rotate…" }
                 form.sb-form method="post" action=(paths::connection_rotate(c.id)) {

@@ -95,6 +95,24 @@ fn connections_show_their_fingerprint_and_sinks_their_redacted_url_budget_and_co
 }
 
 #[test]
+fn only_a_cairn_connection_offers_a_test_and_only_to_its_admins() {
+    let (mine, ops, readers) = (ScopeId::new(), ScopeId::new(), ScopeId::new());
+    let o = owners(mine, ops, readers);
+    let gotify = connection(ops, "ops-gotify");
+    let cairn = ConnectionRow {
+        kind: ConnectionKind::Cairn,
+        base_url: Some("https://cairn.example".into()),
+        ..connection(ops, "ops-cairn")
+    };
+    let read_only = ConnectionRow { scope_id: readers, ..cairn.clone() };
+    let html = render(&[gotify.clone(), cairn.clone()], &[], &o, None);
+    assert!(html.contains(&format!(r#"action="/sinks/connections/{}/test""#, cairn.id)), "{html}");
+    assert!(!html.contains(&format!("/sinks/connections/{}/test", gotify.id)), "a gotify one is tested by a sink");
+    let html = render(std::slice::from_ref(&read_only), &[], &o, None);
+    assert!(!html.contains("/test"), "a member cannot test the team's connection: {html}");
+}
+
+#[test]
 fn a_member_of_a_team_sees_its_items_but_no_forms_for_them() {
     let (mine, ops, readers) = (ScopeId::new(), ScopeId::new(), ScopeId::new());
     let o = owners(mine, ops, readers);

@@ -179,10 +179,17 @@ pub async fn interrupt(
     Ok(HttpResponse::Ok().json(TodoView::from(&row)))
 }
 
-/// Resumes an interrupted todo under a fresh lease.
+/// Resumes an interrupted todo under a fresh lease (the same attempt goes on), within its
+/// queue's admission budget: resuming puts work back in flight, so a paused queue, one with
+/// `max_in_flight` todos claimed, or one whose `per_hour` window is spent refuses it (a
+/// resume takes from the window as a claim does). The refusal answers 409 `conflict` with
+/// the reason in `error.deferred` (`paused`, `in_flight_full`, `window_exhausted`); the
+/// todo stays interrupted under its interrupt lease (a heartbeat renews it), so resume it
+/// again later. The refusal is counted as a deferred claim is.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/resume", request_body = Option<ResumeBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
-    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 200, body = TodoView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
+        (status = 409, body = ErrorEnvelope, description = "the todo is not interrupted, the lease token does not match, or its queue's admission budget refused (`error.deferred` says why; the todo stays interrupted)")))]
 pub async fn resume(
     s: web::Data<Services>,
     agent: Agent,

@@ -1,5 +1,6 @@
 //! Operator routes for the connection vault: store a credential (answered with its
-//! fingerprint, never itself), list, rotate, delete. No answer ever carries a secret.
+//! fingerprint, never itself), list, rotate, test (a cairn connection), delete. No
+//! answer ever carries a secret.
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
@@ -8,6 +9,7 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::Json;
+use super::sinks::TestAnswer;
 use crate::domain::ids::ConnectionId;
 use crate::domain::sinks::ConnectionKind;
 use crate::error::{ErrorEnvelope, Result};
@@ -131,4 +133,18 @@ pub async fn rotate(
 pub async fn delete(s: web::Data<Services>, op: Operator, id: web::Path<ConnectionId>) -> Result<HttpResponse> {
     connections::delete(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Tests a cairn connection: one `GET {base}/v1/whoami` with its token, which changes
+/// nothing on the Cairn. Answers as a sink's test does: `{ok: true}`, or `{ok: false,
+/// error: {code, message}}` with the error class (`auth` for a refused token,
+/// `not_found`, `server_error`, `timeout`, `network`, `tls`, `rejected_ssrf`, …). A gotify
+/// or apprise connection is tested through a sink that posts with it (409).
+#[utoipa::path(post, path = "/api/v1/connections/{id}/test", operation_id = "test_connection", tag = "operator",
+    params(("id" = ConnectionId, Path, description = "connection id")), security(("operator_token" = [])),
+    responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
+        (status = 409, body = ErrorEnvelope, description = "not a cairn connection: test a sink that posts with it")))]
+pub async fn test(s: web::Data<Services>, op: Operator, id: web::Path<ConnectionId>) -> Result<HttpResponse> {
+    let found = connections::test(&s, &op.0, id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(TestAnswer::from(found)))
 }

@@ -242,10 +242,10 @@ pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Pa
     Ok(HttpResponse::Ok().json(Subscriptions::from(rows)))
 }
 
-/// What a test send found.
+/// What a test found: a sink's test send, or a cairn connection's whoami.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TestAnswer {
-    /// Whether the sink took the message.
+    /// Whether it passed: the sink took the message, or the Cairn knew the token.
     pub ok: bool,
     /// Why not: `code` is the error class (`auth`, `not_found`, `server_error`,
     /// `timeout`, `network`, `tls`, `rejected_ssrf`, `partial`, `configuration`, …);

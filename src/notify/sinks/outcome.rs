@@ -93,15 +93,23 @@ pub fn classify_status(kind: SinkKind, status: u16) -> Answer {
     match (kind, status) {
         (SinkKind::Apprise, 204) => Answer::ConfigurationError,
         (SinkKind::Apprise, 424) => Answer::Partial,
-        (_, 200..=299) => Answer::Sent,
-        (_, 300..=399) => Answer::Permanent(ErrorClass::Redirect),
-        (_, 401) => Answer::Permanent(ErrorClass::Auth),
-        (_, 403) => Answer::Permanent(ErrorClass::Forbidden),
-        (_, 404) => Answer::Permanent(ErrorClass::NotFound),
-        (_, 408) => Answer::Retryable(ErrorClass::Timeout),
-        (_, 429) => Answer::Retryable(ErrorClass::RateLimited),
-        (_, 400..=499) => Answer::Permanent(ErrorClass::ClientError),
-        (_, 500..=599) => Answer::Retryable(ErrorClass::ServerError),
+        _ => classify_http(status),
+    }
+}
+
+/// The meaning of HTTP `status` from a service that gives no status a meaning of its
+/// own (Gotify; Cairn): any 2xx took it.
+pub fn classify_http(status: u16) -> Answer {
+    match status {
+        200..=299 => Answer::Sent,
+        300..=399 => Answer::Permanent(ErrorClass::Redirect),
+        401 => Answer::Permanent(ErrorClass::Auth),
+        403 => Answer::Permanent(ErrorClass::Forbidden),
+        404 => Answer::Permanent(ErrorClass::NotFound),
+        408 => Answer::Retryable(ErrorClass::Timeout),
+        429 => Answer::Retryable(ErrorClass::RateLimited),
+        400..=499 => Answer::Permanent(ErrorClass::ClientError),
+        500..=599 => Answer::Retryable(ErrorClass::ServerError),
         // A final 1xx or a code no server means: a broken exchange.
         _ => Answer::Retryable(ErrorClass::Network),
     }

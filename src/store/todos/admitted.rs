@@ -1,4 +1,5 @@
-//! Claiming under an admission budget (SPEC section 11), exactly, across instances.
+//! Claiming under an admission budget (SPEC section 11), exactly, across instances; and
+//! resuming an interrupted todo under one, which puts work back in flight as a claim does.
 //!
 //! One transaction of two statements:
 //!
@@ -21,10 +22,10 @@ use std::sync::LazyLock;
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::claim_parts::{CLAIM_CTES, CLAIMABLE, ClaimParams};
+use super::claim_parts::{CLAIM_CTES, CLAIMABLE, ClaimParams, RESUMABLE};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::admission::Deferral;
@@ -58,7 +59,7 @@ pub(super) enum Form<'q> {
 /// What the budgeted claim came to.
 #[derive(Debug)]
 pub(super) enum Admitted {
-    /// This todo was claimed.
+    /// This todo was claimed (or, for a resume, is back in flight).
     Claimed(Box<TodoRow>),
     /// Nothing was there to claim (or, by id, the todo was not claimable).
     Nothing,
@@ -73,6 +74,16 @@ struct AdmittedRow {
     deferred: Option<Deferral>,
     #[diesel(embed)]
     todo: Option<TodoRow>,
+}
+
+impl From<AdmittedRow> for Admitted {
+    fn from(row: AdmittedRow) -> Self {
+        match (row.todo, row.deferred) {
+            (Some(todo), _) => Admitted::Claimed(Box::new(todo)),
+            (None, Some(why)) => Admitted::Deferred(why),
+            (None, None) => Admitted::Nothing,
+        }
+    }
 }
 
 /// The clock hour (UTC) windows and deferral counts belong to.
@@ -176,9 +187,38 @@ fn by_id() -> String {
     )
 }
 
+/// Resume of one interrupted todo (`$1` todo, `$2` endpoint, `$3` lease seconds, `$4` the
+/// lease token's hash or null). Putting the todo back in flight is judged as a claim of
+/// its queue is: paused, `max_in_flight` (the interrupted todo is not counted until it is
+/// claimed again) and `per_hour` (a resume starts work again, so it takes from the window
+/// like a claim; no attempt opens, the interrupted attempt goes on). A refusal leaves the
+/// todo interrupted under its interrupt lease and is counted like a refused claim's.
+fn resume() -> String {
+    let held = format!(
+        "SELECT r.queue, r.refusal FROM refused r JOIN todos t ON t.queue = r.queue \
+         WHERE t.id = $1 AND t.endpoint_id = $2 AND {RESUMABLE} AND NOT EXISTS (SELECT 1 FROM claimed)"
+    );
+    format!(
+        "WITH {}, \
+         claimed AS (UPDATE todos t SET state = 'claimed', lease_expires_at = now() + $3 * interval '1 second', \
+             interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, updated_at = now() \
+           WHERE t.id = $1 AND t.endpoint_id = $2 AND {RESUMABLE} \
+             AND NOT EXISTS (SELECT 1 FROM refused r WHERE r.queue = t.queue) \
+           RETURNING t.*), \
+         renewed AS (UPDATE todo_attempts a SET lease_expires_at = c.lease_expires_at, last_heartbeat_at = now() \
+           FROM claimed c WHERE a.todo_id = c.id AND a.ended_at IS NULL), \
+         {}",
+        verdicts(
+            "a.endpoint_id = $2 AND a.queue = (SELECT t.queue FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2)"
+        ),
+        tail("$2", &held)
+    )
+}
+
 static ON_QUEUE: LazyLock<String> = LazyLock::new(on_queue);
 static ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(on_any_queue);
 static BY_ID: LazyLock<String> = LazyLock::new(by_id);
+static RESUME: LazyLock<String> = LazyLock::new(resume);
 
 /// Locks the budget rows `form` may claim under (step 1).
 async fn lock_budgets(conn: &mut AsyncPgConnection, form: Form<'_>) -> Result<()> {
@@ -226,11 +266,32 @@ pub(super) async fn admit(conn: &mut AsyncPgConnection, form: Form<'_>, params: 
                 .bind::<SqlUuid, _>(endpoint.0),
         };
         let row: AdmittedRow = Prepared(params.bind_tail(head)).get_result(conn).await?;
-        Ok(match (row.todo, row.deferred) {
-            (Some(todo), _) => Admitted::Claimed(Box::new(todo)),
-            (None, Some(why)) => Admitted::Deferred(why),
-            (None, None) => Admitted::Nothing,
-        })
+        Ok(row.into())
+    })
+    .await
+}
+
+/// Resumes an interrupted todo under its queue's budget, in one transaction as a claim
+/// (the budget row locked first, then judged and resumed in one statement): `Claimed`
+/// when the todo is back in flight, `Deferred` when the budget refused it (the todo stays
+/// interrupted and the refusal is counted), `Nothing` when it was not resumable.
+pub(super) async fn admit_resume(
+    conn: &mut AsyncPgConnection,
+    endpoint: EndpointId,
+    id: TodoId,
+    lease: i32,
+    token_hash: Option<[u8; 32]>,
+) -> Result<Admitted> {
+    conn.transaction::<_, Error, _>(async move |conn| {
+        lock_budgets(conn, Form::ById { endpoint, id }).await?;
+        let q = diesel::sql_query(RESUME.as_str())
+            .into_boxed::<Pg>()
+            .bind::<SqlUuid, _>(id.0)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Int4, _>(lease)
+            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()));
+        let row: AdmittedRow = Prepared(q).get_result(conn).await?;
+        Ok(row.into())
     })
     .await
 }

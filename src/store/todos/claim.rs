@@ -119,14 +119,14 @@ impl ClaimOutcome {
     }
 }
 
-/// A claim statement's one row: whether the queue has a budget (then nothing was
-/// claimed, and the claim goes through [`super::admitted`]), and the claimed todo.
+/// A claim (or resume) statement's one row: whether the queue has a budget (then nothing
+/// was claimed, and the claim goes through [`super::admitted`]), and the claimed todo.
 #[derive(QueryableByName)]
-struct FastRow {
+pub(super) struct FastRow {
     #[diesel(sql_type = Bool)]
-    budgeted: bool,
+    pub(super) budgeted: bool,
     #[diesel(embed)]
-    todo: Option<TodoRow>,
+    pub(super) todo: Option<TodoRow>,
 }
 
 /// Claim-next on one queue, at no cost beyond today's but one probe of the budget

@@ -1,7 +1,8 @@
 //! What every claim statement shares, whichever path it takes (unbudgeted in
 //! [`super::claim`], under a budget in [`super::admitted`]): the parameters after the
-//! first two, the CTEs that move the chosen todo to `claimed` and open its attempt, and
-//! which todos a claim by id takes.
+//! first two, the CTEs that move the chosen todo to `claimed` and open its attempt,
+//! which todos a claim by id takes, and which todos a resume takes (both paths of a
+//! resume, in [`super::interrupt`] and [`super::admitted`]).
 
 use diesel::pg::Pg;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
@@ -46,3 +47,8 @@ pub(super) const CLAIM_CTES: &str = "\
 
 /// Which todos a claim by id takes (alias `t`): pending, or failed with its retry due.
 pub(super) const CLAIMABLE: &str = "(t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now()))";
+
+/// Which todos a resume takes (alias `t`; `$4` the lease token's hash or null): an
+/// interrupted todo of a drainable queue, held under that token when one is given.
+pub(super) const RESUMABLE: &str = "(t.queue <> 'quarantine' AND t.state IN ('input_required', 'auth_required') \
+    AND ($4::bytea IS NULL OR t.lease_token_hash = $4))";

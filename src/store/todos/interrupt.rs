@@ -1,11 +1,21 @@
 //! Interrupts: a claimed todo waits on a human or an outside event under an interrupt
-//! lease that its holder must renew (heartbeat) or end (resume) before it lapses.
+//! lease that its holder must renew (heartbeat) or end (resume) before it lapses. A
+//! resume puts the todo back in flight, so its queue's admission budget judges it as it
+//! judges a claim.
+
+use std::sync::LazyLock;
 
 use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::{agent_transition, todo_query};
+use super::admitted::{Admitted, admit_resume};
+use super::claim::FastRow;
+use super::claim_parts::RESUMABLE;
+use super::{Caller, agent_transition, explain_miss, todo_query};
 use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
+use crate::domain::admission::Deferral;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{INTERRUPT_REASON_MAX_BYTES, strip_controls, truncate_bytes};
 use crate::domain::todo_state::{InterruptState, TodoState};
@@ -62,7 +72,14 @@ impl Store {
         Ok(todo)
     }
 
-    /// Resumes an interrupted todo: back to `claimed` with a fresh lease, same attempt.
+    /// Resumes an interrupted todo: back to `claimed` with a fresh lease, same attempt,
+    /// unless its queue's admission budget refuses to put it back in flight (see
+    /// [`super::admitted`]): then it stays interrupted under its interrupt lease and the
+    /// refusal is counted as a deferral.
+    ///
+    /// An unbudgeted queue's todo is resumed by one statement, which also looks up
+    /// whether the queue has a budget; a budgeted one is left as it was by that statement
+    /// and resumed under the budget's lock.
     pub async fn resume(
         &self,
         endpoint: EndpointId,
@@ -70,7 +87,7 @@ impl Store {
         id: TodoId,
         lease_ttl_seconds: Option<i32>,
         lease_token: Option<&str>,
-    ) -> Result<TodoRow> {
+    ) -> Result<ResumeOutcome> {
         if let Some(l) = lease_ttl_seconds
             && !within(l, LEASE_SECONDS_RANGE)
         {
@@ -78,31 +95,63 @@ impl Store {
         }
         let lease = lease_seconds(lease_ttl_seconds, endpoint_default_lease);
         let token_hash = lease_token.map(|t| sha256(t.as_bytes()));
-        let sql = "WITH moved AS ( \
-               UPDATE todos t SET state = 'claimed', lease_expires_at = now() + $3 * interval '1 second', \
-                 interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
-                 updated_at = now() \
-               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
-                 AND t.state IN ('input_required', 'auth_required') \
-                 AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
-               RETURNING t.*), \
-             att AS ( \
-               UPDATE todo_attempts a SET lease_expires_at = moved.lease_expires_at, last_heartbeat_at = now() \
-               FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL) \
-             SELECT * FROM moved";
         let mut conn = self.conn().await?;
-        let todo: TodoRow = agent_transition(
-            &mut conn,
-            todo_query(sql.to_owned(), id)
-                .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Int4, _>(lease)
-                .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec())),
-            endpoint,
-            id,
-            token_hash,
-            "interrupted",
-        )
-        .await?;
-        Ok(todo)
+        let q = todo_query(RESUME_UNBUDGETED.clone(), id)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Int4, _>(lease)
+            .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()));
+        let row: FastRow = Prepared(q).get_result(&mut conn).await?;
+        let admitted = match (row.budgeted, row.todo) {
+            (_, Some(todo)) => Admitted::Claimed(Box::new(todo)),
+            (false, None) => Admitted::Nothing,
+            (true, None) => admit_resume(&mut conn, endpoint, id, lease, token_hash).await?,
+        };
+        match admitted {
+            Admitted::Claimed(todo) => Ok(ResumeOutcome::Resumed(todo)),
+            Admitted::Deferred(why) => Ok(ResumeOutcome::Deferred(why)),
+            Admitted::Nothing => Err(explain_miss(
+                &mut conn,
+                &Caller::Endpoint(endpoint),
+                id,
+                token_hash.as_ref().map(|h| h.as_slice()),
+                "interrupted",
+            )
+            .await),
+        }
     }
 }
+
+/// What a resume came to.
+#[derive(Debug)]
+pub enum ResumeOutcome {
+    /// The todo is claimed again under a fresh lease; the same attempt goes on.
+    Resumed(Box<TodoRow>),
+    /// Its queue's admission budget did not admit it back in flight: it stays
+    /// interrupted under its interrupt lease, and the refusal is counted in
+    /// `queue_deferrals`.
+    Deferred(Deferral),
+}
+
+/// Resume (`$1` todo, `$2` endpoint, `$3` lease seconds, `$4` the lease token's hash or
+/// null) of a todo whose queue has no budget; one that has is locked, looked at and left
+/// as it was (`budgeted`), for [`admit_resume`].
+fn resume_unbudgeted() -> String {
+    format!(
+        "WITH target AS (SELECT t.id, EXISTS (SELECT 1 FROM queue_admission a \
+             WHERE a.endpoint_id = t.endpoint_id AND a.queue = t.queue) AS budgeted \
+           FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 AND {RESUMABLE} FOR UPDATE OF t), \
+         moved AS ( \
+           UPDATE todos t SET state = 'claimed', lease_expires_at = now() + $3 * interval '1 second', \
+             interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
+             updated_at = now() \
+           FROM target g WHERE t.id = g.id AND NOT g.budgeted \
+           RETURNING t.*), \
+         att AS ( \
+           UPDATE todo_attempts a SET lease_expires_at = moved.lease_expires_at, last_heartbeat_at = now() \
+           FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL) \
+         SELECT coalesce((SELECT budgeted FROM target), false) AS budgeted, m.* \
+         FROM (SELECT 1) one LEFT JOIN moved m ON true"
+    )
+}
+
+static RESUME_UNBUDGETED: LazyLock<String> = LazyLock::new(resume_unbudgeted);

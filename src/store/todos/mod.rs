@@ -19,6 +19,7 @@ pub use claim::{ClaimOutcome, ClaimRequest, Claimed};
 pub use create::{CreateOutcome, NewTodo, insert_todo};
 pub(crate) use create::{Inserted, TODO_INSERT, bind_todo};
 pub use finish::Finish;
+pub use interrupt::ResumeOutcome;
 pub use read::{ListFilter, TodoWithAttempts};
 pub(crate) use sweeps::SWEEP_PAUSE_RATIO;
 pub use sweeps::SweepReport;

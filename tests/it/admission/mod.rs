@@ -1,8 +1,9 @@
 //! Admission budgets per (endpoint, queue) over HTTP, on a real database: a paused
 //! queue defers every claim, `max_in_flight` holds under racing agents (on one server
-//! and across two), `per_hour` defers past its window, every deferral is counted (per
-//! queue, hour and reason, and in the metrics), bad input changes nothing, and claims
-//! racing budget changes never see a 5xx.
+//! and across two), `per_hour` defers past its window, a resume of an interrupted todo
+//! is judged as a claim, every deferral is counted (per queue, hour and reason, and in
+//! the metrics), bad input changes nothing, and claims racing budget changes never see a
+//! 5xx.
 
 mod any_queue;
 mod bad_input;
@@ -10,6 +11,7 @@ mod board;
 mod counted;
 mod paused;
 mod race;
+mod resume;
 mod window;
 
 use awc::http::StatusCode;

@@ -1,6 +1,7 @@
 //! Cairn publication against a Cairn-contract receiver: a 201 gives the sinks a short
 //! message linking the artifact; a 5xx gives them the full text and records the
-//! failure; the request carries the specified headers and TTL.
+//! failure; the request carries the specified headers and TTL. A cairn connection's
+//! test asks the Cairn's whoami with the token and says what a refusal means.
 
 use serde_json::json;
 
@@ -85,4 +86,43 @@ async fn a_cairn_failure_sends_the_full_text_to_the_sinks_and_is_recorded() {
     let (_, shown) = app.get(&format!("/api/v1/digests/{id}"), &o.token).await;
     assert_eq!(shown["runs"][0]["cairn_error"], "cairn answered 503 (unavailable)", "{shown}");
     assert_eq!(shown["runs"][0]["outcome"], "sent");
+}
+
+#[actix_web::test]
+async fn testing_a_cairn_connection_asks_whoami_with_its_token_and_reports_a_refused_token() {
+    let app = spawn_with(|_| {}).await;
+    let o = app.owner("a@example.com").await;
+    let refused = r#"{"error":{"code":"unauthenticated","message":"no such token cairn_pat_secret"}}"#;
+    let cairn = Receiver::scripted(
+        vec![Reply::Json(200, r#"{"id":"usr_1","name":"switchboard"}"#.into()), Reply::Json(401, refused.into())],
+        Reply::Status(503),
+    )
+    .await;
+    let conn = cairn_connection(&app, &o, &cairn).await;
+    let test = format!("/api/v1/connections/{conn}/test");
+
+    let (s, known) = app.post(&test, &o.token, json!({})).await;
+    assert_eq!((s.as_u16(), known), (200, json!({"ok": true, "error": null})));
+    let (s, unknown) = app.post(&test, &o.token, json!({})).await;
+    assert_eq!(s, 200, "{unknown}");
+    assert_eq!((unknown["ok"].clone(), unknown["error"]["code"].clone()), (json!(false), json!("auth")), "{unknown}");
+    assert!(!unknown.to_string().contains("cairn_pat_secret"), "neither the token nor Cairn's text: {unknown}");
+    let (_, down) = app.post(&test, &o.token, json!({})).await;
+    assert_eq!(down["error"]["code"], "server_error", "{down}");
+
+    let asked = cairn.wait_for(3).await;
+    for r in &asked {
+        assert_eq!((r.method.as_str(), r.path.as_str()), ("GET", "/v1/whoami"), "a test publishes nothing");
+        assert_eq!(r.header("authorization"), Some("Bearer cairn_pat_secret"));
+        assert!(r.body.is_empty());
+    }
+    assert_eq!(cairn.count(), 3, "one call per test");
+
+    // A gotify connection has no URL of its own: it is tested through a sink.
+    let (_, gotify) = app
+        .post("/api/v1/connections", &o.token, json!({"name": "phone", "kind": "gotify", "secret": "app-token"}))
+        .await;
+    let (s, answer) =
+        app.post(&format!("/api/v1/connections/{}/test", gotify["id"].as_str().unwrap()), &o.token, json!({})).await;
+    assert_eq!((s.as_u16(), answer["error"]["code"].as_str()), (409, Some("conflict")), "{answer}");
 }

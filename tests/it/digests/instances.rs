@@ -1,5 +1,6 @@
 //! Two server processes on one database send one digest per send time: each claims the
-//! send time by a conditional update, and only one commits it.
+//! send time by a conditional update, and only one commits it. "No more" is checked
+//! once both schedulers have ticked past the last decision, not after a guessed pause.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ async fn two_server_processes_send_one_digest_per_send_time() {
     let store = db.store(switchboard::store::signals::Emitter::none());
     let operator = store.create_human("a@example.com", "A", None).await.unwrap().token;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let fast = [("SWITCHBOARD_DIGEST_INTERVAL_MS", "20")];
+    let fast = [("SWITCHBOARD_DIGEST_INTERVAL_MS", "20"), ("SWITCHBOARD_METRICS_TOKEN", super::METRICS_TOKEN)];
     let first = Served::start_with(&db, &fast);
     let second = Served::start_with(&db, &fast);
     let (s, c) = first
@@ -53,10 +54,31 @@ async fn two_server_processes_send_one_digest_per_send_time() {
         }
         rx.wait_for(want as usize).await;
     }
-    // Both instances kept ticking meanwhile: nothing more was decided or sent.
-    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    // Everything that could send one again is over: every digest delivery has ended,
+    // and on both instances a whole scheduler tick ran after the last send time was
+    // decided (a tick that saw one due has finished; a later one finds it decided).
+    super::digest_outbox_ended(&db).await;
+    for server in [&first, &second] {
+        super::two_more_ticks(|| ticks(server)).await;
+    }
     assert_eq!(db.count("SELECT count(*) FROM digest_runs").await, 15, "one run per send time");
+    assert_eq!(db.count("SELECT count(*) FROM outbox WHERE event = 'digest'").await, 15, "one row per send time");
     assert_eq!(rx.count(), 15, "one message per send time");
     first.kill();
     second.kill();
+}
+
+/// The server's finished digest scheduler ticks, from its metrics.
+async fn ticks(server: &Served) -> u64 {
+    let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
+    let mut resp = client
+        .get(format!("{}/metrics", server.base))
+        .insert_header(("Authorization", format!("Bearer {}", super::METRICS_TOKEN)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let text = String::from_utf8(resp.body().await.unwrap().to_vec()).unwrap();
+    let line = text.lines().find(|l| l.starts_with(super::TICKS)).unwrap_or_else(|| panic!("no ticks in\n{text}"));
+    line[super::TICKS.len()..].trim().parse().unwrap()
 }

@@ -104,6 +104,40 @@ async fn wait_runs(app: &TestApp, digest: &str, outcome: &str, n: i64) {
     }
 }
 
+/// The metrics token the tests that count scheduler ticks start their servers with.
+const METRICS_TOKEN: &str = "digests-metrics-token-0123456789abcdef";
+
+/// The series counting a server's finished digest scheduler ticks.
+const TICKS: &str = "switchboard_digest_scheduler_ticks_total";
+
+/// Waits until `ticks` (a server's finished scheduler ticks, read anew each call) is two
+/// past what it was on the first call: a whole tick then began and ended after this
+/// was called, and no tick that began before it is still deciding anything.
+async fn two_more_ticks<F, Fut>(ticks: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = u64>,
+{
+    let from = ticks().await;
+    let started = Instant::now();
+    while ticks().await < from + 2 {
+        assert!(started.elapsed() < Duration::from_secs(20), "the digest scheduler stopped ticking");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until every `digest` outbox row has ended (sent, coalesced, partial or
+/// undeliverable): nothing of the digests is still to be delivered.
+async fn digest_outbox_ended(db: &crate::harness::TestDb) {
+    let open = "SELECT count(*) FROM outbox WHERE event = 'digest' \
+        AND status NOT IN ('sent', 'coalesced', 'partial', 'undeliverable')";
+    let started = Instant::now();
+    while db.count(open).await != 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "a digest's outbox row never ended");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Dead-letters a fresh todo titled `title` on `slug`, a new endpoint of `o`.
 async fn dead_letter(app: &TestApp, o: &Owner, slug: &str, title: &str) -> String {
     let ep = app.agent(o.scope, slug).await;

@@ -30,7 +30,7 @@ async fn a_quiet_digest_is_skipped_and_the_skip_is_recorded() {
 
 #[actix_web::test]
 async fn a_digest_with_one_dead_letter_is_sent_once_listing_it_with_its_link() {
-    let app = spawn_with(|_| {}).await;
+    let app = spawn_with(|s| s.metrics_token = Some(METRICS_TOKEN.into())).await;
     let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let sink = sink_to(&app, &o, &rx).await;
@@ -46,8 +46,15 @@ async fn a_digest_with_one_dead_letter_is_sent_once_listing_it_with_its_link() {
     assert!(text.contains("ci-bot/builds: 1 dead letter"), "{text}");
     assert!(text.contains(&format!("/todos/{todo}")), "{text}");
     assert_eq!(got[0].header("x-gotify-key"), Some("app-token"));
-    // Later ticks decide nothing more for this send time.
-    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    // Everything that could send it again is over: its delivery has ended, and a whole
+    // scheduler tick ran after the send time was decided (any tick that saw it due
+    // has finished; a later one finds it decided). Then it is one run, one outbox row,
+    // one message.
+    digest_outbox_ended(&app.db).await;
+    two_more_ticks(|| app.metric(METRICS_TOKEN, TICKS)).await;
+    let digest_id = &id[3..];
+    assert_eq!(app.db.count(&format!("SELECT count(*) FROM digest_runs WHERE digest_id = '{digest_id}'")).await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE event = 'digest'").await, 1, "one row for one sink");
     assert_eq!(rx.count(), 1, "sent once");
 }
 

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS todos_in_flight_idx;

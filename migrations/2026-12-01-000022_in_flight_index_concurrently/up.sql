@@ -1,0 +1,11 @@
+-- What a budgeted claim counts as in flight (store/todos/admitted.rs): the queue's
+-- claimed todos. Only claimed rows are in it, so it stays small; a claim adds one entry
+-- (the lease reaper's index already takes one per claim), a completion none.
+--
+-- Built CONCURRENTLY (this migration runs outside a transaction, metadata.toml) so
+-- that instances of the previous version keep claiming and writing todos while it
+-- builds: built inside migration 000017's transaction, it held a SHARE lock on todos for
+-- the whole read of the table. A database that ran 000017 before the index moved here
+-- already has it (IF NOT EXISTS); one left invalid by an interrupted build is rebuilt at
+-- start-up, under the migration lock (db/migrate.rs).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS todos_in_flight_idx ON todos (endpoint_id, queue) WHERE state = 'claimed';
