@@ -45,14 +45,7 @@ fn section(run: &ClaimCostRun) -> String {
     let mut d = String::new();
     let _ = writeln!(d, "{START}");
     let _ = writeln!(d, "### Latest run: {}\n", run.date);
-    let _ = writeln!(
-        d,
-        "- Machine: {} cores ({}), {:.1} GiB memory, kernel {}.",
-        m.cores,
-        m.cpu_model,
-        m.memory_kib as f64 / 1024.0 / 1024.0,
-        m.kernel
-    );
+    let _ = writeln!(d, "- Machine: {}.", m.summary());
     let _ = writeln!(d, "- PostgreSQL {} on the same host over 127.0.0.1; {}.", run.pg.0, run.pg.1);
     let noise = run.sides.iter().map(|s| s.window.cpu.other_share()).fold(0.0, f64::max);
     let _ = writeln!(d, "- Noise: other processes took {} of all cores in the noisier side's windows.", pct(noise));

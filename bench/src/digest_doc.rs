@@ -106,12 +106,9 @@ fn section(run: &DigestRun) -> String {
     let _ = writeln!(d, "### Latest run: {}\n", run.date);
     let _ = writeln!(
         d,
-        "- Machine: {} cores ({}), {:.1} GiB memory, kernel {}; shared with other work: the CPU share taken by \
+        "- Machine: {}; shared with other work: the CPU share taken by \
          other processes while the builds ran is in the table (\"others' CPU\").",
-        m.cores,
-        m.cpu_model,
-        m.memory_kib as f64 / 1024.0 / 1024.0,
-        m.kernel
+        m.summary()
     );
     let _ = writeln!(d, "- PostgreSQL {} on the same host over 127.0.0.1; {}.", run.pg.0, run.pg.1);
     let _ = writeln!(d, "- Revision: `{}`. Whole run: {}.\n", run.revision, minutes(run.total_seconds));

@@ -19,6 +19,18 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// "2 cores (AMD EPYC), 23.5 GiB memory, kernel 6.1": what the benchmark docs say
+    /// of the machine.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} cores ({}), {:.1} GiB memory, kernel {}",
+            self.cores,
+            self.cpu_model,
+            self.memory_kib as f64 / 1024.0 / 1024.0,
+            self.kernel
+        )
+    }
+
     /// Reads the machine's description.
     pub fn describe() -> Machine {
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();

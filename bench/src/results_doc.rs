@@ -24,14 +24,7 @@ fn section(run: &Run) -> String {
     let mut d = String::new();
     let _ = writeln!(d, "{START}");
     let _ = writeln!(d, "### Latest run: {}\n", run.date);
-    let _ = writeln!(
-        d,
-        "- Machine: {} cores ({}), {:.1} GiB memory, kernel {}.",
-        m.cores,
-        m.cpu_model,
-        m.memory_kib as f64 / 1024.0 / 1024.0,
-        m.kernel
-    );
+    let _ = writeln!(d, "- Machine: {}.", m.summary());
     let _ = writeln!(d, "- PostgreSQL {} on the same host over 127.0.0.1; {}.", run.pg_version, run.pg_settings);
     let _ = writeln!(
         d,

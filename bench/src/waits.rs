@@ -59,6 +59,7 @@ const SESSIONS_SQL: &str = "\
            WHEN query LIKE 'SELECT t.* FROM todos t WHERE t.id = $1%FOR UPDATE' THEN 'fail: lock todo' \
            WHEN query LIKE 'WITH moved AS ( UPDATE todos t SET state = ''failed''%' THEN 'fail: dead-letter' \
            WHEN query LIKE '%FROM switchboard_claim_outbox(%' THEN 'outbox: claim' \
+           WHEN query LIKE 'SELECT switchboard_fan_out_outbox(%' THEN 'outbox: fan-out' \
            WHEN query LIKE 'SELECT DISTINCT sink_id FROM outbox%' THEN 'outbox: held sinks' \
            WHEN query LIKE 'SELECT id, scope_id, kind, base_url%' THEN 'outbox: sink' \
            WHEN query LIKE 'SELECT tokens, tokens_at%' OR query LIKE 'UPDATE sinks SET tokens%' \
