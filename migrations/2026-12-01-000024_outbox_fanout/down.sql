@@ -1,4 +1,15 @@
 DROP FUNCTION IF EXISTS switchboard_fan_out_outbox(integer);
+CREATE OR REPLACE FUNCTION switchboard_outbox_queued() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM queued) AND NOT EXISTS (
+        SELECT 1 FROM outbox o
+        WHERE o.status = 'pending' AND o.next_attempt_at <= now()
+          AND (o.claimed_until IS NULL OR o.claimed_until < now())
+          AND NOT EXISTS (SELECT 1 FROM queued q WHERE q.id = o.id)) THEN
+        PERFORM pg_notify('switchboard_outbox', '');
+    END IF;
+    RETURN NULL;
+END $$;
 CREATE OR REPLACE FUNCTION switchboard_outbox_dead_letter() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     raised_event text;
