@@ -14,6 +14,9 @@
 --   delivery record stays, and the Board names the sink as deleted (no row to join);
 -- - a deleted scope (ON DELETE CASCADE): nothing deletes scopes; retention prunes ended
 --   rows whatever their scope.
+-- Dropping the keys locks outbox (ACCESS EXCLUSIVE), sinks and owner_scopes briefly:
+-- give up rather than queue every write behind a long transaction.
+SET LOCAL lock_timeout = '5s';
 ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_sink_id_fkey;
 ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_scope_id_fkey;
 
