@@ -19,6 +19,10 @@
 SET LOCAL lock_timeout = '5s';
 ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_sink_id_fkey;
 ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_scope_id_fkey;
+-- Held rows of sinks deleted under the old key (their sink_id set to NULL) could never
+-- be sent and stayed open: they end as the worker now ends a deleted sink's rows.
+UPDATE outbox SET status = 'undeliverable', claimed_until = NULL, last_error = 'sink_gone'
+WHERE sink_id IS NULL AND status = 'held';
 
 -- Room on every page for each row's claim to write its new version beside the old one
 -- (a HOT update: `claimed_until` and `attempts` are in no index). On full pages a claim

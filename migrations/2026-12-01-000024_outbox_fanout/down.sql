@@ -1,3 +1,8 @@
+-- What waits for fan-out becomes outbox rows first, so nothing recorded is lost.
+DO $$ BEGIN
+    WHILE switchboard_fan_out_outbox(10000) > 0 LOOP
+    END LOOP;
+END $$;
 DROP FUNCTION IF EXISTS switchboard_fan_out_outbox(integer);
 CREATE OR REPLACE FUNCTION switchboard_outbox_queued() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -10,6 +10,9 @@
 --
 -- Nothing is lost: the event commits with the dead letter (a rolled-back fail leaves
 -- none), and a worker deletes it in the same statement that inserts its outbox rows.
+-- A binary older than this migration does not fan out: once it has run, at least one
+-- instance must be of this release or newer, or dead letters wait in outbox_events
+-- (not lost: the next such instance sends them).
 -- Routing is decided at fan-out against the subscriptions then, milliseconds later.
 CREATE TABLE outbox_events (
     id                bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -41,7 +44,10 @@ BEGIN
     INSERT INTO outbox_events (scope_id, todo_id, endpoint_id, queue, event_id, dead_letter_count)
     VALUES (NEW.scope_id, NEW.id, NEW.endpoint_id, NEW.queue, NEW.event_id, NEW.dead_letter_count)
     RETURNING id INTO recorded;
-    IF EXISTS (SELECT 1 FROM outbox_events WHERE id <> recorded) THEN
+    -- From the newest record down (and anything newer): the oldest records are the
+    -- ones fan-out deleted, whose dead index entries a forward scan would walk first.
+    IF EXISTS (SELECT 1 FROM outbox_events WHERE id < recorded ORDER BY id DESC LIMIT 1)
+       OR EXISTS (SELECT 1 FROM outbox_events WHERE id > recorded) THEN
         RETURN NULL;
     END IF;
     IF EXISTS (SELECT 1 FROM outbox o WHERE o.status = 'pending' AND o.next_attempt_at <= now()

@@ -48,7 +48,8 @@
 //! `outbox_events` row, which locks nothing. The outbox worker fans those out (locking
 //! event rows `SKIP LOCKED`, then inserting outbox rows), locks a sink row, then that
 //! sink's held outbox rows (`SKIP LOCKED`), records answers in one statement per batch
-//! (rows locked in id order), and never locks a todo, endpoint or attempt, so a trigger
+//! (rows it claimed, which no other worker holds unless that claim lapsed), and never
+//! locks a todo, endpoint or attempt, so a trigger
 //! waiting on an outbox row never waits on a transaction that waits on it.
 //!
 //! **Digests** live apart too: creating one locks its owner scope row (counting the cap

@@ -25,22 +25,39 @@ pub struct Claim {
 pub async fn claim(deps: &OutboxDeps, busy: &[SinkId], room: usize) -> Result<Claim> {
     let store = &deps.store;
     // Taken before the claim, so the drain's window never outlasts the database's claim.
-    // Dead letters recorded since the last claim become their sinks' rows first.
-    let fanned_out = store.fan_out_outbox(CLAIM_BATCH).await?;
+    // Dead letters recorded since the last claim become their sinks' rows first. A
+    // fan-out that fails must not stop the rest of the outbox: it is logged and tried
+    // again at the next claim.
+    let fanned_out = match store.fan_out_outbox(CLAIM_BATCH).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "outbox: recorded dead letters were not fanned out; will retry");
+            0
+        }
+    };
     let claimed_at = Instant::now();
     let rows = store.claim_outbox(busy).await?;
     let claimed = rows.len() + fanned_out;
     let (by_sink, orphans, over) = split(rows, room);
+    // From here on the rows are claimed: whatever fails, the shares are drained (what is
+    // not recorded lapses and is claimed again).
     let mut records = undeliverable(&orphans, "sink_gone");
     records.extend(over.iter().map(|row| Record { id: row.id, attempts: row.attempts, outcome: Outcome::GivenBack }));
-    store.record_outbox(&records).await?;
+    if let Err(e) = store.record_outbox(&records).await {
+        tracing::warn!(error = %e, "outbox: rows past this claim's room were not given back; their claim lapses");
+    }
     let mut shares: Vec<SinkShare> =
         by_sink.into_iter().map(|(sink, due)| SinkShare { sink, due, claimed_at }).collect();
     if shares.len() < room {
         let mut skip: Vec<SinkId> = busy.to_vec();
         skip.extend(shares.iter().map(|share| share.sink));
-        for sink in store.sinks_with_held(&skip).await?.into_iter().take(room - shares.len()) {
-            shares.push(SinkShare { sink, due: Vec::new(), claimed_at });
+        match store.sinks_with_held(&skip).await {
+            Ok(held) => {
+                for sink in held.into_iter().take(room - shares.len()) {
+                    shares.push(SinkShare { sink, due: Vec::new(), claimed_at });
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "outbox: sinks with held rows were not looked up; next claim"),
         }
     }
     Ok(Claim { claimed, shares })

@@ -113,7 +113,7 @@ async fn send_individually(
         let mut failed = None;
         while recorded.recv_many(&mut batch, RECORD_BATCH).await > 0 {
             let records: Vec<Record> = batch.iter().map(|(record, _)| *record).collect();
-            match deps.store.record_outbox(&records).await {
+            match record_with_retries(deps, &records).await {
                 Ok(n) if n < records.len() => tracing::warn!(
                     recorded = n,
                     answers = records.len(),
@@ -132,6 +132,24 @@ async fn send_individually(
     };
     let ((), sent) = futures_util::future::join(sending, recording).await;
     sent
+}
+
+/// Records `records`, trying again twice after a short wait: these messages were sent,
+/// and a record that is lost sends them again once their claim lapses.
+async fn record_with_retries(deps: &OutboxDeps, records: &[Record]) -> Result<usize> {
+    let mut wait = std::time::Duration::from_millis(50);
+    let mut tries = 1;
+    loop {
+        match deps.store.record_outbox(records).await {
+            Err(e) if tries < 3 => {
+                tracing::warn!(error = %e, tries, "outbox: recording answers failed; trying again");
+                actix_rt::time::sleep(wait).await;
+                wait *= 4;
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// One row's attempt (or why there was none) as the record of its end, and whether it

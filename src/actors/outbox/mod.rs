@@ -122,13 +122,22 @@ impl OutboxWorker {
                         act.tick(ctx);
                     }
                 }
-                Err(e) => tracing::warn!(error = %e, "outbox claim failed; will retry next tick"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "outbox claim failed; will retry next tick");
+                    if act.again {
+                        act.tick(ctx);
+                    }
+                }
             }
         }));
     }
 
     fn start_drain(&mut self, share: SinkShare, ctx: &mut Context<Self>) {
         let sink = share.sink;
+        // A share of claimed rows may leave more of its sink's rows due: claim again
+        // when it ends. A share of held rows only asked the budget, which answers the
+        // same until a token returns: the poll asks again, not a loop.
+        let claimed_rows = !share.due.is_empty();
         // The claim skipped sinks being drained, and only this worker adds to them.
         self.draining.insert(sink);
         let client = self.client.get_or_insert_with(|| self.deps.guard.client()).clone();
@@ -143,7 +152,9 @@ impl OutboxWorker {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(sink = %sink, error = %e, "outbox: a sink's rows were not all sent; they are retried"),
             }
-            act.tick(ctx);
+            if claimed_rows || act.again {
+                act.tick(ctx);
+            }
         }));
     }
 }

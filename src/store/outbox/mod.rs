@@ -152,8 +152,8 @@ impl Store {
         Ok(usize::try_from(taken.taken).unwrap_or(0))
     }
 
-    /// Sinks other than `skip` with held rows nobody has claimed: a pass asks their
-    /// budgets again.
+    /// Sinks other than `skip` with held rows nobody has claimed, the longest waiting
+    /// first: a claim asks their budgets again.
     pub async fn sinks_with_held(&self, skip: &[SinkId]) -> Result<Vec<SinkId>> {
         #[derive(QueryableByName)]
         struct Row {
@@ -162,8 +162,9 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         let rows: Vec<Row> = diesel::sql_query(
-            "SELECT DISTINCT sink_id FROM outbox WHERE status = 'held' AND sink_id IS NOT NULL \
-               AND (claimed_until IS NULL OR claimed_until < now()) AND sink_id <> ALL($1)",
+            "SELECT sink_id FROM outbox WHERE status = 'held' AND sink_id IS NOT NULL \
+               AND (claimed_until IS NULL OR claimed_until < now()) AND sink_id <> ALL($1) \
+             GROUP BY sink_id ORDER BY min(created_at)",
         )
         .bind::<Array<SqlUuid>, _>(skip)
         .load(&mut conn)
@@ -230,8 +231,25 @@ impl Store {
                 .execute(conn)
                 .await?;
             let mut due = due;
-            let individual: Vec<OutboxRow> = due.drain(..(decision.send_individually as usize).min(due.len())).collect();
+            let mut held = held;
+            let wanted = decision.send_individually as usize;
+            let individual: Vec<OutboxRow> = due.drain(..wanted.min(due.len())).collect();
             let mut plan = SinkPlan { individual, ..SinkPlan::default() };
+            if plan.individual.len() < wanted && decision.coalesce.is_none() {
+                // A lone held row the budget sends as itself: claimed for this pass,
+                // its attempt counted as a claim counts one.
+                let lone: Vec<OutboxRow> = held.drain(..(wanted - plan.individual.len()).min(held.len())).collect();
+                let ids: Vec<uuid::Uuid> = lone.iter().map(|r| r.id).collect();
+                diesel::sql_query(
+                    "UPDATE outbox SET claimed_until = now() + make_interval(secs => $2), attempts = attempts + 1 \
+                     WHERE id = ANY($1)",
+                )
+                .bind::<Array<SqlUuid>, _>(&ids)
+                .bind::<Integer, _>(CLAIM_SECONDS)
+                .execute(conn)
+                .await?;
+                plan.individual.extend(lone.into_iter().map(|row| OutboxRow { attempts: row.attempts + 1, ..row }));
+            }
             if decision.coalesce.is_some() {
                 plan.coalesced = held.into_iter().chain(due).collect();
                 let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();

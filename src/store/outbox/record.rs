@@ -43,8 +43,8 @@ pub struct Record {
 }
 
 impl Store {
-    /// Records `records` in one statement (rows locked in id order); how many were
-    /// recorded (fewer when a lapsed claim's row was claimed again meanwhile).
+    /// Records `records` in one statement; how many were recorded (fewer when a lapsed
+    /// claim's row was claimed again, or ended, meanwhile).
     pub async fn record_outbox(&self, records: &[Record]) -> Result<usize> {
         if records.is_empty() {
             return Ok(0);

@@ -173,3 +173,26 @@ async fn a_dead_letter_is_recorded_once_whatever_its_sinks_and_fanned_out_to_eac
     assert_eq!(app.db.count(&format!("SELECT count(*) FROM outbox WHERE sink_id = '{}'", other.0)).await, 0);
     assert_eq!(app.store.fan_out_outbox(256).await.unwrap(), 0, "nothing left");
 }
+
+#[actix_web::test]
+async fn a_lone_held_row_goes_out_as_itself_when_a_token_returns() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx).await;
+    // A burst of 2, one token a second: of three dead letters at once, two go out and
+    // the third is held until a token returns.
+    app.db.exec("UPDATE sinks SET burst = 2, tokens = 2, budget_per_hour = 3600").await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    for i in 0..3 {
+        dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
+    }
+    let next = another_instance(&app).await;
+    let got = rx.wait_for(3).await;
+    let titles: Vec<String> = got.iter().map(|r| r.json()["title"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    assert!(titles.iter().all(|t| t.starts_with("Dead letter")), "the held one went out as itself: {titles:?}");
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 3).await;
+    next.stop(false).await;
+}
