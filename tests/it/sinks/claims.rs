@@ -196,3 +196,46 @@ async fn a_lone_held_row_goes_out_as_itself_when_a_token_returns() {
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 3).await;
     next.stop(false).await;
 }
+
+#[actix_web::test]
+async fn a_held_sink_without_a_token_is_asked_once_per_poll_not_in_a_loop() {
+    let app = TestApp::spawn_with(|s| {
+        outbox_settings(s);
+        s.outbox_poll_ms = 1000;
+    })
+    .await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
+    // No token, one an hour: what comes is held.
+    app.db.exec("UPDATE sinks SET tokens = 0, budget_per_hour = 1, burst = 1").await;
+    let ep = app.agent(o.scope, "w").await;
+    dead_letter_in_store(&app, ep.id, "held").await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 1).await;
+    // Each ask of the budget rewrites the sink's row (a new xmin): two asks in a row
+    // are a poll apart, not a claim's round trip apart.
+    let version = format!("SELECT xmin::text::bigint FROM sinks WHERE id = '{}'", sink.0);
+    let next_version = |after: i64| {
+        let (db, version) = (&app.db, &version);
+        async move {
+            let started = Instant::now();
+            loop {
+                let now = db.count(version).await;
+                if now != after {
+                    return (now, Instant::now());
+                }
+                assert!(started.elapsed() < Duration::from_secs(10), "the held sink's budget was never asked again");
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    let first = app.db.count(&version).await;
+    let (second, at_second) = next_version(first).await;
+    let (_, at_third) = next_version(second).await;
+    assert!(
+        at_third - at_second >= Duration::from_millis(500),
+        "asked again after {:?}: a loop, not the poll",
+        at_third - at_second
+    );
+    assert_eq!(rx.count(), 0);
+}
