@@ -11,9 +11,9 @@ use futures_util::{StreamExt, stream};
 use tokio::sync::mpsc;
 
 use super::render::{coalesced, render};
-use super::{MAX_DELIVERIES_IN_FLIGHT, OutboxDeps, PassReport};
+use super::{DrainReport, MAX_DELIVERIES_IN_FLIGHT, OutboxDeps};
 use crate::domain::ids::SinkId;
-use crate::domain::sinks::{OutboxStatus, SinkEvent};
+use crate::domain::sinks::OutboxStatus;
 use crate::error::{Error, Result};
 use crate::metrics::SinkOutcome;
 use crate::notify::sinks::claim_window::ClaimWindow;
@@ -36,10 +36,10 @@ pub struct SinkShare {
 }
 
 /// Sends one sink's share and records every answer.
-pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<PassReport> {
+pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<DrainReport> {
     let SinkShare { sink, due, claimed_at } = share;
     let store = &deps.store;
-    let mut report = PassReport::default();
+    let mut report = DrainReport::default();
     let dial = match store.sink_dial(sink).await? {
         Some(dial) if dial.enabled => dial,
         found => {
@@ -69,11 +69,8 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
         Err(e) => return Err(e),
     };
     let target = target(&dial, &secret);
-    let window = ClaimWindow::new(
-        claimed_at,
-        std::time::Duration::from_secs(crate::store::outbox::CLAIM_SECONDS.unsigned_abs().into()),
-        crate::notify::sinks::outcome::ATTEMPT_TIMEOUT,
-    );
+    let window =
+        ClaimWindow::new(claimed_at, crate::store::outbox::CLAIM, crate::notify::sinks::outcome::ATTEMPT_TIMEOUT);
     let rows: Vec<&OutboxRow> = plan.individual.iter().collect();
     let facts = store.subject_facts(&rows).await?;
     report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts).await?;
@@ -171,11 +168,12 @@ async fn attempt(
     }
     let answer = post(client, target, &message).await;
     let sent = answer == Answer::Sent;
-    (end(step(deps, row.event, answer, row)), sent)
+    (end(step(deps, answer, row)), sent)
 }
 
 /// What `answer` makes of `row`, counted in the metrics.
-fn step(deps: &OutboxDeps, event: SinkEvent, answer: Answer, row: &OutboxRow) -> Outcome {
+fn step(deps: &OutboxDeps, answer: Answer, row: &OutboxRow) -> Outcome {
+    let event = row.event;
     let previous = row.last_error.as_deref().and_then(|e| e.parse::<ErrorClass>().ok());
     let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
     match after_attempt(answer, attempts, previous, &deps.retry) {

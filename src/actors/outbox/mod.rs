@@ -70,7 +70,7 @@ pub struct OutboxDeps {
 
 /// What a sink's drain did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct PassReport {
+pub struct DrainReport {
     /// Messages sent (a coalesced one counts once).
     pub sent: usize,
     /// Rows held by a budget.

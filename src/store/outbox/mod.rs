@@ -27,6 +27,9 @@ use crate::notify::sinks::budget::{BucketState, decide};
 /// How long a claim keeps other workers off a row (longer than one attempt's timeout).
 pub const CLAIM_SECONDS: i32 = 60;
 
+/// [`CLAIM_SECONDS`] as a duration (how long a worker may count on its claim).
+pub const CLAIM: std::time::Duration = std::time::Duration::from_secs(CLAIM_SECONDS as u64);
+
 /// Rows one claim takes at most: enough that the claim, the budget and the facts
 /// read are paid once for many messages.
 pub const CLAIM_BATCH: i32 = 256;
