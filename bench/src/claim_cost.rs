@@ -85,16 +85,21 @@ impl ClaimCostRun {
     }
 }
 
-/// A server on a database of its own, seeded.
-struct Rig {
-    db: BenchDb,
-    server: Server,
-    seeded: Seeded,
-    probe: Probe,
+/// A server on a database of its own, seeded (also the throughput benchmark's).
+pub(crate) struct Rig {
+    /// The database.
+    pub(crate) db: BenchDb,
+    /// The server on it.
+    pub(crate) server: Server,
+    /// What seeding made.
+    pub(crate) seeded: Seeded,
+    /// The server's and the database's CPU probe.
+    pub(crate) probe: Probe,
 }
 
 impl Rig {
-    async fn start(args: &Args, bin: &Path, tag: &str) -> BenchResult<Rig> {
+    /// Starts `bin` on a fresh database tagged `tag`, and seeds it.
+    pub(crate) async fn start(args: &Args, bin: &Path, tag: &str) -> BenchResult<Rig> {
         let db = BenchDb::create_tagged(&args.admin_url, Some(tag)).await?;
         let mut server = match Server::start(bin, &db.url, args.pool_size).await {
             Ok(s) => s,
@@ -133,7 +138,7 @@ impl Rig {
     }
 
     /// Stops the server and drops the database; answers the server's peak RSS.
-    async fn finish(self) -> BenchResult<u64> {
+    pub(crate) async fn finish(self) -> BenchResult<u64> {
         let memory = self.server.memory_kib();
         let stopped = self.server.stop().await;
         let dropped = self.db.drop_database().await;

@@ -135,6 +135,22 @@ impl BenchDb {
         self.client.execute(sql, &[]).await.map_err(|e| format!("{e}; in: {}", opening(sql)))
     }
 
+    /// Runs `sql` (one or more statements, no parameters) as a simple query.
+    pub async fn exec_batch(&self, sql: &str) -> BenchResult<()> {
+        self.client.batch_execute(sql).await.map_err(|e| format!("{e}; in: {}", opening(sql)))
+    }
+
+    /// The one `bigint` a `SELECT count(*) …` answers.
+    pub async fn count(&self, sql: &str) -> BenchResult<u64> {
+        let row = self.client.query_one(sql, &[]).await.map_err(|e| format!("{e}; in: {}", opening(sql)))?;
+        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
+
+    /// The cluster's WAL insert position, in bytes since the start of the WAL.
+    pub async fn wal_insert_lsn(&self) -> BenchResult<u64> {
+        self.count("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint").await
+    }
+
     /// The PostgreSQL version, and the settings that move a queue's throughput
     /// (`name=value, …`): commits wait for the WAL flush, and with autovacuum off dead
     /// rows pile up until someone vacuums.

@@ -40,6 +40,10 @@ pub enum Agent {
         /// The endpoint whose queue it drains.
         endpoint: EndpointId,
     },
+    /// Over the REST API in batches (throughput_agents.rs): one cycle claims up to
+    /// `limit` todos with one claim-next and completes them with one batch complete,
+    /// or creates `limit` todos with one batch create.
+    Batch(Box<dyn BatchWork>),
     /// Work another measurement defines, whose "cycle" is one unit of it: a signed
     /// delivery or a plain creation (intake.rs), a delivery announced on every hook or
     /// a plain POST (hook_load.rs).
@@ -51,6 +55,15 @@ pub enum Agent {
 pub trait Work {
     /// Does one unit.
     fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>>;
+}
+
+/// Work done in batches: each call does up to [`BatchWork::units`] units and says how
+/// many it did (0: there was nothing to do).
+pub trait BatchWork {
+    /// Most units one call does (what it takes from the load's budget).
+    fn units(&self) -> u64;
+    /// Does one batch.
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<u64>> + '_>>;
 }
 
 /// The part of a claim answer an agent needs.
@@ -83,11 +96,20 @@ impl Agent {
         Agent::Raw { store: store.clone(), endpoint: seeded.cycles }
     }
 
-    /// One claim_next → complete cycle (one delivery, one todo). `Ok(false)` when the
-    /// queue was empty.
-    async fn cycle(&self) -> BenchResult<bool> {
+    /// Most units one cycle does.
+    fn units(&self) -> u64 {
         match self {
-            Agent::Work(work) => work.once().await.map(|()| true),
+            Agent::Batch(work) => work.units(),
+            Agent::Rest { .. } | Agent::Raw { .. } | Agent::Work(_) => 1,
+        }
+    }
+
+    /// One claim_next → complete cycle (one delivery, one todo; a batch's todos): how
+    /// many units it did, 0 when the queue was empty.
+    async fn cycle(&self) -> BenchResult<u64> {
+        match self {
+            Agent::Batch(work) => work.once().await,
+            Agent::Work(work) => work.once().await.map(|()| 1),
             Agent::Rest { client, claim_url, todos_url, authorization } => {
                 let mut resp = client
                     .post(claim_url)
@@ -101,7 +123,7 @@ impl Agent {
                 let answer: ClaimAnswer = resp.json().await.map_err(|e| format!("claim-next body: {e}"))?;
                 let (Some(todo), Some(lease_token)) = (answer.todo, answer.lease_token) else {
                     return if answer.empty {
-                        Ok(false)
+                        Ok(0)
                     } else {
                         Err("claim-next answered neither a todo nor empty".into())
                     };
@@ -117,18 +139,18 @@ impl Agent {
                 if !resp.status().is_success() {
                     return Err(format!("complete answered {}: {}", resp.status(), String::from_utf8_lossy(&body)));
                 }
-                Ok(true)
+                Ok(1)
             }
             Agent::Raw { store, endpoint } => {
                 let claim = ClaimRequest { queue: Some(QUEUE.into()), ..ClaimRequest::default() };
                 let Some(claimed) =
                     store.claim_next(*endpoint, claim).await.map_err(|e| format!("claim_next: {e}"))?.claimed()
                 else {
-                    return Ok(false);
+                    return Ok(0);
                 };
                 let finish = Finish { lease_token: Some(claimed.lease_token), ..Finish::default() };
                 store.complete(*endpoint, claimed.todo.id, finish).await.map_err(|e| format!("complete: {e}"))?;
-                Ok(true)
+                Ok(1)
             }
         }
     }
@@ -154,13 +176,13 @@ impl Tally {
         self.cycles.load(Ordering::SeqCst)
     }
 
-    /// Takes one claim from the budget; false once it is spent.
-    fn take_budget(&self) -> bool {
-        self.budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| b.checked_sub(1)).is_ok()
+    /// Takes `n` claims from the budget; false once it cannot cover them.
+    fn take_budget(&self, n: u64) -> bool {
+        self.budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| b.checked_sub(n)).is_ok()
     }
 
-    fn completed(&self, took: Duration) {
-        self.cycles.fetch_add(1, Ordering::SeqCst);
+    fn completed(&self, took: Duration, units: u64) {
+        self.cycles.fetch_add(units, Ordering::SeqCst);
         if self.recording.load(Ordering::Relaxed)
             && let Ok(mut l) = self.latencies_us.lock()
         {
@@ -245,11 +267,11 @@ impl Mark {
 }
 
 async fn work(agent: Agent, tally: Arc<Tally>) {
-    while !tally.stop.load(Ordering::SeqCst) && tally.take_budget() {
+    while !tally.stop.load(Ordering::SeqCst) && tally.take_budget(agent.units()) {
         let started = Instant::now();
         match agent.cycle().await {
-            Ok(true) => tally.completed(started.elapsed()),
-            Ok(false) => {
+            Ok(n) if n > 0 => tally.completed(started.elapsed(), n),
+            Ok(_) => {
                 tally.empty.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }

@@ -206,6 +206,33 @@ fn backend_ticks(database: &str) -> u64 {
         .sum()
 }
 
+/// CPU ticks of the whole PostgreSQL cluster: the postmaster, every live process it
+/// started (backends of any database, the WAL writer, the checkpointer, …) and every one
+/// it has reaped (a client that disconnected: its backend's CPU moves into the
+/// postmaster's children's counters once it exits). For spans in which clients connect
+/// and leave, as pgbench's do, where [`backend_ticks`] would miss them.
+pub fn cluster_ticks() -> u64 {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut procs: Vec<(u32, u32, u64, u64)> = Vec::new(); // pid, ppid, own ticks, reaped children's ticks
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        if &stat[open + 1..close] != "postgres" {
+            continue;
+        }
+        let rest: Vec<u64> = stat[close + 1..].split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
+        // After `comm` and the state: ppid is the 1st, utime/stime the 11th/12th,
+        // cutime/cstime the 13th/14th.
+        let field = |i: usize| rest.get(i).copied().unwrap_or(0);
+        procs.push((pid, field(0) as u32, field(10) + field(11), field(12) + field(13)));
+    }
+    let pids: std::collections::HashSet<u32> = procs.iter().map(|p| p.0).collect();
+    procs.iter().map(|&(_, ppid, own, reaped)| if pids.contains(&ppid) { own } else { own + reaped }).sum()
+}
+
 /// (busy, total) ticks over all cores from the first line of `/proc/stat`.
 fn machine_ticks() -> (u64, u64) {
     let stat = fs::read_to_string("/proc/stat").unwrap_or_default();

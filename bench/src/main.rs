@@ -28,10 +28,14 @@
 //! 9. with `--baseline-bin`: what an unbudgeted claim costs against the server built
 //!    before admission budgets (claim_cost.rs), REST cycles at 16 agents, each server
 //!    on a database of its own.
+//! 10. with `--only-throughput` (throughput.rs): the bare-SQL ceiling of a claim cycle
+//!     (pgbench), PGQueuer's enqueue and drain, and the product's single-row, batched and
+//!     long-poll figures over REST, all on one database in one run.
 //!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers (the Board's between `bench:board`, the outbox's between
-//! `bench:outbox`, the claim cost's between `bench:claim-cost`). Run it through `scripts/bench`, which builds both binaries in
+//! `bench:outbox`, the claim cost's between `bench:claim-cost`, the throughput's between
+//! `bench:throughput`). Run it through `scripts/bench`, which builds both binaries in
 //! release mode first.
 
 mod board;
@@ -69,6 +73,11 @@ mod scrape;
 mod server;
 mod signature;
 mod sweep;
+mod throughput;
+mod throughput_agents;
+mod throughput_ceiling;
+mod throughput_doc;
+mod throughput_pgqueuer;
 mod waits;
 
 use std::path::PathBuf;
@@ -208,6 +217,9 @@ pub struct Args {
     /// claim_cost.rs).
     #[command(flatten)]
     pub claim_cost: claim_cost::ClaimCostArgs,
+    /// The throughput benchmark's flags (`--only-throughput`, …; throughput.rs).
+    #[command(flatten)]
+    pub throughput: throughput::ThroughputArgs,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -287,6 +299,9 @@ async fn run(args: Args) -> BenchResult<()> {
     if args.claim_cost.only_claim_cost {
         return run_claim_cost(&args).await;
     }
+    if args.throughput.only_throughput {
+        return run_throughput(&args).await;
+    }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("created database {}", db.name()));
@@ -350,6 +365,22 @@ async fn run_claim_cost(args: &Args) -> BenchResult<()> {
     if !args.no_doc {
         claim_cost_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the claim-cost section of {}", args.doc.display()));
+    }
+    Ok(())
+}
+
+/// The throughput benchmark (issue 14), on a database and server of its own; writes its
+/// own section of `--doc`.
+async fn run_throughput(args: &Args) -> BenchResult<()> {
+    let server_bin = match &args.server_bin {
+        Some(p) => p.clone(),
+        None => server::binary_next_to_bench()?,
+    };
+    let run = throughput::run(args, &server_bin).await?;
+    println!("{}", throughput_doc::table(&run));
+    if !args.no_doc {
+        throughput_doc::write_doc(&args.doc, &run)?;
+        progress(&format!("wrote the throughput section of {}", args.doc.display()));
     }
     Ok(())
 }

@@ -60,10 +60,11 @@
 //! inserts outbox rows. None of them takes an endpoint, todo or attempt lock. Doorbell
 //! rings are inserted alone (`ON CONFLICT DO NOTHING`), outside any other transaction.
 //!
-//! Foreign keys from todos, attempts, budgets and deferral counts to the endpoint
-//! (`endpoint_id`, `claimed_by`, `claimer_endpoint_id`) make PostgreSQL take `FOR KEY
-//! SHARE` on the endpoint row *after* the todo (or budget, or count) row is locked,
-//! which is against the order above. That is safe only
+//! Foreign keys from todos, budgets and deferral counts to the endpoint (`endpoint_id`)
+//! make PostgreSQL take `FOR KEY SHARE` on the endpoint row *after* the todo (or budget,
+//! or count) row is locked, which is against the order above (a claim does not: it
+//! changes no key column, and `claimed_by` / `claimer_endpoint_id` hold no key since
+//! migration `cycle_costs`). That is safe only
 //! because `FOR KEY SHARE` conflicts with nothing but `FOR UPDATE`, which no statement
 //! takes on an endpoint. A revocation that took `FOR UPDATE` deadlocked with claims in
 //! flight (pinned by `tests/it/revocation_under_load.rs`).

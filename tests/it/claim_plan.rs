@@ -74,3 +74,36 @@ async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
     assert_eq!(has("outcome = 'completed'"), 1, "complete prepared once and reused");
     assert_eq!(has("INSERT INTO todos"), 1, "create prepared once and reused");
 }
+
+/// A claim and its completion touch nothing of the endpoint row: no foreign-key check
+/// locks it (migration `cycle_costs`), so they go through while another transaction
+/// holds that row `FOR UPDATE`. With the keys on `claimed_by` and `claimer_endpoint_id`
+/// the claim waited for that lock (every claim locked the row `FOR KEY SHARE`).
+#[actix_web::test]
+async fn a_claim_and_its_completion_take_no_lock_on_the_endpoint_row() {
+    use switchboard::store::Store;
+    use switchboard::store::signals::Emitter;
+    use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
+
+    let (app, _, ep) = TestApp::with_worker().await;
+    let store = Store::new(switchboard::db::pool(&app.db.url, 2).unwrap(), Emitter::none());
+    // Creating work locks the endpoint FOR SHARE on purpose (it must not outlive a
+    // revocation): made before the row is held.
+    store.create_todo(NewTodo::new(ep.id, "q", "t")).await.unwrap();
+    let (holder, conn) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    holder.batch_execute(&format!("BEGIN; SELECT 1 FROM endpoints WHERE id = '{}' FOR UPDATE", ep.id.0)).await.unwrap();
+    let cycle = async {
+        let c = store.claim_next(ep.id, ClaimRequest::default()).await.unwrap().claimed().unwrap();
+        store
+            .complete(ep.id, c.todo.id, Finish { lease_token: Some(c.lease_token), ..Finish::default() })
+            .await
+            .unwrap()
+    };
+    // A deadline for a wait that must not happen at all: the cycle takes milliseconds.
+    let done = tokio::time::timeout(std::time::Duration::from_secs(20), cycle).await;
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    assert!(done.is_ok(), "the claim or the completion waited on the endpoint row's lock");
+}
