@@ -182,6 +182,23 @@ impl Error {
     }
 }
 
+impl Error {
+    /// What a caller is told of this error: the body of the envelope, also an item's
+    /// answer in a batch. An internal or unavailable error says no more than that.
+    pub fn body(&self) -> ErrorBody {
+        let message = match self {
+            Error::Internal(_) => "internal error".to_owned(),
+            Error::Unavailable(_) => "service temporarily unavailable".to_owned(),
+            other => other.to_string(),
+        };
+        let deferred = match self {
+            Error::Deferred(reason) => Some(*reason),
+            _ => None,
+        };
+        ErrorBody { code: self.code(), message, deferred }
+    }
+}
+
 impl From<diesel::result::Error> for Error {
     #[track_caller]
     fn from(e: diesel::result::Error) -> Self {
@@ -247,17 +264,11 @@ impl ResponseError for Error {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let message = match self {
-            Error::Internal(internal) => {
-                internal.log("request");
-                "internal error".to_owned()
-            }
-            Error::Unavailable(cause) => {
-                tracing::warn!(cause = %cause, "dependency unavailable");
-                "service temporarily unavailable".to_owned()
-            }
-            other => other.to_string(),
-        };
+        match self {
+            Error::Internal(internal) => internal.log("request"),
+            Error::Unavailable(cause) => tracing::warn!(cause = %cause, "dependency unavailable"),
+            _ => {}
+        }
         let mut resp = HttpResponse::build(self.status_code());
         if matches!(self, Error::Unauthenticated) {
             resp.insert_header(("WWW-Authenticate", "Bearer"));
@@ -270,11 +281,7 @@ impl ResponseError for Error {
         if let Some(secs) = self.retry_after() {
             resp.insert_header((actix_web::http::header::RETRY_AFTER, secs.to_string()));
         }
-        let deferred = match self {
-            Error::Deferred(reason) => Some(*reason),
-            _ => None,
-        };
-        resp.json(ErrorEnvelope { error: ErrorBody { code: self.code(), message, deferred } })
+        resp.json(ErrorEnvelope { error: self.body() })
     }
 }
 

@@ -121,6 +121,71 @@ impl Collector for SignalsDropped {
 }
 
 label_values! {
+    /// An agent verb that takes a batch.
+    BatchVerb {
+        /// `claim-next` with a `limit` above 1.
+        ClaimNext => "claim_next",
+        /// `POST /api/v1/agent/todos/complete`.
+        Complete => "complete",
+        /// `POST /api/v1/agent/todos/fail`.
+        Fail => "fail",
+        /// `POST /api/v1/agent/todos/batch`.
+        CreateTodo => "create_todo",
+    }
+}
+
+label_values! {
+    /// What became of one batch request as a whole.
+    BatchCallOutcome {
+        /// Answered (each item with its own answer).
+        Answered => "answered",
+        /// Refused as a whole (its grant, its size, a malformed item, the database).
+        Refused => "refused",
+    }
+}
+
+label_values! {
+    /// What one item of a batch came to: done, or the error code the single verb gives.
+    BatchItemOutcome {
+        /// Done as asked (a todo claimed, completed, failed or created, or an
+        /// idempotency key's live todo returned).
+        Ok => "ok",
+        /// `not_found`.
+        NotFound => "not_found",
+        /// `conflict`.
+        Conflict => "conflict",
+        /// `invalid_argument`.
+        InvalidArgument => "invalid_argument",
+        /// Any other error code.
+        Other => "other",
+    }
+}
+
+impl BatchItemOutcome {
+    /// The outcome an item's error code stands for.
+    pub fn of_code(code: &str) -> Self {
+        match code {
+            "not_found" => BatchItemOutcome::NotFound,
+            "conflict" => BatchItemOutcome::Conflict,
+            "invalid_argument" => BatchItemOutcome::InvalidArgument,
+            _ => BatchItemOutcome::Other,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct BatchCallLabels {
+    verb: BatchVerb,
+    outcome: BatchCallOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct BatchItemLabels {
+    verb: BatchVerb,
+    outcome: BatchItemOutcome,
+}
+
+label_values! {
     /// What became of one outbox row's attempt at a sink.
     SinkOutcome {
         /// The sink took it.
@@ -165,6 +230,8 @@ struct Inner {
     outbox_oldest: Gauge<f64, std::sync::atomic::AtomicU64>,
     claims_deferred: Family<DeferredLabels, Counter>,
     digest_ticks: Counter,
+    batch_calls: Family<BatchCallLabels, Counter>,
+    batch_items: Family<BatchItemLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -268,6 +335,28 @@ impl Metrics {
              ticking stops counting)",
             digest_ticks.clone(),
         );
+        let batch_calls = Family::<BatchCallLabels, Counter>::default();
+        registry.register(
+            "switchboard_agent_batches",
+            "Agent batch requests (claim-next with a limit above 1, batch complete, fail and create), by verb \
+             and whether they were answered or refused as a whole",
+            batch_calls.clone(),
+        );
+        let batch_items = Family::<BatchItemLabels, Counter>::default();
+        registry.register(
+            "switchboard_agent_batch_items",
+            "Items of answered agent batches, by verb and outcome (ok, or the error code the single verb gives); \
+             a batch claim counts each todo it claimed",
+            batch_items.clone(),
+        );
+        for &verb in BatchVerb::ALL {
+            for &outcome in BatchCallOutcome::ALL {
+                drop(batch_calls.get_or_create(&BatchCallLabels { verb, outcome }));
+            }
+            for &outcome in BatchItemOutcome::ALL {
+                drop(batch_items.get_or_create(&BatchItemLabels { verb, outcome }));
+            }
+        }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -301,6 +390,8 @@ impl Metrics {
                 outbox_oldest,
                 claims_deferred,
                 digest_ticks,
+                batch_calls,
+                batch_items,
             }),
         }
     }
@@ -355,6 +446,18 @@ impl Metrics {
     /// Counts a claim (or a resume) an admission budget refused.
     pub fn claim_deferred(&self, reason: Deferral) {
         self.inner.claims_deferred.get_or_create(&DeferredLabels { reason }).inc();
+    }
+
+    /// Counts one agent batch request, answered or refused as a whole.
+    pub fn batch_call(&self, verb: BatchVerb, outcome: BatchCallOutcome) {
+        self.inner.batch_calls.get_or_create(&BatchCallLabels { verb, outcome }).inc();
+    }
+
+    /// Counts `n` items of an answered batch that came to `outcome`.
+    pub fn batch_items(&self, verb: BatchVerb, outcome: BatchItemOutcome, n: u64) {
+        if n > 0 {
+            self.inner.batch_items.get_or_create(&BatchItemLabels { verb, outcome }).inc_by(n);
+        }
     }
 
     /// Counts one finished digest scheduler tick.
@@ -419,6 +522,8 @@ mod tests {
             "switchboard_signals_dropped_total",
             r#"switchboard_claims_deferred_total{reason="paused"}"#,
             r#"switchboard_claims_deferred_total{reason="window_exhausted"}"#,
+            r#"switchboard_agent_batches_total{verb="fail",outcome="refused"}"#,
+            r#"switchboard_agent_batch_items_total{verb="create_todo",outcome="conflict"}"#,
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
         }

@@ -201,11 +201,19 @@ pub struct ClaimBody {
     /// Marks the attempt as a relay attempt.
     #[serde(default)]
     pub relay: bool,
+    /// claim_next only: claim up to this many todos (1–100) in one transaction, oldest
+    /// first. Absent or 1: one claim, answered as without it (`ClaimAnswer`); above 1: the
+    /// batch answer (`BatchClaimAnswer`, `{claims, empty}`).
+    #[schema(minimum = 1, maximum = 100)]
+    pub limit: Option<i32>,
 }
 
 /// A claim's answer; `{ "empty": true }` when nothing was claimed, with `deferred` when an
 /// admission budget held back work.
 #[derive(Serialize, ToSchema)]
+// No other field, in the document too: claim_next's answer is this or a
+// `BatchClaimAnswer`, and only `claims` tells them apart.
+#[serde(deny_unknown_fields)]
 pub struct ClaimAnswer {
     /// The claimed todo with its payload (its history is in `prior_attempts`); absent when
     /// `empty`.
@@ -313,6 +321,19 @@ pub struct CreateTodoBody {
     pub idempotency_key: Option<String>,
     /// 1–100; default 5.
     pub max_attempts: Option<i32>,
+}
+
+impl From<CreateTodoBody> for crate::service::agent::NewAgentTodo {
+    fn from(b: CreateTodoBody) -> Self {
+        crate::service::agent::NewAgentTodo {
+            queue: b.queue,
+            title: b.title,
+            kind: b.kind,
+            payload: b.payload,
+            idempotency_key: b.idempotency_key,
+            max_attempts: b.max_attempts,
+        }
+    }
 }
 
 /// create_todo answer.

@@ -28,10 +28,11 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 }
 
 /// Every route of the API, each with the action it performs. Order matters where
-/// patterns overlap: `claim-next` comes before `{id}`.
+/// patterns overlap: `claim-next` and the batch verbs (`complete`, `fail`, `batch`) come
+/// before `{id}`.
 pub fn table() -> Vec<Entry> {
     use Method as M;
-    use agent::{hooks as ah, notify_owner, presence, sinks as asinks, todos as at};
+    use agent::{batches, hooks as ah, notify_owner, presence, sinks as asinks, todos as at};
     use operator::{
         admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
     };
@@ -43,7 +44,11 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::POST, INGEST_ROUTE, Action::Ingest, intake::ingest),
         Entry::new(M::GET, "/api/v1/agent/todos", Action::AgentListTodos, at::list),
         Entry::new(M::POST, "/api/v1/agent/todos", Action::AgentCreateTodo, at::create),
+        // Literal paths before `{id}`: `claim-next`, and the batch verbs.
         Entry::new(M::POST, "/api/v1/agent/todos/claim-next", Action::ClaimNext, at::claim_next),
+        Entry::new(M::POST, "/api/v1/agent/todos/complete", Action::CompleteMany, batches::complete),
+        Entry::new(M::POST, "/api/v1/agent/todos/fail", Action::FailMany, batches::fail),
+        Entry::new(M::POST, "/api/v1/agent/todos/batch", Action::AgentCreateTodos, batches::create),
         Entry::new(M::GET, "/api/v1/agent/todos/{id}", Action::AgentGetTodo, at::get),
         Entry::new(M::POST, "/api/v1/agent/todos/{id}/claim", Action::Claim, at::claim),
         Entry::new(M::POST, "/api/v1/agent/todos/{id}/heartbeat", Action::Heartbeat, at::heartbeat),

@@ -40,6 +40,7 @@ impl Modify for BearerSchemes {
         agent::todos::list, agent::todos::claim_next, agent::todos::claim, agent::todos::get,
         agent::todos::heartbeat, agent::todos::complete, agent::todos::fail, agent::todos::release,
         agent::todos::interrupt, agent::todos::resume, agent::todos::create,
+        agent::batches::complete, agent::batches::fail, agent::batches::create,
         agent::presence::clock_in, agent::presence::clock_out,
         agent::hooks::create, agent::hooks::list, agent::hooks::rotate, agent::hooks::delete,
         agent::sinks::list, agent::sinks::put, agent::sinks::delete, agent::sinks::test,
@@ -119,6 +120,27 @@ mod tests {
         assert_eq!(schemas["Presence"]["enum"], serde_json::json!(["in", "out"]));
         assert_eq!(schemas["EndpointState"]["enum"], serde_json::json!(["active", "revoked"]));
         assert_eq!(schemas["TodoState"]["enum"][2], "input_required");
+    }
+
+    #[test]
+    fn claim_next_answers_either_shape_and_only_claims_tells_them_apart() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let ok = &doc["paths"]["/api/v1/agent/todos/claim-next"]["post"]["responses"]["200"];
+        let answer = &ok["content"]["application/json"]["schema"];
+        let answer = if let Some(r) = answer["$ref"].as_str() {
+            &doc["components"]["schemas"][r.rsplit('/').next().unwrap()]
+        } else {
+            answer
+        };
+        let shapes: Vec<&str> =
+            answer["oneOf"].as_array().unwrap().iter().map(|s| s["$ref"].as_str().unwrap()).collect();
+        assert_eq!(shapes, ["#/components/schemas/ClaimAnswer", "#/components/schemas/BatchClaimAnswer"], "{answer}");
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(schemas["ClaimAnswer"]["additionalProperties"], false, "a batch answer must not pass as one claim");
+        assert!(schemas["BatchClaimAnswer"]["required"].as_array().unwrap().contains(&"claims".into()));
+        for path in ["/api/v1/agent/todos/complete", "/api/v1/agent/todos/fail", "/api/v1/agent/todos/batch"] {
+            assert!(doc["paths"][path]["post"].is_object(), "{path} is documented");
+        }
     }
 
     #[test]

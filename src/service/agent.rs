@@ -30,7 +30,7 @@ pub struct Claim {
 }
 
 impl Claim {
-    fn request(self, me: &AgentPrincipal) -> ClaimRequest {
+    pub(super) fn request(self, me: &AgentPrincipal) -> ClaimRequest {
         ClaimRequest {
             queue: self.queue,
             lease_ttl_seconds: self.lease_ttl_seconds,
@@ -58,7 +58,7 @@ pub struct NewAgentTodo {
     pub max_attempts: Option<i32>,
 }
 
-fn may(me: &AgentPrincipal, action: Action) -> Result<()> {
+pub(super) fn may(me: &AgentPrincipal, action: Action) -> Result<()> {
     // The endpoint's own queues are the only place an agent acts: the store finds
     // todos by the endpoint's id, so the rule's grant is all there is to check here.
     check(action, Principal::Endpoint(me), None)
@@ -76,19 +76,24 @@ pub async fn get(s: &Services, me: &AgentPrincipal, id: TodoId) -> Result<TodoWi
     s.store.get_todo(&Caller::Endpoint(me.endpoint_id), id).await
 }
 
+impl NewAgentTodo {
+    /// The todo the store creates for `me`: source `agent`, no delivery.
+    pub(super) fn into_new(self, me: &AgentPrincipal) -> NewTodo {
+        NewTodo {
+            kind: self.kind,
+            source: Some("agent".into()),
+            payload: self.payload,
+            idempotency_key: self.idempotency_key,
+            max_attempts: self.max_attempts,
+            ..NewTodo::new(me.endpoint_id, self.queue, self.title)
+        }
+    }
+}
+
 /// Creates a todo on one of the endpoint's queues (no delivery: never announced).
 pub async fn create(s: &Services, me: &AgentPrincipal, t: NewAgentTodo) -> Result<CreateOutcome> {
     may(me, Action::AgentCreateTodo)?;
-    s.store
-        .create_todo(NewTodo {
-            kind: t.kind,
-            source: Some("agent".into()),
-            payload: t.payload,
-            idempotency_key: t.idempotency_key,
-            max_attempts: t.max_attempts,
-            ..NewTodo::new(me.endpoint_id, t.queue, t.title)
-        })
-        .await
+    s.store.create_todo(t.into_new(me)).await
 }
 
 /// Claims the oldest pending todo (of one queue, if named) within the admission

@@ -19,6 +19,7 @@
 //! | [`admission`] | admission budgets per (endpoint, queue): set, list |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
+//! | [`agent_batch`] | the agent's verbs in batches: claim-next with a limit, complete, fail and create many |
 //! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
 //! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
@@ -27,6 +28,7 @@
 
 pub mod admission;
 pub mod agent;
+pub mod agent_batch;
 pub mod agent_sinks;
 pub mod auth;
 pub mod cairn_publish;

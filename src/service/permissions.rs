@@ -162,6 +162,8 @@ pub enum Action {
     AgentGetTodo,
     /// An agent creates a todo on its endpoint.
     AgentCreateTodo,
+    /// An agent creates many todos on its endpoint in one transaction.
+    AgentCreateTodos,
     /// Claim the oldest pending todo.
     ClaimNext,
     /// Claim one todo by id.
@@ -170,8 +172,12 @@ pub enum Action {
     Heartbeat,
     /// Complete a claimed todo.
     Complete,
+    /// Complete many claimed todos in one transaction.
+    CompleteMany,
     /// Fail a claimed todo.
     Fail,
+    /// Fail many claimed todos in one transaction.
+    FailMany,
     /// Hand a claimed todo back.
     Release,
     /// Interrupt a claimed todo.
@@ -223,12 +229,12 @@ impl Action {
             NotifyOwner => Rule::Grant(Verb::NotifyOwner),
             AgentListTodos => Rule::Grant(Verb::ListTodos),
             AgentGetTodo => Rule::Grant(Verb::GetTodo),
-            AgentCreateTodo => Rule::Grant(Verb::CreateTodo),
+            AgentCreateTodo | AgentCreateTodos => Rule::Grant(Verb::CreateTodo),
             ClaimNext => Rule::Grant(Verb::ClaimNext),
             Claim => Rule::Grant(Verb::Claim),
             Heartbeat => Rule::Grant(Verb::Heartbeat),
-            Complete => Rule::Grant(Verb::Complete),
-            Fail => Rule::Grant(Verb::Fail),
+            Complete | CompleteMany => Rule::Grant(Verb::Complete),
+            Fail | FailMany => Rule::Grant(Verb::Fail),
             Release => Rule::Grant(Verb::Release),
             Interrupt | Resume => Rule::Grant(Verb::Interrupt),
             ClockIn | ClockOut => Rule::Endpoint,
@@ -279,11 +285,11 @@ impl Action {
             RetryNow | BulkRetry => "retry dead letters",
             SetAdmission => "pause the team's queues or change their admission limits",
             ListAdmission => "see this endpoint's queue admission",
-            AgentCreateTodo => "create todos",
+            AgentCreateTodo | AgentCreateTodos => "create todos",
             ClaimNext | Claim => "claim todos",
             Heartbeat => "extend leases",
-            Complete => "complete todos",
-            Fail => "fail todos",
+            Complete | CompleteMany => "complete todos",
+            Fail | FailMany => "fail todos",
             Release => "release todos",
             Interrupt | Resume => "interrupt and resume todos",
             ClockIn | ClockOut => "clock in and out",

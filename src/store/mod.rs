@@ -18,13 +18,19 @@
 //!    queue (its queue's row, as a claim by id) and by a change of a budget (one row,
 //!    through its `UPDATE` or `INSERT … ON CONFLICT DO UPDATE`). A claim or resume takes
 //!    them in a statement of its own *before* anything else, then counts and claims in
-//!    the next statement (`todos/admitted.rs`). Nobody locks a budget row while holding a
+//!    the next statement (`todos/admitted.rs`; a batch claim in the next statements, one
+//!    per todo, under the same locks). Nobody locks a budget row while holding a
 //!    todo row: the unbudgeted claim and resume statements only read the table (and end
 //!    before the budgeted path begins), and a budget change reads todos and attempts (to
 //!    start its hour window) without locking them;
 //! 3. **todo rows** — one row by id, or a batch through `FOR UPDATE … SKIP LOCKED`
-//!    (claim-next, the reapers, the retry scheduler, bulk retry); only the revocation and
-//!    expiry cascade waits on a batch, and it holds nothing a single-row locker waits for;
+//!    (claim-next, also with a `limit`, the reapers, the retry scheduler, bulk retry);
+//!    the revocation and expiry cascade waits on a batch, and it holds nothing a
+//!    single-row locker waits for. The agent's batch complete and fail wait on rows too:
+//!    they lock every row they name in one statement, in ascending id order, before they
+//!    write any (`todos/batch`), so two of them, or one and a single-row locker, never
+//!    wait on each other in a cycle. A batch create inserts its rows in idempotency-key
+//!    order, so two racing on the same keys wait on each other's insert in one order;
 //! 4. **their attempt rows** (`todo_attempts`), through the todo they belong to;
 //! 5. **deferral counts** (`queue_deferrals`), upserted (`ON CONFLICT … DO UPDATE`) by a
 //!    refused claim (or resume) as the last write of its transaction, which holds that

@@ -15,6 +15,7 @@ mod api_conformance;
 mod api_doc;
 mod auth_coherence;
 mod bad_input;
+mod batches;
 mod board;
 mod board_store;
 mod browser;

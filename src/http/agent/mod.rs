@@ -1,5 +1,7 @@
 //! Routes agents call with their `sbk_…` endpoint token.
 
+pub mod batch_dto;
+pub mod batches;
 pub mod hooks;
 pub mod notify_owner;
 pub mod presence;

@@ -7,12 +7,14 @@ use utoipa::IntoParams;
 use super::super::auth::Agent;
 use super::super::body::{Json, OptionalJson, refuse_nul_param};
 use super::super::dto::*;
+use super::batch_dto::{BatchClaimAnswer, ClaimNextAnswer};
 use crate::domain::admission::Deferral;
 use crate::domain::ids::TodoId;
 use crate::domain::todo_state::TodoState;
-use crate::error::{ErrorEnvelope, Result};
+use crate::error::{Error, ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
+use crate::service::agent_batch::{self, ClaimNextOutcome};
 use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 
 /// Query of `list_todos`.
@@ -52,8 +54,9 @@ fn claim_answer(outcome: ClaimOutcome) -> ClaimAnswer {
     }
 }
 
-fn claim_of(b: ClaimBody) -> Claim {
-    Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay }
+/// The claim a body asks for, and its `limit` (claim-next only).
+fn claim_of(b: ClaimBody) -> (Claim, Option<i32>) {
+    (Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay }, b.limit)
 }
 
 fn finish(body: FinishBody) -> Finish {
@@ -74,12 +77,23 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
 /// Claims the oldest pending todo (optionally of one queue) under a lease, within the
 /// admission budgets of the endpoint's queues. Nothing to claim answers `{"empty": true}`;
 /// work a budget held back answers `{"empty": true, "deferred": <reason>}` (never an error).
+///
+/// With `limit` above 1 (at most 100) it claims up to that many todos, oldest first, in
+/// one transaction, each under its own lease token and with its own attempt, within the
+/// budgets exactly as that many single claims would be, and answers
+/// `{"claims": [{todo, lease_token, attempt_seq, attempts_total}], "empty": <no claims>}`
+/// (with `deferred` when a budget stopped the batch short). Without `limit`, or with
+/// `limit: 1`, the answer is the single claim's, unchanged. A `limit` outside 1–100 is
+/// refused with 422 and claims nothing.
 #[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
     security(("endpoint_token" = [])),
-    responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
-    let outcome = agent::claim_next(&s, &agent.0, claim_of(body.0)).await?;
-    Ok(HttpResponse::Ok().json(claim_answer(outcome)))
+    let (claim, limit) = claim_of(body.0);
+    Ok(HttpResponse::Ok().json(match agent_batch::claim_next(&s, &agent.0, claim, limit).await? {
+        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(claim_answer(outcome)),
+        ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
+    }))
 }
 
 /// Claims one todo by id, within its queue's admission budget: a deferred claim answers
@@ -93,7 +107,11 @@ pub async fn claim(
     id: web::Path<TodoId>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
-    let outcome = agent::claim(&s, &agent.0, id.into_inner(), claim_of(body.0)).await?;
+    let (claim, limit) = claim_of(body.0);
+    if limit.is_some() {
+        return Err(Error::invalid("limit", "not accepted when claiming by id"));
+    }
+    let outcome = agent::claim(&s, &agent.0, id.into_inner(), claim).await?;
     Ok(HttpResponse::Ok().json(claim_answer(outcome)))
 }
 
@@ -206,16 +224,7 @@ pub async fn resume(
     security(("endpoint_token" = [])),
     responses((status = 201, body = CreatedTodo), (status = 403, body = ErrorEnvelope), (status = 200, description = "idempotency hit", body = CreatedTodo), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
-    let b = body.0;
-    let new = NewAgentTodo {
-        queue: b.queue,
-        title: b.title,
-        kind: b.kind,
-        payload: b.payload,
-        idempotency_key: b.idempotency_key,
-        max_attempts: b.max_attempts,
-    };
-    let outcome = agent::create(&s, &agent.0, new).await?;
+    let outcome = agent::create(&s, &agent.0, NewAgentTodo::from(body.0)).await?;
     let body = CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created };
     Ok(if outcome.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
 }

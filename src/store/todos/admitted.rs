@@ -221,7 +221,7 @@ static BY_ID: LazyLock<String> = LazyLock::new(by_id);
 static RESUME: LazyLock<String> = LazyLock::new(resume);
 
 /// Locks the budget rows `form` may claim under (step 1).
-async fn lock_budgets(conn: &mut AsyncPgConnection, form: Form<'_>) -> Result<()> {
+pub(super) async fn lock_budgets(conn: &mut AsyncPgConnection, form: Form<'_>) -> Result<()> {
     let q = match form {
         Form::Queue { endpoint, queue } => {
             diesel::sql_query("SELECT 1 FROM queue_admission WHERE endpoint_id = $1 AND queue = $2 FOR NO KEY UPDATE")
@@ -251,24 +251,35 @@ async fn lock_budgets(conn: &mut AsyncPgConnection, form: Form<'_>) -> Result<()
 pub(super) async fn admit(conn: &mut AsyncPgConnection, form: Form<'_>, params: &ClaimParams) -> Result<Admitted> {
     conn.transaction::<_, Error, _>(async move |conn| {
         lock_budgets(conn, form).await?;
-        let head = match form {
-            Form::Queue { endpoint, queue } => diesel::sql_query(ON_QUEUE.as_str())
-                .into_boxed::<Pg>()
-                .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Nullable<Text>, _>(Some(queue)),
-            Form::AnyQueue { endpoint } => diesel::sql_query(ON_ANY_QUEUE.as_str())
-                .into_boxed::<Pg>()
-                .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Nullable<Text>, _>(None::<&str>),
-            Form::ById { endpoint, id } => diesel::sql_query(BY_ID.as_str())
-                .into_boxed::<Pg>()
-                .bind::<SqlUuid, _>(id.0)
-                .bind::<SqlUuid, _>(endpoint.0),
-        };
-        let row: AdmittedRow = Prepared(params.bind_tail(head)).get_result(conn).await?;
-        Ok(row.into())
+        admit_locked(conn, form, params).await
     })
     .await
+}
+
+/// Step 2 alone: judges and claims (or counts the refusal) in one statement, inside a
+/// transaction that already holds the budget rows of `form` ([`lock_budgets`]). A batch
+/// claim runs it once per todo under one lock (`super::batch::claim`): each statement's
+/// snapshot sees the claims before it.
+pub(super) async fn admit_locked(
+    conn: &mut AsyncPgConnection,
+    form: Form<'_>,
+    params: &ClaimParams,
+) -> Result<Admitted> {
+    let head = match form {
+        Form::Queue { endpoint, queue } => diesel::sql_query(ON_QUEUE.as_str())
+            .into_boxed::<Pg>()
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Nullable<Text>, _>(Some(queue)),
+        Form::AnyQueue { endpoint } => diesel::sql_query(ON_ANY_QUEUE.as_str())
+            .into_boxed::<Pg>()
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Nullable<Text>, _>(None::<&str>),
+        Form::ById { endpoint, id } => {
+            diesel::sql_query(BY_ID.as_str()).into_boxed::<Pg>().bind::<SqlUuid, _>(id.0).bind::<SqlUuid, _>(endpoint.0)
+        }
+    };
+    let row: AdmittedRow = Prepared(params.bind_tail(head)).get_result(conn).await?;
+    Ok(row.into())
 }
 
 /// Resumes an interrupted todo under its queue's budget, in one transaction as a claim

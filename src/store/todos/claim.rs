@@ -45,7 +45,7 @@ pub struct ClaimRequest {
 
 impl ClaimRequest {
     /// Validates, mints the lease token and resolves lease, label and relay flag.
-    fn params(&self) -> Result<ClaimParams> {
+    pub(super) fn params(&self) -> Result<ClaimParams> {
         self.validate()?;
         let (token, hash) = mint_lease_token();
         let claimant = self.claimant.as_deref().and_then(claimant_label);

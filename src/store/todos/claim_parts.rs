@@ -32,18 +32,32 @@ impl ClaimParams {
     }
 }
 
-/// The CTEs of every claim statement after the candidate is chosen (CTE `candidate`):
-/// the todo moves to `claimed` and its attempt opens, in one statement.
-pub(super) const CLAIM_CTES: &str = "\
-    claimed AS ( \
-      UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
-        claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = $4, \
-        claimed_at = now(), updated_at = now(), next_retry_at = NULL \
-      FROM candidate c WHERE t.id = c.id \
-      RETURNING t.*), \
-    opened AS ( \
-      INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
-      SELECT id, attempts_total, endpoint_id, $5, $6, now(), lease_expires_at FROM claimed)";
+/// The CTEs of a claim statement after the candidates are chosen (CTE `candidate`, alias
+/// `c`): each todo moves to `claimed` and its attempt opens, in one statement. `$hash`
+/// is the SQL of the lease token's hash for the candidate `c`.
+macro_rules! claim_ctes {
+    ($hash:literal) => {
+        concat!(
+            "claimed AS ( \
+               UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
+                 claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
+            $hash,
+            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL \
+               FROM candidate c WHERE t.id = c.id \
+               RETURNING t.*), \
+             opened AS ( \
+               INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
+               SELECT id, attempts_total, endpoint_id, $5, $6, now(), lease_expires_at FROM claimed)"
+        )
+    };
+}
+
+/// The CTEs of every claim statement of one todo: its lease token's hash is `$4`.
+pub(super) const CLAIM_CTES: &str = claim_ctes!("$4");
+
+/// The CTEs of a batch claim: the candidates are numbered (`c.n`, from 1) and `$4` is the
+/// array of their lease tokens' hashes, one per candidate.
+pub(super) const BATCH_CLAIM_CTES: &str = claim_ctes!("($4::bytea[])[c.n]");
 
 /// Which todos a claim by id takes (alias `t`): pending, or failed with its retry due.
 pub(super) const CLAIMABLE: &str = "(t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now()))";

@@ -191,9 +191,14 @@ pub(crate) fn bind_todo<'f>(
         .bind::<Nullable<Text>, _>(new.work_order.as_deref())
 }
 
+/// The size of a new todo's payload as JSON text (0 without one).
+pub(super) fn payload_size(new: &NewTodo) -> i32 {
+    new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32
+}
+
 /// The insert itself; nothing when the endpoint is not active or the key is taken.
 async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
-    let payload_size = new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
+    let payload_size = payload_size(new);
     let sql = format!(
         "WITH t AS ({TODO_INSERT} FOR SHARE OF ep \
            ON CONFLICT (endpoint_id, idempotency_key) WHERE {LIVE_KEY} DO NOTHING \
@@ -205,7 +210,11 @@ async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Optio
 }
 
 /// The live, non-quarantined todo of `endpoint` holding idempotency `key`, if any.
-async fn live_todo_with_key(conn: &mut AsyncPgConnection, endpoint: EndpointId, key: &str) -> Result<Option<TodoRow>> {
+pub(super) async fn live_todo_with_key(
+    conn: &mut AsyncPgConnection,
+    endpoint: EndpointId,
+    key: &str,
+) -> Result<Option<TodoRow>> {
     use crate::db::schema::todos::dsl as t;
     Ok(t::todos
         .filter(t::endpoint_id.eq(endpoint.0))

@@ -11,7 +11,7 @@ use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{QUARANTINE_QUEUE, SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
-use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, TodoState};
+use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, DeadReason, TodoState};
 use crate::domain::tokens::sha256;
 use crate::domain::transitions::{AfterFailure, after_fail};
 use crate::error::{Error, Result};
@@ -166,14 +166,63 @@ impl Store {
     }
 }
 
-/// The fail transition, shared by the agent's fail and the operator's: locks the row,
-/// decides retry or dead letter with [`after_fail`], closes the open attempt (if any)
-/// as `failed`, and returns the moved row with what its signal needs.
+/// What a fail does to a todo it may fail: the attempt counter after it, and either the
+/// retry's backoff or the dead letter's reason, with the closing attempt's disposition.
+pub(crate) struct FailPlan {
+    /// The attempt counter after the fail.
+    pub attempt: i32,
+    /// Seconds until the retry; none for a dead letter.
+    pub retry_secs: Option<f64>,
+    /// Why it dies; none below the cap.
+    pub dead_reason: Option<DeadReason>,
+    /// What the closing attempt records.
+    pub disposition: AttemptDisposition,
+}
+
+/// Decides a fail of `current` (locked by the caller): refuses a quarantined delivery, a
+/// state outside `allowed`, a dead letter and a lease token that does not match (409),
+/// else says what the fail does ([`after_fail`]). The one judgement of a fail, for the
+/// single verbs ([`fail_in_tx`]) and the batch (`super::batch::fail`).
 ///
 /// A fail of a todo that holds no open attempt (an operator failing pending work, or a
 /// parked retry) counts as an attempt of its own, so repeated operator fails reach the
-/// cap like any other; the dead letter then has no closing attempt (`final_attempt`
-/// is none).
+/// cap like any other.
+pub(crate) fn plan_fail(current: &TodoRow, allowed: &[TodoState], token_hash: Option<&[u8; 32]>) -> Result<FailPlan> {
+    if current.queue == QUARANTINE_QUEUE {
+        // Quarantine leaves only by release, discard or expiry, never by a fail.
+        return Err(Error::Conflict("a quarantined delivery leaves by release or discard, not fail".into()));
+    }
+    if !allowed.contains(&current.state) || current.is_dead_letter() {
+        let what = if current.is_dead_letter() { "a dead letter".to_owned() } else { current.state.to_string() };
+        return Err(Error::Conflict(format!("todo is {what}; it cannot be failed now")));
+    }
+    if let (Some(given), Some(held)) = (token_hash, current.lease_token_hash.as_deref())
+        && given.as_slice() != held
+    {
+        return Err(Error::Conflict("lease token does not match the current lease".into()));
+    }
+    let holds_attempt = current.state == TodoState::Claimed || current.state.is_interrupted();
+    let attempt = if holds_attempt { current.attempt } else { current.attempt + 1 };
+    Ok(match after_fail(attempt, current.max_attempts) {
+        AfterFailure::RetryAfter(wait) => FailPlan {
+            attempt,
+            retry_secs: Some(wait.as_secs_f64()),
+            dead_reason: None,
+            disposition: AttemptDisposition::RetryScheduled,
+        },
+        AfterFailure::DeadLetter(reason) => FailPlan {
+            attempt,
+            retry_secs: None,
+            dead_reason: Some(reason),
+            disposition: AttemptDisposition::DeadLettered,
+        },
+    })
+}
+
+/// The fail transition, shared by the agent's fail and the operator's: locks the row,
+/// decides with [`plan_fail`], closes the open attempt (if any) as `failed`, and returns
+/// the moved row with what its signal needs. A dead letter without an open attempt has
+/// no closing attempt (`final_attempt` is none).
 pub(crate) async fn fail_in_tx(
     conn: &mut AsyncPgConnection,
     caller: &Caller,
@@ -185,25 +234,7 @@ pub(crate) async fn fail_in_tx(
     let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", caller.predicate());
     let current: Option<TodoRow> = Prepared(caller.bind(todo_query(lock_sql, id))).get_result(conn).await.optional()?;
     let current = current.ok_or(Error::NotFound)?;
-    if current.queue == QUARANTINE_QUEUE {
-        // Quarantine leaves only by release, discard or expiry, never by a fail.
-        return Err(Error::Conflict("a quarantined delivery leaves by release or discard, not fail".into()));
-    }
-    if !allowed.contains(&current.state) || current.is_dead_letter() {
-        let what = if current.is_dead_letter() { "a dead letter".to_owned() } else { current.state.to_string() };
-        return Err(Error::Conflict(format!("todo is {what}; it cannot be failed now")));
-    }
-    if let (Some(given), Some(held)) = (token_hash.as_ref(), current.lease_token_hash.as_deref())
-        && given.as_slice() != held
-    {
-        return Err(Error::Conflict("lease token does not match the current lease".into()));
-    }
-    let holds_attempt = current.state == TodoState::Claimed || current.state.is_interrupted();
-    let attempt = if holds_attempt { current.attempt } else { current.attempt + 1 };
-    let (retry_secs, dead_reason, disposition) = match after_fail(attempt, current.max_attempts) {
-        AfterFailure::RetryAfter(wait) => (Some(wait.as_secs_f64()), None, AttemptDisposition::RetryScheduled),
-        AfterFailure::DeadLetter(reason) => (None, Some(reason), AttemptDisposition::DeadLettered),
-    };
+    let FailPlan { attempt, retry_secs, dead_reason, disposition } = plan_fail(&current, allowed, token_hash.as_ref())?;
     let sql = format!(
         "WITH moved AS ( \
            UPDATE todos t SET state = 'failed', attempt = $10, result = COALESCE($2, t.result), updated_at = now(), \

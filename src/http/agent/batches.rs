@@ -1,0 +1,74 @@
+//! The agent's batch routes: complete, fail and create many in one transaction each
+//! (claim-next's `limit` is on its own route, [`super::todos::claim_next`]).
+
+use actix_web::{HttpResponse, web};
+
+use super::super::auth::Agent;
+use super::super::body::Json;
+use super::batch_dto::{BatchCreateAnswer, BatchCreateBody, BatchFinishAnswer, BatchFinishBody, FinishItemBody};
+use crate::domain::ids::TodoId;
+use crate::error::{ErrorEnvelope, Result};
+use crate::service::Services;
+use crate::service::agent::NewAgentTodo;
+use crate::service::agent_batch::{self, FinishItem};
+use crate::store::todos::Finish;
+
+fn items_of(body: BatchFinishBody) -> (Vec<TodoId>, Vec<FinishItem>) {
+    let ids = body.items.iter().map(|i| i.id).collect();
+    let items = body
+        .items
+        .into_iter()
+        .map(|FinishItemBody { id, result, summary, artifact, lease_token }| FinishItem {
+            id,
+            finish: Finish { result, summary, artifact, lease_token },
+        })
+        .collect();
+    (ids, items)
+}
+
+/// Completes many claimed todos in one transaction, each exactly as
+/// `POST /api/v1/agent/todos/{id}/complete` would. Answers 200 with one result per item,
+/// in order: `ok` with the todo, or the error that route would give (a bad item does not
+/// fail the others). A body that is not valid as a whole (not 1–100 items, an item with an
+/// unknown field or a wrong type, a NUL character anywhere) is refused with 422 and
+/// changes nothing.
+#[utoipa::path(post, path = "/api/v1/agent/todos/complete", operation_id = "complete_batch", request_body = BatchFinishBody, tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
+    let (ids, items) = items_of(body.0);
+    let answers = agent_batch::complete(&s, &agent.0, items).await?;
+    Ok(HttpResponse::Ok().json(BatchFinishAnswer::new(&ids, answers)))
+}
+
+/// Fails many claimed todos in one transaction, each exactly as
+/// `POST /api/v1/agent/todos/{id}/fail` would: a retry with backoff below the cap, a dead
+/// letter at it (announced after the commit, recorded for the sinks in the same
+/// transaction). Answers 200 with one result per item, in order: `ok` with the todo, or the
+/// error that route would give (a bad item does not fail the others). A body that is not
+/// valid as a whole (not 1–100 items, an item with an unknown field or a wrong type, a NUL
+/// character anywhere) is refused with 422 and changes nothing.
+#[utoipa::path(post, path = "/api/v1/agent/todos/fail", operation_id = "fail_batch", request_body = BatchFinishBody, tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
+    let (ids, items) = items_of(body.0);
+    let answers = agent_batch::fail(&s, &agent.0, items).await?;
+    Ok(HttpResponse::Ok().json(BatchFinishAnswer::new(&ids, answers)))
+}
+
+/// Creates many todos on this endpoint's queues in one transaction, each exactly as
+/// `POST /api/v1/agent/todos` would (an idempotency key held by a live todo, or by an
+/// earlier item of the batch, answers that todo with `created: false`); claim-next takes
+/// them in the items' order. Answers 200 with one result per item, in order (a bad item
+/// does not fail the others). A body that is not valid as a whole (not 1–500 items, an
+/// item with an unknown field or a wrong type, a NUL character anywhere, over 1 MiB) is
+/// refused and changes nothing.
+#[utoipa::path(post, path = "/api/v1/agent/todos/batch", operation_id = "create_batch", request_body = BatchCreateBody, tag = "agent",
+    security(("endpoint_token" = [])),
+    responses((status = 200, body = BatchCreateAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<BatchCreateBody>) -> Result<HttpResponse> {
+    let items = body.0.items.into_iter().map(NewAgentTodo::from).collect();
+    let answers = agent_batch::create(&s, &agent.0, items).await?;
+    Ok(HttpResponse::Ok().json(BatchCreateAnswer::from(answers)))
+}

@@ -1,0 +1,117 @@
+//! Completing many claimed todos in one transaction: the rows locked in id order, then
+//! per round one statement that completes every item the single verb would complete
+//! (the same conditions: the endpoint's, not quarantined, `claimed`, the lease token
+//! when given) and closes its attempt `completed` / `done`. An item it did not complete
+//! is explained as the single verb explains it ([`explain_miss`]).
+
+use std::collections::HashMap;
+
+use diesel::sql_types::{Array, Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::super::super::Store;
+use super::super::finish::Checked;
+use super::super::{Caller, explain_miss};
+use super::{Answers, ItemResult, item_error, lock_in_id_order, rounds};
+use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
+use crate::domain::ids::{EndpointId, TodoId};
+use crate::error::{Error, Result};
+use crate::store::todos::Finish;
+
+/// `$1` ids, `$2` endpoint, then per item: `$3` result, `$4` lease token hash (null: not
+/// fenced), `$5` summary, `$6` whether it was cut, `$7` artifact. The ids are distinct.
+const COMPLETE_BATCH: &str = "\
+    WITH items AS (SELECT * FROM unnest($1::uuid[], $3::jsonb[], $4::bytea[], $5::text[], $6::bool[], $7::text[]) \
+        AS i(id, result, token_hash, summary, truncated, artifact)), \
+      done AS ( \
+        UPDATE todos t SET state = 'done', result = i.result, completed_at = now(), updated_at = now(), \
+          lease_expires_at = NULL, lease_token_hash = NULL \
+        FROM items i \
+        WHERE t.id = i.id AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' \
+          AND (i.token_hash IS NULL OR t.lease_token_hash = i.token_hash) \
+        RETURNING t.*), \
+      closed AS ( \
+        UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
+          summary = i.summary, summary_truncated = i.truncated, artifact = i.artifact \
+        FROM done d JOIN items i ON i.id = d.id WHERE a.todo_id = d.id AND a.ended_at IS NULL) \
+    SELECT * FROM done";
+
+/// One item, checked.
+struct Item {
+    id: TodoId,
+    result: Option<serde_json::Value>,
+    checked: Checked,
+}
+
+impl Store {
+    /// Completes each `(todo, finish)` as [`Store::complete`] would, in one transaction;
+    /// answers per item, in order.
+    pub async fn complete_batch(
+        &self,
+        endpoint: EndpointId,
+        items: Vec<(TodoId, Finish)>,
+    ) -> Result<Vec<ItemResult<TodoRow>>> {
+        let mut answers = Answers::new(items.len());
+        let ids: Vec<TodoId> = items.iter().map(|(id, _)| *id).collect();
+        let mut checked: Vec<Option<Item>> = Vec::with_capacity(items.len());
+        for (i, (id, finish)) in items.into_iter().enumerate() {
+            match finish.check() {
+                Ok(c) => checked.push(Some(Item { id, result: finish.result, checked: c })),
+                Err(e) => {
+                    answers.set(i, Err(e));
+                    checked.push(None);
+                }
+            }
+        }
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async move |conn| {
+            lock_in_id_order(conn, endpoint, &ids).await?;
+            for round in rounds(&ids) {
+                let todo: Vec<(usize, Item)> =
+                    round.into_iter().filter_map(|i| checked[i].take().map(|item| (i, item))).collect();
+                complete_round(conn, endpoint, todo, &mut answers).await?;
+            }
+            answers.into_vec()
+        })
+        .await
+    }
+}
+
+/// Completes one round's items (distinct ids) and answers each.
+async fn complete_round(
+    conn: &mut AsyncPgConnection,
+    endpoint: EndpointId,
+    items: Vec<(usize, Item)>,
+    answers: &mut Answers<TodoRow>,
+) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let q = diesel::sql_query(COMPLETE_BATCH)
+        .bind::<Array<SqlUuid>, _>(items.iter().map(|(_, it)| it.id.0).collect::<Vec<_>>())
+        .bind::<SqlUuid, _>(endpoint.0)
+        .bind::<Array<Nullable<Jsonb>>, _>(items.iter().map(|(_, it)| it.result.clone()).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Bytea>>, _>(
+            items.iter().map(|(_, it)| it.checked.token_hash.map(|h| h.to_vec())).collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(items.iter().map(|(_, it)| it.checked.summary.clone()).collect::<Vec<_>>())
+        .bind::<Array<Bool>, _>(items.iter().map(|(_, it)| it.checked.truncated).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Text>>, _>(items.iter().map(|(_, it)| it.checked.artifact.clone()).collect::<Vec<_>>());
+    let done: Vec<TodoRow> = Prepared(q).load(conn).await?;
+    let mut done: HashMap<TodoId, TodoRow> = done.into_iter().map(|t| (t.id, t)).collect();
+    let caller = Caller::Endpoint(endpoint);
+    for (i, item) in items {
+        let answer = match done.remove(&item.id) {
+            Some(row) => Ok(row),
+            None => {
+                let hash = item.checked.token_hash;
+                Err(item_error(
+                    explain_miss(conn, &caller, item.id, hash.as_ref().map(|h| h.as_slice()), "claimed").await,
+                )?)
+            }
+        };
+        answers.set(i, answer);
+    }
+    Ok(())
+}

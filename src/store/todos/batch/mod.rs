@@ -1,0 +1,138 @@
+//! The agent's verbs in batches: claim up to `limit` todos, complete or fail many, create
+//! many. Each batch is one transaction, and every rule of the single verb holds for each
+//! of its todos; the single verbs' judgements are shared, not copied ([`super::finish`]'s
+//! `plan_fail`, [`super::explain_miss`], [`super::admitted`], the claim CTEs).
+//!
+//! A batch of completions or failures answers per item, in order: the row, or the error
+//! the single verb would have given. A bad item (unknown, not claimed, a lease token that
+//! does not match, an invalid summary) does not fail the others: items are checked
+//! before they are written, so a refusal never aborts the transaction. Only a failure
+//! of the database fails the batch as a whole.
+//!
+//! Items naming the same todo twice act one after the other, as singles would: the
+//! batch runs in rounds, the k-th mention of each todo in round k ([`rounds`]).
+//!
+//! Lock order (see [`crate::store`]): a batch of completions or failures locks every
+//! todo row it names in one statement, in ascending id order ([`lock_in_id_order`]),
+//! before it writes any, so two batches (or a batch and a single verb, which holds one
+//! row) never wait on each other in a cycle. A batch claim takes todos as claim-next
+//! does (`SKIP LOCKED`, it never waits on one), after the budget rows as any claim. A
+//! batch create takes the endpoint row `FOR SHARE` and inserts in idempotency-key order,
+//! so two batches racing on the same keys wait on each other in one order.
+
+mod claim;
+mod complete;
+mod create;
+mod fail;
+
+pub use claim::{BatchClaim, ClaimedInBatch};
+
+use diesel::sql_types::{Array, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::db::models::TodoRow;
+use crate::db::prepared::Prepared;
+use crate::domain::ids::{EndpointId, TodoId};
+use crate::error::{Error, Result};
+
+/// Most todos one claim-next may take (`limit`).
+pub const CLAIM_LIMIT_MAX: i32 = 100;
+
+/// Most items of one batch of completions or failures.
+pub const FINISH_ITEMS_MAX: usize = 100;
+
+/// Most items of one batch create.
+pub const CREATE_ITEMS_MAX: usize = 500;
+
+/// The answer for one item of a batch: what the single verb would have answered.
+pub type ItemResult<T> = Result<T>;
+
+/// The indices of `ids`, in rounds: round k holds the k-th mention of each id, in the
+/// order of the items. Ids of one round are distinct, and every id of a later round is
+/// in round 0.
+pub(crate) fn rounds(ids: &[TodoId]) -> Vec<Vec<usize>> {
+    let mut seen: std::collections::HashMap<TodoId, usize> = std::collections::HashMap::new();
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let k = seen.entry(*id).or_insert(0);
+        if rounds.len() <= *k {
+            rounds.push(Vec::new());
+        }
+        rounds[*k].push(i);
+        *k += 1;
+    }
+    rounds
+}
+
+/// Locks the endpoint's todos among `ids` (quarantine never: it is out of an agent's
+/// reach) in ascending id order and returns them. `FOR UPDATE`, as the single verbs'
+/// transitions lock their one row; rows locked by another transaction are waited for.
+pub(crate) async fn lock_in_id_order(
+    conn: &mut AsyncPgConnection,
+    endpoint: EndpointId,
+    ids: &[TodoId],
+) -> Result<Vec<TodoRow>> {
+    let mut unique: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+    unique.sort_unstable();
+    unique.dedup();
+    let q = diesel::sql_query(
+        "SELECT t.* FROM todos t WHERE t.id = ANY($1) AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
+         ORDER BY t.id FOR UPDATE",
+    )
+    .bind::<Array<SqlUuid>, _>(unique)
+    .bind::<SqlUuid, _>(endpoint.0);
+    Ok(Prepared(q).load(conn).await?)
+}
+
+/// An item's refusal, or the whole batch's failure: a refusal of the database itself
+/// (internal, unavailable) is not an item's answer, it ends the transaction.
+pub(crate) fn item_error(e: Error) -> Result<Error> {
+    match e {
+        Error::Internal(_) | Error::Unavailable(_) => Err(e),
+        refusal => Ok(refusal),
+    }
+}
+
+/// Collects per-item answers filled out of order into their item order.
+pub(crate) struct Answers<T> {
+    slots: Vec<Option<ItemResult<T>>>,
+}
+
+impl<T> Answers<T> {
+    /// Room for `n` answers.
+    pub(crate) fn new(n: usize) -> Self {
+        Answers { slots: (0..n).map(|_| None).collect() }
+    }
+
+    /// The answer of item `i`.
+    pub(crate) fn set(&mut self, i: usize, answer: ItemResult<T>) {
+        if let Some(slot) = self.slots.get_mut(i) {
+            *slot = Some(answer);
+        }
+    }
+
+    /// Every answer, in item order; an item left without one is an internal error.
+    pub(crate) fn into_vec(self) -> Result<Vec<ItemResult<T>>> {
+        self.slots.into_iter().map(|s| s.ok_or_else(|| Error::internal("a batch item was left unanswered"))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_todo_named_twice_is_acted_on_in_a_later_round() {
+        let (a, b) = (TodoId::new(), TodoId::new());
+        assert_eq!(rounds(&[a, b, a, a, b]), vec![vec![0, 1], vec![2, 4], vec![3]]);
+        assert!(rounds(&[]).is_empty());
+    }
+
+    #[test]
+    fn only_a_database_failure_fails_the_whole_batch() {
+        assert!(item_error(Error::NotFound).is_ok());
+        assert!(item_error(Error::Conflict("x".into())).is_ok());
+        assert!(item_error(Error::Unavailable("x".into())).is_err());
+        assert!(item_error(Error::internal("x")).is_err());
+    }
+}
