@@ -144,6 +144,23 @@ impl EncodeLabelValue for SinkEvent {
     }
 }
 
+label_values! {
+    /// Why a long-poll `claim-next` answered without a claim.
+    EmptyWait {
+        /// Its `wait_seconds` passed with nothing it could claim.
+        TimedOut => "timed_out",
+        /// The instance already held its most waiting requests: answered at once.
+        Full => "full",
+        /// The server was stopping.
+        Shutdown => "shutdown",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct EmptyWaitLabels {
+    reason: EmptyWait,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SinkLabels {
     event: SinkEvent,
@@ -165,6 +182,9 @@ struct Inner {
     outbox_oldest: Gauge<f64, std::sync::atomic::AtomicU64>,
     claims_deferred: Family<DeferredLabels, Counter>,
     digest_ticks: Counter,
+    long_poll_waiters: Gauge,
+    long_poll_wakeups: Counter,
+    long_poll_empty: Family<EmptyWaitLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -268,6 +288,28 @@ impl Metrics {
              ticking stops counting)",
             digest_ticks.clone(),
         );
+        let long_poll_waiters = Gauge::default();
+        registry.register(
+            "switchboard_long_poll_waiters",
+            "claim-next requests held waiting for work (wait_seconds) on this instance, past their first empty claim",
+            long_poll_waiters.clone(),
+        );
+        let long_poll_wakeups = Counter::default();
+        registry.register(
+            "switchboard_long_poll_wakeups",
+            "Times a waiting claim-next request was woken to claim again (work arrived on its queues, or the \
+             claim listener reconnected)",
+            long_poll_wakeups.clone(),
+        );
+        let long_poll_empty = Family::<EmptyWaitLabels, Counter>::default();
+        registry.register(
+            "switchboard_long_poll_empty",
+            "Long-poll claim-next requests (wait_seconds above 0) answered without a claim, by why",
+            long_poll_empty.clone(),
+        );
+        for &reason in EmptyWait::ALL {
+            drop(long_poll_empty.get_or_create(&EmptyWaitLabels { reason }));
+        }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -301,6 +343,9 @@ impl Metrics {
                 outbox_oldest,
                 claims_deferred,
                 digest_ticks,
+                long_poll_waiters,
+                long_poll_wakeups,
+                long_poll_empty,
             }),
         }
     }
@@ -362,6 +407,21 @@ impl Metrics {
         self.inner.digest_ticks.inc();
     }
 
+    /// Sets how many claim-next requests are held waiting.
+    pub fn set_long_poll_waiters(&self, held: usize) {
+        self.inner.long_poll_waiters.set(i64::try_from(held).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a waiting claim-next request woken to claim again.
+    pub fn long_poll_wakeup(&self) {
+        self.inner.long_poll_wakeups.inc();
+    }
+
+    /// Counts a long-poll claim-next answered without a claim.
+    pub fn long_poll_empty(&self, reason: EmptyWait) {
+        self.inner.long_poll_empty.get_or_create(&EmptyWaitLabels { reason }).inc();
+    }
+
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
     pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
         self.inner.outbox_depth.set(depth);
@@ -419,6 +479,11 @@ mod tests {
             "switchboard_signals_dropped_total",
             r#"switchboard_claims_deferred_total{reason="paused"}"#,
             r#"switchboard_claims_deferred_total{reason="window_exhausted"}"#,
+            "switchboard_long_poll_waiters",
+            "switchboard_long_poll_wakeups_total",
+            r#"switchboard_long_poll_empty_total{reason="timed_out"}"#,
+            r#"switchboard_long_poll_empty_total{reason="full"}"#,
+            r#"switchboard_long_poll_empty_total{reason="shutdown"}"#,
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
         }

@@ -19,6 +19,7 @@
 //! | [`admission`] | admission budgets per (endpoint, queue): set, list |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
+//! | [`long_poll`] | `claim-next` with `wait_seconds`: the waiting requests, the claim bell and listener |
 //! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
 //! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
@@ -36,6 +37,7 @@ pub mod endpoints;
 pub mod health;
 pub mod hooks;
 pub mod intake;
+pub mod long_poll;
 pub mod notify_owner;
 pub mod owners;
 pub mod permissions;
@@ -75,6 +77,7 @@ pub struct Services {
     hook_cache: HookCache,
     sinks: sinks::SinkSettings,
     digests: crate::digest::compose::DigestSettings,
+    waiters: long_poll::Waiters,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -103,6 +106,8 @@ pub struct Parts {
     pub sinks: sinks::SinkSettings,
     /// Digest links, the doorbell window and section timeouts.
     pub digests: crate::digest::compose::DigestSettings,
+    /// The instance's waiting `claim-next` requests (woken by its claim listener).
+    pub waiters: long_poll::Waiters,
 }
 
 impl Services {
@@ -121,6 +126,7 @@ impl Services {
             hook_cache,
             sinks,
             digests,
+            waiters,
         } = parts;
         Services {
             store,
@@ -135,6 +141,7 @@ impl Services {
             hook_cache,
             sinks,
             digests,
+            waiters,
         }
     }
 

@@ -13,6 +13,7 @@ use crate::domain::todo_state::TodoState;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
+use crate::service::long_poll;
 use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 
 /// Query of `list_todos`.
@@ -53,6 +54,7 @@ fn claim_answer(outcome: ClaimOutcome) -> ClaimAnswer {
 }
 
 fn claim_of(b: ClaimBody) -> Claim {
+    // `wait_seconds` is the caller's to read before: it is how to claim, not what.
     Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay }
 }
 
@@ -74,11 +76,16 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
 /// Claims the oldest pending todo (optionally of one queue) under a lease, within the
 /// admission budgets of the endpoint's queues. Nothing to claim answers `{"empty": true}`;
 /// work a budget held back answers `{"empty": true, "deferred": <reason>}` (never an error).
+/// With `wait_seconds` (1–30) and nothing to claim, the request is held until work
+/// arrives on a queue it may claim (woken by the database's notification, on whichever
+/// instance the work was made) or the time is up, and then answers the same way.
 #[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
     security(("endpoint_token" = [])),
-    responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = ClaimAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
+        (status = 503, body = ErrorEnvelope, description = "the database is unreachable (also while waiting); ask again")))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
-    let outcome = agent::claim_next(&s, &agent.0, claim_of(body.0)).await?;
+    let wait_seconds = body.0.wait_seconds;
+    let outcome = long_poll::claim_next(&s, &agent.0, claim_of(body.0), wait_seconds).await?;
     Ok(HttpResponse::Ok().json(claim_answer(outcome)))
 }
 
@@ -93,6 +100,7 @@ pub async fn claim(
     id: web::Path<TodoId>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
+    long_poll::refuse_wait(body.0.wait_seconds)?;
     let outcome = agent::claim(&s, &agent.0, id.into_inner(), claim_of(body.0)).await?;
     Ok(HttpResponse::Ok().json(claim_answer(outcome)))
 }
