@@ -69,3 +69,44 @@ async fn stopping_the_server_answers_waiting_agents_empty_at_once() {
     assert_eq!(answer.body, serde_json::json!({"empty": true}));
     assert!(started.elapsed() < WITHIN);
 }
+
+#[actix_web::test]
+async fn waiting_agents_whose_database_connections_are_all_terminated_answer_200_or_503_never_500() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let waiting: Vec<_> = (0..3).map(|_| wait_on_any(&app.base, &ep, 3)).collect();
+    wait_for_waiters(&app.base, 3).await;
+
+    // What a database restart does to the instance: every connection (the pool's and the
+    // claim listener's) ends. The listener connects again and the waiters look again.
+    let terminated = app
+        .db
+        .plan(
+            "WITH victims AS MATERIALIZED (SELECT pid FROM pg_stat_activity \
+               WHERE datname = current_database() AND pid <> pg_backend_pid()) \
+             SELECT coalesce(string_agg(pid::text, ','), '0') FROM victims WHERE pg_terminate_backend(pid)",
+        )
+        .await;
+    for w in waiting {
+        let answer = answered(w).await;
+        match answer.status {
+            200 => assert_eq!(answer.body, serde_json::json!({"empty": true})),
+            503 => assert_eq!(answer.body["error"]["code"], "unavailable"),
+            other => panic!("{other}: {:?}", answer.body),
+        }
+    }
+    // And waiting works again once the terminated sessions are gone (the pool hands out
+    // no broken connection: pinned by `db_restart`).
+    let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE pid IN ({terminated})");
+    let deadline = Instant::now() + WITHIN;
+    while app.db.count(&gone).await > 0 {
+        assert!(Instant::now() < deadline, "terminated sessions still alive");
+        actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+    let id = app.create_todo(&ep, "inbox", "after the restart").await;
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+}
