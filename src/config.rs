@@ -36,6 +36,7 @@
 //! | `SWITCHBOARD_DIGEST_INTERVAL_MS` | `--digest-interval-ms` | `30000` | how often the digest scheduler looks for due send times |
 //! | `SWITCHBOARD_DIGEST_SECTION_TIMEOUT_MS` | `--digest-section-timeout-ms` | `5000` | each digest section's statement timeout; a slower section reads `unavailable` |
 //! | `SWITCHBOARD_BODY_READ_TIMEOUT_MS` | `--body-read-timeout-ms` | `10000` | longest a request body may take to arrive once its headers have (408 after) |
+//! | `SWITCHBOARD_LONG_POLL_MAX_WAITERS` | `--long-poll-max-waiters` | `1000` | `claim-next` requests that may wait for work (`wait_seconds`) at once on this instance; past it a request answers at once (1–100 000) |
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -164,6 +165,10 @@ pub struct Settings {
     /// Attempts per outbox row before it is recorded undeliverable.
     #[arg(long, env = "SWITCHBOARD_OUTBOX_MAX_ATTEMPTS", global = true, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub outbox_max_attempts: u32,
+    /// `claim-next` requests that may wait for work at once on this instance (each holds
+    /// a connection, nothing else); past it a request claims once and answers at once.
+    #[arg(long, env = "SWITCHBOARD_LONG_POLL_MAX_WAITERS", global = true, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub long_poll_max_waiters: u32,
 }
 
 impl std::fmt::Debug for Settings {
@@ -206,6 +211,7 @@ impl std::fmt::Debug for Settings {
             .field("outbox_retry_base_ms", &self.outbox_retry_base_ms)
             .field("outbox_max_attempts", &self.outbox_max_attempts)
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
+            .field("long_poll_max_waiters", &self.long_poll_max_waiters)
             .finish()
     }
 }

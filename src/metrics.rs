@@ -209,6 +209,23 @@ impl EncodeLabelValue for SinkEvent {
     }
 }
 
+label_values! {
+    /// Why a long-poll `claim-next` answered without a claim.
+    EmptyWait {
+        /// Its `wait_seconds` passed with nothing it could claim.
+        TimedOut => "timed_out",
+        /// The instance already held its most waiting requests: answered at once.
+        Full => "full",
+        /// The server was stopping.
+        Shutdown => "shutdown",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct EmptyWaitLabels {
+    reason: EmptyWait,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SinkLabels {
     event: SinkEvent,
@@ -232,6 +249,9 @@ struct Inner {
     digest_ticks: Counter,
     batch_calls: Family<BatchCallLabels, Counter>,
     batch_items: Family<BatchItemLabels, Counter>,
+    long_poll_waiters: Gauge,
+    long_poll_wakeups: Counter,
+    long_poll_empty: Family<EmptyWaitLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -356,6 +376,27 @@ impl Metrics {
             for &outcome in BatchItemOutcome::ALL {
                 drop(batch_items.get_or_create(&BatchItemLabels { verb, outcome }));
             }
+        let long_poll_waiters = Gauge::default();
+        registry.register(
+            "switchboard_long_poll_waiters",
+            "claim-next requests held waiting for work (wait_seconds) on this instance, past their first empty claim",
+            long_poll_waiters.clone(),
+        );
+        let long_poll_wakeups = Counter::default();
+        registry.register(
+            "switchboard_long_poll_wakeups",
+            "Times a waiting claim-next request was woken to claim again (work arrived on its queues, or the \
+             claim listener reconnected)",
+            long_poll_wakeups.clone(),
+        );
+        let long_poll_empty = Family::<EmptyWaitLabels, Counter>::default();
+        registry.register(
+            "switchboard_long_poll_empty",
+            "Long-poll claim-next requests (wait_seconds above 0) answered without a claim, by why",
+            long_poll_empty.clone(),
+        );
+        for &reason in EmptyWait::ALL {
+            drop(long_poll_empty.get_or_create(&EmptyWaitLabels { reason }));
         }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
@@ -392,6 +433,9 @@ impl Metrics {
                 digest_ticks,
                 batch_calls,
                 batch_items,
+                long_poll_waiters,
+                long_poll_wakeups,
+                long_poll_empty,
             }),
         }
     }
@@ -465,6 +509,21 @@ impl Metrics {
         self.inner.digest_ticks.inc();
     }
 
+    /// Sets how many claim-next requests are held waiting.
+    pub fn set_long_poll_waiters(&self, held: usize) {
+        self.inner.long_poll_waiters.set(i64::try_from(held).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a waiting claim-next request woken to claim again.
+    pub fn long_poll_wakeup(&self) {
+        self.inner.long_poll_wakeups.inc();
+    }
+
+    /// Counts a long-poll claim-next answered without a claim.
+    pub fn long_poll_empty(&self, reason: EmptyWait) {
+        self.inner.long_poll_empty.get_or_create(&EmptyWaitLabels { reason }).inc();
+    }
+
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
     pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
         self.inner.outbox_depth.set(depth);
@@ -524,6 +583,11 @@ mod tests {
             r#"switchboard_claims_deferred_total{reason="window_exhausted"}"#,
             r#"switchboard_agent_batches_total{verb="fail",outcome="refused"}"#,
             r#"switchboard_agent_batch_items_total{verb="create_todo",outcome="conflict"}"#,
+            "switchboard_long_poll_waiters",
+            "switchboard_long_poll_wakeups_total",
+            r#"switchboard_long_poll_empty_total{reason="timed_out"}"#,
+            r#"switchboard_long_poll_empty_total{reason="full"}"#,
+            r#"switchboard_long_poll_empty_total{reason="shutdown"}"#,
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
         }

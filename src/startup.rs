@@ -18,6 +18,7 @@ use crate::metrics::Metrics;
 use crate::outbound::{Guard, Lookup, SystemLookup};
 use crate::service::auth::{AuthCache, AuthListener};
 use crate::service::hooks::HookSettings;
+use crate::service::long_poll::{Bell, ClaimWakeups, Waiters};
 use crate::service::webhook_cache::WebhookCache;
 use crate::service::{Parts, Services};
 use crate::store::Store;
@@ -119,6 +120,25 @@ pub struct Application {
     _auth_listener: AuthListener,
     _outbox: OutboxRunner,
     _digests: Addr<crate::actors::digests::DigestScheduler>,
+    waiters: Waiters,
+    _claim_wakeups: ClaimWakeups,
+}
+
+/// Stops the server: waiting `claim-next` requests answer at once first, so that a
+/// graceful stop is not held up by them.
+#[derive(Clone)]
+pub struct Stopper {
+    handle: actix_web::dev::ServerHandle,
+    waiters: Waiters,
+}
+
+impl Stopper {
+    /// Answers every waiting request, refuses new waits, then stops the server
+    /// (`graceful`: requests in flight finish first, up to the shutdown timeout).
+    pub async fn stop(&self, graceful: bool) {
+        self.waiters.close();
+        self.handle.stop(graceful).await;
+    }
 }
 
 /// The outbox worker on an arbiter of its own (its sends never share a thread with the
@@ -220,7 +240,13 @@ impl Application {
             );
             (emitter, None)
         };
+        // Every commit that may make work claimable rings the bell; the claim listener
+        // wakes this instance's waiting requests (service::long_poll).
+        let bell = Bell::new();
+        let emitter = emitter.ringing(std::sync::Arc::new(bell.clone()));
         let store = Store::new(pool, emitter);
+        let waiters = Waiters::new(settings.long_poll_max_waiters as usize, metrics.clone());
+        let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store);
         let sweepers = Sweepers::start(&store, settings);
         let base_url = match &settings.base_url {
             Some(b) => b.clone(),
@@ -275,6 +301,7 @@ impl Application {
             hook_cache,
             sinks,
             digests: crate::cli::digest::digest_settings(settings, &base_url_for_digests),
+            waiters: waiters.clone(),
         });
         let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
         let watched = metrics.clone();
@@ -295,7 +322,13 @@ impl Application {
                 .configure(crate::board::routes)
                 .default_service(web::to(crate::http::not_found))
         })
-        .shutdown_timeout(10);
+        .shutdown_timeout(10)
+        // A client that closes its connection while its request is still being answered
+        // (a long-poll claim-next waiting for work) ends the request at once: its future is
+        // dropped and its place in line freed. By default a half-closed connection is
+        // answered anyway, which would keep a gone client's place for its whole wait.
+        // (Committing store calls finish on tasks of their own either way.)
+        .h1_allow_half_closed(false);
         if let Some(w) = settings.workers {
             server = server.workers(w as usize);
         }
@@ -314,6 +347,8 @@ impl Application {
             _auth_listener: auth_listener,
             _outbox: outbox,
             _digests: digests,
+            waiters,
+            _claim_wakeups: claim_wakeups,
         })
     }
 
@@ -349,11 +384,38 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until the server is stopped (SIGINT/SIGTERM or a handle).
+    /// Stops the server after answering the requests that wait for work (a graceful
+    /// stop through [`Application::handle`] would wait for them, up to the shutdown
+    /// timeout, and then cut them off).
+    pub fn stopper(&self) -> Stopper {
+        Stopper { handle: self.server.handle(), waiters: self.waiters.clone() }
+    }
+
+    /// Serves until the server is stopped (SIGINT/SIGTERM or a handle). On SIGINT or
+    /// SIGTERM (which actix-web stops on by itself) requests waiting for work answer at
+    /// once rather than hold up the stop.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let Application { server, _sweepers, .. } = self;
+        let Application { server, _sweepers, waiters, .. } = self;
+        let on_signal = actix_rt::spawn(close_on_signal(waiters.clone()));
         let out = server.await;
+        on_signal.abort();
+        waiters.close();
         drop(_sweepers);
         out
     }
+}
+
+/// Answers every waiting `claim-next` request once the process is told to stop (SIGINT
+/// or SIGTERM, which the HTTP server also hears and stops on).
+async fn close_on_signal(waiters: Waiters) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        tracing::warn!("cannot watch for SIGTERM/SIGINT: waiting claim-next requests will hold up a graceful stop");
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    waiters.close();
 }

@@ -15,3 +15,5 @@ pub mod todo_search;
 pub mod todo_state;
 pub mod tokens;
 pub mod transitions;
+pub mod waiters;
+pub mod wakeups;

@@ -206,6 +206,15 @@ pub struct ClaimBody {
     /// batch answer (`BatchClaimAnswer`, `{claims, empty}`).
     #[schema(minimum = 1, maximum = 100)]
     pub limit: Option<i32>,
+    /// Long-poll (claim_next only), 0–30 s: when nothing is claimable, hold the request
+    /// until work arrives on a queue this claim may take (then claim it) or the time is
+    /// up (then answer as an empty claim does, `deferred` included). Absent or 0: answer at
+    /// once. Out of range: 422 `invalid_argument`, nothing claimed. The longest-waiting
+    /// request is served first; past the instance's bound on waiting requests
+    /// (`SWITCHBOARD_LONG_POLL_MAX_WAITERS`), or while the server stops, the answer
+    /// comes at once.
+    #[schema(minimum = 0, maximum = 30)]
+    pub wait_seconds: Option<i32>,
 }
 
 /// A claim's answer; `{ "empty": true }` when nothing was claimed, with `deferred` when an

@@ -20,6 +20,7 @@
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`agent_batch`] | the agent's verbs in batches: claim-next with a limit, complete, fail and create many |
+//! | [`long_poll`] | `claim-next` with `wait_seconds`: the waiting requests, the claim bell and listener |
 //! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
 //! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
@@ -38,6 +39,7 @@ pub mod endpoints;
 pub mod health;
 pub mod hooks;
 pub mod intake;
+pub mod long_poll;
 pub mod notify_owner;
 pub mod owners;
 pub mod permissions;
@@ -77,6 +79,7 @@ pub struct Services {
     hook_cache: HookCache,
     sinks: sinks::SinkSettings,
     digests: crate::digest::compose::DigestSettings,
+    waiters: long_poll::Waiters,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -105,6 +108,8 @@ pub struct Parts {
     pub sinks: sinks::SinkSettings,
     /// Digest links, the doorbell window and section timeouts.
     pub digests: crate::digest::compose::DigestSettings,
+    /// The instance's waiting `claim-next` requests (woken by its claim listener).
+    pub waiters: long_poll::Waiters,
 }
 
 impl Services {
@@ -123,6 +128,7 @@ impl Services {
             hook_cache,
             sinks,
             digests,
+            waiters,
         } = parts;
         Services {
             store,
@@ -137,6 +143,7 @@ impl Services {
             hook_cache,
             sinks,
             digests,
+            waiters,
         }
     }
 

@@ -13,6 +13,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::Store;
 use crate::domain::admission::{AdmissionChange, Budget, Change};
 use crate::domain::ids::{EndpointId, HumanId, ScopeId};
+use crate::domain::wakeups::Arrived;
 use crate::error::{Error, Result};
 
 /// One queue's budget with what it is using now.
@@ -157,7 +158,8 @@ impl Store {
     ) -> Result<Budget> {
         let mut conn = self.conn().await?;
         let queue = queue.to_owned();
-        conn.transaction::<_, Error, _>(async move |conn| {
+        let changed = queue.clone();
+        let after = conn.transaction::<_, Error, _>(async move |conn| {
             let after = match write(conn, UPDATE, endpoint, &queue, change, by).await? {
                 Some(after) => after,
                 None if !Budget::default().changed(change).restricts() => return Ok(Budget::default()),
@@ -174,7 +176,11 @@ impl Store {
             }
             Ok(after)
         })
-        .await
+        .await?;
+        // Whatever changed, agents waiting on the queue look once: a pause lifted or a cap
+        // raised admits work that was held back (a tightened budget finds them deferred).
+        self.emitter().claimable(endpoint, &changed, Arrived::Any);
+        Ok(after)
     }
 
     /// The budgets of `endpoint`'s queues, by queue.

@@ -79,6 +79,7 @@ pub mod admission;
 pub mod agent_notify;
 pub mod board;
 pub mod board_sessions;
+pub mod claim_notices;
 pub mod dead_letters;
 pub mod deliveries;
 pub mod digests;

@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EndpointId, EventId, ScopeId, TodoId};
 use crate::domain::todo_state::{AttemptOutcome, DeadReason, ReadyReason};
+use crate::domain::wakeups::Arrived;
 
 /// The facts about a todo that every announcement needs, and nothing more: never the
 /// payload or the result.
@@ -121,6 +122,16 @@ pub enum Signal {
     DeadLettered(DeadLettered),
 }
 
+/// Hears that work may have become claimable on an endpoint's queue, after the commit
+/// that made it so: every `todo.ready`, and the changes that ring no doorbell (a retry
+/// now, a bulk retry, a loosened admission budget). The long-poll wake-ups
+/// (`service::long_poll`) are the one bell. Must not block: it runs on the committing
+/// task.
+pub trait ClaimBell: Send + Sync {
+    /// `todos` became claimable on `endpoint`'s `queue`.
+    fn ring(&self, endpoint: EndpointId, queue: &str, todos: Arrived);
+}
+
 /// Where signals go. Cheap to clone; sends never block: a full mailbox drops the
 /// signal and counts it (a doorbell is a hint, the queue still holds the work).
 ///
@@ -132,6 +143,7 @@ pub enum Signal {
 pub struct Emitter {
     ready: Arc<[Recipient<TodoReady>]>,
     dead: Arc<[Recipient<DeadLettered>]>,
+    bells: Arc<[Arc<dyn ClaimBell>]>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -143,7 +155,21 @@ impl Emitter {
 
     /// An emitter that sends both kinds of signal to the given recipients.
     pub fn to(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
-        Emitter { ready: Arc::new([ready]), dead: Arc::new([dead]), dropped: Arc::default() }
+        Emitter { ready: Arc::new([ready]), dead: Arc::new([dead]), bells: Arc::new([]), dropped: Arc::default() }
+    }
+
+    /// This emitter also ringing `bell` whenever work may have become claimable. Built
+    /// once at start-up, like [`Emitter::and`].
+    pub fn ringing(self, bell: Arc<dyn ClaimBell>) -> Self {
+        Emitter { bells: self.bells.iter().cloned().chain([bell]).collect(), ..self }
+    }
+
+    /// Rings every bell: `todos` became claimable on `endpoint`'s `queue` without a
+    /// `todo.ready` (which rings by itself). Call after the commit.
+    pub fn claimable(&self, endpoint: EndpointId, queue: &str, todos: Arrived) {
+        for bell in self.bells.iter() {
+            bell.ring(endpoint, queue, todos);
+        }
     }
 
     /// This emitter also sending to `other`'s recipients (one drop count for all).
@@ -153,6 +179,7 @@ impl Emitter {
         Emitter {
             ready: self.ready.iter().chain(other.ready.iter()).cloned().collect(),
             dead: self.dead.iter().chain(other.dead.iter()).cloned().collect(),
+            bells: self.bells.iter().chain(other.bells.iter()).cloned().collect(),
             dropped: self.dropped,
         }
     }
@@ -166,7 +193,10 @@ impl Emitter {
     pub fn emit(&self, signals: Vec<Signal>) {
         for signal in signals {
             let refused = match signal {
-                Signal::Ready(m) => send_to_all(&self.ready, m),
+                Signal::Ready(m) => {
+                    self.claimable(m.todo.endpoint_id, &m.todo.queue, Arrived::Todos(1));
+                    send_to_all(&self.ready, m)
+                }
                 Signal::DeadLettered(m) => send_to_all(&self.dead, m),
             };
             if refused > 0 {

@@ -29,6 +29,7 @@ mod digests;
 mod hooks;
 mod intake;
 mod lifecycle;
+mod long_poll;
 mod metrics;
 mod notify;
 mod outbound;

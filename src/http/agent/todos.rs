@@ -14,7 +14,8 @@ use crate::domain::todo_state::TodoState;
 use crate::error::{Error, ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
-use crate::service::agent_batch::{self, ClaimNextOutcome};
+use crate::service::agent_batch::ClaimNextOutcome;
+use crate::service::long_poll;
 use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 
 /// Query of `list_todos`.
@@ -54,9 +55,11 @@ fn claim_answer(outcome: ClaimOutcome) -> ClaimAnswer {
     }
 }
 
-/// The claim a body asks for, and its `limit` (claim-next only).
-fn claim_of(b: ClaimBody) -> (Claim, Option<i32>) {
-    (Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay }, b.limit)
+/// The claim a body asks for, its `limit` and its `wait_seconds` (claim-next only): how
+/// many and how long are how to claim, not what.
+fn claim_of(b: ClaimBody) -> (Claim, Option<i32>, Option<i32>) {
+    let claim = Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay };
+    (claim, b.limit, b.wait_seconds)
 }
 
 fn finish(body: FinishBody) -> Finish {
@@ -85,12 +88,18 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
 /// (with `deferred` when a budget stopped the batch short). Without `limit`, or with
 /// `limit: 1`, the answer is the single claim's, unchanged. A `limit` outside 1–100 is
 /// refused with 422 and claims nothing.
+///
+/// With `wait_seconds` (1–30) and nothing to claim, the request is held until work
+/// arrives on a queue it may claim (woken by the database's notification, on whichever
+/// instance the work was made) or the time is up, and then answers the same way (a
+/// batch claims what is there when it wakes, up to `limit`).
 #[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
     security(("endpoint_token" = [])),
-    responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
+        (status = 503, body = ErrorEnvelope, description = "the database is unreachable (also while waiting); ask again")))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
-    let (claim, limit) = claim_of(body.0);
-    Ok(HttpResponse::Ok().json(match agent_batch::claim_next(&s, &agent.0, claim, limit).await? {
+    let (claim, limit, wait_seconds) = claim_of(body.0);
+    Ok(HttpResponse::Ok().json(match long_poll::claim_next(&s, &agent.0, claim, limit, wait_seconds).await? {
         ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(claim_answer(outcome)),
         ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
     }))
@@ -107,10 +116,11 @@ pub async fn claim(
     id: web::Path<TodoId>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
-    let (claim, limit) = claim_of(body.0);
+    let (claim, limit, wait_seconds) = claim_of(body.0);
     if limit.is_some() {
         return Err(Error::invalid("limit", "not accepted when claiming by id"));
     }
+    long_poll::refuse_wait(wait_seconds)?;
     let outcome = agent::claim(&s, &agent.0, id.into_inner(), claim).await?;
     Ok(HttpResponse::Ok().json(claim_answer(outcome)))
 }

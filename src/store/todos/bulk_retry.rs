@@ -13,7 +13,7 @@
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, Int8, Nullable, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
@@ -22,9 +22,10 @@ use super::LIVE_KEY;
 use super::operator::{ENDPOINT_LIVE, RETRY_NOW_SET};
 use chrono::{DateTime, Utc};
 
-use crate::domain::ids::{ScopeId, TodoId};
+use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::pills::PillCount;
 use crate::domain::todo_search::TodoSearch;
+use crate::domain::wakeups::Arrived;
 use crate::error::{Error, Result};
 
 /// Dead letters moved per statement.
@@ -65,7 +66,7 @@ fn batch_sql(search: &TodoSearch) -> String {
            ORDER BY p.endpoint_id, p.idempotency_key, CASE WHEN p.idempotency_key IS NULL THEN p.id END, \
              p.dead_lettered_at DESC) \
          UPDATE todos t SET {RETRY_NOW_SET} FROM chosen WHERE t.id = chosen.id AND {DEAD_LETTER} \
-         RETURNING t.id",
+         RETURNING t.endpoint_id, t.queue",
         search = and(search_condition(search, 4))
     )
 }
@@ -73,7 +74,7 @@ fn batch_sql(search: &TodoSearch) -> String {
 impl Store {
     /// Returns to pending every dead letter in `scopes` matching `query` (as the Dead
     /// view reads it) that died by `died_by` (the moment a confirmation counted them;
-    /// none: any time), up to [`BULK_RETRY_MAX`]; rings nothing. Says how many moved and
+    /// none: any time), up to [`BULK_RETRY_MAX`]; rings no doorbell (only the claim bell). Says how many moved and
     /// how many still match.
     pub async fn retry_dead_letters(
         &self,
@@ -81,11 +82,13 @@ impl Store {
         query: Option<&str>,
         died_by: Option<DateTime<Utc>>,
     ) -> Result<BulkRetried> {
+        /// Where a moved todo waits now (for the claim bell).
         #[derive(QueryableByName)]
         struct Moved {
             #[diesel(sql_type = SqlUuid)]
-            #[expect(dead_code, reason = "only counted: the statement must return a row per todo it moved")]
-            id: TodoId,
+            endpoint_id: EndpointId,
+            #[diesel(sql_type = Text)]
+            queue: String,
         }
         let search = TodoSearch::parse(query)?;
         let sql = batch_sql(&search);
@@ -102,7 +105,13 @@ impl Store {
                 .bind::<Nullable<Timestamptz>, _>(died_by);
             match bind_search(q, &search).load::<Moved>(&mut conn).await {
                 Ok(moved) if moved.is_empty() => break,
-                Ok(moved) => retried += moved.len() as u64,
+                Ok(moved) => {
+                    retried += moved.len() as u64;
+                    // Committed (one statement): agents waiting on these queues may claim.
+                    for m in &moved {
+                        self.emitter().claimable(m.endpoint_id, &m.queue, Arrived::Todos(1));
+                    }
+                }
                 // A todo with the same key went live between the check and the update:
                 // the batch rolled back whole; run it again (the check now sees it).
                 Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) if races < KEY_RACES => {

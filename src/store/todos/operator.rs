@@ -12,6 +12,7 @@ use crate::db::models::TodoRow;
 use crate::domain::ids::{ScopeId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
+use crate::domain::wakeups::Arrived;
 use crate::error::{Error, Result};
 
 /// What "retry now" does to a failed todo `t`: back to pending with the attempt
@@ -59,8 +60,9 @@ impl Store {
 
     /// "Retry now": a failed todo (dead letter or waiting on a retry) goes back to
     /// pending with its attempt counter reset to 0; history and `seq` are kept. Rings
-    /// nothing. Refused when the endpoint is no longer active, or when a live todo has
-    /// since taken its idempotency key.
+    /// no doorbell (only the claim bell, for agents waiting on its queue). Refused when
+    /// the endpoint is no longer active, or when a live todo has since taken its
+    /// idempotency key.
     pub async fn retry_now(&self, scopes: &[ScopeId], id: TodoId) -> Result<TodoRow> {
         let sql = format!(
             "UPDATE todos t SET {RETRY_NOW_SET} \
@@ -73,7 +75,10 @@ impl Store {
         let row: QueryResult<Option<TodoRow>> =
             todo_query(sql, id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
         match row {
-            Ok(Some(todo)) => Ok(todo),
+            Ok(Some(todo)) => {
+                self.emitter().claimable(todo.endpoint_id, &todo.queue, Arrived::Todos(1));
+                Ok(todo)
+            }
             Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::UniqueViolation, _)) => {
                 Err(Error::Conflict("a live todo already holds this todo's idempotency key".into()))
             }

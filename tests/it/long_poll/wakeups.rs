@@ -1,0 +1,158 @@
+//! What wakes a waiting agent: a todo created on its instance or on another, work back
+//! from a lapsed lease or a retry now, a pause lifted, and, after the claim listener lost
+//! its connection, the reconnection itself (notices sent meanwhile were missed).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{
+    CLAIM_LISTENER, Instance, WAKEUPS, WITHIN, answered, claim_next, metric, spawn, wait_for_waiters, wait_on_any,
+};
+use crate::admission::set_admission;
+
+#[actix_web::test]
+async fn a_waiting_agent_gets_a_todo_created_on_its_own_instance() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+
+    let id = app.create_todo(&ep, "inbox", "new work").await;
+    let answer = answered(waiting).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+    assert!(answer.body["lease_token"].is_string());
+    assert_eq!(metric(&app.base, WAKEUPS).await, 1);
+    wait_for_waiters(&app.base, 0).await;
+}
+
+#[actix_web::test]
+async fn a_todo_created_through_one_instance_wakes_an_agent_waiting_on_another() {
+    let app = spawn().await;
+    let other = Instance::start(&app.db).await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let waiting = wait_on_any(&other.base, &ep, 30);
+    wait_for_waiters(&other.base, 1).await;
+
+    let id = app.create_todo(&ep, "inbox", "made on the first instance").await;
+    let answer = answered(waiting).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+    assert_eq!(metric(&other.base, WAKEUPS).await, 1);
+}
+
+#[actix_web::test]
+async fn a_waiter_on_one_queue_is_not_woken_by_work_on_another_and_gets_its_own() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let waiting = claim_next(&app.base, &ep, json!({"queue": "builds", "wait_seconds": 30}));
+    wait_for_waiters(&app.base, 1).await;
+
+    app.create_todo(&ep, "inbox", "not for it").await;
+    // The notice for `inbox` is heard and passed over: the marker below travels the same
+    // path after it, so once the marker's waiter is answered, `inbox`'s notice was handled.
+    let marker = app.agent(owner.scope, "marker").await;
+    let marker_waits = wait_on_any(&app.base, &marker, 30);
+    wait_for_waiters(&app.base, 2).await;
+    app.create_todo(&marker, "m", "marker").await;
+    assert!(answered(marker_waits).await.todo().is_some());
+    assert_eq!(metric(&app.base, WAKEUPS).await, 1, "only the marker's waiter was woken");
+    wait_for_waiters(&app.base, 1).await;
+
+    let id = app.create_todo(&ep, "builds", "its own").await;
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+}
+
+#[actix_web::test]
+async fn work_back_from_a_lapsed_lease_or_a_retry_now_wakes_a_waiting_agent() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let id = app.create_todo(&ep, "inbox", "t").await;
+    let claimed = app.claim_next(&ep).await;
+    assert_eq!(claimed["todo"]["id"], id.to_string());
+
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+    app.lapse_lease(id).await;
+    let report = app.store.reap_expired_leases().await.expect("reap");
+    assert_eq!(report.requeued, 1);
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+
+    // Failed, then retried now by its owner: no doorbell rings, the waiter still hears it.
+    let lease = answer.body["lease_token"].as_str().unwrap().to_owned();
+    let (s, b) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"lease_token": lease})).await;
+    assert_eq!(s, 200, "{b}");
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+    let (s, b) = app.post(&format!("/api/v1/todos/{id}/retry"), &owner.token, json!({})).await;
+    assert_eq!(s, 200, "{b}");
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+}
+
+#[actix_web::test]
+async fn an_agent_deferred_by_a_paused_queue_waits_and_gets_the_work_when_the_pause_lifts() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    set_admission(&app, &owner.token, ep.id, "inbox", json!({"paused": true})).await;
+    let id = app.create_todo(&ep, "inbox", "held back").await;
+
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+    set_admission(&app, &owner.token, ep.id, "inbox", json!({"paused": false})).await;
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(id.to_string().as_str()), "{:?}", answer.body);
+
+    // Paused again with nothing else to claim: the wait ends in the deferred form.
+    set_admission(&app, &owner.token, ep.id, "inbox", json!({"paused": true})).await;
+    app.create_todo(&ep, "inbox", "held back too").await;
+    let answer = answered(wait_on_any(&app.base, &ep, 1)).await;
+    assert_eq!(answer.body, json!({"empty": true, "deferred": "paused"}));
+}
+
+#[actix_web::test]
+async fn a_claim_listener_that_lost_its_connection_makes_every_waiter_look_again() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let listener = format!(
+        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
+         WHERE application_name = '{CLAIM_LISTENER}' AND datname = current_database()"
+    );
+    let deadline = Instant::now() + WITHIN;
+    let pid = loop {
+        let pid = app.db.count(&listener).await;
+        if pid != 0 {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no claim listener session");
+        actix_rt::time::sleep(Duration::from_millis(10)).await;
+    };
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+
+    // Work that arrives unannounced, as while nobody listened: only a look finds it.
+    let id = uuid::Uuid::new_v4();
+    app.db
+        .exec(&format!(
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state) \
+             SELECT '{id}', id, scope_id, 'inbox', 'missed', 'pending' FROM endpoints WHERE id = '{}'",
+            ep.id.0
+        ))
+        .await;
+    app.db.exec(&format!("SELECT pg_terminate_backend({pid})")).await;
+
+    let answer = answered(waiting).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    let want = switchboard::domain::ids::TodoId(id).to_string();
+    assert_eq!(answer.todo(), Some(want.as_str()), "{:?}", answer.body);
+    assert!(answer.took < Duration::from_secs(30), "found by a look, not at the end of the wait");
+}
