@@ -376,6 +376,7 @@ impl Metrics {
             for &outcome in BatchItemOutcome::ALL {
                 drop(batch_items.get_or_create(&BatchItemLabels { verb, outcome }));
             }
+        }
         let long_poll_waiters = Gauge::default();
         registry.register(
             "switchboard_long_poll_waiters",
