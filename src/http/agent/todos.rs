@@ -85,13 +85,14 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
 /// (with `deferred` when a budget stopped the batch short). Without `limit`, or with
 /// `limit: 1`, the answer is the single claim's, unchanged. A `limit` outside 1–100 is
 /// refused with 422 and claims nothing.
-#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next",
+    request_body(content = Option<ClaimBody>, example = json!({"limit": 10, "lease_ttl_seconds": 600})), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
     let (claim, limit) = claim_of(body.0);
     Ok(HttpResponse::Ok().json(match agent_batch::claim_next(&s, &agent.0, claim, limit).await? {
-        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(claim_answer(outcome)),
+        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(Box::new(claim_answer(outcome))),
         ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
     }))
 }
