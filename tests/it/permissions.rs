@@ -256,6 +256,9 @@ enum On {
     FreshSession,
     /// A todo of the caller's own endpoint (agents act on their own queues only).
     OwnTodo(Stage),
+    /// A todo of the caller's own endpoint named in the body (`{todo}`), as a batch names
+    /// its todos: another endpoint's todo is answered per item (`not_found`), never moved.
+    OwnTodoInBody(Stage),
     /// A pending todo of the caller's own endpoint, not named: a listing or a claim
     /// must find it for the endpoint itself only.
     OwnQueue,
@@ -375,6 +378,28 @@ fn api_cases() -> Vec<Case> {
         case("GET", "/api/v1/agent/todos", OwnQueue, Empty, &[200]),
         case("POST", "/api/v1/agent/todos", Nothing, Json(r#"{"queue": "inbox", "title": "by an agent"}"#), &[201]),
         case("POST", "/api/v1/agent/todos/claim-next", OwnQueue, Json("{}"), &[200]),
+        // The batch verbs: the single verb's grant; the todos are named in the body.
+        case(
+            "POST",
+            "/api/v1/agent/todos/complete",
+            OwnTodoInBody(Claimed),
+            Json(r#"{"items": [{"id": "{todo}", "summary": "done"}]}"#),
+            &[200],
+        ),
+        case(
+            "POST",
+            "/api/v1/agent/todos/fail",
+            OwnTodoInBody(Claimed),
+            Json(r#"{"items": [{"id": "{todo}"}]}"#),
+            &[200],
+        ),
+        case(
+            "POST",
+            "/api/v1/agent/todos/batch",
+            Nothing,
+            Json(r#"{"items": [{"queue": "inbox", "title": "by an agent"}]}"#),
+            &[200],
+        ),
         case("GET", "/api/v1/agent/todos/{id}", OwnTodo(Pending), Empty, &[200]),
         case("POST", "/api/v1/agent/todos/{id}/claim", OwnTodo(Pending), Json("{}"), &[200]),
         case("POST", "/api/v1/agent/todos/{id}/heartbeat", OwnTodo(Claimed), Json("{}"), &[200]),
@@ -713,6 +738,8 @@ enum Probe {
     Names(String),
     /// The dead letter is back in its queue.
     Revives(TodoId),
+    /// The claimed todo is claimed no longer (a batch finished it).
+    Moves(TodoId),
     /// The answer names the first and never the second (a listing of an owner scope's
     /// resources, which every endpoint of the scope reaches).
     NamesOnly(String, String),
@@ -909,7 +936,7 @@ impl World {
         // another of the team's for the sibling (and for humans, who have none).
         let holder = match &made.own {
             Some(own) if caller != Caller::Sibling => Some(own.id),
-            _ if matches!(on, On::OwnTodo(_) | On::OwnQueue | On::OwnHook | On::OwnHooks) => {
+            _ if matches!(on, On::OwnTodo(_) | On::OwnTodoInBody(_) | On::OwnQueue | On::OwnHook | On::OwnHooks) => {
                 Some(self.endpoint(self.team, Verb::ALL).await.id)
             }
             _ => None,
@@ -932,6 +959,11 @@ impl World {
             On::OwnTodo(stage) => {
                 let todo = self.todo_on(holder.unwrap(), stage, "the endpoint's own").await;
                 id(&mut made, todo.to_string());
+            }
+            On::OwnTodoInBody(stage) => {
+                let todo = self.todo_on(holder.unwrap(), stage, "the endpoint's own").await;
+                made.vars = vec![("todo", todo.to_string())];
+                made.probe = Some(Probe::Moves(todo));
             }
             On::OwnQueue => {
                 let todo = self.todo_on(holder.unwrap(), Stage::Pending, "the endpoint's own").await;
@@ -1135,6 +1167,10 @@ impl World {
             Probe::Revives(id) => {
                 let sql = format!("SELECT count(*) FROM todos WHERE id = '{}' AND state = 'pending'", id.0);
                 (self.app.db.count(&sql).await == 1, format!("revives the dead letter {id}"))
+            }
+            Probe::Moves(id) => {
+                let sql = format!("SELECT count(*) FROM todos WHERE id = '{}' AND state <> 'claimed'", id.0);
+                (self.app.db.count(&sql).await == 1, format!("finishes the claimed todo {id}"))
             }
         };
         match (reached, caller.reaches()) {

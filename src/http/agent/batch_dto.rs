@@ -19,7 +19,7 @@ use crate::store::todos::{BatchClaim, CreateOutcome};
 pub enum ClaimNextAnswer {
     /// Without a `limit` above 1: `{todo, lease_token, attempt_seq, attempts_total,
     /// prior_attempts, empty: false}` or `{empty: true, deferred?}`.
-    One(ClaimAnswer),
+    One(Box<ClaimAnswer>),
     /// With a `limit` above 1: `{claims: [...], empty, deferred?}`.
     Batch(BatchClaimAnswer),
 }

@@ -64,7 +64,10 @@ pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBo
 /// does not fail the others). A body that is not valid as a whole (not 1–500 items, an
 /// item with an unknown field or a wrong type, a NUL character anywhere, over 1 MiB) is
 /// refused and changes nothing.
-#[utoipa::path(post, path = "/api/v1/agent/todos/batch", operation_id = "create_batch", request_body = BatchCreateBody, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/batch", operation_id = "create_batch", tag = "agent",
+    request_body(content = BatchCreateBody, example = json!({"items": [
+        {"queue": "inbox", "title": "first of a batch", "payload": {"n": 1}},
+        {"queue": "inbox", "title": "second of a batch", "idempotency_key": "batch-example-2"}]})),
     security(("endpoint_token" = [])),
     responses((status = 200, body = BatchCreateAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<BatchCreateBody>) -> Result<HttpResponse> {

@@ -93,14 +93,15 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
 /// arrives on a queue it may claim (woken by the database's notification, on whichever
 /// instance the work was made) or the time is up, and then answers the same way (a
 /// batch claims what is there when it wakes, up to `limit`).
-#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", request_body = Option<ClaimBody>, tag = "agent",
+#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next",
+    request_body(content = Option<ClaimBody>, example = json!({"limit": 10, "lease_ttl_seconds": 600})), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
         (status = 503, body = ErrorEnvelope, description = "the database is unreachable (also while waiting); ask again")))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
     let (claim, limit, wait_seconds) = claim_of(body.0);
     Ok(HttpResponse::Ok().json(match long_poll::claim_next(&s, &agent.0, claim, limit, wait_seconds).await? {
-        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(claim_answer(outcome)),
+        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(Box::new(claim_answer(outcome))),
         ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
     }))
 }

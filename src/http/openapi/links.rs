@@ -1,7 +1,7 @@
 //! OpenAPI links: which answer carries the id another operation takes, so a client
 //! generator (and the stateful conformance run) can follow a todo from its creation
-//! through claim, heartbeat and completion, and a hook or webhook from its creation to
-//! its changes, with real ids instead of guessed ones.
+//! through claim, heartbeat and completion (one at a time or in a batch), and a hook or
+//! webhook from its creation to its changes, with real ids instead of guessed ones.
 
 use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::link::LinkBuilder;
@@ -33,7 +33,22 @@ const LINKS: &[(&str, &str, &str, &[&str])] = &[
     ("list_hooks", "200", "$response.body#/hooks/0/id", &["rotate_hook", "enable", "disable", "delete_hook"]),
     ("list_dead_letters", "200", "$response.body#/dead_letters/0/id", &["operator_get_todo", "retry"]),
     ("list_quarantine", "200", "$response.body#/held/0/id", &["release_held", "discard"]),
+    ("create_batch", "200", "$response.body#/results/0/todo/id", &["agent_get_todo", "claim"]),
 ];
+
+/// `(operation, status, link name, target operation, request body)`: answers whose
+/// claim the target's body names, so a batch complete or fail acts on a real claim, with
+/// its lease token. Only answers that always hold a claim: a claim by id (claim_next's
+/// answer may be empty, or a batch, and a body that cannot be filled is an error to a
+/// client that follows the link).
+const BODY_LINKS: &[(&str, &str, &str, &str, &str)] = &[
+    ("claim", "200", "complete_batch", "complete_batch", ONE_CLAIM),
+    ("claim", "200", "fail_batch", "fail_batch", ONE_CLAIM),
+];
+
+/// A batch item naming a single claim's todo and lease token.
+const ONE_CLAIM: &str =
+    r#"{"items": [{"id": "$response.body#/todo/id", "lease_token": "$response.body#/lease_token"}]}"#;
 
 /// What an agent may do with a todo it has just claimed.
 const CLAIMED: &[&str] =
@@ -61,6 +76,24 @@ impl utoipa::Modify for IdLinks {
                             .build();
                         response.links.insert(target.to_string(), RefOr::T(link));
                     }
+                }
+                for (from, status, name, target, body) in BODY_LINKS.iter().filter(|l| l.0 == id) {
+                    let Some(RefOr::T(response)) = op.responses.responses.get_mut(*status) else { continue };
+                    let Ok(body) = serde_json::from_str::<serde_json::Value>(body) else { continue };
+                    // utoipa writes `Link::request_body` as `request_body`, which OpenAPI
+                    // does not know either: `requestBody` goes in the extensions too. The
+                    // body is used as given, not merged into a generated one (schemathesis
+                    // reads `merge_body` from its own extension).
+                    let named = Extensions::from_iter([
+                        ("operationId", serde_json::json!(target)),
+                        ("requestBody", body),
+                        ("x-schemathesis", serde_json::json!({"merge_body": false})),
+                    ]);
+                    let link = LinkBuilder::new()
+                        .extensions(Some(named))
+                        .description(format!("{from} answers the claim {target} acts on"))
+                        .build();
+                    response.links.insert(name.to_string(), RefOr::T(link));
                 }
             }
         }
