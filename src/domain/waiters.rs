@@ -143,7 +143,10 @@ impl<H: Clone> WaiterQueue<H> {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.lines.entry(endpoint).or_default().insert(seq, Entry { queue, state: State::Checking, held: false, handle });
+        self.lines
+            .entry(endpoint)
+            .or_default()
+            .insert(seq, Entry { queue, state: State::Checking, held: false, handle });
         self.len += 1;
         Ok(Ticket { endpoint, seq })
     }

@@ -59,10 +59,7 @@ impl PendingArrivals {
         if queue == QUARANTINE_QUEUE || todos == Arrived::Todos(0) {
             return;
         }
-        self.sums
-            .entry((endpoint, queue.to_owned()))
-            .and_modify(|sum| *sum = sum.and(todos))
-            .or_insert(todos);
+        self.sums.entry((endpoint, queue.to_owned())).and_modify(|sum| *sum = sum.and(todos)).or_insert(todos);
     }
 
     /// Whether nothing waits to be sent.

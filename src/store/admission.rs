@@ -156,10 +156,24 @@ impl Store {
         change: AdmissionChange,
         by: Option<HumanId>,
     ) -> Result<Budget> {
+        let after = self.write_admission(endpoint, queue, change, by).await?;
+        // Whatever changed, agents waiting on the queue look once: a pause lifted or a cap
+        // raised admits work that was held back (a tightened budget finds them deferred).
+        self.emitter().claimable(endpoint, queue, Arrived::Any);
+        Ok(after)
+    }
+
+    /// [`Self::set_admission`]'s transaction.
+    async fn write_admission(
+        &self,
+        endpoint: EndpointId,
+        queue: &str,
+        change: AdmissionChange,
+        by: Option<HumanId>,
+    ) -> Result<Budget> {
         let mut conn = self.conn().await?;
         let queue = queue.to_owned();
-        let changed = queue.clone();
-        let after = conn.transaction::<_, Error, _>(async move |conn| {
+        conn.transaction::<_, Error, _>(async move |conn| {
             let after = match write(conn, UPDATE, endpoint, &queue, change, by).await? {
                 Some(after) => after,
                 None if !Budget::default().changed(change).restricts() => return Ok(Budget::default()),
@@ -176,11 +190,7 @@ impl Store {
             }
             Ok(after)
         })
-        .await?;
-        // Whatever changed, agents waiting on the queue look once: a pause lifted or a cap
-        // raised admits work that was held back (a tightened budget finds them deferred).
-        self.emitter().claimable(endpoint, &changed, Arrived::Any);
-        Ok(after)
+        .await
     }
 
     /// The budgets of `endpoint`'s queues, by queue.

@@ -87,8 +87,7 @@ async fn work_back_from_a_lapsed_lease_or_a_retry_now_wakes_a_waiting_agent() {
 
     // Failed, then retried now by its owner: no doorbell rings, the waiter still hears it.
     let lease = answer.body["lease_token"].as_str().unwrap().to_owned();
-    let (s, b) =
-        app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"lease_token": lease})).await;
+    let (s, b) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"lease_token": lease})).await;
     assert_eq!(s, 200, "{b}");
     let waiting = wait_on_any(&app.base, &ep, 30);
     wait_for_waiters(&app.base, 1).await;
