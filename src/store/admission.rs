@@ -156,32 +156,41 @@ impl Store {
         change: AdmissionChange,
         by: Option<HumanId>,
     ) -> Result<Budget> {
-        let mut conn = self.conn().await?;
-        let queue = queue.to_owned();
-        let changed = queue.clone();
-        let after = conn
-            .transaction::<_, Error, _>(async move |conn| {
-                let after = match write(conn, UPDATE, endpoint, &queue, change, by).await? {
-                    Some(after) => after,
-                    None if !Budget::default().changed(change).restricts() => return Ok(Budget::default()),
-                    None => write(conn, CREATE, endpoint, &queue, change, by)
-                        .await?
-                        .ok_or_else(|| Error::internal("creating a budget returned no row"))?,
-                };
-                if !after.restricts() {
-                    diesel::sql_query("DELETE FROM queue_admission WHERE endpoint_id = $1 AND queue = $2")
-                        .bind::<SqlUuid, _>(endpoint.0)
-                        .bind::<Text, _>(&queue)
-                        .execute(conn)
-                        .await?;
-                }
-                Ok(after)
-            })
-            .await?;
+        let after = self.write_admission(endpoint, queue, change, by).await?;
         // Whatever changed, agents waiting on the queue look once: a pause lifted or a cap
         // raised admits work that was held back (a tightened budget finds them deferred).
-        self.emitter().claimable(endpoint, &changed, Arrived::Any);
+        self.emitter().claimable(endpoint, queue, Arrived::Any);
         Ok(after)
+    }
+
+    /// [`Self::set_admission`]'s transaction.
+    async fn write_admission(
+        &self,
+        endpoint: EndpointId,
+        queue: &str,
+        change: AdmissionChange,
+        by: Option<HumanId>,
+    ) -> Result<Budget> {
+        let mut conn = self.conn().await?;
+        let queue = queue.to_owned();
+        conn.transaction::<_, Error, _>(async move |conn| {
+            let after = match write(conn, UPDATE, endpoint, &queue, change, by).await? {
+                Some(after) => after,
+                None if !Budget::default().changed(change).restricts() => return Ok(Budget::default()),
+                None => write(conn, CREATE, endpoint, &queue, change, by)
+                    .await?
+                    .ok_or_else(|| Error::internal("creating a budget returned no row"))?,
+            };
+            if !after.restricts() {
+                diesel::sql_query("DELETE FROM queue_admission WHERE endpoint_id = $1 AND queue = $2")
+                    .bind::<SqlUuid, _>(endpoint.0)
+                    .bind::<Text, _>(&queue)
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(after)
+        })
+        .await
     }
 
     /// The budgets of `endpoint`'s queues, by queue.
