@@ -141,7 +141,7 @@ fn section(run: &ThroughputRun) -> String {
     );
     let _ = writeln!(
         d,
-        "| every batch equivalent to the singles | property test `batches::a_batched_sequence_leaves_what_the_same_singles_leave` \
+        "| every batch equivalent to the singles | property test `batches::equivalence::the_same_operations_batched_or_not_leave_the_same_rows_attempts_outbox_records_and_signals` \
          (tests/it) | - | see `scripts/test` |\n"
     );
 
