@@ -170,9 +170,10 @@ struct OneClaim {
     lease_token: Option<String>,
 }
 
+/// A single create's answer: the todo's fields at the top level.
 #[derive(Deserialize)]
 struct Created {
-    todo: TodoId,
+    id: String,
 }
 
 /// `samples` times at idle: one agent waits on `queue` with `wait_seconds`, and
@@ -206,7 +207,7 @@ pub async fn wake_ups(
         let (Some(todo), Some(lease_token)) = (answer.todo, answer.lease_token) else {
             return Err(format!("wake-up {i}: the waiting claim ended empty after the todo was created"));
         };
-        if todo.id != made.todo.id {
+        if todo.id != made.id {
             return Err(format!("wake-up {i}: the waiting claim took another todo ({})", todo.id));
         }
         if woken < answered {
