@@ -56,39 +56,34 @@ pub async fn claim_next(
     Ok(ClaimNextOutcome::Batch(batch))
 }
 
-/// One item of a batch complete or fail.
-#[derive(Debug, Clone)]
-pub struct FinishItem {
-    /// The claimed todo.
-    pub id: TodoId,
-    /// What the agent reports, as for the single verb.
-    pub finish: Finish,
-}
-
 /// Completes each item as the single complete would, in one transaction; answers per
 /// item, in order (1–100 items).
-pub async fn complete(s: &Services, me: &AgentPrincipal, items: Vec<FinishItem>) -> Result<Vec<ItemResult<TodoRow>>> {
+pub async fn complete(
+    s: &Services,
+    me: &AgentPrincipal,
+    items: Vec<(TodoId, Finish)>,
+) -> Result<Vec<ItemResult<TodoRow>>> {
     let verb = BatchVerb::Complete;
     let answers = async {
         may(me, Action::CompleteMany)?;
         sized(items.len(), FINISH_ITEMS_MAX)?;
-        s.store.complete_batch(me.endpoint_id, items.into_iter().map(|i| (i.id, i.finish)).collect()).await
+        s.store.complete_batch(me.endpoint_id, items).await
     }
     .await;
-    items_counted(s, verb, call_counted(s, verb, answers)?)
+    Ok(items_counted(s, verb, call_counted(s, verb, answers)?))
 }
 
 /// Fails each item as the single fail would (a retry with backoff below the cap, a dead
 /// letter at it), in one transaction; answers per item, in order (1–100 items).
-pub async fn fail(s: &Services, me: &AgentPrincipal, items: Vec<FinishItem>) -> Result<Vec<ItemResult<TodoRow>>> {
+pub async fn fail(s: &Services, me: &AgentPrincipal, items: Vec<(TodoId, Finish)>) -> Result<Vec<ItemResult<TodoRow>>> {
     let verb = BatchVerb::Fail;
     let answers = async {
         may(me, Action::FailMany)?;
         sized(items.len(), FINISH_ITEMS_MAX)?;
-        s.store.fail_batch(me.endpoint_id, items.into_iter().map(|i| (i.id, i.finish)).collect()).await
+        s.store.fail_batch(me.endpoint_id, items).await
     }
     .await;
-    items_counted(s, verb, call_counted(s, verb, answers)?)
+    Ok(items_counted(s, verb, call_counted(s, verb, answers)?))
 }
 
 /// Creates each todo as the single create would (idempotency keys included), in one
@@ -105,7 +100,7 @@ pub async fn create(
         s.store.create_todos(me.endpoint_id, items.into_iter().map(|t| t.into_new(me)).collect()).await
     }
     .await;
-    items_counted(s, verb, call_counted(s, verb, answers)?)
+    Ok(items_counted(s, verb, call_counted(s, verb, answers)?))
 }
 
 /// Refuses a batch of no items or of more than `max`.
@@ -124,16 +119,13 @@ fn call_counted<T>(s: &Services, verb: BatchVerb, answer: Result<T>) -> Result<T
 }
 
 /// Counts each item's outcome.
-fn items_counted<T>(s: &Services, verb: BatchVerb, answers: Vec<ItemResult<T>>) -> Result<Vec<ItemResult<T>>> {
-    for outcome in BatchItemOutcome::ALL {
-        let n = answers
-            .iter()
-            .filter(|a| match a {
-                Ok(_) => *outcome == BatchItemOutcome::Ok,
-                Err(e) => *outcome == BatchItemOutcome::of_code(e.code()),
-            })
-            .count();
-        s.metrics.batch_items(verb, *outcome, n as u64);
+fn items_counted<T>(s: &Services, verb: BatchVerb, answers: Vec<ItemResult<T>>) -> Vec<ItemResult<T>> {
+    for answer in &answers {
+        let outcome = match answer {
+            Ok(_) => BatchItemOutcome::Ok,
+            Err(e) => BatchItemOutcome::of_code(e.code()),
+        };
+        s.metrics.batch_items(verb, outcome, 1);
     }
-    Ok(answers)
+    answers
 }

@@ -10,17 +10,17 @@ use crate::domain::ids::TodoId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::agent::NewAgentTodo;
-use crate::service::agent_batch::{self, FinishItem};
+use crate::service::agent_batch;
 use crate::store::todos::Finish;
 
-fn items_of(body: BatchFinishBody) -> (Vec<TodoId>, Vec<FinishItem>) {
+/// The items' ids, in order, and each item as the single verb's body would be.
+fn items_of(body: BatchFinishBody) -> (Vec<TodoId>, Vec<(TodoId, Finish)>) {
     let ids = body.items.iter().map(|i| i.id).collect();
     let items = body
         .items
         .into_iter()
-        .map(|FinishItemBody { id, result, summary, artifact, lease_token }| FinishItem {
-            id,
-            finish: Finish { result, summary, artifact, lease_token },
+        .map(|FinishItemBody { id, result, summary, artifact, lease_token }| {
+            (id, Finish { result, summary, artifact, lease_token })
         })
         .collect();
     (ids, items)

@@ -10,9 +10,8 @@ use diesel::sql_types::{Array, Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUu
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::super::Store;
-use super::super::finish::Checked;
 use super::super::{Caller, explain_miss};
-use super::{Answers, ItemResult, item_error, lock_in_id_order, rounds};
+use super::{Answers, Item, ItemResult, check_items, item_error, lock_in_id_order, rounds};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
@@ -37,13 +36,6 @@ const COMPLETE_BATCH: &str = "\
         FROM done d JOIN items i ON i.id = d.id WHERE a.todo_id = d.id AND a.ended_at IS NULL) \
     SELECT * FROM done";
 
-/// One item, checked.
-struct Item {
-    id: TodoId,
-    result: Option<serde_json::Value>,
-    checked: Checked,
-}
-
 impl Store {
     /// Completes each `(todo, finish)` as [`Store::complete`] would, in one transaction;
     /// answers per item, in order.
@@ -53,17 +45,7 @@ impl Store {
         items: Vec<(TodoId, Finish)>,
     ) -> Result<Vec<ItemResult<TodoRow>>> {
         let mut answers = Answers::new(items.len());
-        let ids: Vec<TodoId> = items.iter().map(|(id, _)| *id).collect();
-        let mut checked: Vec<Option<Item>> = Vec::with_capacity(items.len());
-        for (i, (id, finish)) in items.into_iter().enumerate() {
-            match finish.check() {
-                Ok(c) => checked.push(Some(Item { id, result: finish.result, checked: c })),
-                Err(e) => {
-                    answers.set(i, Err(e));
-                    checked.push(None);
-                }
-            }
-        }
+        let (ids, mut checked) = check_items(items, &mut answers);
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
             lock_in_id_order(conn, endpoint, &ids).await?;

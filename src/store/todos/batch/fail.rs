@@ -11,9 +11,9 @@ use diesel::sql_types::{Array, Bool, Double, Int4, Jsonb, Nullable, Text, Uuid a
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::super::Store;
-use super::super::finish::{Checked, FailPlan, plan_fail};
+use super::super::finish::{FailPlan, plan_fail};
 use super::super::{MovedRow, SIGNAL_COLUMNS};
-use super::{Answers, ItemResult, lock_in_id_order, rounds};
+use super::{Answers, Item, ItemResult, check_items, lock_in_id_order, rounds};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
@@ -52,13 +52,6 @@ fn fail_batch_sql() -> String {
 
 static FAIL_BATCH: std::sync::LazyLock<String> = std::sync::LazyLock::new(fail_batch_sql);
 
-/// One item, checked, with the result it reports.
-struct Item {
-    id: TodoId,
-    result: Option<serde_json::Value>,
-    checked: Checked,
-}
-
 /// One accepted fail, ready to write.
 struct Accepted {
     at: usize,
@@ -84,17 +77,7 @@ impl Store {
         items: Vec<(TodoId, Finish)>,
     ) -> Result<Vec<ItemResult<TodoRow>>> {
         let mut answers = Answers::new(items.len());
-        let ids: Vec<TodoId> = items.iter().map(|(id, _)| *id).collect();
-        let mut checked: Vec<Option<Item>> = Vec::with_capacity(items.len());
-        for (i, (id, finish)) in items.into_iter().enumerate() {
-            match finish.check() {
-                Ok(c) => checked.push(Some(Item { id, result: finish.result, checked: c })),
-                Err(e) => {
-                    answers.set(i, Err(e));
-                    checked.push(None);
-                }
-            }
-        }
+        let (ids, mut checked) = check_items(items, &mut answers);
         let mut conn = self.conn().await?;
         let moved = conn
             .transaction::<_, Error, _>(async move |conn| {

@@ -30,6 +30,8 @@ pub use claim::{BatchClaim, ClaimedInBatch};
 use diesel::sql_types::{Array, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use super::Finish;
+use super::finish::Checked;
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
@@ -62,6 +64,36 @@ pub(crate) fn rounds(ids: &[TodoId]) -> Vec<Vec<usize>> {
         *k += 1;
     }
     rounds
+}
+
+/// One item of a batch of completions or failures, its body checked as the single verb
+/// checks it, with the result it reports.
+pub(crate) struct Item {
+    pub(crate) id: TodoId,
+    pub(crate) result: Option<serde_json::Value>,
+    pub(crate) checked: Checked,
+}
+
+/// Checks every item's body as the single verb would ([`Finish::check`]). A refused item
+/// is answered here and left out (`None` in its place); the others wait for their round.
+/// Also answers the items' ids, in order.
+pub(crate) fn check_items<T>(
+    items: Vec<(TodoId, Finish)>,
+    answers: &mut Answers<T>,
+) -> (Vec<TodoId>, Vec<Option<Item>>) {
+    let ids = items.iter().map(|(id, _)| *id).collect();
+    let checked = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, finish))| match finish.check() {
+            Ok(checked) => Some(Item { id, result: finish.result, checked }),
+            Err(e) => {
+                answers.set(i, Err(e));
+                None
+            }
+        })
+        .collect();
+    (ids, checked)
 }
 
 /// Locks the endpoint's todos among `ids` (quarantine never: it is out of an agent's
