@@ -83,7 +83,8 @@ pub struct Claimed {
     pub lease_token: String,
     /// The attempt's sequence number.
     pub attempt_seq: i32,
-    /// Up to five earlier attempts, newest first.
+    /// Up to five earlier attempts, newest first (none in a batch claim, whose answer
+    /// does not carry them).
     pub prior_attempts: Vec<AttemptRow>,
 }
 

@@ -15,7 +15,7 @@ mod operator;
 mod read;
 mod sweeps;
 
-pub use batch::{BatchClaim, CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, ClaimedInBatch, FINISH_ITEMS_MAX, ItemResult};
+pub use batch::{BatchClaim, CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, FINISH_ITEMS_MAX, ItemResult};
 pub use bulk_retry::{BULK_RETRY_BATCH, BULK_RETRY_MAX, BulkRetried};
 pub use claim::{ClaimOutcome, ClaimRequest, Claimed};
 pub use create::{CreateOutcome, NewTodo, insert_todo};

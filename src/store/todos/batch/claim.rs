@@ -18,41 +18,21 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::super::super::Store;
 use super::super::admitted::{Admitted, Form, admit_locked, lock_budgets};
-use super::super::claim::{ClaimRequest, FastRow};
+use super::super::claim::{ClaimRequest, Claimed, FastRow};
 use super::super::claim_parts::BATCH_CLAIM_CTES;
 use super::CLAIM_LIMIT_MAX;
-use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::admission::Deferral;
 use crate::domain::ids::EndpointId;
 use crate::domain::tokens::mint_lease_token;
 use crate::error::{Error, Result};
 
-/// One todo a batch claimed. Its Debug form leaves out the lease token.
-#[derive(Clone)]
-pub struct ClaimedInBatch {
-    /// The todo, now `claimed`.
-    pub todo: TodoRow,
-    /// This claim's lease token (fencing); shown only here.
-    pub lease_token: String,
-    /// The attempt's sequence number.
-    pub attempt_seq: i32,
-}
-
-impl std::fmt::Debug for ClaimedInBatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClaimedInBatch")
-            .field("todo", &self.todo.id)
-            .field("attempt_seq", &self.attempt_seq)
-            .finish_non_exhaustive()
-    }
-}
-
 /// What a batch claim came to.
 #[derive(Debug, Clone, Default)]
 pub struct BatchClaim {
-    /// The todos claimed, oldest first (none: nothing was claimable).
-    pub claims: Vec<ClaimedInBatch>,
+    /// The todos claimed, oldest first (none: nothing was claimable), each as a single
+    /// claim answers it but without earlier attempts (a batch answer does not carry them).
+    pub claims: Vec<Claimed>,
     /// Why the batch stopped short when an admission budget held back work that was
     /// there (the refusal is counted in `queue_deferrals`).
     pub deferred: Option<Deferral>,
@@ -111,7 +91,12 @@ impl Store {
                 .into_iter()
                 .filter_map(|r| r.todo)
                 .zip(tokens)
-                .map(|(todo, (lease_token, _))| ClaimedInBatch { attempt_seq: todo.attempts_total, todo, lease_token })
+                .map(|(todo, (lease_token, _))| Claimed {
+                    attempt_seq: todo.attempts_total,
+                    todo,
+                    lease_token,
+                    prior_attempts: Vec::new(),
+                })
                 .collect();
             return Ok(BatchClaim { claims, deferred: None });
         }
@@ -125,10 +110,11 @@ impl Store {
             while batch.claims.len() < limit as usize {
                 let params = req.params()?;
                 match admit_locked(conn, form, &params).await? {
-                    Admitted::Claimed(todo) => batch.claims.push(ClaimedInBatch {
+                    Admitted::Claimed(todo) => batch.claims.push(Claimed {
                         attempt_seq: todo.attempts_total,
                         todo: *todo,
                         lease_token: params.token,
+                        prior_attempts: Vec::new(),
                     }),
                     Admitted::Nothing => break,
                     Admitted::Deferred(why) => {

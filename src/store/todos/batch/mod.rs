@@ -25,7 +25,7 @@ mod complete;
 mod create;
 mod fail;
 
-pub use claim::{BatchClaim, ClaimedInBatch};
+pub use claim::BatchClaim;
 
 use diesel::sql_types::{Array, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
