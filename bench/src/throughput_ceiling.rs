@@ -10,8 +10,6 @@
 //! cycle, measured the same way as for the product's cycles (`ClusterMark`).
 
 use std::path::Path;
-use std::time::Instant;
-
 use tokio::process::Command;
 
 use crate::BenchResult;
@@ -124,6 +122,15 @@ impl ClusterMark {
         Ok(ClusterMark { cpu, wal })
     }
 
+    /// This mark with the cluster's CPU read again now: for the end of a span whose
+    /// clients left at its end, once the postmaster has reaped their backends (their CPU
+    /// is in its children's counters only then), with the span itself still ending at
+    /// this mark.
+    pub fn with_cluster_cpu_now(mut self) -> ClusterMark {
+        self.cpu.postgres = machine::cluster_ticks();
+        self
+    }
+
     /// The cost from `self` to `to`, for `units` of work.
     pub fn until(&self, to: &ClusterMark, units: u64) -> Cost {
         Cost { cpu: CpuSpent::between(self.cpu, to.cpu), wal_bytes: to.wal.saturating_sub(self.wal), units }
@@ -156,7 +163,6 @@ pub async fn window(
     std::fs::write(&script, CYCLE_2TX).map_err(|e| format!("writing {}: {e}", script.display()))?;
     let threads = clients.min(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let from = ClusterMark::now(db, probe).await?;
-    let started = Instant::now();
     let out = Command::new("pgbench")
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &threads.to_string()])
         .args(["-T", &seconds.to_string(), "-f"])
@@ -166,11 +172,11 @@ pub async fn window(
         .output()
         .await
         .map_err(|e| format!("cannot run pgbench (apt-get install postgresql-client): {e}"))?;
-    let wall = started.elapsed();
+    let ended = ClusterMark::now(db, probe).await?;
     // pgbench's backends have exited by now; the postmaster reaps them within moments,
     // and only then is their CPU in its children's counters.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let to = ClusterMark::now(db, probe).await?;
+    let to = ended.with_cluster_cpu_now();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!("pgbench failed: {}{}", text, String::from_utf8_lossy(&out.stderr)));
@@ -179,9 +185,7 @@ pub async fn window(
     if pending(db).await? == 0 {
         return Err(format!("the ceiling's table ran dry at {clients} clients; raise --throughput-rows"));
     }
-    let mut cost = from.until(&to, parsed.cycles);
-    // The sleep above is not pgbench's: scale the span's capacity back to its run.
-    cost.cpu.capacity_s *= wall.as_secs_f64() / (wall.as_secs_f64() + 0.3);
+    let cost = from.until(&to, parsed.cycles);
     Ok(CeilingWindow { rate: parsed.rate, cycles: parsed.cycles, latency_ms: parsed.latency_ms, cost })
 }
 
