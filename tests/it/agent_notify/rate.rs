@@ -124,13 +124,14 @@ async fn pages_spend_the_sinks_own_budget_and_what_it_cannot_pay_for_goes_out_co
     // The burst (2) goes out; the budget holds the other three.
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 3).await;
-    assert_eq!(rx.wait_for(2).await.len(), 2);
+    let first: Vec<Value> = rx.wait_for(2).await.iter().map(|r| r.json()).collect();
+    assert_eq!(first.len(), 2, "{first:?}");
     // A token returns (two minutes at 30 an hour): the held pages go out as one message.
     app.db.exec("UPDATE sinks SET tokens_at = tokens_at - interval '125 seconds'").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 3).await;
-    let got = rx.wait_for(3).await;
-    assert_eq!(got.len(), 3, "burst + 1 messages");
-    let last = got[2].json();
-    assert!(last["message"].as_str().unwrap().contains("3 agent notices"), "{last}");
+    let got: Vec<Value> = rx.wait_for(3).await.iter().map(|r| r.json()).collect();
+    assert_eq!(got.len(), 3, "burst + 1 messages: {got:?}");
+    let last = &got[2];
+    assert!(last["message"].as_str().unwrap_or_default().contains("3 agent notices"), "{got:?}");
     assert_eq!(last["priority"], 8, "the coalesced message is as loud as the loudest page it carries");
 }

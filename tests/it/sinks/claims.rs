@@ -212,30 +212,24 @@ async fn a_held_sink_without_a_token_is_asked_once_per_poll_not_in_a_loop() {
     let ep = app.agent(o.scope, "w").await;
     dead_letter_in_store(&app, ep.id, "held").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 1).await;
-    // Each ask of the budget rewrites the sink's row (a new xmin): two asks in a row
-    // are a poll apart, not a claim's round trip apart.
+    // Each ask of the budget rewrites the sink's row (a new xmin). Over three seconds
+    // of a 1 s poll the row changes a handful of times; a claim that re-asked at once
+    // rewrote it on every round trip (hundreds of times). A late tick of the poll
+    // (a loaded machine) can bring the next one closer, so the rate is what is pinned,
+    // not the gap between two asks.
     let version = format!("SELECT xmin::text::bigint FROM sinks WHERE id = '{}'", sink.0);
-    let next_version = |after: i64| {
-        let (db, version) = (&app.db, &version);
-        async move {
-            let started = Instant::now();
-            loop {
-                let now = db.count(version).await;
-                if now != after {
-                    return (now, Instant::now());
-                }
-                assert!(started.elapsed() < Duration::from_secs(10), "the held sink's budget was never asked again");
-                actix_rt::time::sleep(Duration::from_millis(5)).await;
-            }
+    let mut last = app.db.count(&version).await;
+    let mut asks = 0;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3) {
+        let now = app.db.count(&version).await;
+        if now != last {
+            asks += 1;
+            last = now;
         }
-    };
-    let first = app.db.count(&version).await;
-    let (second, at_second) = next_version(first).await;
-    let (_, at_third) = next_version(second).await;
-    assert!(
-        at_third - at_second >= Duration::from_millis(500),
-        "asked again after {:?}: a loop, not the poll",
-        at_third - at_second
-    );
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(asks >= 1, "the held sink's budget was never asked again");
+    assert!(asks <= 6, "asked {asks} times in 3 s of a 1 s poll: a loop, not the poll");
     assert_eq!(rx.count(), 0);
 }
