@@ -63,7 +63,7 @@ pub async fn gate(
         req.set_payload(actix_web::dev::Payload::from(bytes));
     }
     req.extensions_mut().insert(Caller { me, services });
-    Ok(sessions::opening(place, next.call(req)).await?)
+    sessions::opening(place, next.call(req)).await
 }
 
 /// The endpoint of the request's bearer, if it is this slug's: else 401.

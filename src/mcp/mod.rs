@@ -14,6 +14,7 @@
 //! | [`server`] | the MCP handler: `tools/list` filtered by grants, `tools/call`, results and refusals |
 //! | [`tools`] | the tool table: names, which action each performs, input schemas |
 //! | [`descriptions`] | what each tool tells the model that calls it |
+//! | [`table`] | the tools as `tools/list` gives them, built once |
 //! | [`calls`] | a tool call to its route's answer function |
 //! | [`args`] | a tool's arguments read as its route's path and body |
 //! | [`local`] | the one verb whose work is bound to its thread (`test_sink`) |
@@ -31,6 +32,7 @@ pub mod gate;
 pub mod local;
 pub mod server;
 pub mod sessions;
+pub mod table;
 pub mod tools;
 
 use std::sync::Arc;

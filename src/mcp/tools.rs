@@ -1,8 +1,8 @@
 //! The tool table: every agent verb of SPEC 5 under its SPEC 13 name, the service action
 //! it performs (so `tools/list` shows exactly what the endpoint may call, by the same
 //! permission check the services make), its route's path parameter and body type (its
-//! input schema is generated from that type), and what the model is told
-//! ([`super::descriptions`]).
+//! input schema is generated from that type). What the model is told is
+//! [`super::descriptions`]; the two meet in [`super::table`].
 //!
 //! The batch verbs are tools too, named for what they do many of: `complete_many`,
 //! `fail_many` (grants `complete` and `fail`) and `create_todos` (grant `create_todo`);
@@ -10,13 +10,9 @@
 //! keep the original implementation's names: `list_sinks`, `set_sink`, `delete_sink`,
 //! `test_sink`, `set_sink_subscriptions`.
 
-use std::sync::Arc;
-
-use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value};
 
 use super::args::{PathParam, bare_schema, input_schema};
-use super::descriptions::describe;
 use crate::http::agent::batch_dto::{BatchCreateBody, BatchFinishBody};
 use crate::http::agent::notify_owner::NotifyOwnerBody;
 use crate::http::agent::sinks::PutSinkBody;
@@ -171,12 +167,12 @@ impl ToolName {
     }
 
     /// Whether it only reads.
-    fn read_only(self) -> bool {
+    pub fn read_only(self) -> bool {
         matches!(self, ToolName::ListTodos | ToolName::GetTodo | ToolName::ListHooks | ToolName::ListSinks)
     }
 
     /// Whether it deletes something.
-    fn deletes(self) -> bool {
+    pub fn deletes(self) -> bool {
         matches!(self, ToolName::DeleteHook | ToolName::DeleteSink)
     }
 
@@ -186,47 +182,10 @@ impl ToolName {
     }
 }
 
-/// Every tool as `tools/list` describes it, built once.
-pub struct Tools(Vec<(ToolName, Tool)>);
-
-impl Tools {
-    /// The table.
-    pub fn new() -> Self {
-        let tools = ToolName::ALL
-            .iter()
-            .map(|&t| {
-                let annotations = ToolAnnotations::new()
-                    .read_only(t.read_only())
-                    .destructive(t.deletes())
-                    .open_world(matches!(t, ToolName::TestSink | ToolName::NotifyOwner));
-                let tool = Tool::new(t.as_str(), describe(t), Arc::new(t.input_schema())).annotate(annotations);
-                (t, tool)
-            })
-            .collect();
-        Tools(tools)
-    }
-
-    /// The tools `me` may call now, in table order.
-    pub fn granted(&self, me: &AgentPrincipal) -> Vec<Tool> {
-        self.0.iter().filter(|(t, _)| t.granted(me)).map(|(_, tool)| tool.clone()).collect()
-    }
-
-    /// The tool named `name`, whoever asks.
-    pub fn get(&self, name: &str) -> Option<Tool> {
-        self.0.iter().find(|(t, _)| t.as_str() == name).map(|(_, tool)| tool.clone())
-    }
-}
-
-impl Default for Tools {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::grants::{DRAIN_FAMILY, Verb};
+    use crate::domain::grants::Verb;
 
     #[test]
     fn every_agent_verb_has_its_tool_under_its_own_name() {
@@ -252,35 +211,5 @@ mod tests {
                 assert_eq!(schema["required"][0], key, "{}", t.as_str());
             }
         }
-    }
-
-    #[test]
-    fn the_drain_family_sees_the_drain_tools_and_presence() {
-        let me = AgentPrincipal {
-            endpoint_id: crate::domain::ids::EndpointId::new(),
-            scope_id: crate::domain::ids::ScopeId::new(),
-            slug: "w".into(),
-            grants: DRAIN_FAMILY.to_vec(),
-            default_lease_seconds: None,
-            expires_at: None,
-        };
-        let names: Vec<String> = Tools::new().granted(&me).into_iter().map(|t| t.name.into_owned()).collect();
-        assert_eq!(
-            names,
-            [
-                "claim_next",
-                "heartbeat",
-                "complete",
-                "fail",
-                "release",
-                "claim",
-                "get_todo",
-                "list_todos",
-                "complete_many",
-                "fail_many",
-                "clock_in",
-                "clock_out"
-            ]
-        );
     }
 }
