@@ -9,6 +9,7 @@ mod auth;
 mod drain;
 mod fuzz;
 mod limits;
+mod rules;
 mod schemas;
 
 use std::path::PathBuf;
