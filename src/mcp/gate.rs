@@ -9,7 +9,9 @@
 //! - a session id of another endpoint answers 404, as an unknown session does;
 //! - an `initialize` that would open a session takes a place among the bounded sessions
 //!   first (refused with 429 when its endpoint holds its share, 503 when the instance is
-//!   full), which the session keeps until it closes ([`super::sessions`]).
+//!   full), which the session keeps until it closes ([`super::sessions`]);
+//! - a session's tool call is cancelled if its client hangs up before the answer
+//!   ([`super::hangup`]).
 //!
 //! The caller (endpoint and services) rides with the request to the tool handler in the
 //! request's extensions ([`hand_over`]).
@@ -20,7 +22,8 @@ use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 
-use super::sessions::{self, Registry};
+use super::hangup::{Call, Watched};
+use super::sessions::{self, Registry, Sessions};
 use crate::error::Error;
 use crate::http::auth::Agent;
 use crate::http::body::BODY_LIMIT;
@@ -59,11 +62,16 @@ pub async fn gate(
     }
     let opening = session.is_none() && body.as_deref().is_some_and(is_initialize);
     let place = if opening { Some(registry.reserve(me.endpoint_id)?) } else { None };
+    let call = match (&session, &body, req.app_data::<web::Data<Sessions>>()) {
+        (Some(id), Some(bytes), Some(all)) => Call::of(bytes, id, all.clone().into_inner()),
+        _ => None,
+    };
     if let Some(bytes) = body {
         req.set_payload(actix_web::dev::Payload::from(bytes));
     }
     req.extensions_mut().insert(Caller { me, services });
-    sessions::opening(place, next.call(req)).await
+    let res = sessions::opening(place, next.call(req)).await?;
+    Ok(res.map_body(|_, body| Watched::new(body.boxed(), call)))
 }
 
 /// The endpoint of the request's bearer, if it is this slug's: else 401.

@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`gate`] | every HTTP request first: the endpoint's bearer (401 before any MCP exchange), the 1 MiB body, the session bounds |
 //! | [`sessions`] | how many sessions are open, per endpoint and on this instance, and whose each is |
+//! | [`hangup`] | a session's tool call whose client hung up is cancelled |
 //! | [`server`] | the MCP handler: `tools/list` filtered by grants, `tools/call`, results and refusals |
 //! | [`tools`] | the tool table: names, which action each performs, input schemas |
 //! | [`descriptions`] | what each tool tells the model that calls it |
@@ -29,6 +30,7 @@ pub mod args;
 pub mod calls;
 pub mod descriptions;
 pub mod gate;
+pub mod hangup;
 pub mod local;
 pub mod server;
 pub mod sessions;
@@ -82,17 +84,18 @@ impl McpSettings {
 pub struct Mcp {
     transport: StreamableHttpService<ToolServer, Sessions>,
     registry: Arc<Registry>,
+    sessions: Arc<Sessions>,
 }
 
 impl Mcp {
     /// The surface under `settings`' limits.
     pub fn new(settings: McpSettings) -> Self {
         let registry = Arc::new(Registry::new(settings.max_sessions, settings.max_sessions_per_endpoint));
-        let sessions = Sessions::new(registry.clone(), settings.session_idle);
+        let sessions = Arc::new(Sessions::new(registry.clone(), settings.session_idle));
         let server = ToolServer::new(local::Local::start());
         let transport = StreamableHttpService::builder()
             .service_factory(Arc::new(move || Ok(server.clone())))
-            .session_manager(Arc::new(sessions))
+            .session_manager(sessions.clone())
             // Sessions for clients of the handshake revisions (they expect `Mcp-Session-Id`);
             // a 2026-07-28 client is served statelessly whatever this says.
             .stateful_mode(true)
@@ -111,7 +114,7 @@ impl Mcp {
             .disable_sse_retry()
             .on_request_fn(gate::hand_over)
             .build();
-        Mcp { transport, registry }
+        Mcp { transport, registry, sessions }
     }
 
     /// Mounts `/mcp/{slug}` behind the gate.
@@ -121,6 +124,7 @@ impl Mcp {
                 .clone()
                 .scope_with_path(MCP_PATH)
                 .app_data(web::Data::from(self.registry.clone()))
+                .app_data(web::Data::from(self.sessions.clone()))
                 .wrap(actix_web::middleware::from_fn(gate::gate)),
         );
     }

@@ -108,9 +108,17 @@ impl ServerHandler for ToolServer {
         };
         // The grant first, as of this request: a verb the endpoint lacks is `forbidden`
         // whatever its arguments (the service checks again).
-        let outcome = match check(tool.action(), Principal::Endpoint(&caller.me), None) {
-            Err(e) => Err(e),
-            Ok(()) => call(tool, &self.local, caller, Args::new(request.arguments)).await,
+        if let Err(e) = check(tool.action(), Principal::Endpoint(&caller.me), None) {
+            return Ok(refused(&e).into());
+        }
+        // A cancelled call (the client sent `notifications/cancelled`, or hung up) ends
+        // here, as a REST request whose client left is dropped: a claim_next waiting for
+        // work gives up its place. rmcp only signals the token; the call must stop itself.
+        let outcome = tokio::select! {
+            outcome = call(tool, &self.local, caller, Args::new(request.arguments)) => outcome,
+            () = context.ct.cancelled() => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled: the client cancelled the call")]).into());
+            }
         };
         Ok(match outcome {
             Ok(answer) => answered(answer),

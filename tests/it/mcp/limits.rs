@@ -141,3 +141,41 @@ async fn a_claim_next_waiting_for_work_writes_nothing_until_it_answers_with_the_
     let first = waiting.await.unwrap();
     assert!(first.contains("\"result\"") && first.contains(&id.to_string()), "the first bytes are the claim: {first}");
 }
+
+#[actix_web::test]
+async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait_and_claims_nothing() {
+    use tokio::io::AsyncWriteExt;
+    let app = long_poll::spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let mut wire = Wire::new(&app, "worker", &ep);
+    wire.initialize().await;
+    // The call, sent by hand so that the test owns the socket.
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}}})
+    .to_string();
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "POST /mcp/worker HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nAccept: application/json, \
+         text/event-stream\r\nContent-Type: application/json\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: \
+         2025-06-18\r\nContent-Length: {}\r\n\r\n{body}",
+        ep.token,
+        wire.session.clone().unwrap(),
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    wait_for_waiters(&app.base, 1).await;
+    socket.set_zero_linger().unwrap();
+    drop(socket);
+    let hung_up = Instant::now();
+    // The wait ends with the client, not with its 30 s: its place is given up.
+    wait_for_waiters(&app.base, 0).await;
+    assert!(hung_up.elapsed() < Duration::from_secs(10), "the wait outlived its client: {:?}", hung_up.elapsed());
+    let id = app.create_todo(&ep, "inbox", "for someone still there").await;
+    let claimed = app.claim_next(&ep).await;
+    assert_eq!(claimed["todo"]["id"], id.to_string(), "nobody gone took it: {claimed}");
+    // And the session goes on.
+    let (status, answer) = wire.call(10, "list_todos", json!({})).await;
+    assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
+}
