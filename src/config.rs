@@ -36,6 +36,9 @@
 //! | `SWITCHBOARD_DIGEST_INTERVAL_MS` | `--digest-interval-ms` | `30000` | how often the digest scheduler looks for due send times |
 //! | `SWITCHBOARD_DIGEST_SECTION_TIMEOUT_MS` | `--digest-section-timeout-ms` | `5000` | each digest section's statement timeout; a slower section reads `unavailable` |
 //! | `SWITCHBOARD_BODY_READ_TIMEOUT_MS` | `--body-read-timeout-ms` | `10000` | longest a request body may take to arrive once its headers have (408 after) |
+//! | `SWITCHBOARD_MCP_MAX_SESSIONS` | `--mcp-max-sessions` | `1000` | MCP sessions (`/mcp/{slug}`, clients of the handshake revisions) open at once on this instance; an `initialize` past it answers 503 (1–100 000) |
+//! | `SWITCHBOARD_MCP_MAX_SESSIONS_PER_ENDPOINT` | `--mcp-max-sessions-per-endpoint` | `32` | MCP sessions one endpoint may hold open at once on this instance; an `initialize` past it answers 429 (1–10 000) |
+//! | `SWITCHBOARD_MCP_SESSION_IDLE_SECONDS` | `--mcp-session-idle-seconds` | `300` | an MCP session without a request for this long is closed (1–86 400) |
 //! | `SWITCHBOARD_LONG_POLL_MAX_WAITERS` | `--long-poll-max-waiters` | `1000` | `claim-next` requests that may wait for work (`wait_seconds`) at once on this instance; past it a request answers at once (1–100 000) |
 
 use std::net::{IpAddr, SocketAddr};
@@ -169,6 +172,15 @@ pub struct Settings {
     /// a connection, nothing else); past it a request claims once and answers at once.
     #[arg(long, env = "SWITCHBOARD_LONG_POLL_MAX_WAITERS", global = true, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub long_poll_max_waiters: u32,
+    /// MCP sessions open at once on this instance (a stateless client opens none).
+    #[arg(long, env = "SWITCHBOARD_MCP_MAX_SESSIONS", global = true, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub mcp_max_sessions: u32,
+    /// MCP sessions one endpoint may hold open at once on this instance.
+    #[arg(long, env = "SWITCHBOARD_MCP_MAX_SESSIONS_PER_ENDPOINT", global = true, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub mcp_max_sessions_per_endpoint: u32,
+    /// An MCP session without a request for this many seconds is closed.
+    #[arg(long, env = "SWITCHBOARD_MCP_SESSION_IDLE_SECONDS", global = true, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub mcp_session_idle_seconds: u32,
 }
 
 impl std::fmt::Debug for Settings {
@@ -212,6 +224,9 @@ impl std::fmt::Debug for Settings {
             .field("outbox_max_attempts", &self.outbox_max_attempts)
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .field("long_poll_max_waiters", &self.long_poll_max_waiters)
+            .field("mcp_max_sessions", &self.mcp_max_sessions)
+            .field("mcp_max_sessions_per_endpoint", &self.mcp_max_sessions_per_endpoint)
+            .field("mcp_session_idle_seconds", &self.mcp_session_idle_seconds)
             .finish()
     }
 }

@@ -4,7 +4,8 @@
 //! Where things live: [`domain`] decides (pure logic), [`store`] commits and emits,
 //! [`service`] is the one door for every action and its permission check, [`http`]
 //! (the API) and [`board`] (the pages) are thin adapters over it that never import
-//! each other ([`web`] holds what they share), [`actors`] move todos on their own,
+//! each other ([`web`] holds what they share), [`mcp`] serves the API's agent verbs as MCP
+//! tools through the API's own answers, [`actors`] move todos on their own,
 //! [`db`] is the database.
 
 pub mod actors;
@@ -18,6 +19,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod intake;
+pub mod mcp;
 pub mod metrics;
 pub mod notify;
 pub mod outbound;

@@ -303,6 +303,8 @@ impl Application {
             digests: crate::cli::digest::digest_settings(settings, &base_url_for_digests),
             waiters: waiters.clone(),
         });
+        // One MCP surface for every worker: its sessions are found from any of them.
+        let mcp = crate::mcp::Mcp::new(crate::mcp::McpSettings::from_settings(settings));
         let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
         let watched = metrics.clone();
         let mut server = HttpServer::new(move || {
@@ -317,8 +319,10 @@ impl Application {
                 .app_data(web::Data::new(services.clone()))
                 .app_data(web::Data::new(board.clone()))
                 .app_data(web::Data::new(read_timeout))
-                // The two surfaces side by side; neither knows the other.
+                // The surfaces side by side; neither the API nor the Board knows the
+                // other, and the MCP tools answer through the API's own answers.
                 .configure(crate::http::routes)
+                .configure(|cfg| mcp.routes(cfg))
                 .configure(crate::board::routes)
                 .default_service(web::to(crate::http::not_found))
         })

@@ -4,9 +4,19 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
 
+/// The MCP library's logs, kept to warnings unless the filter names them: at info it logs
+/// every session and notification, at debug every request with its arguments, and a tool's
+/// arguments carry lease tokens.
+const MCP_QUIET: &[&str] = &["rmcp=warn", "rmcp_actix_web=warn"];
+
 /// Installs the global subscriber (the filter was validated with the settings).
 pub fn init(filter: &str, format: LogFormat) {
-    let env_filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let mut env_filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    if !filter.contains("rmcp") {
+        for directive in MCP_QUIET.iter().filter_map(|d| d.parse().ok()) {
+            env_filter = env_filter.add_directive(directive);
+        }
+    }
     let builder = tracing_subscriber::fmt().with_env_filter(env_filter).with_writer(std::io::stderr).with_target(false);
     let _ = match format {
         LogFormat::Text => builder.try_init(),

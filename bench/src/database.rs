@@ -31,6 +31,8 @@ pub struct Seeded {
     pub cycles: EndpointId,
     /// Its bearer token.
     pub cycles_token: String,
+    /// Its slug (its MCP URL is `/mcp/<slug>`).
+    pub cycles_slug: String,
     /// The endpoint holding the expired leases the reaper sweeps.
     pub reaped: EndpointId,
 }
@@ -188,6 +190,7 @@ impl BenchDb {
             owner_token: human.token,
             cycles: cycles.endpoint.id,
             cycles_token: cycles.token,
+            cycles_slug: cycles.endpoint.slug.clone(),
             reaped: reaped.endpoint.id,
         };
 

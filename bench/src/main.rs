@@ -35,7 +35,7 @@
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers (the Board's between `bench:board`, the outbox's between
 //! `bench:outbox`, the claim cost's between `bench:claim-cost`, the throughput's between
-//! `bench:throughput`). Run it through `scripts/bench`, which builds both binaries in
+//! `bench:throughput`, MCP beside REST between `bench:mcp`). Run it through `scripts/bench`, which builds both binaries in
 //! release mode first.
 
 mod board;
@@ -58,6 +58,9 @@ mod instances;
 mod intake;
 mod load;
 mod machine;
+mod mcp_agent;
+mod mcp_cycles;
+mod mcp_cycles_doc;
 mod outbox;
 mod outbox_cost;
 mod outbox_doc;
@@ -220,6 +223,9 @@ pub struct Args {
     /// The throughput benchmark's flags (`--only-throughput`, …; throughput.rs).
     #[command(flatten)]
     pub throughput: throughput::ThroughputArgs,
+    /// The MCP benchmark's flags (`--only-mcp`, `--mcp-agents`; mcp_cycles.rs).
+    #[command(flatten)]
+    pub mcp: mcp_cycles::McpArgs,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -302,6 +308,9 @@ async fn run(args: Args) -> BenchResult<()> {
     if args.throughput.only_throughput {
         return run_throughput(&args).await;
     }
+    if args.mcp.only_mcp {
+        return run_mcp(&args).await;
+    }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("created database {}", db.name()));
@@ -381,6 +390,22 @@ async fn run_throughput(args: &Args) -> BenchResult<()> {
     if !args.no_doc {
         throughput_doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the throughput section of {}", args.doc.display()));
+    }
+    Ok(())
+}
+
+/// MCP cycles beside REST cycles (issue 15), on a database and server of their own;
+/// writes its own section of `--doc`.
+async fn run_mcp(args: &Args) -> BenchResult<()> {
+    let server_bin = match &args.server_bin {
+        Some(p) => p.clone(),
+        None => server::binary_next_to_bench()?,
+    };
+    let run = mcp_cycles::run(args, &server_bin).await?;
+    println!("{}", mcp_cycles_doc::table(&run));
+    if !args.no_doc {
+        mcp_cycles_doc::write_doc(&args.doc, &run)?;
+        progress(&format!("wrote the MCP section of {}", args.doc.display()));
     }
     Ok(())
 }

@@ -122,13 +122,16 @@ pub async fn run(settings: &Settings, database_url: &str, embedded: bool) -> std
             "\nSwitchboard is running at {base}\n\
              \n  open        {base}/login   (the Board)  ·  {base}/api/openapi.json   (the API)\n\
              \n  demo owner  {DEMO_EMAIL}\n  password    {pw}\n  operator    {op}\n  endpoint    {slug}\n  agent token {ep}\n\
+             \x20 mcp         {mcp}   (MCP over Streamable HTTP, bearer: the agent token)\n\
              \n  try:  curl -s -X POST {base}/api/v1/agent/todos -H 'Authorization: Bearer {ep}' \
              -H 'content-type: application/json' -d '{{\"queue\":\"inbox\",\"title\":\"hello\"}}'\n\
-             \x20       curl -s -X POST {base}/api/v1/agent/todos/claim-next -H 'Authorization: Bearer {ep}'\n",
+             \x20       curl -s -X POST {base}/api/v1/agent/todos/claim-next -H 'Authorization: Bearer {ep}'\n\
+             \x20       claude mcp add --transport http switchboard {mcp} --header 'Authorization: Bearer {ep}'\n",
             pw = demo.board_password,
             op = demo.operator_token,
             slug = demo.endpoint_slug,
             ep = demo.endpoint_token,
+            mcp = crate::mcp::url(&base, &demo.endpoint_slug),
         );
     } else {
         println!("Switchboard is running at {base}");

@@ -100,6 +100,25 @@ macro_rules! typed_id {
         }
 
         impl utoipa::ToSchema for $name {}
+
+        // The same string the OpenAPI document describes, for the MCP tools' input schemas.
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "pattern": concat!("^", $prefix, "_[0-9a-f]{32}$"),
+                    "description": concat!("A ", $kind, " id: `", $prefix, "_` and 32 lowercase hex digits."),
+                })
+            }
+        }
     };
 }
 

@@ -55,6 +55,20 @@ macro_rules! text_enum {
 
         impl utoipa::ToSchema for $name {}
 
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                crate::domain::text_enum::json_schema(&[$($doc),*], $name::ALL)
+            }
+        }
+
         impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::pg::Pg> for $name {
             fn to_sql<'b>(
                 &'b self,
@@ -90,6 +104,13 @@ pub fn wire_schema<T: serde::Serialize>(
         .description(Some(description))
         .enum_values(Some(values))
         .into()
+}
+
+/// The same schema as [`wire_schema`], as JSON Schema (the MCP tools' input schemas).
+pub fn json_schema<T: serde::Serialize>(doc: &[&str], variants: &[T]) -> schemars::Schema {
+    let description = doc.iter().map(|line| line.trim()).collect::<Vec<_>>().join("\n");
+    let values: Vec<serde_json::Value> = variants.iter().filter_map(|v| serde_json::to_value(v).ok()).collect();
+    schemars::json_schema!({ "type": "string", "enum": values, "description": description })
 }
 
 /// A string that names no variant of the expected enum.

@@ -64,6 +64,17 @@ fn refuse_nul(bytes: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// A body that arrived already parsed (an MCP tool's arguments): read as `T` by the same
+/// rules as a JSON body here, so a tool refuses exactly what its route refuses (unknown
+/// fields, wrong types, NUL characters), with the same `invalid_argument` messages.
+pub fn from_object<T: DeserializeOwned>(object: serde_json::Map<String, serde_json::Value>) -> Result<T, Error> {
+    let value = serde_json::Value::Object(object);
+    if json_has_nul(&value) {
+        return Err(Error::InvalidArgument("body: text may not contain NUL (\\u0000) characters".into()));
+    }
+    serde_json::from_value(value).map_err(|e| Error::InvalidArgument(format!("body: {e}")))
+}
+
 fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(u8::is_ascii_whitespace)
 }

@@ -189,7 +189,7 @@ pub struct TodoList {
 }
 
 /// `claim_next` / `claim` request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimBody {
     /// Only this queue (claim_next).
@@ -205,6 +205,7 @@ pub struct ClaimBody {
     /// first. Absent or 1: one claim, answered as without it (`ClaimAnswer`); above 1: the
     /// batch answer (`BatchClaimAnswer`, `{claims, empty}`).
     #[schema(minimum = 1, maximum = 100)]
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<i32>,
     /// Long-poll (claim_next only), 0–30 s: when nothing is claimable, hold the request
     /// until work arrives on a queue this claim may take (then claim it) or the time is
@@ -214,6 +215,7 @@ pub struct ClaimBody {
     /// (`SWITCHBOARD_LONG_POLL_MAX_WAITERS`), or while the server stops, the answer
     /// comes at once.
     #[schema(minimum = 0, maximum = 30)]
+    #[schemars(range(min = 0, max = 30))]
     pub wait_seconds: Option<i32>,
 }
 
@@ -254,7 +256,7 @@ pub struct ClaimAnswer {
 }
 
 /// Heartbeat request.
-#[derive(Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeartbeatBody {
     /// New lease from now, 1–86 400 s; absent: the endpoint's default lease, else 300 s. On
@@ -267,7 +269,7 @@ pub struct HeartbeatBody {
 }
 
 /// Complete / fail / release request.
-#[derive(Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FinishBody {
     /// JSON to keep as the todo's result: `complete` sets it (absent: null), `fail`
@@ -283,7 +285,7 @@ pub struct FinishBody {
 }
 
 /// Interrupt request.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterruptBody {
     /// What the todo waits on: `input_required` (a human's input) or `auth_required` (an
@@ -300,7 +302,7 @@ pub struct InterruptBody {
 }
 
 /// Resume request.
-#[derive(Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResumeBody {
     /// Length of the fresh lease, 1–86 400 s; absent: the endpoint's default lease, else
@@ -312,7 +314,7 @@ pub struct ResumeBody {
 }
 
 /// create_todo request.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTodoBody {
     /// One of this endpoint's queues: 1–64 of `a-z`, `0-9`, `.`, `_` or `-`, starting with

@@ -13,7 +13,7 @@ use crate::service::hooks::NewHook;
 use crate::store::hooks::{CreatedHook, HookRow, RotatedHook};
 
 /// Hook creation request.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateHookBody {
     /// Where notifications are posted: https (http only with `SWITCHBOARD_PUSH_ALLOW_HTTP`),

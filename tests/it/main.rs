@@ -30,6 +30,7 @@ mod hooks;
 mod intake;
 mod lifecycle;
 mod long_poll;
+mod mcp;
 mod metrics;
 mod notify;
 mod outbound;

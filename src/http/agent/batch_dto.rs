@@ -70,7 +70,7 @@ impl From<BatchClaim> for BatchClaimAnswer {
 }
 
 /// One item of a batch complete or fail: a todo and what the single verb's body says.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FinishItemBody {
     /// The claimed todo.
@@ -88,12 +88,13 @@ pub struct FinishItemBody {
 }
 
 /// Batch complete or fail request.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchFinishBody {
     /// 1–100 items, acted on in order in one transaction (a todo named twice: the
     /// second sees what the first did).
     #[schema(min_items = 1, max_items = 100)]
+    #[schemars(length(min = 1, max = 100))]
     pub items: Vec<FinishItemBody>,
 }
 
@@ -137,11 +138,12 @@ impl BatchFinishAnswer {
 }
 
 /// Batch create request.
-#[derive(Deserialize, ToSchema)]
+#[derive(Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchCreateBody {
     /// 1–500 create_todo bodies, created in order in one transaction.
     #[schema(min_items = 1, max_items = 500)]
+    #[schemars(length(min = 1, max = 500))]
     pub items: Vec<CreateTodoBody>,
 }
 

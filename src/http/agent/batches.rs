@@ -11,6 +11,7 @@ use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::agent::NewAgentTodo;
 use crate::service::agent_batch;
+use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::Finish;
 
 /// The items' ids, in order, and each item as the single verb's body would be.
@@ -36,9 +37,14 @@ fn items_of(body: BatchFinishBody) -> (Vec<TodoId>, Vec<(TodoId, Finish)>) {
     security(("endpoint_token" = [])),
     responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
-    let (ids, items) = items_of(body.0);
-    let answers = agent_batch::complete(&s, &agent.0, items).await?;
-    Ok(HttpResponse::Ok().json(BatchFinishAnswer::new(&ids, answers)))
+    Ok(HttpResponse::Ok().json(complete_answer(&s, &agent.0, body.0).await?))
+}
+
+/// What `complete` answers (the route and the MCP tool `complete_many`).
+pub async fn complete_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
+    let (ids, items) = items_of(body);
+    let answers = agent_batch::complete(s, me, items).await?;
+    Ok(BatchFinishAnswer::new(&ids, answers))
 }
 
 /// Fails many claimed todos in one transaction, each exactly as
@@ -52,9 +58,14 @@ pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFini
     security(("endpoint_token" = [])),
     responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
-    let (ids, items) = items_of(body.0);
-    let answers = agent_batch::fail(&s, &agent.0, items).await?;
-    Ok(HttpResponse::Ok().json(BatchFinishAnswer::new(&ids, answers)))
+    Ok(HttpResponse::Ok().json(fail_answer(&s, &agent.0, body.0).await?))
+}
+
+/// What `fail` answers (the route and the MCP tool `fail_many`).
+pub async fn fail_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
+    let (ids, items) = items_of(body);
+    let answers = agent_batch::fail(s, me, items).await?;
+    Ok(BatchFinishAnswer::new(&ids, answers))
 }
 
 /// Creates many todos on this endpoint's queues in one transaction, each exactly as
@@ -71,7 +82,11 @@ pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBo
     security(("endpoint_token" = [])),
     responses((status = 200, body = BatchCreateAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<BatchCreateBody>) -> Result<HttpResponse> {
-    let items = body.0.items.into_iter().map(NewAgentTodo::from).collect();
-    let answers = agent_batch::create(&s, &agent.0, items).await?;
-    Ok(HttpResponse::Ok().json(BatchCreateAnswer::from(answers)))
+    Ok(HttpResponse::Ok().json(create_answer(&s, &agent.0, body.0).await?))
+}
+
+/// What `create` answers (the route and the MCP tool `create_todos`).
+pub async fn create_answer(s: &Services, me: &AgentPrincipal, body: BatchCreateBody) -> Result<BatchCreateAnswer> {
+    let items = body.items.into_iter().map(NewAgentTodo::from).collect();
+    Ok(BatchCreateAnswer::from(agent_batch::create(s, me, items).await?))
 }

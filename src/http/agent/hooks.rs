@@ -9,6 +9,7 @@ use super::super::hooks::{CreateHookBody, CreatedHookView, DeletedHookView, Hook
 use crate::domain::ids::HookId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::{Services, hooks};
+use crate::store::endpoints::AgentPrincipal;
 
 /// Adds a notify hook to this endpoint; the signing secret is answered once.
 #[utoipa::path(post, path = "/api/v1/agent/hooks", operation_id = "agent_create_hook", request_body = CreateHookBody, tag = "agent",
@@ -17,16 +18,25 @@ use crate::service::{Services, hooks};
               (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
               (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<CreateHookBody>) -> Result<HttpResponse> {
-    let created = hooks::agent_create(&s, &agent.0, body.0.into()).await?;
-    Ok(HttpResponse::Created().json(CreatedHookView::from(created)))
+    Ok(HttpResponse::Created().json(create_answer(&s, &agent.0, body.0).await?))
+}
+
+/// What `create` answers (the route and the MCP tool `create_hook`).
+pub async fn create_answer(s: &Services, me: &AgentPrincipal, body: CreateHookBody) -> Result<CreatedHookView> {
+    Ok(CreatedHookView::from(hooks::agent_create(s, me, body.into()).await?))
 }
 
 /// This endpoint's hooks with their health and the ceiling (never a secret).
 #[utoipa::path(get, path = "/api/v1/agent/hooks", operation_id = "agent_list_hooks", tag = "agent", security(("endpoint_token" = [])),
     responses((status = 200, body = HookList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope)))]
 pub async fn list(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> {
-    let rows = hooks::agent_list(&s, &agent.0).await?;
-    Ok(HttpResponse::Ok().json(HookList::new(&rows, s.hook_settings().max)))
+    Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0).await?))
+}
+
+/// What `list` answers (the route and the MCP tool `list_hooks`).
+pub async fn list_answer(s: &Services, me: &AgentPrincipal) -> Result<HookList> {
+    let rows = hooks::agent_list(s, me).await?;
+    Ok(HookList::new(&rows, s.hook_settings().max))
 }
 
 /// Replaces one of this endpoint's hooks' signing secret (answered once); see the
@@ -37,8 +47,12 @@ pub async fn list(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> 
               (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope)))]
 pub async fn rotate(s: web::Data<Services>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let rotated = hooks::agent_rotate(&s, &agent.0, id.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(RotatedHookView::from(rotated)))
+    Ok(HttpResponse::Ok().json(rotate_answer(&s, &agent.0, id.into_inner()).await?))
+}
+
+/// What `rotate` answers (the route and the MCP tool `rotate_hook`).
+pub async fn rotate_answer(s: &Services, me: &AgentPrincipal, id: HookId) -> Result<RotatedHookView> {
+    Ok(RotatedHookView::from(hooks::agent_rotate(s, me, id).await?))
 }
 
 /// Deletes one of this endpoint's hooks.
@@ -47,7 +61,11 @@ pub async fn rotate(s: web::Data<Services>, agent: Agent, id: web::Path<HookId>)
     responses((status = 200, body = DeletedHookView), (status = 401, body = ErrorEnvelope),
               (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn delete(s: web::Data<Services>, agent: Agent, id: web::Path<HookId>) -> Result<HttpResponse> {
-    let id = id.into_inner();
-    hooks::agent_delete(&s, &agent.0, id).await?;
-    Ok(HttpResponse::Ok().json(DeletedHookView { hook_id: id, deleted: true }))
+    Ok(HttpResponse::Ok().json(delete_answer(&s, &agent.0, id.into_inner()).await?))
+}
+
+/// What `delete` answers (the route and the MCP tool `delete_hook`).
+pub async fn delete_answer(s: &Services, me: &AgentPrincipal, id: HookId) -> Result<DeletedHookView> {
+    hooks::agent_delete(s, me, id).await?;
+    Ok(DeletedHookView { hook_id: id, deleted: true })
 }

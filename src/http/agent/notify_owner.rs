@@ -12,9 +12,10 @@ use crate::domain::sinks::Severity;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::notify_owner::{self, OwnerNotice};
+use crate::store::endpoints::AgentPrincipal;
 
 /// A page of the owner.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NotifyOwnerBody {
     /// What to tell the owner. Control characters are stripped and line breaks become
@@ -48,8 +49,11 @@ pub struct NotifyOwnerAnswer {
               (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
               (status = 429, body = ErrorEnvelope)))]
 pub async fn notify(s: web::Data<Services>, agent: Agent, body: Json<NotifyOwnerBody>) -> Result<HttpResponse> {
-    let b = body.0;
+    Ok(HttpResponse::Accepted().json(notify_answer(&s, &agent.0, body.0).await?))
+}
+
+/// What `notify` answers (the route and the MCP tool `notify_owner`).
+pub async fn notify_answer(s: &Services, me: &AgentPrincipal, b: NotifyOwnerBody) -> Result<NotifyOwnerAnswer> {
     let notice = OwnerNotice { title: b.title, severity: b.severity, todo_id: b.todo_id };
-    let enqueued = notify_owner::notify_owner(&s, &agent.0, notice).await?;
-    Ok(HttpResponse::Accepted().json(NotifyOwnerAnswer { enqueued }))
+    Ok(NotifyOwnerAnswer { enqueued: notify_owner::notify_owner(s, me, notice).await? })
 }

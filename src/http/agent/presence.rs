@@ -8,14 +8,16 @@ use super::super::dto::PresenceView;
 use crate::domain::todo_state::Presence;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::{Services, agent as service};
+use crate::store::endpoints::AgentPrincipal;
+
+/// What `clock_in` and `clock_out` answer (the routes and the MCP tools of the same names).
+pub async fn clock_answer(s: &Services, me: &AgentPrincipal, presence: Presence) -> Result<PresenceView> {
+    let row = service::clock(s, me, presence).await?;
+    Ok(PresenceView { endpoint: row.slug, presence: row.presence, changed_at: row.presence_changed_at })
+}
 
 async fn set(s: web::Data<Services>, agent: Agent, presence: Presence) -> Result<HttpResponse> {
-    let row = service::clock(&s, &agent.0, presence).await?;
-    Ok(HttpResponse::Ok().json(PresenceView {
-        endpoint: row.slug,
-        presence: row.presence,
-        changed_at: row.presence_changed_at,
-    }))
+    Ok(HttpResponse::Ok().json(clock_answer(&s, &agent.0, presence).await?))
 }
 
 /// Clocks the agent in.

@@ -15,9 +15,10 @@ use crate::domain::sinks::{AppriseMode, SinkKind};
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::sinks::{SinkSpec, Subscription};
 use crate::service::{Services, agent_sinks};
+use crate::store::endpoints::AgentPrincipal;
 
 /// A sink to create or replace under the name in the path.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PutSinkBody {
     /// `gotify` or `apprise`.
@@ -39,8 +40,13 @@ pub struct PutSinkBody {
     security(("endpoint_token" = [])),
     responses((status = 200, body = SinkList), (status = 403, body = ErrorEnvelope)))]
 pub async fn list(s: web::Data<Services>, agent: Agent) -> Result<HttpResponse> {
-    let rows = agent_sinks::list(&s, &agent.0).await?;
-    Ok(HttpResponse::Ok().json(SinkList { sinks: rows.into_iter().map(SinkView::from).collect() }))
+    Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0).await?))
+}
+
+/// What `list` answers (the route and the MCP tool `list_sinks`).
+pub async fn list_answer(s: &Services, me: &AgentPrincipal) -> Result<SinkList> {
+    let rows = agent_sinks::list(s, me).await?;
+    Ok(SinkList { sinks: rows.into_iter().map(SinkView::from).collect() })
 }
 
 /// Creates the owner's sink `name` (201), or replaces its kind, URL, connection, mode
@@ -58,7 +64,14 @@ pub async fn put(
     name: web::Path<String>,
     body: Json<PutSinkBody>,
 ) -> Result<HttpResponse> {
-    let b = body.0;
+    let (view, created) = put_answer(&s, &agent.0, &name, body.0).await?;
+    let mut answer = if created { HttpResponse::Created() } else { HttpResponse::Ok() };
+    Ok(answer.json(view))
+}
+
+/// What `put` answers, and whether it created the sink (the route and the MCP tool
+/// `set_sink`).
+pub async fn put_answer(s: &Services, me: &AgentPrincipal, name: &str, b: PutSinkBody) -> Result<(SinkView, bool)> {
     let spec = SinkSpec {
         kind: b.kind,
         base_url: b.base_url,
@@ -66,9 +79,8 @@ pub async fn put(
         apprise_mode: b.apprise_mode,
         enabled: b.enabled,
     };
-    let (row, created) = agent_sinks::put(&s, &agent.0, &name, spec).await?;
-    let mut answer = if created { HttpResponse::Created() } else { HttpResponse::Ok() };
-    Ok(answer.json(SinkView::from(row)))
+    let (row, created) = agent_sinks::put(s, me, name, spec).await?;
+    Ok((SinkView::from(row), created))
 }
 
 /// Deletes the owner's sink `name` and its subscriptions.
@@ -87,8 +99,12 @@ pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<String
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
               (status = 429, body = ErrorEnvelope)))]
 pub async fn test(s: web::Data<Services>, agent: Agent, name: web::Path<String>) -> Result<HttpResponse> {
-    let found = agent_sinks::test(&s, &agent.0, &name).await?;
-    Ok(HttpResponse::Ok().json(TestAnswer::from(found)))
+    Ok(HttpResponse::Ok().json(test_answer(&s, &agent.0, &name).await?))
+}
+
+/// What `test` answers (the route and the MCP tool `test_sink`).
+pub async fn test_answer(s: &Services, me: &AgentPrincipal, name: &str) -> Result<TestAnswer> {
+    Ok(TestAnswer::from(agent_sinks::test(s, me, name).await?))
 }
 
 /// Replaces the subscriptions of the owner's sink `name` (filters may name only the
@@ -104,7 +120,16 @@ pub async fn put_subscriptions(
     name: web::Path<String>,
     body: Json<Subscriptions>,
 ) -> Result<HttpResponse> {
-    let subs = body.0.subscriptions.into_iter().map(Subscription::from).collect();
-    let rows = agent_sinks::set_subscriptions(&s, &agent.0, &name, subs).await?;
-    Ok(HttpResponse::Ok().json(Subscriptions::from(rows)))
+    Ok(HttpResponse::Ok().json(subscriptions_answer(&s, &agent.0, &name, body.0).await?))
+}
+
+/// What `put_subscriptions` answers (the route and the MCP tool `set_sink_subscriptions`).
+pub async fn subscriptions_answer(
+    s: &Services,
+    me: &AgentPrincipal,
+    name: &str,
+    body: Subscriptions,
+) -> Result<Subscriptions> {
+    let subs = body.subscriptions.into_iter().map(Subscription::from).collect();
+    Ok(Subscriptions::from(agent_sinks::set_subscriptions(s, me, name, subs).await?))
 }

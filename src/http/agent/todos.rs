@@ -1,4 +1,6 @@
-//! The agent's todo routes: the drain family, get, create, interrupt and resume.
+//! The agent's todo routes: the drain family, get, create, interrupt and resume. Each
+//! route's answer is built by a `*_answer` function, which the MCP tool of the same verb
+//! ([`crate::mcp`]) calls too: the two surfaces share every rule and every answer.
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
@@ -16,10 +18,11 @@ use crate::service::Services;
 use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
 use crate::service::agent_batch::ClaimNextOutcome;
 use crate::service::long_poll;
+use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 
 /// Query of `list_todos`.
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     /// Only this queue.
@@ -30,7 +33,7 @@ pub struct ListQuery {
     pub limit: Option<i64>,
 }
 
-fn claim_answer(outcome: ClaimOutcome) -> ClaimAnswer {
+fn claim_view(outcome: ClaimOutcome) -> ClaimAnswer {
     let unclaimed = |deferred: Option<Deferral>| ClaimAnswer {
         todo: None,
         lease_token: None,
@@ -71,10 +74,14 @@ fn finish(body: FinishBody) -> Finish {
     security(("endpoint_token" = [])),
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
-    let q = q.into_inner();
+    Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0, q.into_inner()).await?))
+}
+
+/// What `list` answers (the route and the MCP tool `list_todos`).
+pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListQuery) -> Result<TodoList> {
     refuse_nul_param("queue", q.queue.as_deref())?;
-    let rows = agent::list(&s, &agent.0, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
-    Ok(HttpResponse::Ok().json(TodoList { todos: rows.iter().map(TodoView::from).collect() }))
+    let rows = agent::list(s, me, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
+    Ok(TodoList { todos: rows.iter().map(TodoView::from).collect() })
 }
 
 /// Claims the oldest pending todo (optionally of one queue) under a lease, within the
@@ -99,11 +106,16 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>
     responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
         (status = 503, body = ErrorEnvelope, description = "the database is unreachable (also while waiting); ask again")))]
 pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
-    let (claim, limit, wait_seconds) = claim_of(body.0);
-    Ok(HttpResponse::Ok().json(match long_poll::claim_next(&s, &agent.0, claim, limit, wait_seconds).await? {
-        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(Box::new(claim_answer(outcome))),
+    Ok(HttpResponse::Ok().json(claim_next_answer(&s, &agent.0, body.0).await?))
+}
+
+/// What `claim_next` answers (the route and the MCP tool `claim_next`).
+pub async fn claim_next_answer(s: &Services, me: &AgentPrincipal, body: ClaimBody) -> Result<ClaimNextAnswer> {
+    let (claim, limit, wait_seconds) = claim_of(body);
+    Ok(match long_poll::claim_next(s, me, claim, limit, wait_seconds).await? {
+        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(Box::new(claim_view(outcome))),
         ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
-    }))
+    })
 }
 
 /// Claims one todo by id, within its queue's admission budget: a deferred claim answers
@@ -117,13 +129,17 @@ pub async fn claim(
     id: web::Path<TodoId>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
-    let (claim, limit, wait_seconds) = claim_of(body.0);
+    Ok(HttpResponse::Ok().json(claim_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `claim` answers (the route and the MCP tool `claim`).
+pub async fn claim_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: ClaimBody) -> Result<ClaimAnswer> {
+    let (claim, limit, wait_seconds) = claim_of(body);
     if limit.is_some() {
         return Err(Error::invalid("limit", "not accepted when claiming by id"));
     }
     long_poll::refuse_wait(wait_seconds)?;
-    let outcome = agent::claim(&s, &agent.0, id.into_inner(), claim).await?;
-    Ok(HttpResponse::Ok().json(claim_answer(outcome)))
+    Ok(claim_view(agent::claim(s, me, id, claim).await?))
 }
 
 /// One todo with its payload, result and attempts.
@@ -131,8 +147,13 @@ pub async fn claim(
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoDetail), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn get(s: web::Data<Services>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
-    let t = agent::get(&s, &agent.0, id.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(TodoDetail::new(&t.todo, Some(&t.attempts))))
+    Ok(HttpResponse::Ok().json(get_answer(&s, &agent.0, id.into_inner()).await?))
+}
+
+/// What `get` answers (the route and the MCP tool `get_todo`).
+pub async fn get_answer(s: &Services, me: &AgentPrincipal, id: TodoId) -> Result<TodoDetail> {
+    let t = agent::get(s, me, id).await?;
+    Ok(TodoDetail::new(&t.todo, Some(&t.attempts)))
 }
 
 /// Extends the lease (or renews the interrupt lease).
@@ -145,9 +166,13 @@ pub async fn heartbeat(
     id: web::Path<TodoId>,
     body: OptionalJson<HeartbeatBody>,
 ) -> Result<HttpResponse> {
-    let b = body.0;
-    let row = agent::heartbeat(&s, &agent.0, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
-    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+    Ok(HttpResponse::Ok().json(heartbeat_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `heartbeat` answers (the route and the MCP tool `heartbeat`).
+pub async fn heartbeat_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: HeartbeatBody) -> Result<TodoView> {
+    let row = agent::heartbeat(s, me, id, b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
+    Ok(TodoView::from(&row))
 }
 
 /// Completes a claimed todo.
@@ -160,8 +185,12 @@ pub async fn complete(
     id: web::Path<TodoId>,
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
-    let row = agent::complete(&s, &agent.0, id.into_inner(), finish(body.0)).await?;
-    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+    Ok(HttpResponse::Ok().json(complete_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `complete` answers (the route and the MCP tool `complete`).
+pub async fn complete_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: FinishBody) -> Result<TodoView> {
+    Ok(TodoView::from(&agent::complete(s, me, id, finish(body)).await?))
 }
 
 /// Fails a claimed todo: a retry with backoff below the cap, a dead letter at it.
@@ -174,8 +203,12 @@ pub async fn fail(
     id: web::Path<TodoId>,
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
-    let row = agent::fail(&s, &agent.0, id.into_inner(), finish(body.0)).await?;
-    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+    Ok(HttpResponse::Ok().json(fail_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `fail` answers (the route and the MCP tool `fail`).
+pub async fn fail_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: FinishBody) -> Result<TodoView> {
+    Ok(TodoView::from(&agent::fail(s, me, id, finish(body)).await?))
 }
 
 /// Hands a claimed todo back to pending.
@@ -188,8 +221,12 @@ pub async fn release(
     id: web::Path<TodoId>,
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
-    let row = agent::release(&s, &agent.0, id.into_inner(), finish(body.0)).await?;
-    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+    Ok(HttpResponse::Ok().json(release_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `release` answers (the route and the MCP tool `release`).
+pub async fn release_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: FinishBody) -> Result<TodoView> {
+    Ok(TodoView::from(&agent::release(s, me, id, finish(body)).await?))
 }
 
 /// Interrupts a claimed todo to wait on a human or an outside event.
@@ -202,10 +239,13 @@ pub async fn interrupt(
     id: web::Path<TodoId>,
     body: Json<InterruptBody>,
 ) -> Result<HttpResponse> {
-    let b = body.0;
+    Ok(HttpResponse::Ok().json(interrupt_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `interrupt` answers (the route and the MCP tool `interrupt`).
+pub async fn interrupt_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: InterruptBody) -> Result<TodoView> {
     let i = Interrupt { state: b.state, wait_seconds: b.wait_seconds, reason: b.reason, lease_token: b.lease_token };
-    let row = agent::interrupt(&s, &agent.0, id.into_inner(), i).await?;
-    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+    Ok(TodoView::from(&agent::interrupt(s, me, id, i).await?))
 }
 
 /// Resumes an interrupted todo under a fresh lease (the same attempt goes on), within its
@@ -225,9 +265,13 @@ pub async fn resume(
     id: web::Path<TodoId>,
     body: OptionalJson<ResumeBody>,
 ) -> Result<HttpResponse> {
-    let b = body.0;
-    let row = agent::resume(&s, &agent.0, id.into_inner(), b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
-    Ok(HttpResponse::Ok().json(TodoView::from(&row)))
+    Ok(HttpResponse::Ok().json(resume_answer(&s, &agent.0, id.into_inner(), body.0).await?))
+}
+
+/// What `resume` answers (the route and the MCP tool `resume`).
+pub async fn resume_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: ResumeBody) -> Result<TodoView> {
+    let row = agent::resume(s, me, id, b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
+    Ok(TodoView::from(&row))
 }
 
 /// Creates a todo on one of this endpoint's queues (no delivery: never announced on hooks).
@@ -235,7 +279,12 @@ pub async fn resume(
     security(("endpoint_token" = [])),
     responses((status = 201, body = CreatedTodo), (status = 403, body = ErrorEnvelope), (status = 200, description = "idempotency hit", body = CreatedTodo), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
-    let outcome = agent::create(&s, &agent.0, NewAgentTodo::from(body.0)).await?;
-    let body = CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created };
-    Ok(if outcome.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
+    let body = create_answer(&s, &agent.0, body.0).await?;
+    Ok(if body.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
+}
+
+/// What `create` answers (the route and the MCP tool `create_todo`).
+pub async fn create_answer(s: &Services, me: &AgentPrincipal, body: CreateTodoBody) -> Result<CreatedTodo> {
+    let outcome = agent::create(s, me, NewAgentTodo::from(body)).await?;
+    Ok(CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created })
 }

@@ -101,7 +101,7 @@ pub struct SinkList {
 }
 
 /// One subscription.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubscriptionBody {
     /// The events it matches: `todo.dead_lettered`, `relay.exhausted`,
@@ -150,7 +150,7 @@ impl From<SubscriptionBody> for Subscription {
 }
 
 /// A sink's subscriptions, in order.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Subscriptions {
     /// At most 32; an empty list subscribes to nothing.

@@ -42,7 +42,7 @@ const METRICS_TOKEN: &str = "notify-tests-metrics-token-0123456789abcdef";
 
 /// What the notify tests need on top of the test settings: a vault key, plain http,
 /// loopback allowlisted, a metrics token.
-fn notify_settings(s: &mut Settings) {
+pub(crate) fn notify_settings(s: &mut Settings) {
     s.secret_encryption_key = Some(KEY);
     s.push_allow_http = true;
     s.notify_hook_allow_cidrs = CidrList(vec![("127.0.0.1".parse().unwrap(), 32)]);
@@ -55,7 +55,7 @@ async fn spawn() -> TestApp {
 }
 
 /// The app as the notify tests run it, after `adjust`.
-async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+pub(crate) async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     TestApp::spawn_with(|s| {
         notify_settings(s);
         adjust(s);
@@ -72,13 +72,13 @@ async fn with_worker() -> (TestApp, Owner, Ep) {
 }
 
 /// A hook as created: its id and the secret shown once.
-struct Hook {
-    id: HookId,
-    secret: String,
+pub(crate) struct Hook {
+    pub(crate) id: HookId,
+    pub(crate) secret: String,
 }
 
 /// Creates a hook on `ep` through the operator route.
-async fn hook(app: &TestApp, owner: &Owner, ep: &Ep, url: &str, queues: &[&str]) -> Hook {
+pub(crate) async fn hook(app: &TestApp, owner: &Owner, ep: &Ep, url: &str, queues: &[&str]) -> Hook {
     let (s, b) = app
         .post(&format!("/api/v1/endpoints/{}/hooks", ep.id), &owner.token, json!({"url": url, "queues": queues}))
         .await;
@@ -108,7 +108,7 @@ async fn finished_hook(app: &TestApp, owner: &Owner, ep: &Ep, id: HookId) -> Val
 }
 
 /// An ingest URL path of a webhook.
-struct Intake {
+pub(crate) struct Intake {
     path: String,
 }
 
@@ -125,7 +125,7 @@ async fn webhook(app: &TestApp, owner: &Owner, ep: &Ep, extra: Value) -> (Intake
 
 /// A `generic` webhook (token trust: its todos pass the sender gate) routing to `queue`
 /// with an attempt cap of `max_attempts`.
-async fn generic(app: &TestApp, owner: &Owner, ep: &Ep, queue: &str, max_attempts: i32) -> Intake {
+pub(crate) async fn generic(app: &TestApp, owner: &Owner, ep: &Ep, queue: &str, max_attempts: i32) -> Intake {
     webhook(app, owner, ep, json!({"source_type": "generic", "queue": queue, "max_attempts": max_attempts})).await.0
 }
 
@@ -144,7 +144,7 @@ impl Intake {
 
     /// Delivers one generic event (`X-Event: event`) with `payload`; returns the one todo
     /// it became.
-    async fn deliver(&self, app: &TestApp, event: &str, payload: Value) -> TodoId {
+    pub(crate) async fn deliver(&self, app: &TestApp, event: &str, payload: Value) -> TodoId {
         let headers = [("X-Event", event.to_owned()), ("X-Delivery-Id", TodoId::new().to_string())];
         let (s, answer) = self.post(app, &headers, payload.to_string().as_bytes()).await;
         routed_todo(s, &answer)

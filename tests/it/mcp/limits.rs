@@ -1,0 +1,181 @@
+//! The MCP surface's bounds: a body over 1 MiB is refused as REST refuses it, sessions are
+//! bounded per endpoint and per instance, an idle session closes and gives its place back,
+//! a session is its endpoint's only, and a claim_next waiting for work writes nothing on
+//! its stream until it answers.
+
+use std::time::{Duration, Instant};
+
+use awc::http::StatusCode;
+use futures_util::StreamExt;
+use serde_json::json;
+
+use super::{Wire, initialize_request};
+use crate::harness::TestApp;
+use crate::long_poll::{self, wait_for_waiters};
+
+#[actix_web::test]
+async fn a_body_over_one_mebibyte_is_refused_with_413_as_rest_refuses_it() {
+    let (app, _owner, ep) = TestApp::with_worker().await;
+    let wire = Wire::new(&app, "worker", &ep);
+    let padding = "x".repeat(1024 * 1024);
+    let mut message = initialize_request();
+    message["params"]["padding"] = json!(padding);
+    let posted = wire.post(message).await;
+    assert_eq!(posted.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let body: serde_json::Value = serde_json::from_slice(&posted.body).unwrap();
+    assert_eq!(body["error"]["code"], "payload_too_large", "the REST envelope: {body}");
+    let (status, rest) =
+        app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "q", "title": "t", "payload": padding})).await;
+    assert_eq!((status, &rest["error"]["code"]), (StatusCode::PAYLOAD_TOO_LARGE, &json!("payload_too_large")));
+}
+
+#[actix_web::test]
+async fn sessions_are_bounded_per_endpoint_and_per_instance_and_a_deleted_one_frees_its_place() {
+    let app = TestApp::spawn_with(|s| {
+        s.mcp_max_sessions = 3;
+        s.mcp_max_sessions_per_endpoint = 2;
+    })
+    .await;
+    let owner = app.owner("a@example.com").await;
+    let (a, b) = (app.agent(owner.scope, "a").await, app.agent(owner.scope, "b").await);
+    let mut first = Wire::new(&app, "a", &a);
+    first.initialize().await;
+    Wire::new(&app, "a", &a).initialize().await;
+    let third = Wire::new(&app, "a", &a).post(initialize_request()).await;
+    assert_eq!(third.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&third.body));
+    assert!(third.session.is_none());
+    Wire::new(&app, "b", &b).initialize().await;
+    let full = Wire::new(&app, "b", &b).post(initialize_request()).await;
+    assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE, "the instance holds its most");
+
+    // The stateless revision opens no session, so a full instance still serves it.
+    let stateless = Wire::new(&app, "b", &b)
+        .post(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+        .await;
+    assert_ne!(stateless.status, StatusCode::SERVICE_UNAVAILABLE);
+
+    let session = first.session.clone().unwrap();
+    let deleted = app
+        .client
+        .delete(super::mcp_url(&app, "a"))
+        .insert_header(("Authorization", format!("Bearer {}", a.token)))
+        .insert_header(("Mcp-Session-Id", session.as_str()))
+        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    Wire::new(&app, "a", &a).initialize().await;
+}
+
+#[actix_web::test]
+async fn an_idle_session_closes_and_gives_its_place_back() {
+    let app = TestApp::spawn_with(|s| {
+        s.mcp_session_idle_seconds = 1;
+        s.mcp_max_sessions_per_endpoint = 1;
+    })
+    .await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let mut idle = Wire::new(&app, "worker", &ep);
+    idle.initialize().await;
+    // While it lives its place is taken; an attempt to open another does not touch it.
+    let started = Instant::now();
+    loop {
+        let other = Wire::new(&app, "worker", &ep).post(initialize_request()).await;
+        if other.status == StatusCode::OK {
+            break;
+        }
+        assert_eq!(other.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(started.elapsed() < Duration::from_secs(15), "the idle session never closed");
+        actix_rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, _) = idle.call(1, "list_todos", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the closed session is gone");
+}
+
+#[actix_web::test]
+async fn a_session_is_its_endpoints_only() {
+    let app = TestApp::spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let (a, b) = (app.agent(owner.scope, "a").await, app.agent(owner.scope, "b").await);
+    let mut mine = Wire::new(&app, "a", &a);
+    mine.initialize().await;
+    let mut theirs = Wire::new(&app, "b", &b);
+    theirs.session = mine.session.clone();
+    let (status, _) = theirs.call(1, "list_todos", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another endpoint's session is unknown to it");
+    let (status, answer) = mine.call(2, "list_todos", json!({})).await;
+    assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
+}
+
+#[actix_web::test]
+async fn a_claim_next_waiting_for_work_writes_nothing_until_it_answers_with_the_claim() {
+    let app = long_poll::spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let mut wire = Wire::new(&app, "worker", &ep);
+    wire.initialize().await;
+    let session = wire.session.clone().unwrap();
+    let (url, token) = (super::mcp_url(&app, "worker"), ep.token.clone());
+    let waiting = actix_rt::spawn(async move {
+        let client = awc::Client::builder().timeout(Duration::from_secs(60)).finish();
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                          "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}}});
+        let mut resp = client
+            .post(url)
+            .insert_header(("Authorization", format!("Bearer {token}")))
+            .insert_header(("Accept", "application/json, text/event-stream"))
+            .insert_header(("Content-Type", "application/json"))
+            .insert_header(("Mcp-Session-Id", session.as_str()))
+            .insert_header(("MCP-Protocol-Version", "2025-06-18"))
+            .send_body(call.to_string())
+            .await
+            .unwrap();
+        // The first bytes on the stream, whenever they come.
+        let first = resp.next().await.expect("a chunk").unwrap();
+        String::from_utf8_lossy(&first).into_owned()
+    });
+    wait_for_waiters(&app.base, 1).await;
+    let id = app.create_todo(&ep, "inbox", "arrived").await;
+    let first = waiting.await.unwrap();
+    assert!(first.contains("\"result\"") && first.contains(&id.to_string()), "the first bytes are the claim: {first}");
+}
+
+#[actix_web::test]
+async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait_and_claims_nothing() {
+    use tokio::io::AsyncWriteExt;
+    let app = long_poll::spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let mut wire = Wire::new(&app, "worker", &ep);
+    wire.initialize().await;
+    // The call, sent by hand so that the test owns the socket.
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}}})
+    .to_string();
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "POST /mcp/worker HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nAccept: application/json, \
+         text/event-stream\r\nContent-Type: application/json\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: \
+         2025-06-18\r\nContent-Length: {}\r\n\r\n{body}",
+        ep.token,
+        wire.session.clone().unwrap(),
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    wait_for_waiters(&app.base, 1).await;
+    socket.set_zero_linger().unwrap();
+    drop(socket);
+    let hung_up = Instant::now();
+    // The wait ends with the client, not with its 30 s: its place is given up.
+    wait_for_waiters(&app.base, 0).await;
+    assert!(hung_up.elapsed() < Duration::from_secs(10), "the wait outlived its client: {:?}", hung_up.elapsed());
+    let id = app.create_todo(&ep, "inbox", "for someone still there").await;
+    let claimed = app.claim_next(&ep).await;
+    assert_eq!(claimed["todo"]["id"], id.to_string(), "nobody gone took it: {claimed}");
+    // And the session goes on.
+    let (status, answer) = wire.call(10, "list_todos", json!({})).await;
+    assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
+}
