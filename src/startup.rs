@@ -332,7 +332,12 @@ impl Application {
         // dropped and its place in line freed. By default a half-closed connection is
         // answered anyway, which would keep a gone client's place for its whole wait.
         // (Committing store calls finish on tasks of their own either way.)
-        .h1_allow_half_closed(false);
+        .h1_allow_half_closed(false)
+        // A streamed answer (an MCP tool result as server-sent events) is written in more
+        // than one piece; with Nagle's algorithm the second small write waits for the
+        // client's delayed ACK (40 ms on Linux) before it leaves. Measured: an MCP
+        // claim_next → complete cycle took 88 ms at p50 with it, against 20 ms over REST.
+        .tcp_nodelay(true);
         if let Some(w) = settings.workers {
             server = server.workers(w as usize);
         }
