@@ -13,19 +13,21 @@ use crate::db::models::EndpointRow;
 use crate::domain::grants::{DRAIN_FAMILY, Verb, why_sensitive};
 use crate::domain::todo_state::{EndpointState, Presence};
 
-/// What a grant lets an agent do, in words.
+/// What a grant lets an agent do, in words. A verb with a batch form names it: the grant
+/// of the single verb is the grant of its batch (`claim-next` with `limit`, the batch
+/// complete, fail and create routes), so an operator granting it grants both.
 pub fn grant_hint(verb: Verb) -> &'static str {
     match verb {
         Verb::ListTodos => "list the endpoint's todos",
         Verb::GetTodo => "read one todo with its attempts",
         Verb::Claim => "claim a todo by id",
-        Verb::ClaimNext => "claim the oldest pending todo",
+        Verb::ClaimNext => "claim the oldest pending todo, or up to 100 at once, waiting up to 30 s for work",
         Verb::Heartbeat => "extend a lease",
-        Verb::Complete => "complete a claimed todo",
-        Verb::Fail => "fail a claimed todo",
+        Verb::Complete => "complete a claimed todo, or up to 100 in one call",
+        Verb::Fail => "fail a claimed todo, or up to 100 in one call",
         Verb::Release => "hand a claimed todo back",
         Verb::Interrupt => "pause a claimed todo for input",
-        Verb::CreateTodo => "create todos on the endpoint's queues",
+        Verb::CreateTodo => "create todos on the endpoint's queues, up to 500 in one call",
         Verb::NotifyHooks => "manage the endpoint's notify hooks",
         Verb::Notifications => "manage the owner's notification sinks",
         Verb::NotifyOwner => "page the owner",

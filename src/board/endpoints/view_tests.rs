@@ -211,3 +211,22 @@ fn the_vend_form_says_why_each_sensitive_grant_is_sensitive_and_the_token_page_r
     let vended = vended_page(&e, "sbk_x", &owners).into_string();
     assert!(vended.contains("Sensitive grants.") && vended.contains("redirect or silence"), "{vended}");
 }
+
+#[test]
+fn the_grant_screen_says_which_grants_also_cover_their_batch_form() {
+    use crate::domain::waiters::WAIT_SECONDS_RANGE;
+    use crate::store::todos::{CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, FINISH_ITEMS_MAX};
+    let (owners, _, _) = owners();
+    let html = endpoints_page(&[], &owners, &VendForm::default(), None, &CsrfToken::random(), now()).into_string();
+    for hint in [
+        format!(
+            "claim the oldest pending todo, or up to {CLAIM_LIMIT_MAX} at once, waiting up to {} s for work",
+            WAIT_SECONDS_RANGE.1
+        ),
+        format!("complete a claimed todo, or up to {FINISH_ITEMS_MAX} in one call"),
+        format!("fail a claimed todo, or up to {FINISH_ITEMS_MAX} in one call"),
+        format!("create todos on the endpoint's queues, up to {CREATE_ITEMS_MAX} in one call"),
+    ] {
+        assert!(html.contains(&hint), "missing {hint:?} in {html}");
+    }
+}

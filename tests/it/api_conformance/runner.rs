@@ -19,7 +19,13 @@ pub fn schemathesis() -> PathBuf {
 }
 
 /// Test cases per operation and phase: the two runs take about a minute each on two cores.
+/// `SWITCHBOARD_CONFORMANCE_EXAMPLES` asks for more (a longer hunt for what a random seed
+/// of the default run might find only now and then).
 const EXAMPLES: &str = "25";
+
+fn examples() -> String {
+    std::env::var("SWITCHBOARD_CONFORMANCE_EXAMPLES").unwrap_or_else(|_| EXAMPLES.to_owned())
+}
 
 /// Every check schemathesis has, less two the document cannot promise:
 /// - `positive_data_acceptance`: the document gives types; the server's ranges and
@@ -38,6 +44,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// The report's failures section (each failing operation, what it answered, the
+    /// request to replay it with), at most 120 lines.
+    pub fn failures(&self) -> String {
+        let lines: Vec<&str> = self.report.lines().collect();
+        let start = lines.iter().position(|l| l.contains("FAILURES")).unwrap_or(0);
+        let end = lines.iter().rposition(|l| l.contains("SUMMARY")).filter(|&e| e > start).unwrap_or(lines.len());
+        lines[start..end].iter().take(120).copied().collect::<Vec<_>>().join("\n")
+    }
+
     /// The closing section of the report (failures counted, the seed to replay with).
     pub fn summary(&self) -> String {
         let lines: Vec<&str> = self.report.lines().collect();
@@ -57,7 +72,7 @@ pub async fn run(schemathesis: &PathBuf, base: &str, token: &str) -> Run {
         .arg(format!("{base}/api/openapi.json"))
         .args(["--header", &format!("Authorization: Bearer {token}")])
         .args(["--checks", "all", "--exclude-checks", EXCLUDED_CHECKS])
-        .args(["--max-examples", EXAMPLES])
+        .args(["--max-examples", &examples()])
         // One worker: Python 3.11's ast.parse fails ("AST constructor recursion depth
         // mismatch") when hypothesis describes strategies from several threads at once.
         .args(["--workers", "1"])
