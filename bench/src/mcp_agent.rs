@@ -3,8 +3,9 @@
 //! (initialize, then initialized). The JSON-RPC is written here with the bench's own
 //! HTTP client: the benchmark measures the server, not a client library.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -23,17 +24,25 @@ pub struct McpAgent {
     authorization: String,
     session: tokio::sync::OnceCell<String>,
     next_id: Cell<u64>,
+    /// Every session the window's agents opened, to be closed after it (the server holds
+    /// at most 32 per endpoint; a later window's agents would be refused).
+    opened: Sessions,
 }
 
+/// The sessions a window's agents opened.
+pub type Sessions = Rc<RefCell<Vec<String>>>;
+
 impl McpAgent {
-    /// An agent of the seeded endpoint against the server at `base`.
-    pub fn new(base: &str, seeded: &Seeded) -> McpAgent {
+    /// An agent of the seeded endpoint against the server at `base`; the session it opens
+    /// is added to `opened`.
+    pub fn new(base: &str, seeded: &Seeded, opened: &Sessions) -> McpAgent {
         McpAgent {
             client: awc::Client::builder().timeout(Duration::from_secs(30)).finish(),
             url: format!("{base}/mcp/{}", seeded.cycles_slug),
             authorization: format!("Bearer {}", seeded.cycles_token),
             session: tokio::sync::OnceCell::new(),
             next_id: Cell::new(1),
+            opened: opened.clone(),
         }
     }
 
@@ -67,6 +76,7 @@ impl McpAgent {
                                "clientInfo": {"name": "switchboard-bench", "version": "0"}}});
                 let (id, _) = self.post(None, &init).await?;
                 let id = id.ok_or("initialize set no Mcp-Session-Id")?;
+                self.opened.borrow_mut().push(id.clone());
                 self.post(Some(&id), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
                 Ok::<_, String>(id)
             })
@@ -89,6 +99,28 @@ impl McpAgent {
         }
         Ok(result["structuredContent"].clone())
     }
+}
+
+/// Ends every session in `opened` (DELETE with its `Mcp-Session-Id`, as a client that
+/// is done does), so the next window starts with none open.
+pub async fn close_sessions(base: &str, seeded: &Seeded, opened: &Sessions) -> BenchResult<()> {
+    let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
+    let url = format!("{base}/mcp/{}", seeded.cycles_slug);
+    let ids: Vec<String> = opened.borrow_mut().drain(..).collect();
+    for id in ids {
+        let resp = client
+            .delete(&url)
+            .insert_header(("authorization", format!("Bearer {}", seeded.cycles_token)))
+            .insert_header(("mcp-session-id", id.as_str()))
+            .insert_header(("mcp-protocol-version", PROTOCOL))
+            .send()
+            .await
+            .map_err(|e| format!("mcp delete: {e}"))?;
+        if !resp.status().is_success() {
+            return Err(format!("mcp delete answered {}", resp.status()));
+        }
+    }
+    Ok(())
 }
 
 /// The JSON-RPC message of an answer body: JSON, or the data of its SSE events.

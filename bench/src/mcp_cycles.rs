@@ -11,7 +11,7 @@ use chrono::Utc;
 use crate::claim_cost::Rig;
 use crate::load::{self, Agent, Window};
 use crate::machine::Machine;
-use crate::mcp_agent::McpAgent;
+use crate::mcp_agent::{McpAgent, Sessions, close_sessions};
 use crate::{Args, BenchResult, progress};
 
 /// The MCP benchmark's flags.
@@ -99,16 +99,18 @@ async fn measure(args: &Args, rig: &Rig, agents: usize) -> BenchResult<(Window, 
     for round in 0..args.rounds {
         for mcp_turn in if round % 2 == 0 { [false, true] } else { [true, false] } {
             let budget = rig.db.prepare_window(args, &rig.seeded).await?;
+            let opened = Sessions::default();
             let side: Vec<Agent> = (0..agents)
                 .map(|_| {
                     if mcp_turn {
-                        Agent::Batch(Box::new(McpAgent::new(base, &rig.seeded)))
+                        Agent::Batch(Box::new(McpAgent::new(base, &rig.seeded, &opened)))
                     } else {
                         Agent::rest(base, &rig.seeded)
                     }
                 })
                 .collect();
             let w = load::measure(side, budget, args.warmup(), args.window(), &rig.probe).await;
+            close_sessions(base, &rig.seeded, &opened).await?;
             w.check()?;
             let name = if mcp_turn { "MCP" } else { "REST" };
             progress(&format!("round {round}: {name} at {agents} agents {:.0} cycles/s", w.rate()));
