@@ -1,6 +1,8 @@
 //! The Endpoints list with the vend form, and the page that shows a new endpoint's
 //! token once.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
@@ -12,25 +14,34 @@ use crate::board::todos::format::{ago, machine, utc};
 use crate::db::models::EndpointRow;
 use crate::domain::grants::{DRAIN_FAMILY, Verb, why_sensitive};
 use crate::domain::todo_state::{EndpointState, Presence};
+use crate::domain::waiters::WAIT_SECONDS_RANGE;
+use crate::store::todos::{CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, FINISH_ITEMS_MAX};
 
-/// What a grant lets an agent do, in words. A verb with a batch form names it: the grant
-/// of the single verb is the grant of its batch (`claim-next` with `limit`, the batch
-/// complete, fail and create routes), so an operator granting it grants both.
-pub fn grant_hint(verb: Verb) -> &'static str {
+/// What a grant lets an agent do, in words. A verb with a batch form names it, with the
+/// store's own bounds: the grant of the single verb is the grant of its batch
+/// (`claim-next` with `limit`, the batch complete, fail and create routes), so an
+/// operator granting it grants both.
+pub fn grant_hint(verb: Verb) -> Cow<'static, str> {
     match verb {
-        Verb::ListTodos => "list the endpoint's todos",
-        Verb::GetTodo => "read one todo with its attempts",
-        Verb::Claim => "claim a todo by id",
-        Verb::ClaimNext => "claim the oldest pending todo, or up to 100 at once, waiting up to 30 s for work",
-        Verb::Heartbeat => "extend a lease",
-        Verb::Complete => "complete a claimed todo, or up to 100 in one call",
-        Verb::Fail => "fail a claimed todo, or up to 100 in one call",
-        Verb::Release => "hand a claimed todo back",
-        Verb::Interrupt => "pause a claimed todo for input",
-        Verb::CreateTodo => "create todos on the endpoint's queues, up to 500 in one call",
-        Verb::NotifyHooks => "manage the endpoint's notify hooks",
-        Verb::Notifications => "manage the owner's notification sinks",
-        Verb::NotifyOwner => "page the owner",
+        Verb::ListTodos => "list the endpoint's todos".into(),
+        Verb::GetTodo => "read one todo with its attempts".into(),
+        Verb::Claim => "claim a todo by id".into(),
+        Verb::ClaimNext => format!(
+            "claim the oldest pending todo, or up to {CLAIM_LIMIT_MAX} at once, waiting up to {} s for work",
+            WAIT_SECONDS_RANGE.1
+        )
+        .into(),
+        Verb::Heartbeat => "extend a lease".into(),
+        Verb::Complete => format!("complete a claimed todo, or up to {FINISH_ITEMS_MAX} in one call").into(),
+        Verb::Fail => format!("fail a claimed todo, or up to {FINISH_ITEMS_MAX} in one call").into(),
+        Verb::Release => "hand a claimed todo back".into(),
+        Verb::Interrupt => "pause a claimed todo for input".into(),
+        Verb::CreateTodo => {
+            format!("create todos on the endpoint's queues, up to {CREATE_ITEMS_MAX} in one call").into()
+        }
+        Verb::NotifyHooks => "manage the endpoint's notify hooks".into(),
+        Verb::Notifications => "manage the owner's notification sinks".into(),
+        Verb::NotifyOwner => "page the owner".into(),
     }
 }
 
