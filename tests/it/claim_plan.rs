@@ -107,3 +107,120 @@ async fn a_claim_and_its_completion_take_no_lock_on_the_endpoint_row() {
     holder.batch_execute("ROLLBACK").await.unwrap();
     assert!(done.is_ok(), "the claim or the completion waited on the endpoint row's lock");
 }
+
+/// Statistics taken while a queue was idle (nothing claimed, no attempt yet) make the
+/// partial indexes of claimed and interrupted todos, and the index of open attempts,
+/// look empty. Every statement the agent's verbs prepare must still find its todos by
+/// primary key and their attempts by todo id, in the generic plan a prepared statement
+/// settles on: a walk of `todos_in_flight_idx` visited every claimed todo of the
+/// endpoint (and every dead entry since the last vacuum) per completion, and a scan of
+/// the open attempts matched every one against the moved rows.
+#[actix_web::test]
+async fn the_agent_verbs_find_todos_by_key_under_statistics_taken_on_an_idle_queue() {
+    use switchboard::domain::todo_state::InterruptState;
+    use switchboard::store::Store;
+    use switchboard::store::signals::Emitter;
+    use switchboard::store::todos::{ClaimRequest, Finish};
+
+    let (app, o, ep) = TestApp::with_worker().await;
+    app.db
+        .exec(&format!(
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, completed_at, created_at, max_attempts) \
+             SELECT gen_random_uuid(), '{ep}', '{sc}', 'q', 't', \
+                    CASE WHEN n % 10 = 0 THEN 'pending' ELSE 'done' END, \
+                    CASE WHEN n % 10 = 0 THEN NULL ELSE now() END, now() - n * interval '1 second', 1 \
+             FROM generate_series(1, 20000) n",
+            ep = ep.id.0,
+            sc = o.scope.0
+        ))
+        .await;
+    // The done todos' history, as a queue that has worked has it: no attempt is open.
+    app.db
+        .exec(
+            "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimed_at, lease_expires_at, ended_at, \
+               outcome, disposition) \
+             SELECT id, 1, endpoint_id, created_at, created_at, created_at, 'completed', 'done' FROM todos \
+             WHERE state = 'done'",
+        )
+        .await;
+    app.db.exec("VACUUM ANALYZE todos, todo_attempts").await;
+
+    // One connection, so every statement below is prepared on it.
+    let store = Store::new(switchboard::db::pool(&app.db.url, 1).unwrap(), Emitter::none());
+    let claim = ClaimRequest { queue: Some("q".into()), ..ClaimRequest::default() };
+    let batch = store.claim_next_batch(ep.id, claim.clone(), 8).await.unwrap().claims;
+    assert_eq!(batch.len(), 8);
+    let finish = |i: usize| Finish { lease_token: Some(batch[i].lease_token.clone()), ..Finish::default() };
+    let id = |i: usize| batch[i].todo.id;
+    for answer in store.complete_batch(ep.id, vec![(id(0), finish(0)), (id(1), finish(1))]).await.unwrap() {
+        answer.unwrap();
+    }
+    for answer in store.fail_batch(ep.id, vec![(id(2), finish(2))]).await.unwrap() {
+        answer.unwrap();
+    }
+    store.complete(ep.id, id(3), finish(3)).await.unwrap();
+    store.fail(ep.id, id(4), finish(4)).await.unwrap();
+    store.release(ep.id, id(5), finish(5)).await.unwrap();
+    store.heartbeat(ep.id, None, id(6), None, Some(&batch[6].lease_token)).await.unwrap();
+    store
+        .interrupt(ep.id, id(6), InterruptState::InputRequired, None, None, Some(&batch[6].lease_token))
+        .await
+        .unwrap();
+    store.resume(ep.id, None, id(6), None, Some(&batch[6].lease_token)).await.unwrap();
+
+    #[derive(diesel::QueryableByName)]
+    struct Prepared {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        statement: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        types: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        nulls: String,
+    }
+    #[derive(diesel::QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = diesel::sql_types::Text, column_name = "QUERY PLAN")]
+        line: String,
+    }
+    use diesel_async::RunQueryDsl;
+    let mut conn = store.conn().await.unwrap();
+    // The texts the verbs prepared, prepared again under names of this test's own (the
+    // driver may close its statements meanwhile).
+    let prepared: Vec<Prepared> = diesel::sql_query(
+        "SELECT DISTINCT statement, array_to_string(parameter_types, ', ') AS types, \
+           coalesce((SELECT string_agg('NULL::' || t::text, ', ' ORDER BY n) \
+                     FROM unnest(parameter_types) WITH ORDINALITY u(t, n)), '') AS nulls \
+         FROM pg_prepared_statements WHERE statement ~ 'UPDATE todos' AND statement ~ 't.id = '",
+    )
+    .load(&mut conn)
+    .await
+    .unwrap();
+    assert!(prepared.len() >= 8, "the verbs' statements were prepared: {}", prepared.len());
+    diesel::sql_query("SET plan_cache_mode = force_generic_plan").execute(&mut conn).await.unwrap();
+    let args = |list: &str| if list.is_empty() { String::new() } else { format!("({list})") };
+    for (i, p) in prepared.iter().enumerate() {
+        diesel::sql_query(format!("PREPARE plan_check_{i}{} AS {}", args(&p.types), p.statement))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let plan: Vec<Line> = diesel::sql_query(format!("EXPLAIN EXECUTE plan_check_{i}{}", args(&p.nulls)))
+            .load(&mut conn)
+            .await
+            .unwrap();
+        let plan = plan.into_iter().map(|l| l.line).collect::<Vec<_>>().join("\n");
+        let wrong = ["todos_in_flight_idx", "todos_lease_reap_idx", "todos_interrupt_reap_idx"];
+        for wrong in wrong.iter().chain(&["Seq Scan on todos", "Seq Scan on todo_attempts"]) {
+            assert!(!plan.contains(wrong), "{wrong} in the plan of\n{}\n{plan}", p.statement);
+        }
+        let lines: Vec<&str> = plan.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains("Scan") && line.contains(" on todo_attempts") {
+                assert!(
+                    lines.get(i + 1).is_some_and(|next| next.contains("Cond:")),
+                    "the attempt is found by an index condition in\n{}\n{plan}",
+                    p.statement
+                );
+            }
+        }
+    }
+}

@@ -206,7 +206,7 @@ fn resume() -> String {
              AND NOT EXISTS (SELECT 1 FROM refused r WHERE r.queue = t.queue) \
            RETURNING t.*), \
          renewed AS (UPDATE todo_attempts a SET lease_expires_at = c.lease_expires_at, last_heartbeat_at = now() \
-           FROM claimed c WHERE a.todo_id = c.id AND a.ended_at IS NULL), \
+           FROM claimed c WHERE a.todo_id = $1 AND a.todo_id = c.id AND a.ended_at IS NULL), \
          {}",
         verdicts(
             "a.endpoint_id = $2 AND a.queue = (SELECT t.queue FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2)"

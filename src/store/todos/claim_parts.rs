@@ -34,17 +34,19 @@ impl ClaimParams {
 
 /// The CTEs of a claim statement after the candidates are chosen (CTE `candidate`, alias
 /// `c`): each todo moves to `claimed` and its attempt opens, in one statement. `$hash`
-/// is the SQL of the lease token's hash for the candidate `c`.
+/// is the SQL of the lease token's hash for the candidate `c`, `$by_key` a further
+/// condition on the updated rows.
 macro_rules! claim_ctes {
-    ($hash:literal) => {
+    ($hash:literal, $by_key:literal) => {
         concat!(
             "claimed AS ( \
                UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
                  claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
             $hash,
             ", claimed_at = now(), updated_at = now(), next_retry_at = NULL \
-               FROM candidate c WHERE t.id = c.id \
-               RETURNING t.*), \
+               FROM candidate c WHERE t.id = c.id",
+            $by_key,
+            " RETURNING t.*), \
              opened AS ( \
                INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
                SELECT id, attempts_total, endpoint_id, $5, $6, now(), lease_expires_at FROM claimed)"
@@ -53,16 +55,20 @@ macro_rules! claim_ctes {
 }
 
 /// The CTEs of every claim statement of one todo: its lease token's hash is `$4`.
-pub(super) const CLAIM_CTES: &str = claim_ctes!("$4");
+pub(super) const CLAIM_CTES: &str = claim_ctes!("$4", "");
 
 /// The CTEs of a batch claim: the candidates are numbered (`c.n`, from 1) and `$4` is the
-/// array of their lease tokens' hashes, one per candidate.
-pub(super) const BATCH_CLAIM_CTES: &str = claim_ctes!("($4::bytea[])[c.n]");
+/// array of their lease tokens' hashes, one per candidate. The rows are also named by
+/// their keys (`= ANY`), so the update looks each one up by primary key in any plan: a
+/// generic plan, guessing a tenth of the pending rows for an unknown `limit`, joined the
+/// candidates to a scan of the whole table.
+pub(super) const BATCH_CLAIM_CTES: &str =
+    claim_ctes!("($4::bytea[])[c.n]", " AND t.id = ANY (ARRAY(SELECT id FROM candidate))");
 
 /// Which todos a claim by id takes (alias `t`): pending, or failed with its retry due.
 pub(super) const CLAIMABLE: &str = "(t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now()))";
 
 /// Which todos a resume takes (alias `t`; `$4` the lease token's hash or null): an
 /// interrupted todo of a drainable queue, held under that token when one is given.
-pub(super) const RESUMABLE: &str = "(t.queue <> 'quarantine' AND t.state IN ('input_required', 'auth_required') \
+pub(super) const RESUMABLE: &str = "(t.queue <> 'quarantine' AND t.state COLLATE \"C\" IN ('input_required', 'auth_required') \
     AND ($4::bytea IS NULL OR t.lease_token_hash = $4))";

@@ -78,13 +78,13 @@ impl Store {
         let sql = "WITH done AS ( \
                UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
                  lease_expires_at = NULL, lease_token_hash = NULL \
-               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' \
+               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
                  AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
                RETURNING t.*), \
              closed AS ( \
                UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
                  summary = $5, summary_truncated = $6, artifact = $7 \
-               FROM done WHERE a.todo_id = done.id AND a.ended_at IS NULL) \
+               FROM done WHERE a.todo_id = $1 AND a.todo_id = done.id AND a.ended_at IS NULL) \
              SELECT * FROM done";
         let mut conn = self.conn().await?;
         let todo: TodoRow = agent_transition(
@@ -142,13 +142,13 @@ impl Store {
             "WITH moved AS ( \
                UPDATE todos t SET state = 'pending', attempt = GREATEST(t.attempt - 1, 0), claimed_by = NULL, \
                  lease_expires_at = NULL, lease_token_hash = NULL, updated_at = now() \
-               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' \
+               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
                  AND ($3::bytea IS NULL OR t.lease_token_hash = $3) \
                RETURNING t.*), \
              closed AS ( \
                UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued', \
                  summary = $4, summary_truncated = $5, artifact = $6 \
-               FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL) \
+               FROM moved WHERE a.todo_id = $1 AND a.todo_id = moved.id AND a.ended_at IS NULL) \
              SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
                NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
              FROM moved t"
@@ -247,7 +247,7 @@ pub(crate) async fn fail_in_tx(
          closed AS ( \
            UPDATE todo_attempts a SET ended_at = now(), outcome = $5, disposition = $6, \
              summary = $7, summary_truncated = $8, artifact = $9 \
-           FROM moved WHERE a.todo_id = moved.id AND a.ended_at IS NULL \
+           FROM moved WHERE a.todo_id = $1 AND a.todo_id = moved.id AND a.ended_at IS NULL \
            RETURNING a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
          SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
            c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \

@@ -42,7 +42,7 @@ impl Store {
              att AS ( \
                UPDATE todo_attempts a SET last_heartbeat_at = now(), \
                  lease_expires_at = COALESCE(hb.lease_expires_at, hb.interrupt_expires_at) \
-               FROM hb WHERE a.todo_id = hb.id AND a.ended_at IS NULL) \
+               FROM hb WHERE a.todo_id = $1 AND a.todo_id = hb.id AND a.ended_at IS NULL) \
              SELECT * FROM hb";
         let mut conn = self.conn().await?;
         let todo: TodoRow = agent_transition(

@@ -27,13 +27,13 @@ const COMPLETE_BATCH: &str = "\
         UPDATE todos t SET state = 'done', result = i.result, completed_at = now(), updated_at = now(), \
           lease_expires_at = NULL, lease_token_hash = NULL \
         FROM items i \
-        WHERE t.id = i.id AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' \
+        WHERE t.id = i.id AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
           AND (i.token_hash IS NULL OR t.lease_token_hash = i.token_hash) \
         RETURNING t.*), \
       closed AS ( \
         UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
           summary = i.summary, summary_truncated = i.truncated, artifact = i.artifact \
-        FROM done d JOIN items i ON i.id = d.id WHERE a.todo_id = d.id AND a.ended_at IS NULL) \
+        FROM done d JOIN items i ON i.id = d.id WHERE a.todo_id = ANY($1) AND a.todo_id = d.id AND a.ended_at IS NULL) \
     SELECT * FROM done";
 
 impl Store {

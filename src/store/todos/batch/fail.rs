@@ -42,7 +42,7 @@ fn fail_batch_sql() -> String {
          closed AS ( \
            UPDATE todo_attempts a SET ended_at = now(), outcome = $10, disposition = i.disposition, \
              summary = i.summary, summary_truncated = i.truncated, artifact = i.artifact \
-           FROM moved m JOIN items i ON i.id = m.id WHERE a.todo_id = m.id AND a.ended_at IS NULL \
+           FROM moved m JOIN items i ON i.id = m.id WHERE a.todo_id = ANY($1) AND a.todo_id = m.id AND a.ended_at IS NULL \
            RETURNING a.todo_id, a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
          SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
            c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
