@@ -86,8 +86,8 @@
 //!   todo was claimed (an idle queue, a vacuum between bursts) make the partial indexes
 //!   of claimed todos (`todos_in_flight_idx`, `todos_lease_reap_idx`) look empty, the
 //!   planner walks one instead of the primary key, and every completion visited every
-//!   claimed todo of the endpoint and every dead entry since the last vacuum: a batch
-//!   complete of 100 took 170 ms on average in the throughput benchmark;
+//!   claimed todo of the endpoint and every dead entry since the last vacuum (in the
+//!   throughput benchmark, 1 036 batch completes of 100 over 15 ms averaged 170 ms);
 //! - an attempt is closed with `a.todo_id = $1` (`= ANY($1)` for a batch) beside the
 //!   join on the moved row, so the lookup has an index condition in any join order:
 //!   joined on the moved row alone, the planner (estimating one open attempt in all)
