@@ -329,13 +329,13 @@ impl Metrics {
         let outbox_depth = Gauge::default();
         registry.register(
             "switchboard_outbox_depth",
-            "Outbox rows not yet ended (pending or held by a budget), read at each scrape",
+            "Outbox rows not yet ended (pending or held by a budget) and dead letters not yet written for every sink, read at each scrape",
             outbox_depth.clone(),
         );
         let outbox_oldest = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         registry.register(
             "switchboard_outbox_oldest_pending_seconds",
-            "Age of the oldest pending outbox row (0 when none), read at each scrape",
+            "Age of the oldest pending outbox row or unsent dead letter (0 when none), read at each scrape",
             outbox_oldest.clone(),
         );
         let claims_deferred = Family::<DeferredLabels, Counter>::default();

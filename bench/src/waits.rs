@@ -59,6 +59,7 @@ const SESSIONS_SQL: &str = "\
            WHEN query LIKE 'SELECT t.* FROM todos t WHERE t.id = $1%FOR UPDATE' THEN 'fail: lock todo' \
            WHEN query LIKE 'WITH moved AS ( UPDATE todos t SET state = ''failed''%' THEN 'fail: dead-letter' \
            WHEN query LIKE '%FROM switchboard_claim_outbox(%' THEN 'outbox: claim' \
+           WHEN query LIKE '%FROM switchboard_claim_outbox_events(%' THEN 'outbox: claim records' \
            WHEN query LIKE 'SELECT switchboard_fan_out_outbox(%' THEN 'outbox: fan-out' \
            WHEN query LIKE 'SELECT DISTINCT sink_id FROM outbox%' THEN 'outbox: held sinks' \
            WHEN query LIKE 'SELECT id, scope_id, kind, base_url%' THEN 'outbox: sink' \
@@ -67,6 +68,8 @@ const SESSIONS_SQL: &str = "\
            WHEN query LIKE 'SELECT secret FROM connections%' THEN 'outbox: secret' \
            WHEN query LIKE 'SELECT t.id, w.with_excerpt, t.queue%' THEN 'outbox: facts' \
            WHEN query LIKE 'UPDATE outbox o SET status = r.status%' THEN 'outbox: record' \
+           WHEN query LIKE 'WITH written AS%' THEN 'outbox: record (write)' \
+           WHEN query LIKE 'DELETE FROM outbox_events%' THEN 'outbox: settle records' \
            WHEN upper(query) LIKE 'BEGIN%' THEN 'BEGIN' \
            WHEN upper(query) LIKE 'COMMIT%' THEN 'COMMIT' \
            ELSE 'other' END \

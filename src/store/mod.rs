@@ -51,8 +51,9 @@
 //! **Outbox rows** come last: the quarantine trigger (and the revocation cascade) write
 //! them while their transaction holds todo rows, folding a repeat into an open row
 //! (`ON CONFLICT … DO UPDATE` locks that row); the dead-letter trigger only appends an
-//! `outbox_events` row, which locks nothing. The outbox worker fans those out (locking
-//! event rows `SKIP LOCKED`, then inserting outbox rows), locks a sink row, then that
+//! `outbox_events` row, which locks nothing. The outbox worker claims those (locking
+//! event rows `SKIP LOCKED`; it inserts each sink's outbox row, new, once the sink has
+//! answered, and deletes a record whose rows are all written), locks a sink row, then that
 //! sink's held outbox rows (`SKIP LOCKED`), records answers in one statement per batch
 //! (rows it claimed, which no other worker holds unless that claim lapsed), and never
 //! locks a todo, endpoint or attempt, so a trigger

@@ -11,6 +11,7 @@ use futures_util::{StreamExt, stream};
 use tokio::sync::mpsc;
 
 use super::render::{coalesced, render};
+use super::tally::Tally;
 use super::{DrainReport, MAX_DELIVERIES_IN_FLIGHT, OutboxDeps};
 use crate::domain::ids::SinkId;
 use crate::domain::sinks::OutboxStatus;
@@ -20,6 +21,7 @@ use crate::notify::sinks::claim_window::ClaimWindow;
 use crate::notify::sinks::content::Message;
 use crate::notify::sinks::outcome::{Answer, ErrorClass, Step, after_attempt};
 use crate::service::sink_post::{SinkTarget, post};
+use crate::store::Store;
 use crate::store::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
 
 /// Answers one recorder write takes at most.
@@ -33,11 +35,27 @@ pub struct SinkShare {
     pub due: Vec<OutboxRow>,
     /// When the claim was taken (no later than the database's claim time).
     pub claimed_at: Instant,
+    /// The claim's dead-letter records and the rows they are still owed.
+    pub tally: Tally,
 }
 
-/// Sends one sink's share and records every answer.
+/// Sends one sink's share and records every answer; then deletes the dead-letter
+/// records every sink's row of which is written.
 pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<DrainReport> {
-    let SinkShare { sink, due, claimed_at } = share;
+    let tally = share.tally.clone();
+    let drained = drain(deps, client, share).await;
+    let settled = tally.take_settled();
+    if let Err(e) = deps.store.delete_outbox_events(&settled).await {
+        // Deleted by a later statement of this claim, or claimed again once their claim
+        // lapses (every sink's row is written: such a claim takes nothing but the record).
+        tracing::warn!(error = %e, "outbox: settled dead-letter records were not deleted; later");
+        tally.restore(settled);
+    }
+    drained
+}
+
+async fn drain(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<DrainReport> {
+    let SinkShare { sink, due, claimed_at, tally } = share;
     let store = &deps.store;
     let mut report = DrainReport::default();
     let dial = match store.sink_dial(sink).await? {
@@ -45,12 +63,13 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
         found => {
             let why = if found.is_some() { "sink_disabled" } else { "sink_gone" };
             // Its held rows too: no token will ever send them.
-            store.record_outbox(&undeliverable(&due, why)).await?;
+            record_and_settle(store, &tally, &undeliverable(&due, why)).await?;
             store.end_held_outbox(sink, why).await?;
             return Ok(report);
         }
     };
     let plan = store.plan_sink(sink, due).await?;
+    tally.written_refs(plan.written.iter().copied());
     report.held += plan.held;
     for event in &plan.held_now {
         deps.metrics.sink_delivery(*event, SinkOutcome::Held);
@@ -61,7 +80,7 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
     let secret = match store.connection_secret(&deps.vault, dial.scope_id, dial.connection_id).await {
         Ok(secret) => secret,
         Err(Error::EncryptionRequired | Error::NotFound) => {
-            store.record_outbox(&undeliverable(&plan.individual, "no_credential")).await?;
+            record_and_settle(store, &tally, &undeliverable(&plan.individual, "no_credential")).await?;
             let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
             store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some("no_credential")).await?;
             return Ok(report);
@@ -73,7 +92,7 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
         ClaimWindow::new(claimed_at, crate::store::outbox::CLAIM, crate::notify::sinks::outcome::ATTEMPT_TIMEOUT);
     let rows: Vec<&OutboxRow> = plan.individual.iter().collect();
     let facts = store.subject_facts(&rows).await?;
-    report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts).await?;
+    report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts, &tally).await?;
     if !plan.coalesced.is_empty() {
         report.sent += send_coalesced(deps, client, &target, &window, &plan.coalesced).await?;
     }
@@ -90,6 +109,7 @@ async fn send_individually(
     window: &ClaimWindow,
     rows: Vec<OutboxRow>,
     facts: &SubjectFacts,
+    tally: &Tally,
 ) -> Result<usize> {
     let (answers, mut recorded) = mpsc::unbounded_channel::<(Record, bool)>();
     let sending = async move {
@@ -110,7 +130,7 @@ async fn send_individually(
         let mut failed = None;
         while recorded.recv_many(&mut batch, RECORD_BATCH).await > 0 {
             let records: Vec<Record> = batch.iter().map(|(record, _)| *record).collect();
-            match record_with_retries(deps, &records).await {
+            match record_with_retries(deps, tally, &records).await {
                 Ok(n) if n < records.len() => tracing::warn!(
                     recorded = n,
                     answers = records.len(),
@@ -131,13 +151,20 @@ async fn send_individually(
     sent
 }
 
-/// Records `records`, trying again twice after a short wait: these messages were sent,
-/// and a record that is lost sends them again once their claim lapses.
-async fn record_with_retries(deps: &OutboxDeps, records: &[Record]) -> Result<usize> {
+/// Records `records` (deleting in the same transaction the dead-letter records settled
+/// so far), trying again twice after a short wait: these messages were sent, and a
+/// record that is lost sends them again once their claim lapses.
+async fn record_with_retries(deps: &OutboxDeps, tally: &Tally, records: &[Record]) -> Result<usize> {
     let mut wait = std::time::Duration::from_millis(50);
     let mut tries = 1;
     loop {
-        match deps.store.record_outbox(records).await {
+        let settled = tally.take_settled();
+        let recorded = deps.store.record_outbox_settling(records, &settled).await;
+        match &recorded {
+            Ok(_) => tally.written(records),
+            Err(_) => tally.restore(settled),
+        }
+        match recorded {
             Err(e) if tries < 3 => {
                 tracing::warn!(error = %e, tries, "outbox: recording answers failed; trying again");
                 actix_rt::time::sleep(wait).await;
@@ -159,7 +186,7 @@ async fn attempt(
     row: &OutboxRow,
     facts: &SubjectFacts,
 ) -> (Record, bool) {
-    let end = |outcome| Record { id: row.id, attempts: row.attempts, outcome };
+    let end = |outcome| Record::of(row, outcome);
     let Some(message) = render(row, facts, &deps.base_url) else {
         return (end(Outcome::Done(OutboxStatus::Undeliverable, Some("subject_gone"))), false);
     };
@@ -230,13 +257,27 @@ async fn send_coalesced(
 
 /// Records ending every row of `rows` undeliverable for `why`.
 pub fn undeliverable(rows: &[OutboxRow], why: &'static str) -> Vec<Record> {
-    rows.iter()
-        .map(|row| Record {
-            id: row.id,
-            attempts: row.attempts,
-            outcome: Outcome::Done(OutboxStatus::Undeliverable, Some(why)),
-        })
-        .collect()
+    rows.iter().map(|row| Record::of(row, Outcome::Done(OutboxStatus::Undeliverable, Some(why)))).collect()
+}
+
+/// Records `records` and deletes the dead-letter records that leaves owed nothing.
+pub async fn record_and_settle(store: &Store, tally: &Tally, records: &[Record]) -> Result<usize> {
+    let settled = tally.take_settled();
+    match store.record_outbox_settling(records, &settled).await {
+        Ok(recorded) => {
+            tally.written(records);
+            let now = tally.take_settled();
+            if let Err(e) = store.delete_outbox_events(&now).await {
+                tally.restore(now);
+                return Err(e);
+            }
+            Ok(recorded)
+        }
+        Err(e) => {
+            tally.restore(settled);
+            Err(e)
+        }
+    }
 }
 
 fn target<'a>(dial: &'a SinkDial, secret: &'a str) -> SinkTarget<'a> {

@@ -5,16 +5,18 @@
 //! drain one outbox: claims are `SKIP LOCKED` and committed before any call, so each
 //! row is sent by one worker.
 //!
-//! A claim takes due rows of sinks this worker is not already draining and hands each
-//! sink its share (`drain.rs`); up to [`MAX_SINKS_DRAINING`] sinks drain at once, each
-//! on its own, so a slow or hanging sink holds up only its own messages. When a drain
-//! ends, the worker claims again.
+//! A claim takes dead letters' records (each sink's row is written once, with its
+//! answer: `tally.rs` says when a record is owed nothing more) and due rows of sinks
+//! this worker is not already draining, and hands each sink its share (`drain.rs`); up
+//! to [`MAX_SINKS_DRAINING`] sinks drain at once, each on its own, so a slow or hanging
+//! sink holds up only its own messages. When a drain ends, the worker claims again.
 
 mod claim;
 mod drain;
 mod render;
+mod tally;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message as ActixMessage, WrapFuture};
@@ -29,6 +31,7 @@ use crate::vault::Vault;
 
 pub use claim::{Claim, claim};
 pub use drain::{SinkShare, drain_sink};
+pub use tally::Tally;
 
 /// The channel outbox inserts notify (migration `outbox`).
 pub const OUTBOX_CHANNEL: &str = "switchboard_outbox";
@@ -89,12 +92,21 @@ pub struct OutboxWorker {
     claiming: bool,
     again: bool,
     draining: BTreeSet<SinkId>,
+    /// Shares claimed for sinks that were draining, started when their drain ends.
+    waiting: BTreeMap<SinkId, SinkShare>,
 }
 
 impl OutboxWorker {
     /// A worker over `deps`.
     pub fn new(deps: OutboxDeps) -> Self {
-        OutboxWorker { deps, client: None, claiming: false, again: false, draining: BTreeSet::new() }
+        OutboxWorker {
+            deps,
+            client: None,
+            claiming: false,
+            again: false,
+            draining: BTreeSet::new(),
+            waiting: BTreeMap::new(),
+        }
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
@@ -106,30 +118,45 @@ impl OutboxWorker {
         self.claiming = true;
         self.again = false;
         let deps = self.deps.clone();
-        let busy: Vec<SinkId> = self.draining.iter().copied().collect();
+        let draining: Vec<SinkId> = self.draining.iter().copied().collect();
+        let waiting: Vec<SinkId> = self.waiting.keys().copied().collect();
         let room = MAX_SINKS_DRAINING - self.draining.len();
-        ctx.spawn(async move { claim(&deps, &busy, room).await }.into_actor(self).map(|outcome, act, ctx| {
-            act.claiming = false;
-            match outcome {
-                Ok(claim) => {
-                    for share in claim.shares {
-                        act.start_drain(share, ctx);
+        ctx.spawn(async move { claim(&deps, &draining, &waiting, room).await }.into_actor(self).map(
+            |outcome, act, ctx| {
+                act.claiming = false;
+                match outcome {
+                    Ok(claim) => {
+                        for share in claim.shares {
+                            act.start_drain(share, ctx);
+                        }
+                        for share in claim.waiting {
+                            // The sink's drain may have ended while this claim ran.
+                            // Only this claim adds waiting shares, and it made none for
+                            // a sink that had one.
+                            if act.draining.contains(&share.sink) {
+                                act.waiting.insert(share.sink, share);
+                            } else {
+                                act.start_drain(share, ctx);
+                            }
+                        }
+                        // Claim after claim until one finds nothing to start: rows queued
+                        // meanwhile may not have notified (migration `outbox_wake_when_idle`
+                        // notifies only an idle outbox), so the worker itself looks again. A
+                        // claim whose rows all wait for busy sinks stops the loop: each
+                        // drain's end claims again.
+                        if act.again || claim.progress > 0 {
+                            act.tick(ctx);
+                        }
                     }
-                    // Claim after claim until one takes nothing: rows queued meanwhile
-                    // may not have notified (migration `outbox_wake_when_idle` notifies
-                    // only an idle outbox), so the worker itself looks again.
-                    if act.again || claim.claimed > 0 {
-                        act.tick(ctx);
+                    Err(e) => {
+                        tracing::warn!(error = %e, "outbox claim failed; will retry next tick");
+                        if act.again {
+                            act.tick(ctx);
+                        }
                     }
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "outbox claim failed; will retry next tick");
-                    if act.again {
-                        act.tick(ctx);
-                    }
-                }
-            }
-        }));
+            },
+        ));
     }
 
     fn start_drain(&mut self, share: SinkShare, ctx: &mut Context<Self>) {
@@ -145,6 +172,10 @@ impl OutboxWorker {
         let drain = async move { drain_sink(&deps, &client, share).await };
         ctx.spawn(drain.into_actor(self).map(move |outcome, act, ctx| {
             act.draining.remove(&sink);
+            // What was claimed for the sink meanwhile goes out without waiting for a claim.
+            if let Some(next) = act.waiting.remove(&sink) {
+                act.start_drain(next, ctx);
+            }
             match outcome {
                 Ok(report) if report.sent > 0 || report.held > 0 => {
                     tracing::debug!(sink = %sink, sent = report.sent, held = report.held, "outbox drain");

@@ -97,6 +97,7 @@ mod tests {
             attempts: 1,
             last_error: None,
             created_at: chrono::Utc::now(),
+            event_ref: None,
         }
     }
 

@@ -65,8 +65,9 @@ impl Store {
         .await?)
     }
 
-    /// Outbox depth (rows pending or held) and the age in seconds of the oldest pending
-    /// row, for `/metrics`.
+    /// Outbox depth (rows pending or held, and dead letters whose rows are not all
+    /// written yet, each once) and the age in seconds of the oldest of those waiting to be
+    /// sent, for `/metrics`.
     pub async fn outbox_depth(&self) -> Result<(i64, f64)> {
         #[derive(QueryableByName)]
         struct Depth {
@@ -77,10 +78,11 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         let d: Depth = diesel::sql_query(
-            "SELECT count(*) AS open, \
-                    COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE status = 'pending')), 0)::float8 \
-                      AS oldest \
-             FROM outbox WHERE status IN ('pending', 'held')",
+            "SELECT o.open + e.open AS open, \
+                    COALESCE(EXTRACT(EPOCH FROM now() - LEAST(o.oldest, e.oldest)), 0)::float8 AS oldest \
+             FROM (SELECT count(*) AS open, min(created_at) FILTER (WHERE status = 'pending') AS oldest \
+                   FROM outbox WHERE status IN ('pending', 'held')) o, \
+                  (SELECT count(*) AS open, min(created_at) AS oldest FROM outbox_events) e",
         )
         .get_result(&mut conn)
         .await?;

@@ -6,7 +6,9 @@
 //! cascade (migration `outbox`), in the transactions that cause them.
 
 use chrono::{DateTime, Utc};
-use diesel::sql_types::{Array, Bool, Double, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Double, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -16,7 +18,7 @@ mod record;
 
 pub use facts::SubjectFacts;
 pub use log::{DeliveryRow, ToldSink};
-pub use record::{Outcome, Record};
+pub use record::{Fresh, Outcome, Record};
 
 use super::Store;
 use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
@@ -73,6 +75,19 @@ pub struct OutboxRow {
     /// When it was queued.
     #[diesel(sql_type = Timestamptz)]
     pub created_at: DateTime<Utc>,
+    /// The dead letter's record it was claimed from, when it is not in the table yet
+    /// (its record writes it).
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub event_ref: Option<i64>,
+}
+
+/// What one claim of dead-letter records took.
+#[derive(Debug, Default)]
+pub struct ClaimedEvents {
+    /// One row per subscribed sink whose row is not written yet, its attempt counted.
+    pub rows: Vec<OutboxRow>,
+    /// Records with no such sink left, to delete.
+    pub settled: Vec<i64>,
 }
 
 /// Where a sink posts, for the worker (never for an answer: it holds the sealed secret).
@@ -118,10 +133,12 @@ pub struct SinkPlan {
     pub held: usize,
     /// The events of the rows this pass newly held.
     pub held_now: Vec<SinkEvent>,
+    /// The dead-letter records of fresh rows this pass wrote (to be held or coalesced).
+    pub written: Vec<i64>,
 }
 
 const ROW_COLUMNS: &str = "id, sink_id, event, todo_id, endpoint_id, facts, severity, include_excerpt, count, attempts, \
-                           last_error, created_at";
+                           last_error, created_at, NULL::int8 AS event_ref";
 
 impl Store {
     /// Claims up to [`CLAIM_BATCH`] due rows (pending, due, unclaimed or with a lapsed
@@ -136,6 +153,62 @@ impl Store {
             .bind::<Array<SqlUuid>, _>(busy)
             .load(&mut conn)
             .await?)
+    }
+
+    /// Claims up to `batch` recorded dead letters (migration `outbox_direct`): one row per
+    /// subscribed sink whose row is not written yet, sent straight from the record and
+    /// written once by its [`Record`]; committed before anything is sent.
+    pub async fn claim_outbox_events(&self, batch: i32) -> Result<ClaimedEvents> {
+        #[derive(QueryableByName)]
+        struct Pair {
+            #[diesel(sql_type = BigInt)]
+            event_ref: i64,
+            #[diesel(sql_type = Nullable<SqlUuid>)]
+            id: Option<uuid::Uuid>,
+            #[diesel(sql_type = Nullable<SqlUuid>)]
+            sink_id: Option<SinkId>,
+            #[diesel(sql_type = Nullable<Text>)]
+            event: Option<SinkEvent>,
+            #[diesel(sql_type = SqlUuid)]
+            todo_id: TodoId,
+            #[diesel(sql_type = SqlUuid)]
+            endpoint_id: EndpointId,
+            #[diesel(sql_type = Bool)]
+            include_excerpt: bool,
+            #[diesel(sql_type = Timestamptz)]
+            created_at: DateTime<Utc>,
+        }
+        let mut conn = self.conn().await?;
+        let pairs: Vec<Pair> = diesel::sql_query(
+            "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, include_excerpt, created_at \
+             FROM switchboard_claim_outbox_events($1, $2)",
+        )
+        .bind::<Integer, _>(CLAIM_SECONDS)
+        .bind::<Integer, _>(batch)
+        .load(&mut conn)
+        .await?;
+        let mut claimed = ClaimedEvents::default();
+        for pair in pairs {
+            match (pair.id, pair.sink_id, pair.event) {
+                (Some(id), Some(sink), Some(event)) => claimed.rows.push(OutboxRow {
+                    id,
+                    sink_id: Some(sink),
+                    event,
+                    todo_id: Some(pair.todo_id),
+                    endpoint_id: Some(pair.endpoint_id),
+                    facts: serde_json::json!({}),
+                    severity: event.default_severity(),
+                    include_excerpt: pair.include_excerpt,
+                    count: 1,
+                    attempts: 1,
+                    last_error: None,
+                    created_at: pair.created_at,
+                    event_ref: Some(pair.event_ref),
+                }),
+                _ => claimed.settled.push(pair.event_ref),
+            }
+        }
+        Ok(claimed)
     }
 
     /// Fans out up to `batch` recorded dead letters (migration `outbox_fanout`) to one
@@ -237,7 +310,13 @@ impl Store {
             let mut held = held;
             let wanted = decision.send_individually as usize;
             let individual: Vec<OutboxRow> = due.drain(..wanted.min(due.len())).collect();
-            let mut plan = SinkPlan { individual, ..SinkPlan::default() };
+            // What is held or coalesced is written first, as its claim would have left
+            // it, so the statements below find it.
+            let fresh: Vec<&OutboxRow> = due.iter().filter(|r| r.event_ref.is_some()).collect();
+            record::write_claimed(conn, &fresh).await?;
+            let written: Vec<i64> = fresh.iter().filter_map(|r| r.event_ref).collect();
+            let due: Vec<OutboxRow> = due.into_iter().map(|row| OutboxRow { event_ref: None, ..row }).collect();
+            let mut plan = SinkPlan { individual, written, ..SinkPlan::default() };
             if plan.individual.len() < wanted && decision.coalesce.is_none() {
                 // A lone held row the budget sends as itself: claimed for this pass,
                 // its attempt counted as a claim counts one.

@@ -6,17 +6,24 @@
 //! moved on), or that was ended meanwhile (every end clears `claimed_until`), is left
 //! alone, so a late answer never overwrites a newer attempt's.
 //!
+//! A row claimed straight from its dead letter's record ([`Fresh`]) is not in the table
+//! yet: its record writes it, once (its id is the pair's, so a second writer's insert is
+//! a no-op), with the sink's answer already in it.
+//!
 //! The statement names no `status`: a condition on it would let the planner walk a
 //! partial index on `status` (every pending row) instead of looking each row up by id,
 //! which with stale statistics it did, once per batch, over 290 000 pending rows.
 
 use std::time::Duration;
 
-use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
+use diesel::QueryableByName;
+use diesel::sql_types::{Array, BigInt, Bool, Int4, Int8, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use crate::domain::sinks::OutboxStatus;
-use crate::error::Result;
+use super::OutboxRow;
+use crate::domain::ids::SinkId;
+use crate::domain::sinks::{OutboxStatus, SinkEvent};
+use crate::error::{Error, Result};
 use crate::store::Store;
 
 /// How a claimed row's attempt ended.
@@ -40,15 +47,178 @@ pub struct Record {
     pub attempts: i32,
     /// How it ended.
     pub outcome: Outcome,
+    /// What writing the row needs, when it is not in the table yet.
+    pub fresh: Option<Fresh>,
+}
+
+/// A row claimed from its dead letter's record (`outbox_events`), not yet written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fresh {
+    /// The record it comes from (its scope, todo, endpoint and dead-letter count).
+    pub event_ref: i64,
+    /// The sink.
+    pub sink: SinkId,
+    /// The event it raised.
+    pub event: SinkEvent,
+    /// Whether its message may carry an excerpt.
+    pub include_excerpt: bool,
+}
+
+impl Record {
+    /// The end of `row`'s claimed attempt.
+    pub fn of(row: &OutboxRow, outcome: Outcome) -> Record {
+        let fresh = match (row.event_ref, row.sink_id) {
+            (Some(event_ref), Some(sink)) => {
+                Some(Fresh { event_ref, sink, event: row.event, include_excerpt: row.include_excerpt })
+            }
+            _ => None,
+        };
+        Record { id: row.id, attempts: row.attempts, outcome, fresh }
+    }
+}
+
+/// A record's columns as the statements bind them.
+struct Columns<'a> {
+    status: &'a str,
+    error: Option<&'a str>,
+    retry_ms: Option<i64>,
+    given_back: bool,
+}
+
+fn columns(outcome: Outcome) -> Columns<'static> {
+    match outcome {
+        Outcome::Done(status, error) => Columns { status: status.as_str(), error, retry_ms: None, given_back: false },
+        Outcome::RetryAfter(wait, error) => Columns {
+            status: OutboxStatus::Pending.as_str(),
+            error: Some(error),
+            retry_ms: Some(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX)),
+            given_back: false,
+        },
+        Outcome::GivenBack => {
+            Columns { status: OutboxStatus::Pending.as_str(), error: None, retry_ms: None, given_back: true }
+        }
+    }
+}
+
+/// Writes fresh rows claimed for the budget's coalesced send or hold as a claim leaves
+/// a row (pending, claimed, its attempt counted), inside `conn`'s transaction.
+pub(super) async fn write_claimed(conn: &mut AsyncPgConnection, rows: &[&OutboxRow]) -> Result<()> {
+    let records: Vec<Record> = rows
+        .iter()
+        .map(|row| Record::of(row, Outcome::Done(OutboxStatus::Pending, None)))
+        .filter(|r| r.fresh.is_some())
+        .collect();
+    if records.is_empty() {
+        return Ok(());
+    }
+    write_fresh(conn, &records, &[], true).await?;
+    Ok(())
+}
+
+/// Inserts `records` (all fresh) with their ends, and deletes the `settled` dead-letter
+/// records, in one statement; how many rows were written. `claimed`: written as a claim
+/// leaves a row instead.
+async fn write_fresh(
+    conn: &mut AsyncPgConnection,
+    records: &[Record],
+    settled: &[i64],
+    claimed: bool,
+) -> Result<usize> {
+    #[derive(QueryableByName)]
+    struct Written {
+        #[diesel(sql_type = BigInt)]
+        written: i64,
+    }
+    let mut sorted: Vec<(Record, Fresh)> = records.iter().filter_map(|r| r.fresh.map(|f| (*r, f))).collect();
+    sorted.sort_by_key(|(r, _)| r.id);
+    let n = sorted.len();
+    let (mut ids, mut refs, mut sinks, mut events, mut excerpts) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut statuses, mut attempts, mut errors, mut retry_ms) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::<Option<&str>>::with_capacity(n), Vec::with_capacity(n));
+    for (record, fresh) in &sorted {
+        let c = columns(record.outcome);
+        ids.push(record.id);
+        refs.push(fresh.event_ref);
+        sinks.push(fresh.sink);
+        events.push(fresh.event.as_str());
+        excerpts.push(fresh.include_excerpt);
+        statuses.push(c.status);
+        // A row given back was never attempted: its claim's attempt is not counted.
+        attempts.push(if c.given_back { record.attempts - 1 } else { record.attempts });
+        errors.push(c.error);
+        retry_ms.push(c.retry_ms);
+    }
+    let written: Written = diesel::sql_query(
+        "WITH written AS (            INSERT INTO outbox (id, sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id,                                include_excerpt, status, attempts, next_attempt_at, claimed_until, last_error,                                created_at, sent_at)            SELECT r.id, r.sink_id, e.scope_id, r.event, 'high', 'dead_letter:' || e.todo_id || ':' || e.dead_letter_count,                   e.todo_id, e.endpoint_id, r.include_excerpt, r.status, r.attempts,                   CASE WHEN r.retry_ms IS NULL THEN now() ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END,                   CASE WHEN $10 THEN now() + make_interval(secs => $11) END,                   CASE WHEN $10 THEN NULL ELSE r.error END, e.created_at,                   CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() END            FROM unnest($1::uuid[], $2::int8[], $3::uuid[], $4::text[], $5::bool[], $6::text[], $7::int4[],                        $8::text[], $9::int8[])                 AS r(id, event_ref, sink_id, event, include_excerpt, status, attempts, error, retry_ms)            JOIN outbox_events e ON e.id = r.event_ref            ON CONFLICT DO NOTHING            RETURNING 1          ), settled AS (DELETE FROM outbox_events WHERE id = ANY($12) RETURNING 1)          SELECT count(*) AS written FROM written",
+    )
+    .bind::<Array<SqlUuid>, _>(&ids)
+    .bind::<Array<BigInt>, _>(&refs)
+    .bind::<Array<SqlUuid>, _>(&sinks)
+    .bind::<Array<Text>, _>(&events)
+    .bind::<Array<Bool>, _>(&excerpts)
+    .bind::<Array<Text>, _>(&statuses)
+    .bind::<Array<Int4>, _>(&attempts)
+    .bind::<Array<Nullable<Text>>, _>(&errors)
+    .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
+    .bind::<Bool, _>(claimed)
+    .bind::<Int4, _>(super::CLAIM_SECONDS)
+    .bind::<Array<BigInt>, _>(settled)
+    .get_result(conn)
+    .await?;
+    Ok(usize::try_from(written.written).unwrap_or(0))
 }
 
 impl Store {
-    /// Records `records` in one statement; how many were recorded (fewer when a lapsed
-    /// claim's row was claimed again, or ended, meanwhile).
+    /// Records `records`; how many were recorded (fewer when a lapsed claim's row was
+    /// claimed again, or ended, meanwhile).
     pub async fn record_outbox(&self, records: &[Record]) -> Result<usize> {
-        if records.is_empty() {
-            return Ok(0);
+        self.record_outbox_settling(records, &[]).await
+    }
+
+    /// Records `records` and deletes the dead-letter records in `settled` (every sink's
+    /// row of which is written) in one transaction; how many were recorded.
+    pub async fn record_outbox_settling(&self, records: &[Record], settled: &[i64]) -> Result<usize> {
+        let (fresh, claimed): (Vec<Record>, Vec<Record>) = records.iter().partition(|r| r.fresh.is_some());
+        let mut conn = self.conn().await?;
+        if claimed.is_empty() {
+            if fresh.is_empty() && settled.is_empty() {
+                return Ok(0);
+            }
+            return write_fresh(&mut conn, &fresh, settled, false).await;
         }
+        conn.transaction::<_, Error, _>(async move |conn| {
+            let mut recorded = record_claimed(conn, &claimed).await?;
+            if !fresh.is_empty() || !settled.is_empty() {
+                recorded += write_fresh(conn, &fresh, settled, false).await?;
+            }
+            Ok(recorded)
+        })
+        .await
+    }
+
+    /// Deletes dead-letter records every sink's row of which is written.
+    pub async fn delete_outbox_events(&self, settled: &[i64]) -> Result<()> {
+        if settled.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn().await?;
+        diesel::sql_query("DELETE FROM outbox_events WHERE id = ANY($1)")
+            .bind::<Array<BigInt>, _>(settled)
+            .execute(&mut conn)
+            .await?;
+        Ok(())
+    }
+}
+
+/// Updates claimed rows already in the table with their ends, in one statement.
+async fn record_claimed(conn: &mut AsyncPgConnection, records: &[Record]) -> Result<usize> {
+    {
         let mut sorted = records.to_vec();
         sorted.sort_by_key(|r| r.id);
         let mut ids = Vec::with_capacity(sorted.len());
@@ -60,22 +230,12 @@ impl Store {
         for record in &sorted {
             ids.push(record.id);
             attempts.push(record.attempts);
-            let (status, error, retry, back) = match record.outcome {
-                Outcome::Done(status, error) => (status, error, None, false),
-                Outcome::RetryAfter(wait, error) => (
-                    OutboxStatus::Pending,
-                    Some(error),
-                    Some(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX)),
-                    false,
-                ),
-                Outcome::GivenBack => (OutboxStatus::Pending, None, None, true),
-            };
-            statuses.push(status.as_str());
-            errors.push(error);
-            retry_ms.push(retry);
-            given_back.push(back);
+            let c = columns(record.outcome);
+            statuses.push(c.status);
+            errors.push(c.error);
+            retry_ms.push(c.retry_ms);
+            given_back.push(c.given_back);
         }
-        let mut conn = self.conn().await?;
         let recorded = diesel::sql_query(
             "UPDATE outbox o SET status = r.status, claimed_until = NULL, \
                last_error = CASE WHEN r.given_back THEN o.last_error ELSE r.error END, \
@@ -93,7 +253,7 @@ impl Store {
         .bind::<Array<Nullable<Text>>, _>(&errors)
         .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
         .bind::<Array<Bool>, _>(&given_back)
-        .execute(&mut conn)
+        .execute(conn)
         .await?;
         Ok(recorded)
     }

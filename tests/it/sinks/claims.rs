@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use switchboard::actors::outbox::{OutboxDeps, SinkShare, drain_sink};
+use switchboard::actors::outbox::{OutboxDeps, SinkShare, Tally, drain_sink};
 use switchboard::domain::sinks::OutboxStatus;
 use switchboard::notify::sinks::outcome::RetryPolicy;
 use switchboard::outbound::Guard;
@@ -54,8 +54,9 @@ async fn a_hanging_sink_holds_up_only_its_own_messages() {
     let unanswered = app
         .db
         .count(&format!(
-            "SELECT count(*) FROM outbox o JOIN todos t ON t.id = o.todo_id WHERE t.title = 'first' \
-             AND o.sink_id = '{}'::uuid AND o.status = 'pending' AND o.claimed_until > now() AND o.last_error IS NULL",
+            "SELECT count(*) FROM outbox_events e JOIN todos t ON t.id = e.todo_id WHERE t.title = 'first' \
+             AND e.claimed_until > now() \
+             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.todo_id = e.todo_id AND o.sink_id = '{}'::uuid)",
             stuck.0
         ))
         .await;
@@ -78,7 +79,7 @@ async fn rows_a_claim_has_no_time_left_for_are_given_back_unsent_and_uncounted()
     assert_eq!(rows.len(), 3);
     // A claim taken 50 s ago: 10 s left, less than one attempt (10 s) and its record.
     let claimed_at = Instant::now().checked_sub(Duration::from_secs(50)).expect("uptime");
-    let share = SinkShare { sink: sink.parse().unwrap(), due: rows, claimed_at };
+    let share = SinkShare { sink: sink.parse().unwrap(), due: rows, claimed_at, tally: Tally::default() };
     let deps = deps(&app);
     let report = drain_sink(&deps, &deps.guard.client(), share).await.unwrap();
     assert_eq!(report.sent, 0);
@@ -105,15 +106,11 @@ async fn an_answer_after_the_claim_lapsed_and_was_taken_again_changes_nothing() 
     app.db.exec("UPDATE outbox SET claimed_until = now() - interval '1 second'").await;
     let second = app.store.claim_outbox(&[]).await.unwrap().remove(0);
     assert_eq!((first.id, first.attempts, second.attempts), (second.id, 1, 2));
-    let late = Record { id: first.id, attempts: first.attempts, outcome: Outcome::Done(OutboxStatus::Sent, None) };
+    let late = Record::of(&first, Outcome::Done(OutboxStatus::Sent, None));
     assert_eq!(app.store.record_outbox(&[late]).await.unwrap(), 0, "the first claim's answer is fenced off");
     let open = app.db.count("SELECT count(*) FROM outbox WHERE status = 'pending' AND claimed_until > now()").await;
     assert_eq!(open, 1, "the second claim still owns the row");
-    let current = Record {
-        id: second.id,
-        attempts: second.attempts,
-        outcome: Outcome::RetryAfter(Duration::from_secs(30), "timeout"),
-    };
+    let current = Record::of(&second, Outcome::RetryAfter(Duration::from_secs(30), "timeout"));
     assert_eq!(app.store.record_outbox(&[current]).await.unwrap(), 1);
     let retry = app
         .db
@@ -232,4 +229,81 @@ async fn a_held_sink_without_a_token_is_asked_once_per_poll_not_in_a_loop() {
     assert!(asks >= 1, "the held sink's budget was never asked again");
     assert!(asks <= 6, "asked {asks} times in 3 s of a 1 s poll: a loop, not the poll");
     assert_eq!(rx.count(), 0);
+}
+
+#[actix_web::test]
+async fn a_dead_letter_is_sent_straight_from_its_record_and_each_sinks_row_written_once_with_the_answer() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "straight").await;
+    let claimed = app.store.claim_outbox_events(256).await.unwrap();
+    assert_eq!(claimed.rows.len(), 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0, "claimed, not written");
+    let tally = Tally::of(&claimed.rows);
+    let share = SinkShare { sink, due: claimed.rows, claimed_at: Instant::now(), tally };
+    let deps = deps(&app);
+    let report = drain_sink(&deps, &deps.guard.client(), share).await.unwrap();
+    assert_eq!(report.sent, 1);
+    assert_eq!(rx.count(), 1);
+    assert_eq!(
+        app.db
+            .count(&format!(
+                "SELECT count(*) FROM outbox o JOIN todos t ON t.id = o.todo_id WHERE t.title = 'straight' \
+                 AND o.sink_id = '{}' AND o.status = 'sent' AND o.attempts = 1 AND o.sent_at IS NOT NULL \
+                 AND o.claimed_until IS NULL AND o.dedup_key = 'dead_letter:' || t.id || ':1'",
+                sink.0
+            ))
+            .await,
+        1,
+        "one row, written ended"
+    );
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events").await, 0, "the record is deleted");
+}
+
+#[actix_web::test]
+async fn a_record_whose_worker_died_is_claimed_again_only_for_the_sinks_still_owed_a_row() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let a = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let b = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink_a: switchboard::domain::ids::SinkId = open_sink(&app, &o, &a).await.parse().unwrap();
+    let sink_b: switchboard::domain::ids::SinkId = open_sink(&app, &o, &b).await.parse().unwrap();
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "two sinks").await;
+    let first = app.store.claim_outbox_events(256).await.unwrap();
+    assert_eq!(first.rows.len(), 2, "one row per subscribed sink");
+    assert!(app.store.claim_outbox_events(256).await.unwrap().rows.is_empty(), "the record is claimed");
+    // The worker wrote sink a's row, then died before sink b's.
+    let row_a = first.rows.iter().find(|r| r.sink_id == Some(sink_a)).unwrap();
+    let sent = Record::of(row_a, Outcome::Done(OutboxStatus::Sent, None));
+    assert_eq!(app.store.record_outbox(&[sent]).await.unwrap(), 1);
+    assert_eq!(app.store.record_outbox(&[sent]).await.unwrap(), 0, "a second writer of the same row is a no-op");
+    app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
+    let again = app.store.claim_outbox_events(256).await.unwrap();
+    let sinks: Vec<_> = again.rows.iter().map(|r| r.sink_id).collect();
+    assert_eq!(sinks, vec![Some(sink_b)], "only the sink still owed a row");
+    assert_eq!(again.rows[0].id, first.rows.iter().find(|r| r.sink_id == Some(sink_b)).unwrap().id);
+    let retry = Record::of(&again.rows[0], Outcome::RetryAfter(Duration::from_secs(30), "timeout"));
+    app.store.record_outbox(&[retry]).await.unwrap();
+    assert_eq!(
+        app.db
+            .count(&format!(
+                "SELECT count(*) FROM outbox WHERE sink_id = '{}' AND status = 'pending' AND last_error = 'timeout' \
+                 AND next_attempt_at > now() + interval '20 seconds'",
+                sink_b.0
+            ))
+            .await,
+        1,
+        "a retry is written pending, for the outbox's claim"
+    );
+    app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
+    let settled = app.store.claim_outbox_events(256).await.unwrap();
+    assert!(settled.rows.is_empty());
+    assert_eq!(settled.settled.len(), 1, "a record owed nothing comes back to be deleted");
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 2);
 }

@@ -141,3 +141,24 @@ async fn the_workers_own_fan_out_sends_no_wake_up() {
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 1);
     no_wake_up_so_far(&app.db, &mut rx, "the fan-out notified").await;
 }
+
+#[actix_web::test]
+async fn rows_the_worker_writes_ended_or_held_wake_nobody() {
+    let db = TestDb::new().await;
+    let store = db.store(switchboard::store::signals::Emitter::none());
+    let scope = store.create_human("a@example.com", "A", None).await.unwrap().scope;
+    let (_listener, mut rx) = listen(&db).await;
+    let insert = |key: &str, status: &str| {
+        format!(
+            "INSERT INTO outbox (scope_id, event, severity, dedup_key, status) \
+             VALUES ('{}', 'todo.dead_lettered', 'high', '{key}', '{status}')",
+            scope.0
+        )
+    };
+    for (key, status) in [("a", "sent"), ("b", "undeliverable"), ("c", "held")] {
+        db.exec(&insert(key, status)).await;
+    }
+    no_wake_up_so_far(&db, &mut rx, "an ended or held row notified").await;
+    db.exec(&insert("d", "pending")).await;
+    next(&mut rx).await;
+}
