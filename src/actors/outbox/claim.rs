@@ -70,7 +70,11 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
     let (wait, held_back): (Vec<OutboxRow>, Vec<OutboxRow>) =
         busy_rows.into_iter().partition(|row| row.sink_id.is_some_and(|sink| !waiting.contains(&sink)));
     progress += fresh.len();
-    let (by_sink, orphans, mut over) = split(fresh.into_iter().chain(rows).collect(), room);
+    // Oldest first: the claims' statements return rows in no particular order, and the
+    // budget sends the first rows of a share alone and holds the rest.
+    let mut ordered: Vec<OutboxRow> = fresh.into_iter().chain(rows).collect();
+    ordered.sort_by_key(|row| (row.created_at, row.id));
+    let (by_sink, orphans, mut over) = split(ordered, room);
     over.extend(held_back);
     let mut waiting: BTreeMap<SinkId, Vec<OutboxRow>> = BTreeMap::new();
     for row in wait {
