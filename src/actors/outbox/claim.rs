@@ -16,8 +16,6 @@ use crate::store::outbox::{CLAIM_BATCH, ClaimedEvents, OutboxRow, Outcome, Recor
 
 /// What one claim took.
 pub struct Claim {
-    /// Rows claimed, from the outbox and from dead letters' records (0: nothing was waiting).
-    pub claimed: usize,
     /// Rows handed to drains now, and records deleted: whether claiming again at once can
     /// find more to do.
     pub progress: usize,
@@ -36,7 +34,6 @@ pub struct Claim {
 pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], room: usize) -> Result<Claim> {
     let store = &deps.store;
     let busy: Vec<SinkId> = draining.iter().chain(waiting).copied().collect();
-    let busy = busy.as_slice();
     // Taken before the claims, so the drain's window never outlasts the database's. A
     // claim of dead letters' records that fails must not stop the rest of the outbox: it
     // is logged and tried again at the next claim.
@@ -52,7 +49,7 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
     let tally = Tally::of(&events.rows);
     let settled_count = events.settled.len();
     tally.restore(events.settled);
-    let rows = match store.claim_outbox(busy).await {
+    let rows = match store.claim_outbox(&busy).await {
         Ok(rows) => rows,
         Err(e) if fresh_count > 0 => {
             tracing::warn!(error = %e, "outbox: due rows were not claimed; next claim");
@@ -60,7 +57,6 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
         }
         Err(e) => return Err(e),
     };
-    let claimed = rows.len() + fresh_count;
     let mut progress = rows.len() + settled_count;
     // A record's row for a sink this worker is draining waits for that drain (its claim
     // has time: the window is checked before each attempt); for a sink that already has
@@ -105,7 +101,7 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
     }
     let waiting =
         waiting.into_iter().map(|(sink, due)| SinkShare { sink, due, claimed_at, tally: tally.clone() }).collect();
-    Ok(Claim { claimed, progress, shares, waiting })
+    Ok(Claim { progress, shares, waiting })
 }
 
 /// Claimed rows by sink for the first `room` sinks (in claim order), the rows whose
@@ -129,24 +125,9 @@ fn split(rows: Vec<OutboxRow>, room: usize) -> (BTreeMap<SinkId, Vec<OutboxRow>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::sinks::{Severity, SinkEvent};
 
     fn row(sink: Option<SinkId>) -> OutboxRow {
-        OutboxRow {
-            id: uuid::Uuid::new_v4(),
-            sink_id: sink,
-            event: SinkEvent::DeadLettered,
-            todo_id: None,
-            endpoint_id: None,
-            facts: serde_json::json!({}),
-            severity: Severity::High,
-            include_excerpt: false,
-            count: 1,
-            attempts: 1,
-            last_error: None,
-            created_at: chrono::Utc::now(),
-            event_ref: None,
-        }
+        OutboxRow::test_row(sink)
     }
 
     #[test]

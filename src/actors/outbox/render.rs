@@ -85,19 +85,11 @@ mod tests {
 
     fn row(event: SinkEvent, todo: Option<TodoId>, excerpt: bool) -> OutboxRow {
         OutboxRow {
-            id: uuid::Uuid::new_v4(),
-            sink_id: None,
             event,
             todo_id: todo,
             endpoint_id: Some(EndpointId::new()),
-            facts: serde_json::json!({}),
-            severity: Severity::High,
             include_excerpt: excerpt,
-            count: 1,
-            attempts: 1,
-            last_error: None,
-            created_at: chrono::Utc::now(),
-            event_ref: None,
+            ..OutboxRow::test_row(None)
         }
     }
 

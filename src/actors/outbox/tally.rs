@@ -70,25 +70,11 @@ impl Tally {
 mod tests {
     use super::*;
     use crate::domain::ids::SinkId;
-    use crate::domain::sinks::{OutboxStatus, Severity, SinkEvent};
+    use crate::domain::sinks::OutboxStatus;
     use crate::store::outbox::Outcome;
 
     fn fresh(event: i64, sink: SinkId) -> OutboxRow {
-        OutboxRow {
-            id: uuid::Uuid::new_v4(),
-            sink_id: Some(sink),
-            event: SinkEvent::DeadLettered,
-            todo_id: None,
-            endpoint_id: None,
-            facts: serde_json::json!({}),
-            severity: Severity::High,
-            include_excerpt: false,
-            count: 1,
-            attempts: 1,
-            last_error: None,
-            created_at: chrono::Utc::now(),
-            event_ref: Some(event),
-        }
+        OutboxRow { event_ref: Some(event), ..OutboxRow::test_row(Some(sink)) }
     }
 
     #[test]

@@ -81,6 +81,28 @@ pub struct OutboxRow {
     pub event_ref: Option<i64>,
 }
 
+#[cfg(test)]
+impl OutboxRow {
+    /// A claimed `todo.dead_lettered` row of `sink`, for unit tests.
+    pub(crate) fn test_row(sink: Option<SinkId>) -> OutboxRow {
+        OutboxRow {
+            id: uuid::Uuid::new_v4(),
+            sink_id: sink,
+            event: SinkEvent::DeadLettered,
+            todo_id: None,
+            endpoint_id: None,
+            facts: serde_json::json!({}),
+            severity: crate::domain::sinks::Severity::High,
+            include_excerpt: false,
+            count: 1,
+            attempts: 1,
+            last_error: None,
+            created_at: Utc::now(),
+            event_ref: None,
+        }
+    }
+}
+
 /// What one claim of dead-letter records took.
 #[derive(Debug, Default)]
 pub struct ClaimedEvents {

@@ -105,6 +105,7 @@ fn columns(outcome: Outcome) -> Columns<'static> {
 pub(super) async fn write_claimed(conn: &mut AsyncPgConnection, rows: &[&OutboxRow]) -> Result<()> {
     let records: Vec<Record> = rows
         .iter()
+        // Pending with its claim's attempt counted (`write_fresh` adds the claim).
         .map(|row| Record::of(row, Outcome::Done(OutboxStatus::Pending, None)))
         .filter(|r| r.fresh.is_some())
         .collect();
