@@ -59,14 +59,15 @@ const SESSIONS_SQL: &str = "\
            WHEN query LIKE 'SELECT t.* FROM todos t WHERE t.id = $1%FOR UPDATE' THEN 'fail: lock todo' \
            WHEN query LIKE 'WITH moved AS ( UPDATE todos t SET state = ''failed''%' THEN 'fail: dead-letter' \
            WHEN query LIKE '%FROM switchboard_claim_outbox(%' THEN 'outbox: claim' \
-           WHEN query LIKE '%FROM switchboard_claim_outbox_events(%' THEN 'outbox: claim records' \
+           WHEN query LIKE '%FROM switchboard_claim_outbox_events(%' \
+             OR query LIKE '%FROM switchboard_claim_outbox_records(%' THEN 'outbox: claim records' \
            WHEN query LIKE 'SELECT switchboard_fan_out_outbox(%' THEN 'outbox: fan-out' \
            WHEN query LIKE 'SELECT DISTINCT sink_id FROM outbox%' THEN 'outbox: held sinks' \
            WHEN query LIKE 'SELECT id, scope_id, kind, base_url%' THEN 'outbox: sink' \
            WHEN query LIKE 'SELECT tokens, tokens_at%' OR query LIKE 'UPDATE sinks SET tokens%' \
              OR query LIKE 'SELECT id, sink_id, event%status = ''held''%' THEN 'outbox: budget' \
            WHEN query LIKE 'SELECT secret FROM connections%' THEN 'outbox: secret' \
-           WHEN query LIKE 'SELECT t.id, w.with_excerpt, t.queue%' THEN 'outbox: facts' \
+           WHEN query LIKE 'SELECT t.id AS fact_todo_id, w.with_excerpt%' THEN 'outbox: facts' \
            WHEN query LIKE 'UPDATE outbox o SET status = r.status%' THEN 'outbox: record' \
            WHEN query LIKE 'WITH written AS%' THEN 'outbox: record (write)' \
            WHEN query LIKE 'DELETE FROM outbox_events%' THEN 'outbox: settle records' \

@@ -5,6 +5,7 @@
 //! again).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::OutboxDeps;
@@ -38,7 +39,7 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
     // claim of dead letters' records that fails must not stop the rest of the outbox: it
     // is logged and tried again at the next claim.
     let claimed_at = Instant::now();
-    let events = match store.claim_outbox_events(CLAIM_BATCH).await {
+    let mut events = match store.claim_outbox_events(CLAIM_BATCH).await {
         Ok(events) => events,
         Err(e) => {
             tracing::warn!(error = %e, "outbox: recorded dead letters were not claimed; will retry");
@@ -46,6 +47,7 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
         }
     };
     let fresh_count = events.rows.len() + events.settled.len();
+    let known = Arc::new(std::mem::take(&mut events.facts));
     let tally = Tally::of(&events.rows);
     let settled_count = events.settled.len();
     tally.restore(events.settled);
@@ -85,22 +87,32 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
     if let Err(e) = record_and_settle(store, &tally, &records).await {
         tracing::warn!(error = %e, "outbox: rows past this claim's room were not given back; their claim lapses");
     }
-    let mut shares: Vec<SinkShare> =
-        by_sink.into_iter().map(|(sink, due)| SinkShare { sink, due, claimed_at, tally: tally.clone() }).collect();
+    let mut shares: Vec<SinkShare> = by_sink
+        .into_iter()
+        .map(|(sink, due)| SinkShare { sink, due, claimed_at, tally: tally.clone(), known: known.clone() })
+        .collect();
     if shares.len() < room {
         let mut skip: Vec<SinkId> = busy.to_vec();
         skip.extend(shares.iter().map(|share| share.sink));
         match store.sinks_with_held(&skip).await {
             Ok(held) => {
                 for sink in held.into_iter().take(room - shares.len()) {
-                    shares.push(SinkShare { sink, due: Vec::new(), claimed_at, tally: tally.clone() });
+                    shares.push(SinkShare {
+                        sink,
+                        due: Vec::new(),
+                        claimed_at,
+                        tally: tally.clone(),
+                        known: known.clone(),
+                    });
                 }
             }
             Err(e) => tracing::warn!(error = %e, "outbox: sinks with held rows were not looked up; next claim"),
         }
     }
-    let waiting =
-        waiting.into_iter().map(|(sink, due)| SinkShare { sink, due, claimed_at, tally: tally.clone() }).collect();
+    let waiting = waiting
+        .into_iter()
+        .map(|(sink, due)| SinkShare { sink, due, claimed_at, tally: tally.clone(), known: known.clone() })
+        .collect();
     Ok(Claim { progress, shares, waiting })
 }
 

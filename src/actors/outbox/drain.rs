@@ -1,10 +1,13 @@
 //! One sink's share of a claim: its budget decides what goes out alone, what goes out as
 //! one coalesced message and what is held; the messages are rendered from facts read
 //! for all its rows at once; up to [`MAX_DELIVERIES_IN_FLIGHT`] are on the wire at a
-//! time; and a recorder beside the senders writes the answers in batches (whatever has
-//! come back since its last write), so a backlog costs one commit per batch instead of
-//! one per message, while no answer waits long unrecorded.
+//! time; and a recorder beside the senders writes the answers in batches (what has come
+//! back within [`RECORD_LINGER`] of the first unrecorded answer, or [`RECORD_BATCH`]
+//! answers, or the last of the share), so a backlog costs one commit per batch instead
+//! of one per message, while no answer waits long unrecorded.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::{StreamExt, stream};
@@ -13,12 +16,12 @@ use tokio::sync::mpsc;
 use super::render::{coalesced, render};
 use super::tally::Tally;
 use super::{DrainReport, MAX_DELIVERIES_IN_FLIGHT, OutboxDeps};
-use crate::domain::ids::SinkId;
+use crate::domain::ids::{SinkId, TodoId};
 use crate::domain::sinks::OutboxStatus;
 use crate::error::{Error, Result};
 use crate::metrics::SinkOutcome;
 use crate::notify::sinks::claim_window::ClaimWindow;
-use crate::notify::sinks::content::Message;
+use crate::notify::sinks::content::{DeadLetterFacts, Message};
 use crate::notify::sinks::outcome::{Answer, ErrorClass, Step, after_attempt};
 use crate::service::sink_post::{SinkTarget, post};
 use crate::store::Store;
@@ -26,6 +29,15 @@ use crate::store::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
 
 /// Answers one recorder write takes at most.
 const RECORD_BATCH: usize = 256;
+
+/// How long the recorder waits for more answers after the first one it has not written
+/// yet. Why: with 8 messages in flight a receiver on the same network answers one every
+/// few hundred microseconds, so writing whatever had come back since the last write made
+/// batches of about ten, each a statement and a commit (its WAL flush) of its own; the
+/// statement's cost barely grows with its rows. An answer lost to a crash in this window
+/// is sent again once its claim lapses, as one lost in the write itself would be; the
+/// share's last answers are written as soon as its last send ends.
+pub const RECORD_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// What a sink's drain needs besides the worker's dependencies.
 pub struct SinkShare {
@@ -37,6 +49,8 @@ pub struct SinkShare {
     pub claimed_at: Instant,
     /// The claim's dead-letter records and the rows they are still owed.
     pub tally: Tally,
+    /// What the claim read of its dead letters' messages (shared by its shares).
+    pub known: Arc<HashMap<(TodoId, bool), DeadLetterFacts>>,
 }
 
 /// Sends one sink's share and records every answer; then deletes the dead-letter
@@ -55,7 +69,7 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
 }
 
 async fn drain(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<DrainReport> {
-    let SinkShare { sink, due, claimed_at, tally } = share;
+    let SinkShare { sink, due, claimed_at, tally, known } = share;
     let store = &deps.store;
     let mut report = DrainReport::default();
     let dial = match store.sink_dial(sink).await? {
@@ -91,7 +105,7 @@ async fn drain(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Res
     let window =
         ClaimWindow::new(claimed_at, crate::store::outbox::CLAIM, crate::notify::sinks::outcome::ATTEMPT_TIMEOUT);
     let rows: Vec<&OutboxRow> = plan.individual.iter().collect();
-    let facts = store.subject_facts(&rows).await?;
+    let facts = store.subject_facts_beyond(&rows, &known).await?;
     report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts, &tally).await?;
     if !plan.coalesced.is_empty() {
         report.sent += send_coalesced(deps, client, &target, &window, &plan.coalesced).await?;
@@ -128,7 +142,7 @@ async fn send_individually(
         let mut batch = Vec::with_capacity(RECORD_BATCH);
         let mut sent = 0;
         let mut failed = None;
-        while recorded.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+        while gather(&mut recorded, &mut batch).await > 0 {
             let records: Vec<Record> = batch.iter().map(|(record, _)| *record).collect();
             match record_with_retries(deps, tally, &records).await {
                 Ok(n) if n < records.len() => tracing::warn!(
@@ -149,6 +163,26 @@ async fn send_individually(
     };
     let ((), sent) = futures_util::future::join(sending, recording).await;
     sent
+}
+
+/// Waits for the next answer, then gathers what else comes back within
+/// [`RECORD_LINGER`] (up to [`RECORD_BATCH`], and no longer than the senders run) into
+/// `batch`; how many it holds (0: every sender is done and every answer written).
+async fn gather<T>(answers: &mut mpsc::UnboundedReceiver<T>, batch: &mut Vec<T>) -> usize {
+    if answers.recv_many(batch, RECORD_BATCH).await == 0 {
+        return 0;
+    }
+    let deadline = tokio::time::Instant::now() + RECORD_LINGER;
+    while batch.len() < RECORD_BATCH {
+        let room = RECORD_BATCH - batch.len();
+        match tokio::time::timeout_at(deadline, answers.recv_many(batch, room)).await {
+            // Every sender is done: nothing more will come.
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    batch.len()
 }
 
 /// Records `records` (deleting in the same transaction the dead-letter records settled

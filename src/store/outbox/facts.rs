@@ -30,13 +30,32 @@ pub struct SubjectFacts {
 impl Store {
     /// Reads what `rows`' messages say about their subjects.
     pub async fn subject_facts(&self, rows: &[&OutboxRow]) -> Result<SubjectFacts> {
+        self.subject_facts_beyond(rows, &HashMap::new()).await
+    }
+
+    /// Reads what `rows`' messages say about their subjects, taking the dead letters'
+    /// facts found in `known` (read by the claim) from there instead.
+    pub async fn subject_facts_beyond(
+        &self,
+        rows: &[&OutboxRow],
+        known: &HashMap<(TodoId, bool), DeadLetterFacts>,
+    ) -> Result<SubjectFacts> {
+        let mut found: HashMap<(TodoId, bool), DeadLetterFacts> = HashMap::new();
         let mut dead: HashSet<(TodoId, bool)> = HashSet::new();
         let mut quarantined: HashSet<(TodoId, bool)> = HashSet::new();
         let mut titled: HashSet<TodoId> = HashSet::new();
         for row in rows {
             match (row.event, row.todo_id) {
                 (SinkEvent::DeadLettered | SinkEvent::RelayExhausted, Some(todo)) => {
-                    dead.insert((todo, row.include_excerpt));
+                    let key = (todo, row.include_excerpt);
+                    match known.get(&key) {
+                        Some(facts) => {
+                            found.insert(key, facts.clone());
+                        }
+                        None => {
+                            dead.insert(key);
+                        }
+                    }
                 }
                 (SinkEvent::Quarantined, Some(todo)) => {
                     quarantined.insert((todo, row.include_excerpt));
@@ -47,8 +66,10 @@ impl Store {
                 _ => {}
             }
         }
+        let mut dead_letters = self.dead_letter_facts(dead).await?;
+        dead_letters.extend(found);
         Ok(SubjectFacts {
-            dead_letters: self.dead_letter_facts(dead).await?,
+            dead_letters,
             quarantines: self.quarantine_facts(quarantined).await?,
             titles: self.todo_titles(titled).await?,
         })
@@ -58,41 +79,14 @@ impl Store {
         &self,
         wanted: HashSet<(TodoId, bool)>,
     ) -> Result<HashMap<(TodoId, bool), DeadLetterFacts>> {
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = SqlUuid)]
-            id: TodoId,
-            #[diesel(sql_type = Bool)]
-            with_excerpt: bool,
-            #[diesel(sql_type = Text)]
-            queue: String,
-            #[diesel(sql_type = Text)]
-            title: String,
-            #[diesel(sql_type = Nullable<Text>)]
-            dead_reason: Option<String>,
-            #[diesel(sql_type = Int4)]
-            attempt: i32,
-            #[diesel(sql_type = Int4)]
-            max_attempts: i32,
-            #[diesel(sql_type = Nullable<Text>)]
-            summary: Option<String>,
-            #[diesel(sql_type = Nullable<Text>)]
-            artifact: Option<String>,
-            #[diesel(sql_type = Nullable<Text>)]
-            source: Option<String>,
-            #[diesel(sql_type = Nullable<SqlUuid>)]
-            webhook_id: Option<WebhookId>,
-            #[diesel(sql_type = Nullable<Text>)]
-            excerpt: Option<String>,
-        }
         if wanted.is_empty() {
             return Ok(HashMap::new());
         }
         let (ids, excerpts): (Vec<TodoId>, Vec<bool>) = wanted.into_iter().unzip();
         let mut conn = self.conn().await?;
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT t.id, w.with_excerpt, t.queue, t.title, t.dead_reason, t.attempt, t.max_attempts, \
-                    a.summary, a.artifact, t.source, e.webhook_id, \
+        let rows: Vec<DeadLetterColumns> = diesel::sql_query(
+            "SELECT t.id AS fact_todo_id, w.with_excerpt AS include_excerpt, t.queue, t.title, t.dead_reason, \
+                    t.attempt, t.max_attempts, a.summary, a.artifact, t.source, e.webhook_id, \
                     CASE WHEN w.with_excerpt THEN left(t.payload::text, 2000) END AS excerpt \
              FROM unnest($1::uuid[], $2::bool[]) AS w(id, with_excerpt) \
              JOIN todos t ON t.id = w.id \
@@ -104,29 +98,7 @@ impl Store {
         .bind::<Array<Bool>, _>(&excerpts)
         .load(&mut conn)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let origin = match (r.source.as_deref(), r.webhook_id) {
-                    (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
-                    (Some(source), None) => source.to_owned(),
-                    (None, _) => "unknown".to_owned(),
-                };
-                let facts = DeadLetterFacts {
-                    todo_id: r.id.to_string(),
-                    queue: r.queue,
-                    todo_title: r.title,
-                    cause: r.dead_reason.unwrap_or_else(|| "attempts_exhausted".into()),
-                    attempts: r.attempt,
-                    max_attempts: r.max_attempts,
-                    closing_summary: r.summary,
-                    artifact: r.artifact,
-                    origin,
-                    excerpt: r.excerpt,
-                };
-                ((r.id, r.with_excerpt), facts)
-            })
-            .collect())
+        Ok(rows.into_iter().filter_map(DeadLetterColumns::into_facts).collect())
     }
 
     async fn quarantine_facts(
@@ -198,5 +170,66 @@ impl Store {
             .load(&mut conn)
             .await?;
         Ok(rows.into_iter().map(|r| (r.id, r.title)).collect())
+    }
+}
+
+/// A dead letter's facts as a statement returns them: the facts read and the claim of
+/// dead letters' records (whose rows for records without a sink, or whose todo is gone,
+/// have them NULL).
+#[derive(QueryableByName)]
+pub(super) struct DeadLetterColumns {
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    fact_todo_id: Option<TodoId>,
+    #[diesel(sql_type = Bool)]
+    include_excerpt: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    queue: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    title: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    dead_reason: Option<String>,
+    #[diesel(sql_type = Nullable<Int4>)]
+    attempt: Option<i32>,
+    #[diesel(sql_type = Nullable<Int4>)]
+    max_attempts: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    summary: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    artifact: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    source: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    webhook_id: Option<WebhookId>,
+    #[diesel(sql_type = Nullable<Text>)]
+    excerpt: Option<String>,
+}
+
+impl DeadLetterColumns {
+    /// Whether the row's message may carry an excerpt.
+    pub(super) fn include_excerpt(&self) -> bool {
+        self.include_excerpt
+    }
+
+    /// The facts keyed as [`SubjectFacts::dead_letters`]; none when the todo is gone.
+    pub(super) fn into_facts(self) -> Option<((TodoId, bool), DeadLetterFacts)> {
+        let todo = self.fact_todo_id?;
+        let origin = match (self.source.as_deref(), self.webhook_id) {
+            (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
+            (Some(source), None) => source.to_owned(),
+            (None, _) => "unknown".to_owned(),
+        };
+        let facts = DeadLetterFacts {
+            todo_id: todo.to_string(),
+            queue: self.queue.unwrap_or_default(),
+            todo_title: self.title.unwrap_or_default(),
+            cause: self.dead_reason.unwrap_or_else(|| "attempts_exhausted".into()),
+            attempts: self.attempt.unwrap_or(0),
+            max_attempts: self.max_attempts.unwrap_or(0),
+            closing_summary: self.summary,
+            artifact: self.artifact,
+            origin,
+            excerpt: self.excerpt,
+        };
+        Some(((todo, self.include_excerpt), facts))
     }
 }

@@ -16,6 +16,7 @@ mod facts;
 mod log;
 mod record;
 
+use facts::DeadLetterColumns;
 pub use facts::SubjectFacts;
 pub use log::{DeliveryRow, ToldSink};
 pub use record::{Fresh, Outcome, Record};
@@ -25,6 +26,8 @@ use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
 use crate::domain::sinks::{AppriseMode, OutboxStatus, SinkEvent, SinkKind};
 use crate::error::{Error, Result};
 use crate::notify::sinks::budget::{BucketState, decide};
+use crate::notify::sinks::content::DeadLetterFacts;
+use std::collections::HashMap;
 
 /// How long a claim keeps other workers off a row (longer than one attempt's timeout).
 pub const CLAIM_SECONDS: i32 = 60;
@@ -110,6 +113,9 @@ pub struct ClaimedEvents {
     pub rows: Vec<OutboxRow>,
     /// Records with no such sink left, to delete.
     pub settled: Vec<i64>,
+    /// What the rows' messages say about their dead letters, read by the claim (a todo
+    /// that is gone is absent).
+    pub facts: HashMap<(TodoId, bool), DeadLetterFacts>,
 }
 
 /// Where a sink posts, for the worker (never for an answer: it holds the sealed secret).
@@ -177,9 +183,11 @@ impl Store {
             .await?)
     }
 
-    /// Claims up to `batch` recorded dead letters (migration `outbox_direct`): one row per
-    /// subscribed sink whose row is not written yet, sent straight from the record and
-    /// written once by its [`Record`]; committed before anything is sent.
+    /// Claims up to `batch` recorded dead letters (migrations
+    /// `outbox_direct`, `outbox_claim_facts`): one row per subscribed sink whose row is
+    /// not written yet, sent straight from the record and written once by its
+    /// [`Record`], with what the message says of the dead letter; committed before
+    /// anything is sent.
     pub async fn claim_outbox_events(&self, batch: i32) -> Result<ClaimedEvents> {
         #[derive(QueryableByName)]
         struct Pair {
@@ -195,15 +203,17 @@ impl Store {
             todo_id: TodoId,
             #[diesel(sql_type = SqlUuid)]
             endpoint_id: EndpointId,
-            #[diesel(sql_type = Bool)]
-            include_excerpt: bool,
             #[diesel(sql_type = Timestamptz)]
             created_at: DateTime<Utc>,
+            #[diesel(embed)]
+            facts: DeadLetterColumns,
         }
         let mut conn = self.conn().await?;
+        // The function (migration `outbox_claim_facts`) reads the messages' facts too.
         let pairs: Vec<Pair> = diesel::sql_query(
-            "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, include_excerpt, created_at \
-             FROM switchboard_claim_outbox_events($1, $2)",
+            "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, include_excerpt, created_at, fact_todo_id, \
+                    queue, title, dead_reason, attempt, max_attempts, summary, artifact, source, webhook_id, excerpt \
+             FROM switchboard_claim_outbox_records($1, $2)",
         )
         .bind::<Integer, _>(CLAIM_SECONDS)
         .bind::<Integer, _>(batch)
@@ -212,21 +222,27 @@ impl Store {
         let mut claimed = ClaimedEvents::default();
         for pair in pairs {
             match (pair.id, pair.sink_id, pair.event) {
-                (Some(id), Some(sink), Some(event)) => claimed.rows.push(OutboxRow {
-                    id,
-                    sink_id: Some(sink),
-                    event,
-                    todo_id: Some(pair.todo_id),
-                    endpoint_id: Some(pair.endpoint_id),
-                    facts: serde_json::json!({}),
-                    severity: event.default_severity(),
-                    include_excerpt: pair.include_excerpt,
-                    count: 1,
-                    attempts: 1,
-                    last_error: None,
-                    created_at: pair.created_at,
-                    event_ref: Some(pair.event_ref),
-                }),
+                (Some(id), Some(sink), Some(event)) => {
+                    let include_excerpt = pair.facts.include_excerpt();
+                    claimed.rows.push(OutboxRow {
+                        id,
+                        sink_id: Some(sink),
+                        event,
+                        todo_id: Some(pair.todo_id),
+                        endpoint_id: Some(pair.endpoint_id),
+                        facts: serde_json::json!({}),
+                        severity: event.default_severity(),
+                        include_excerpt,
+                        count: 1,
+                        attempts: 1,
+                        last_error: None,
+                        created_at: pair.created_at,
+                        event_ref: Some(pair.event_ref),
+                    });
+                    if let Some((key, facts)) = pair.facts.into_facts() {
+                        claimed.facts.insert(key, facts);
+                    }
+                }
                 _ => claimed.settled.push(pair.event_ref),
             }
         }

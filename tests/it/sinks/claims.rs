@@ -79,7 +79,13 @@ async fn rows_a_claim_has_no_time_left_for_are_given_back_unsent_and_uncounted()
     assert_eq!(rows.len(), 3);
     // A claim taken 50 s ago: 10 s left, less than one attempt (10 s) and its record.
     let claimed_at = Instant::now().checked_sub(Duration::from_secs(50)).expect("uptime");
-    let share = SinkShare { sink: sink.parse().unwrap(), due: rows, claimed_at, tally: Tally::default() };
+    let share = SinkShare {
+        sink: sink.parse().unwrap(),
+        due: rows,
+        claimed_at,
+        tally: Tally::default(),
+        known: Default::default(),
+    };
     let deps = deps(&app);
     let report = drain_sink(&deps, &deps.guard.client(), share).await.unwrap();
     assert_eq!(report.sent, 0);
@@ -242,9 +248,11 @@ async fn a_dead_letter_is_sent_straight_from_its_record_and_each_sinks_row_writt
     dead_letter_in_store(&app, ep.id, "straight").await;
     let claimed = app.store.claim_outbox_events(256).await.unwrap();
     assert_eq!(claimed.rows.len(), 1);
+    assert_eq!(claimed.facts.len(), 1, "the claim reads the message's facts");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0, "claimed, not written");
     let tally = Tally::of(&claimed.rows);
-    let share = SinkShare { sink, due: claimed.rows, claimed_at: Instant::now(), tally };
+    let known = std::sync::Arc::new(claimed.facts);
+    let share = SinkShare { sink, due: claimed.rows, claimed_at: Instant::now(), tally, known };
     let deps = deps(&app);
     let report = drain_sink(&deps, &deps.guard.client(), share).await.unwrap();
     assert_eq!(report.sent, 1);

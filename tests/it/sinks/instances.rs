@@ -132,12 +132,16 @@ async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
     assert_eq!(app.db.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()").await, 1);
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0);
     let next = another_instance(&app).await;
-    // The claim holds until it lapses; then the next worker takes the row over.
-    actix_rt::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(rx.count(), 1, "a live claim is never taken over");
-    app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
+    // The claim holds until it lapses: a later dead letter, delivered by the next
+    // worker, shows that worker has claimed past the live claim without taking it.
+    dead_letter_in_store(&app, ep.id, "a later one").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
-    assert_eq!(rx.count(), 2, "sent again after the lapse (the first call never finished)");
+    assert_eq!(rx.count(), 2, "a live claim is never taken over");
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()").await, 1);
+    // Then the next worker takes the row over.
+    app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
+    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
+    assert_eq!(rx.count(), 3, "sent again after the lapse (the first call never finished)");
     wait_count(&app, "SELECT count(*) FROM outbox_events", 0).await;
     next.stop(false).await;
 }

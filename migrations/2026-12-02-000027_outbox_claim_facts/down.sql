@@ -1,0 +1,1 @@
+DROP FUNCTION IF EXISTS switchboard_claim_outbox_records(integer, integer);
