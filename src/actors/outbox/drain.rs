@@ -37,7 +37,7 @@ const RECORD_BATCH: usize = 256;
 /// statement's cost barely grows with its rows. An answer lost to a crash in this window
 /// is sent again once its claim lapses, as one lost in the write itself would be; the
 /// share's last answers are written as soon as its last send ends.
-pub const RECORD_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
+const RECORD_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// What a sink's drain needs besides the worker's dependencies.
 pub struct SinkShare {
