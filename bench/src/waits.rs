@@ -60,7 +60,8 @@ const SESSIONS_SQL: &str = "\
            WHEN query LIKE 'WITH moved AS ( UPDATE todos t SET state = ''failed''%' THEN 'fail: dead-letter' \
            WHEN query LIKE '%FROM switchboard_claim_outbox(%' THEN 'outbox: claim' \
            WHEN query LIKE '%FROM switchboard_claim_outbox_events(%' \
-             OR query LIKE '%FROM switchboard_claim_outbox_records(%' THEN 'outbox: claim records' \
+             OR query LIKE '%FROM switchboard_claim_outbox_records(%' \
+             OR query LIKE '%FROM switchboard_claim_outbox_messages(%' THEN 'outbox: claim records' \
            WHEN query LIKE 'SELECT switchboard_fan_out_outbox(%' THEN 'outbox: fan-out' \
            WHEN query LIKE 'SELECT DISTINCT sink_id FROM outbox%' THEN 'outbox: held sinks' \
            WHEN query LIKE 'SELECT id, scope_id, kind, base_url%' THEN 'outbox: sink' \

@@ -74,7 +74,13 @@ mod tests {
     use crate::store::outbox::Outcome;
 
     fn fresh(event: i64, sink: SinkId) -> OutboxRow {
-        OutboxRow { event_ref: Some(event), ..OutboxRow::test_row(Some(sink)) }
+        OutboxRow {
+            event_ref: Some(event),
+            record_scope: Some(crate::domain::ids::ScopeId::new()),
+            todo_id: Some(crate::domain::ids::TodoId::new()),
+            endpoint_id: Some(crate::domain::ids::EndpointId::new()),
+            ..OutboxRow::test_row(Some(sink))
+        }
     }
 
     #[test]

@@ -82,6 +82,13 @@ pub struct OutboxRow {
     /// (its record writes it).
     #[diesel(sql_type = Nullable<BigInt>)]
     pub event_ref: Option<i64>,
+    /// That record's scope (what writing the row needs besides the row), when claimed
+    /// from a record.
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub record_scope: Option<ScopeId>,
+    /// That record's dead-letter count (the row's dedup key), when claimed from a record.
+    #[diesel(sql_type = Nullable<Int4>)]
+    pub dead_letter_count: Option<i32>,
 }
 
 #[cfg(test)]
@@ -102,6 +109,8 @@ impl OutboxRow {
             last_error: None,
             created_at: Utc::now(),
             event_ref: None,
+            record_scope: None,
+            dead_letter_count: None,
         }
     }
 }
@@ -166,7 +175,8 @@ pub struct SinkPlan {
 }
 
 const ROW_COLUMNS: &str = "id, sink_id, event, todo_id, endpoint_id, facts, severity, include_excerpt, count, attempts, \
-                           last_error, created_at, NULL::int8 AS event_ref";
+                           last_error, created_at, NULL::int8 AS event_ref, NULL::uuid AS record_scope, \
+                           NULL::int4 AS dead_letter_count";
 
 impl Store {
     /// Claims up to [`CLAIM_BATCH`] due rows (pending, due, unclaimed or with a lapsed
@@ -183,10 +193,11 @@ impl Store {
             .await?)
     }
 
-    /// Claims up to `batch` recorded dead letters (migrations
-    /// `outbox_direct`, `outbox_claim_facts`): one row per subscribed sink whose row is
-    /// not written yet, sent straight from the record and written once by its
-    /// [`Record`], with what the message says of the dead letter; committed before
+    /// Claims up to `batch` recorded dead letters (migrations `outbox_direct`,
+    /// `outbox_record_facts`): one row per subscribed sink whose row is not written yet,
+    /// sent straight from the record and written once by its [`Record`], with what the
+    /// message says of the dead letter as its record carries it (a record written
+    /// before that migration carries none: the drain reads its todo); committed before
     /// anything is sent.
     pub async fn claim_outbox_events(&self, batch: i32) -> Result<ClaimedEvents> {
         #[derive(QueryableByName)]
@@ -203,17 +214,22 @@ impl Store {
             todo_id: TodoId,
             #[diesel(sql_type = SqlUuid)]
             endpoint_id: EndpointId,
+            #[diesel(sql_type = SqlUuid)]
+            record_scope: ScopeId,
+            #[diesel(sql_type = Int4)]
+            dead_letter_count: i32,
             #[diesel(sql_type = Timestamptz)]
             created_at: DateTime<Utc>,
             #[diesel(embed)]
             facts: DeadLetterColumns,
         }
         let mut conn = self.conn().await?;
-        // The function (migration `outbox_claim_facts`) reads the messages' facts too.
+        // The function (migration `outbox_record_facts`) returns the records' facts too.
         let pairs: Vec<Pair> = diesel::sql_query(
-            "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, include_excerpt, created_at, fact_todo_id, \
-                    queue, title, dead_reason, attempt, max_attempts, summary, artifact, source, webhook_id, excerpt \
-             FROM switchboard_claim_outbox_records($1, $2)",
+            "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, record_scope, dead_letter_count, \
+                    include_excerpt, created_at, fact_todo_id, queue, title, dead_reason, attempt, max_attempts, \
+                    summary, artifact, source, webhook_id, excerpt \
+             FROM switchboard_claim_outbox_messages($1, $2)",
         )
         .bind::<Integer, _>(CLAIM_SECONDS)
         .bind::<Integer, _>(batch)
@@ -238,6 +254,8 @@ impl Store {
                         last_error: None,
                         created_at: pair.created_at,
                         event_ref: Some(pair.event_ref),
+                        record_scope: Some(pair.record_scope),
+                        dead_letter_count: Some(pair.dead_letter_count),
                     });
                     if let Some((key, facts)) = pair.facts.into_facts() {
                         claimed.facts.insert(key, facts);

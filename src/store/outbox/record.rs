@@ -8,7 +8,8 @@
 //!
 //! A row claimed straight from its dead letter's record ([`Fresh`]) is not in the table
 //! yet: its record writes it, once (its id is the pair's, so a second writer's insert is
-//! a no-op), with the sink's answer already in it.
+//! a no-op), with the sink's answer already in it and what the claim returned of its
+//! record (scope, todo, endpoint, dead-letter count): the write looks nothing up.
 //!
 //! The statement names no `status`: a condition on it would let the planner walk a
 //! partial index on `status` (every pending row) instead of looking each row up by id,
@@ -16,12 +17,13 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
-use diesel::sql_types::{Array, BigInt, Bool, Int4, Int8, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Bool, Int4, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::OutboxRow;
-use crate::domain::ids::SinkId;
+use crate::domain::ids::{EndpointId, ScopeId, SinkId, TodoId};
 use crate::domain::sinks::{OutboxStatus, SinkEvent};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -51,10 +53,11 @@ pub struct Record {
     pub fresh: Option<Fresh>,
 }
 
-/// A row claimed from its dead letter's record (`outbox_events`), not yet written.
+/// A row claimed from its dead letter's record (`outbox_events`), not yet written: what
+/// writing it needs, from the claim (so the write reads nothing back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fresh {
-    /// The record it comes from (its scope, todo, endpoint and dead-letter count).
+    /// The record it comes from.
     pub event_ref: i64,
     /// The sink.
     pub sink: SinkId,
@@ -62,15 +65,33 @@ pub struct Fresh {
     pub event: SinkEvent,
     /// Whether its message may carry an excerpt.
     pub include_excerpt: bool,
+    /// The record's scope.
+    pub scope: ScopeId,
+    /// The dead letter's todo.
+    pub todo: TodoId,
+    /// The todo's endpoint.
+    pub endpoint: EndpointId,
+    /// The todo's dead-letter count (the dedup key).
+    pub dead_letter_count: i32,
+    /// When the dead letter was recorded.
+    pub created_at: DateTime<Utc>,
 }
 
 impl Record {
     /// The end of `row`'s claimed attempt.
     pub fn of(row: &OutboxRow, outcome: Outcome) -> Record {
-        let fresh = match (row.event_ref, row.sink_id) {
-            (Some(event_ref), Some(sink)) => {
-                Some(Fresh { event_ref, sink, event: row.event, include_excerpt: row.include_excerpt })
-            }
+        let fresh = match (row.event_ref, row.sink_id, row.record_scope, row.todo_id, row.endpoint_id) {
+            (Some(event_ref), Some(sink), Some(scope), Some(todo), Some(endpoint)) => Some(Fresh {
+                event_ref,
+                sink,
+                event: row.event,
+                include_excerpt: row.include_excerpt,
+                scope,
+                todo,
+                endpoint,
+                dead_letter_count: row.dead_letter_count.unwrap_or(1),
+                created_at: row.created_at,
+            }),
             _ => None,
         };
         Record { id: row.id, attempts: row.attempts, outcome, fresh }
@@ -133,7 +154,9 @@ async fn write_fresh(
     let mut sorted: Vec<(Record, Fresh)> = records.iter().filter_map(|r| r.fresh.map(|f| (*r, f))).collect();
     sorted.sort_by_key(|(r, _)| r.id);
     let n = sorted.len();
-    let (mut ids, mut refs, mut sinks, mut events, mut excerpts) = (
+    let (mut ids, mut sinks, mut events, mut excerpts) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut scopes, mut todos, mut endpoints, mut counts, mut created) = (
         Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
@@ -145,8 +168,12 @@ async fn write_fresh(
     for (record, fresh) in &sorted {
         let c = columns(record.outcome);
         ids.push(record.id);
-        refs.push(fresh.event_ref);
         sinks.push(fresh.sink);
+        scopes.push(fresh.scope);
+        todos.push(fresh.todo);
+        endpoints.push(fresh.endpoint);
+        counts.push(fresh.dead_letter_count);
+        created.push(fresh.created_at);
         events.push(fresh.event.as_str());
         excerpts.push(fresh.include_excerpt);
         statuses.push(c.status);
@@ -156,10 +183,26 @@ async fn write_fresh(
         retry_ms.push(c.retry_ms);
     }
     let written: Written = diesel::sql_query(
-        "WITH written AS (            INSERT INTO outbox (id, sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id,                                include_excerpt, status, attempts, next_attempt_at, claimed_until, last_error,                                created_at, sent_at)            SELECT r.id, r.sink_id, e.scope_id, r.event, 'high', 'dead_letter:' || e.todo_id || ':' || e.dead_letter_count,                   e.todo_id, e.endpoint_id, r.include_excerpt, r.status, r.attempts,                   CASE WHEN r.retry_ms IS NULL THEN now() ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END,                   CASE WHEN $10 THEN now() + make_interval(secs => $11) END,                   CASE WHEN $10 THEN NULL ELSE r.error END, e.created_at,                   CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() END            FROM unnest($1::uuid[], $2::int8[], $3::uuid[], $4::text[], $5::bool[], $6::text[], $7::int4[],                        $8::text[], $9::int8[])                 AS r(id, event_ref, sink_id, event, include_excerpt, status, attempts, error, retry_ms)            JOIN outbox_events e ON e.id = r.event_ref            ON CONFLICT DO NOTHING            RETURNING 1          ), settled AS (DELETE FROM outbox_events WHERE id = ANY($12) RETURNING 1)          SELECT count(*) AS written FROM written",
+        "WITH written AS ( \
+           INSERT INTO outbox (id, sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id, \
+                               include_excerpt, status, attempts, next_attempt_at, claimed_until, last_error, \
+                               created_at, sent_at) \
+           SELECT r.id, r.sink_id, r.scope_id, r.event, 'high', 'dead_letter:' || r.todo_id || ':' || r.dead_letter_count, \
+                  r.todo_id, r.endpoint_id, r.include_excerpt, r.status, r.attempts, \
+                  CASE WHEN r.retry_ms IS NULL THEN now() ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END, \
+                  CASE WHEN $13 THEN now() + make_interval(secs => $14) END, \
+                  CASE WHEN $13 THEN NULL ELSE r.error END, r.created_at, \
+                  CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() END \
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bool[], $5::text[], $6::int4[], $7::text[], $8::int8[], \
+                       $9::uuid[], $10::uuid[], $11::uuid[], $12::int4[], $15::timestamptz[]) \
+                AS r(id, sink_id, event, include_excerpt, status, attempts, error, retry_ms, scope_id, todo_id, \
+                     endpoint_id, dead_letter_count, created_at) \
+           ON CONFLICT DO NOTHING \
+           RETURNING 1 \
+         ), settled AS (DELETE FROM outbox_events WHERE id = ANY($16) RETURNING 1) \
+         SELECT count(*) AS written FROM written",
     )
     .bind::<Array<SqlUuid>, _>(&ids)
-    .bind::<Array<BigInt>, _>(&refs)
     .bind::<Array<SqlUuid>, _>(&sinks)
     .bind::<Array<Text>, _>(&events)
     .bind::<Array<Bool>, _>(&excerpts)
@@ -167,8 +210,13 @@ async fn write_fresh(
     .bind::<Array<Int4>, _>(&attempts)
     .bind::<Array<Nullable<Text>>, _>(&errors)
     .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
+    .bind::<Array<SqlUuid>, _>(&scopes)
+    .bind::<Array<SqlUuid>, _>(&todos)
+    .bind::<Array<SqlUuid>, _>(&endpoints)
+    .bind::<Array<Int4>, _>(&counts)
     .bind::<Bool, _>(claimed)
     .bind::<Int4, _>(super::CLAIM_SECONDS)
+    .bind::<Array<Timestamptz>, _>(&created)
     .bind::<Array<BigInt>, _>(settled)
     .get_result(conn)
     .await?;

@@ -322,3 +322,52 @@ async fn a_record_whose_worker_died_is_claimed_again_only_for_the_sinks_still_ow
     assert_eq!(settled.settled.len(), 1, "a record owed nothing comes back to be deleted");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 2);
 }
+
+#[actix_web::test]
+async fn a_dead_letters_message_says_what_the_dead_letter_was_when_it_was_decided() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    open_sink(&app, &o, &rx).await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "as decided").await;
+    // The todo changes before any worker gets to the record (an operator's edit or
+    // retry): the message describes the dead letter, not the todo's later state.
+    app.db.exec("UPDATE todos SET title = 'changed later', attempt = 0, max_attempts = 9").await;
+    let claimed = app.store.claim_outbox_events(256).await.unwrap();
+    assert_eq!(claimed.rows.len(), 1);
+    let facts: Vec<_> = claimed.facts.values().collect();
+    assert_eq!(facts.len(), 1, "the record carries the message's facts");
+    assert_eq!((facts[0].todo_title.as_str(), facts[0].attempts, facts[0].max_attempts), ("as decided", 1, 1));
+}
+
+#[actix_web::test]
+async fn a_record_an_older_release_wrote_without_facts_is_sent_with_its_todos_facts() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "older record").await;
+    // As the trigger before migration `outbox_record_facts` wrote it.
+    app.db
+        .exec(
+            "UPDATE outbox_events SET title = NULL, dead_reason = NULL, attempt = NULL, max_attempts = NULL, \
+             source = NULL, webhook_id = NULL, summary = NULL, artifact = NULL, relay = NULL",
+        )
+        .await;
+    let claimed = app.store.claim_outbox_events(256).await.unwrap();
+    assert_eq!(claimed.rows.len(), 1, "routed as any record");
+    assert!(claimed.facts.is_empty(), "no facts on the record: the drain reads the todo");
+    let tally = Tally::of(&claimed.rows);
+    let known = std::sync::Arc::new(claimed.facts);
+    let share = SinkShare { sink, due: claimed.rows, claimed_at: Instant::now(), tally, known };
+    let deps = deps(&app);
+    assert_eq!(drain_sink(&deps, &deps.guard.client(), share).await.unwrap().sent, 1);
+    let message = rx.seen()[0].json()["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("older record") && message.contains("Failed 1 of 1 attempts"), "{message}");
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'sent'").await, 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events").await, 0, "the record is deleted");
+}
