@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::{StreamExt, stream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::render::{coalesced, render};
 use super::tally::Tally;
@@ -56,8 +56,22 @@ pub struct SinkShare {
 /// Sends one sink's share and records every answer; then deletes the dead-letter
 /// records every sink's row of which is written.
 pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<DrainReport> {
+    let (sent, _) = oneshot::channel();
+    drain_sink_telling(deps, client, share, sent).await
+}
+
+/// [`drain_sink`], telling `sent` as soon as nothing more will be sent for the share
+/// (its last answers may still be being written): the worker starts the sink's next
+/// share then, instead of leaving the sink silent for the last writes' round trips.
+/// `sent` is dropped untold when the share ends otherwise (an error, held rows).
+pub async fn drain_sink_telling(
+    deps: &OutboxDeps,
+    client: &awc::Client,
+    share: SinkShare,
+    sent: oneshot::Sender<()>,
+) -> Result<DrainReport> {
     let tally = share.tally.clone();
-    let drained = drain(deps, client, share).await;
+    let drained = drain(deps, client, share, sent).await;
     let settled = tally.take_settled();
     if let Err(e) = deps.store.delete_outbox_events(&settled).await {
         // Deleted by a later statement of this claim, or claimed again once their claim
@@ -68,7 +82,12 @@ pub async fn drain_sink(deps: &OutboxDeps, client: &awc::Client, share: SinkShar
     drained
 }
 
-async fn drain(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Result<DrainReport> {
+async fn drain(
+    deps: &OutboxDeps,
+    client: &awc::Client,
+    share: SinkShare,
+    sent: oneshot::Sender<()>,
+) -> Result<DrainReport> {
     let SinkShare { sink, due, claimed_at, tally, known } = share;
     let store = &deps.store;
     let mut report = DrainReport::default();
@@ -106,7 +125,10 @@ async fn drain(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Res
         ClaimWindow::new(claimed_at, crate::store::outbox::CLAIM, crate::notify::sinks::outcome::ATTEMPT_TIMEOUT);
     let rows: Vec<&OutboxRow> = plan.individual.iter().collect();
     let facts = store.subject_facts_beyond(&rows, &known).await?;
-    report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts, &tally).await?;
+    // A coalesced send follows the individual ones: the share is not done sending
+    // until it has gone out.
+    let tell = plan.coalesced.is_empty().then_some(sent);
+    report.sent += send_individually(deps, client, &target, &window, plan.individual, &facts, &tally, tell).await?;
     if !plan.coalesced.is_empty() {
         report.sent += send_coalesced(deps, client, &target, &window, &plan.coalesced).await?;
     }
@@ -115,7 +137,9 @@ async fn drain(deps: &OutboxDeps, client: &awc::Client, share: SinkShare) -> Res
 
 /// Sends `rows` one message each, at most [`MAX_DELIVERIES_IN_FLIGHT`] at a time, and
 /// records every answer; how many were sent. Every row runs to its end even when a
-/// record fails, so none is left sent but unrecorded while others still go out.
+/// record fails, so none is left sent but unrecorded while others still go out. Tells
+/// `done_sending` when the last send has ended.
+#[expect(clippy::too_many_arguments, reason = "one share's parts, passed down from its drain")]
 async fn send_individually(
     deps: &OutboxDeps,
     client: &awc::Client,
@@ -124,6 +148,7 @@ async fn send_individually(
     rows: Vec<OutboxRow>,
     facts: &SubjectFacts,
     tally: &Tally,
+    done_sending: Option<oneshot::Sender<()>>,
 ) -> Result<usize> {
     let (answers, mut recorded) = mpsc::unbounded_channel::<(Record, bool)>();
     let sending = async move {
@@ -137,6 +162,10 @@ async fn send_individually(
                 }
             })
             .await;
+        if let Some(done) = done_sending {
+            // The worker may have stopped listening (shutting down): nothing to tell.
+            let _ = done.send(());
+        }
     };
     let recording = async {
         let mut batch = Vec::with_capacity(RECORD_BATCH);

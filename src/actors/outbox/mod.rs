@@ -9,7 +9,9 @@
 //! answer: `tally.rs` says when a record is owed nothing more) and due rows of sinks
 //! this worker is not already draining, and hands each sink its share (`drain.rs`); up
 //! to [`MAX_SINKS_DRAINING`] sinks drain at once, each on its own, so a slow or hanging
-//! sink holds up only its own messages. When a drain ends, the worker claims again.
+//! sink holds up only its own messages. When a drain's last send ends, the sink's next
+//! share starts (its last answers are still being written meanwhile) and the worker
+//! claims again.
 
 mod claim;
 mod drain;
@@ -18,6 +20,8 @@ mod tally;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+
+use tokio::sync::oneshot;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message as ActixMessage, WrapFuture};
 
@@ -30,7 +34,7 @@ use crate::store::Store;
 use crate::vault::Vault;
 
 pub use claim::{Claim, claim};
-pub use drain::{SinkShare, drain_sink};
+pub use drain::{SinkShare, drain_sink, drain_sink_telling};
 pub use tally::Tally;
 
 /// The channel outbox inserts notify (migration `outbox`).
@@ -44,10 +48,11 @@ pub const OUTBOX_LISTENER_NAME: &str = "switchboard outbox listener";
 /// wait out the one before.
 pub const MAX_DELIVERIES_IN_FLIGHT: usize = 8;
 
-/// Sinks one worker drains at once. Each drain holds at most one pooled connection at a
-/// time (its budget, its facts, then its recorder's writes), so this leaves most of the
-/// default pool of 16 to requests; and a hanging sink takes one of these, not the
-/// worker.
+/// Sinks one worker sends to at once. Each drain holds at most one pooled connection at
+/// a time (its budget, its facts, then its recorder's writes; a drain whose sends are
+/// done may still hold one for its last write while the sink's next share starts), so
+/// this leaves most of the default pool of 16 to requests; and a hanging sink takes one
+/// of these, not the worker.
 pub const MAX_SINKS_DRAINING: usize = 4;
 
 /// What a worker needs.
@@ -169,13 +174,22 @@ impl OutboxWorker {
         self.draining.insert(sink);
         let client = self.client.get_or_insert_with(|| self.deps.guard.client()).clone();
         let deps = self.deps.clone();
-        let drain = async move { drain_sink(&deps, &client, share).await };
-        ctx.spawn(drain.into_actor(self).map(move |outcome, act, ctx| {
+        let (sent, sent_heard) = oneshot::channel();
+        // Told when the share's last send ends, or dropped when the drain ends
+        // otherwise: either way the sink is free for its next share, whose sends then
+        // overlap this share's last writes.
+        ctx.spawn(sent_heard.into_actor(self).map(move |_, act, ctx| {
             act.draining.remove(&sink);
             // What was claimed for the sink meanwhile goes out without waiting for a claim.
             if let Some(next) = act.waiting.remove(&sink) {
                 act.start_drain(next, ctx);
             }
+            if claimed_rows || act.again {
+                act.tick(ctx);
+            }
+        }));
+        let drain = async move { drain_sink_telling(&deps, &client, share, sent).await };
+        ctx.spawn(drain.into_actor(self).map(move |outcome, act, ctx| {
             match outcome {
                 Ok(report) if report.sent > 0 || report.held > 0 => {
                     tracing::debug!(sink = %sink, sent = report.sent, held = report.held, "outbox drain");
@@ -183,7 +197,9 @@ impl OutboxWorker {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(sink = %sink, error = %e, "outbox: a sink's rows were not all sent; they are retried"),
             }
-            if claimed_rows || act.again {
+            // The share's last writes (and its records' deletion) are done: a claim now
+            // finds those records settled, not in flight.
+            if act.again {
                 act.tick(ctx);
             }
         }));
