@@ -133,8 +133,24 @@ pub(super) async fn write_claimed(conn: &mut AsyncPgConnection, rows: &[&OutboxR
     if records.is_empty() {
         return Ok(());
     }
-    write_fresh(conn, &records, &[], true).await?;
+    write_fresh(conn, &records, &[], true, Conflicts::Skip).await?;
     Ok(())
+}
+
+/// What an insert of fresh rows does about a row that is already written (by a second
+/// claimant of a record whose first claim lapsed, or by an earlier try of the same write
+/// whose answer was lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conflicts {
+    /// `ON CONFLICT DO NOTHING`: for a write inside a larger transaction, which a failed
+    /// statement would abort.
+    Skip,
+    /// A plain insert first, and on a unique violation the same write again with
+    /// `ON CONFLICT DO NOTHING`. Why: an `ON CONFLICT` insert is a speculative insertion
+    /// (each unique index probed before the heap insert, and one more WAL record a row to
+    /// confirm it); a conflict needs a lapsed claim, so nearly every write takes the plain
+    /// path. Only for a statement that is its own transaction.
+    Retry,
 }
 
 /// Inserts `records` (all fresh) with their ends, and deletes the `settled` dead-letter
@@ -145,7 +161,25 @@ async fn write_fresh(
     records: &[Record],
     settled: &[i64],
     claimed: bool,
+    conflicts: Conflicts,
 ) -> Result<usize> {
+    if conflicts == Conflicts::Retry {
+        match insert_fresh(conn, records, settled, claimed, false).await {
+            Err(diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::UniqueViolation, _)) => {}
+            done => return Ok(done?),
+        }
+    }
+    Ok(insert_fresh(conn, records, settled, claimed, true).await?)
+}
+
+/// [`write_fresh`]'s statement; `skip_conflicts`: with `ON CONFLICT DO NOTHING`.
+async fn insert_fresh(
+    conn: &mut AsyncPgConnection,
+    records: &[Record],
+    settled: &[i64],
+    claimed: bool,
+    skip_conflicts: bool,
+) -> diesel::QueryResult<usize> {
     #[derive(QueryableByName)]
     struct Written {
         #[diesel(sql_type = BigInt)]
@@ -182,7 +216,8 @@ async fn write_fresh(
         errors.push(c.error);
         retry_ms.push(c.retry_ms);
     }
-    let written: Written = diesel::sql_query(
+    let on_conflict = if skip_conflicts { "ON CONFLICT DO NOTHING" } else { "" };
+    let written: Written = diesel::sql_query(format!(
         "WITH written AS ( \
            INSERT INTO outbox (id, sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id, \
                                include_excerpt, status, attempts, next_attempt_at, claimed_until, last_error, \
@@ -197,11 +232,11 @@ async fn write_fresh(
                        $9::uuid[], $10::uuid[], $11::uuid[], $12::int4[], $15::timestamptz[]) \
                 AS r(id, sink_id, event, include_excerpt, status, attempts, error, retry_ms, scope_id, todo_id, \
                      endpoint_id, dead_letter_count, created_at) \
-           ON CONFLICT DO NOTHING \
+           {on_conflict} \
            RETURNING 1 \
          ), settled AS (DELETE FROM outbox_events WHERE id = ANY($16) RETURNING 1) \
          SELECT count(*) AS written FROM written",
-    )
+    ))
     .bind::<Array<SqlUuid>, _>(&ids)
     .bind::<Array<SqlUuid>, _>(&sinks)
     .bind::<Array<Text>, _>(&events)
@@ -239,12 +274,12 @@ impl Store {
             if fresh.is_empty() && settled.is_empty() {
                 return Ok(0);
             }
-            return write_fresh(&mut conn, &fresh, settled, false).await;
+            return write_fresh(&mut conn, &fresh, settled, false, Conflicts::Retry).await;
         }
         conn.transaction::<_, Error, _>(async move |conn| {
             let mut recorded = record_claimed(conn, &claimed).await?;
             if !fresh.is_empty() || !settled.is_empty() {
-                recorded += write_fresh(conn, &fresh, settled, false).await?;
+                recorded += write_fresh(conn, &fresh, settled, false, Conflicts::Skip).await?;
             }
             Ok(recorded)
         })

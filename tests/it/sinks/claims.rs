@@ -371,3 +371,54 @@ async fn a_record_an_older_release_wrote_without_facts_is_sent_with_its_todos_fa
     assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'sent'").await, 1);
     assert_eq!(app.db.count("SELECT count(*) FROM outbox_events").await, 0, "the record is deleted");
 }
+
+#[actix_web::test]
+async fn a_write_that_finds_one_of_its_rows_already_written_writes_the_others() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let a = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let b = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let sink_a: switchboard::domain::ids::SinkId = open_sink(&app, &o, &a).await.parse().unwrap();
+    open_sink(&app, &o, &b).await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, "raced").await;
+    let claimed = app.store.claim_outbox_events(256).await.unwrap();
+    assert_eq!(claimed.rows.len(), 2);
+    let records: Vec<Record> =
+        claimed.rows.iter().map(|row| Record::of(row, Outcome::Done(OutboxStatus::Sent, None))).collect();
+    // Another writer (a second claimant after this claim lapsed) wrote sink a's row first.
+    let a_first: Vec<Record> = records.iter().filter(|r| r.fresh.is_some_and(|f| f.sink == sink_a)).copied().collect();
+    assert_eq!(app.store.record_outbox(&a_first).await.unwrap(), 1);
+    assert_eq!(app.store.record_outbox(&records).await.unwrap(), 1, "sink b's row is written, sink a's left as it was");
+    assert_eq!(app.db.count("SELECT count(*) FROM outbox WHERE status = 'sent'").await, 2);
+}
+
+#[actix_web::test]
+async fn a_claimed_record_stays_on_its_page_so_the_claim_adds_no_index_entry() {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    // More records than one page holds, as a burst of dead letters writes them.
+    app.db
+        .exec(&format!(
+            "INSERT INTO outbox_events (scope_id, todo_id, endpoint_id, queue, dead_letter_count, title, dead_reason, \
+                                        attempt, max_attempts, source, summary, relay) \
+             SELECT '{}', gen_random_uuid(), '{}', 'deploys', 1, 'a dead letter of a burst ' || g, 'max_attempts', \
+                    1, 1, 'agent', 'deploy failed: exit status 1', false \
+             FROM generate_series(1, 200) g",
+            o.scope.0, ep.id.0
+        ))
+        .await;
+    let page = "SELECT count(*) FROM outbox_events WHERE id = (SELECT min(id) FROM outbox_events) \
+                AND (ctid::text::point)[0] = 0";
+    assert_eq!(app.db.count(page).await, 1, "the first record is on the first page");
+    assert!(
+        app.db.count("SELECT count(*) FROM outbox_events WHERE (ctid::text::point)[0] > 0").await > 0,
+        "the records fill more than one page"
+    );
+    let claimed = app.store.claim_outbox_events(1).await.unwrap();
+    assert_eq!(claimed.settled.len(), 1, "the record (no sink: owed nothing) is claimed");
+    assert_eq!(app.db.count(page).await, 1, "its claimed version is on the same page: a heap-only update");
+}
