@@ -34,7 +34,8 @@ use crate::store::Store;
 use crate::vault::Vault;
 
 pub use claim::{Claim, claim};
-pub use drain::{SinkShare, drain_sink, drain_sink_telling};
+use drain::drain_sink_telling;
+pub use drain::{SinkShare, drain_sink};
 pub use tally::Tally;
 
 /// The channel outbox inserts notify (migration `outbox`).

@@ -79,6 +79,7 @@ mod tests {
             record_scope: Some(crate::domain::ids::ScopeId::new()),
             todo_id: Some(crate::domain::ids::TodoId::new()),
             endpoint_id: Some(crate::domain::ids::EndpointId::new()),
+            dead_letter_count: Some(1),
             ..OutboxRow::test_row(Some(sink))
         }
     }

@@ -36,7 +36,7 @@ pub const CLAIM_SECONDS: i32 = 60;
 pub const CLAIM: std::time::Duration = std::time::Duration::from_secs(CLAIM_SECONDS as u64);
 
 /// Rows one claim takes at most: enough that the claim (its plan is made anew each
-/// call, about a millisecond), the budget, the sink's dial and secret and the records'
+/// call), the budget, the sink's dial and secret and the records'
 /// settling are paid once for many messages; few enough that a sink answering in tens
 /// of milliseconds has them all on the wire well within the claim's minute.
 pub const CLAIM_BATCH: i32 = 512;

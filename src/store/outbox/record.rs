@@ -80,18 +80,21 @@ pub struct Fresh {
 impl Record {
     /// The end of `row`'s claimed attempt.
     pub fn of(row: &OutboxRow, outcome: Outcome) -> Record {
-        let fresh = match (row.event_ref, row.sink_id, row.record_scope, row.todo_id, row.endpoint_id) {
-            (Some(event_ref), Some(sink), Some(scope), Some(todo), Some(endpoint)) => Some(Fresh {
-                event_ref,
-                sink,
-                event: row.event,
-                include_excerpt: row.include_excerpt,
-                scope,
-                todo,
-                endpoint,
-                dead_letter_count: row.dead_letter_count.unwrap_or(1),
-                created_at: row.created_at,
-            }),
+        let record = (row.event_ref, row.record_scope, row.dead_letter_count);
+        let fresh = match (record, row.sink_id, row.todo_id, row.endpoint_id) {
+            ((Some(event_ref), Some(scope), Some(dead_letter_count)), Some(sink), Some(todo), Some(endpoint)) => {
+                Some(Fresh {
+                    event_ref,
+                    sink,
+                    event: row.event,
+                    include_excerpt: row.include_excerpt,
+                    scope,
+                    todo,
+                    endpoint,
+                    dead_letter_count,
+                    created_at: row.created_at,
+                })
+            }
             _ => None,
         };
         Record { id: row.id, attempts: row.attempts, outcome, fresh }

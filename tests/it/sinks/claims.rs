@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use switchboard::actors::outbox::{OutboxDeps, SinkShare, Tally, drain_sink};
+use switchboard::domain::ids::SinkId;
 use switchboard::domain::sinks::OutboxStatus;
 use switchboard::notify::sinks::outcome::RetryPolicy;
 use switchboard::outbound::Guard;
@@ -35,13 +36,29 @@ fn deps(app: &TestApp) -> OutboxDeps {
     }
 }
 
+/// An app whose server is stopped (its outbox worker with it) after one owner opened a
+/// Gotify sink on each of `receivers`, with one dead letter titled `title` recorded for
+/// the outbox since: the sinks, in `receivers`' order.
+async fn dead_letter_recorded_for(receivers: &[&Receiver], title: &str) -> (TestApp, Vec<SinkId>) {
+    let app = TestApp::spawn_with(outbox_settings).await;
+    let o = app.owner("a@example.com").await;
+    let mut sinks = Vec::new();
+    for rx in receivers {
+        sinks.push(open_sink(&app, &o, rx).await.parse().expect("a sink id"));
+    }
+    let ep = app.agent(o.scope, "w").await;
+    stop_and_wait(&app).await;
+    dead_letter_in_store(&app, ep.id, title).await;
+    (app, sinks)
+}
+
 #[actix_web::test]
 async fn a_hanging_sink_holds_up_only_its_own_messages() {
     let app = TestApp::spawn_with(outbox_settings).await;
     let o = app.owner("a@example.com").await;
     let hanging = Receiver::scripted(vec![], Reply::Hang).await;
     let healthy = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let stuck: switchboard::domain::ids::SinkId = open_sink(&app, &o, &hanging).await.parse().unwrap();
+    let stuck: SinkId = open_sink(&app, &o, &hanging).await.parse().unwrap();
     open_sink(&app, &o, &healthy).await;
     let ep = app.agent(o.scope, "w").await;
     dead_letter_in_store(&app, ep.id, "first").await;
@@ -130,7 +147,7 @@ async fn a_deleted_sinks_due_and_held_rows_end_undeliverable_and_stay_on_record(
     let app = TestApp::spawn_with(outbox_settings).await;
     let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
+    let sink: SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
     let ep = app.agent(o.scope, "w").await;
     stop_and_wait(&app).await;
     dead_letter_in_store(&app, ep.id, "due").await;
@@ -159,7 +176,7 @@ async fn a_dead_letter_is_recorded_once_whatever_its_sinks_and_fanned_out_to_eac
     }
     // A fourth sink subscribed to another queue only.
     let elsewhere = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let other: switchboard::domain::ids::SinkId = open_sink(&app, &o, &elsewhere).await.parse().unwrap();
+    let other: SinkId = open_sink(&app, &o, &elsewhere).await.parse().unwrap();
     app.db.exec(&format!("UPDATE sink_subscriptions SET queues = '{{builds}}' WHERE sink_id = '{}'", other.0)).await;
     let ep = app.agent(o.scope, "w").await;
     stop_and_wait(&app).await;
@@ -209,7 +226,7 @@ async fn a_held_sink_without_a_token_is_asked_once_per_poll_not_in_a_loop() {
     .await;
     let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
+    let sink: SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
     // No token, one an hour: what comes is held.
     app.db.exec("UPDATE sinks SET tokens = 0, budget_per_hour = 1, burst = 1").await;
     let ep = app.agent(o.scope, "w").await;
@@ -239,13 +256,9 @@ async fn a_held_sink_without_a_token_is_asked_once_per_poll_not_in_a_loop() {
 
 #[actix_web::test]
 async fn a_dead_letter_is_sent_straight_from_its_record_and_each_sinks_row_written_once_with_the_answer() {
-    let app = TestApp::spawn_with(outbox_settings).await;
-    let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
-    let ep = app.agent(o.scope, "w").await;
-    stop_and_wait(&app).await;
-    dead_letter_in_store(&app, ep.id, "straight").await;
+    let (app, sinks) = dead_letter_recorded_for(&[&rx], "straight").await;
+    let sink = sinks[0];
     let claimed = app.store.claim_outbox_events(256).await.unwrap();
     assert_eq!(claimed.rows.len(), 1);
     // The claim reads what the message says, so the drain reads nothing more for it.
@@ -281,15 +294,10 @@ async fn a_dead_letter_is_sent_straight_from_its_record_and_each_sinks_row_writt
 
 #[actix_web::test]
 async fn a_record_whose_worker_died_is_claimed_again_only_for_the_sinks_still_owed_a_row() {
-    let app = TestApp::spawn_with(outbox_settings).await;
-    let o = app.owner("a@example.com").await;
     let a = Receiver::scripted(vec![], Reply::Status(200)).await;
     let b = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let sink_a: switchboard::domain::ids::SinkId = open_sink(&app, &o, &a).await.parse().unwrap();
-    let sink_b: switchboard::domain::ids::SinkId = open_sink(&app, &o, &b).await.parse().unwrap();
-    let ep = app.agent(o.scope, "w").await;
-    stop_and_wait(&app).await;
-    dead_letter_in_store(&app, ep.id, "two sinks").await;
+    let (app, sinks) = dead_letter_recorded_for(&[&a, &b], "two sinks").await;
+    let (sink_a, sink_b) = (sinks[0], sinks[1]);
     let first = app.store.claim_outbox_events(256).await.unwrap();
     assert_eq!(first.rows.len(), 2, "one row per subscribed sink");
     assert!(app.store.claim_outbox_events(256).await.unwrap().rows.is_empty(), "the record is claimed");
@@ -325,13 +333,8 @@ async fn a_record_whose_worker_died_is_claimed_again_only_for_the_sinks_still_ow
 
 #[actix_web::test]
 async fn a_dead_letters_message_says_what_the_dead_letter_was_when_it_was_decided() {
-    let app = TestApp::spawn_with(outbox_settings).await;
-    let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    open_sink(&app, &o, &rx).await;
-    let ep = app.agent(o.scope, "w").await;
-    stop_and_wait(&app).await;
-    dead_letter_in_store(&app, ep.id, "as decided").await;
+    let (app, _) = dead_letter_recorded_for(&[&rx], "as decided").await;
     // The todo changes before any worker gets to the record (an operator's edit or
     // retry): the message describes the dead letter, not the todo's later state.
     app.db.exec("UPDATE todos SET title = 'changed later', attempt = 0, max_attempts = 9").await;
@@ -344,13 +347,9 @@ async fn a_dead_letters_message_says_what_the_dead_letter_was_when_it_was_decide
 
 #[actix_web::test]
 async fn a_record_an_older_release_wrote_without_facts_is_sent_with_its_todos_facts() {
-    let app = TestApp::spawn_with(outbox_settings).await;
-    let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let sink: switchboard::domain::ids::SinkId = open_sink(&app, &o, &rx).await.parse().unwrap();
-    let ep = app.agent(o.scope, "w").await;
-    stop_and_wait(&app).await;
-    dead_letter_in_store(&app, ep.id, "older record").await;
+    let (app, sinks) = dead_letter_recorded_for(&[&rx], "older record").await;
+    let sink = sinks[0];
     // As the trigger before migration `outbox_record_facts` wrote it.
     app.db
         .exec(
@@ -374,15 +373,10 @@ async fn a_record_an_older_release_wrote_without_facts_is_sent_with_its_todos_fa
 
 #[actix_web::test]
 async fn a_write_that_finds_one_of_its_rows_already_written_writes_the_others() {
-    let app = TestApp::spawn_with(outbox_settings).await;
-    let o = app.owner("a@example.com").await;
     let a = Receiver::scripted(vec![], Reply::Status(200)).await;
     let b = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let sink_a: switchboard::domain::ids::SinkId = open_sink(&app, &o, &a).await.parse().unwrap();
-    open_sink(&app, &o, &b).await;
-    let ep = app.agent(o.scope, "w").await;
-    stop_and_wait(&app).await;
-    dead_letter_in_store(&app, ep.id, "raced").await;
+    let (app, sinks) = dead_letter_recorded_for(&[&a, &b], "raced").await;
+    let sink_a = sinks[0];
     let claimed = app.store.claim_outbox_events(256).await.unwrap();
     assert_eq!(claimed.rows.len(), 2);
     let records: Vec<Record> =
