@@ -185,6 +185,17 @@ impl TestDb {
         rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
     }
 
+    /// One connection kept open for many queries: for a loop that looks at the database
+    /// without pause, which through [`TestDb::count`] would open (and leave to close in
+    /// the background) a connection a look and could run the server out of connections.
+    pub async fn session(&self) -> DbSession {
+        let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
+        actix_rt::spawn(async move {
+            let _ = conn.await;
+        });
+        DbSession { client }
+    }
+
     /// Runs a query returning one i64.
     pub async fn count(&self, sql: &str) -> i64 {
         let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
@@ -192,6 +203,18 @@ impl TestDb {
             let _ = conn.await;
         });
         client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}")).get(0)
+    }
+}
+
+/// A connection to a test database held open ([`TestDb::session`]).
+pub struct DbSession {
+    client: tokio_postgres::Client,
+}
+
+impl DbSession {
+    /// Runs a query returning one i64.
+    pub async fn count(&self, sql: &str) -> i64 {
+        self.client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}")).get(0)
     }
 }
 

@@ -81,8 +81,9 @@ async fn race(app: &TestApp, bases: &[String], ep: &Ep, total: usize) -> Seen {
     });
     let watch = async {
         let sql = format!("SELECT count(*) FROM todos WHERE queue = '{QUEUE}' AND state = 'claimed'");
+        let session = app.db.session().await;
         while done.get() < total {
-            let n = app.db.count(&sql).await;
+            let n = session.count(&sql).await;
             let mut s = seen.borrow_mut();
             s.most_in_db = s.most_in_db.max(n);
             s.looks += 1;
