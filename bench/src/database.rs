@@ -17,6 +17,19 @@ use crate::{Args, BenchResult};
 
 /// The one queue everything is on, as in the issue ("one queue holding everything").
 pub const QUEUE: &str = "work";
+/// SQL for a todo id made at the time `ts` as the product makes them (`TodoId::new`, a
+/// UUIDv7: 48 bits of Unix milliseconds, the version, then random bits with the variant);
+/// PostgreSQL 15 has no `uuidv7()`. Seeded with random ids instead, every claim's and
+/// completion's primary-key entry would land on a random page, which the product's own
+/// todos do not do.
+pub fn todo_id_at(ts: &str) -> String {
+    format!(
+        "(lpad(to_hex((extract(epoch FROM {ts}) * 1000)::bigint), 12, '0') || '7' \
+           || substr(md5(random()::text), 1, 3) || to_hex(8 + floor(random() * 4)::int) \
+           || substr(md5(random()::text), 1, 15))::uuid"
+    )
+}
+
 /// Prefix of benchmark database names; the suffix is the bench's pid.
 const DB_PREFIX: &str = "sb_bench_";
 
@@ -199,9 +212,10 @@ impl BenchDb {
         self.exec(&format!(
             "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, attempt, attempts_total, \
                created_at, updated_at, claimed_at, completed_at) \
-             SELECT gen_random_uuid(), '{ep}', '{scope}', '{QUEUE}', 'bench done ' || g, 'done', 1, 1, \
-               now() - interval '30 days' + g * interval '1 millisecond', now(), now(), now() \
-             FROM generate_series(1, {n}) g",
+             SELECT {id}, '{ep}', '{scope}', '{QUEUE}', 'bench done ' || g, 'done', 1, 1, \
+               at, now(), now(), now() \
+             FROM generate_series(1, {n}) g, LATERAL (SELECT now() - interval '30 days' + g * interval '1 millisecond' AS at) t",
+            id = todo_id_at("at"),
             ep = seeded.cycles.0,
             scope = seeded.scope.0,
             n = args.done,
@@ -221,9 +235,9 @@ impl BenchDb {
     async fn add_pending(&self, seeded: &Seeded, endpoint: EndpointId, n: u32) -> BenchResult<u64> {
         self.exec(&format!(
             "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, created_at, updated_at) \
-             SELECT gen_random_uuid(), '{ep}', '{scope}', '{QUEUE}', 'bench ' || g, 'pending', \
-               now() + g * interval '1 microsecond', now() \
-             FROM generate_series(1, {n}) g",
+             SELECT {id}, '{ep}', '{scope}', '{QUEUE}', 'bench ' || g, 'pending', at, now() \
+             FROM generate_series(1, {n}) g, LATERAL (SELECT now() + g * interval '1 microsecond' AS at) t",
+            id = todo_id_at("at"),
             ep = endpoint.0,
             scope = seeded.scope.0,
         ))

@@ -17,6 +17,9 @@ pub struct BadId {
 
 macro_rules! typed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:literal, $kind:literal) => {
+        typed_id!($(#[$doc])* $name, $prefix, $kind, Uuid::new_v4(), "A fresh random id.");
+    };
+    ($(#[$doc:meta])* $name:ident, $prefix:literal, $kind:literal, $fresh:expr, $fresh_doc:literal) => {
         $(#[$doc])*
         #[derive(
             Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
@@ -29,9 +32,9 @@ macro_rules! typed_id {
             /// The textual prefix of this kind of id.
             pub const PREFIX: &'static str = $prefix;
 
-            /// A fresh random id.
+            #[doc = $fresh_doc]
             pub fn new() -> Self {
-                Self(Uuid::new_v4())
+                Self($fresh)
             }
         }
 
@@ -122,9 +125,19 @@ macro_rules! typed_id {
     };
 }
 
+// Todos and events are the rows written at the rate work arrives, and every claim and
+// completion writes a fresh entry into the todo's primary key (the row moves: its state is
+// in the claim indexes' predicates, so no update of it is heap-only), and into
+// `todos_event_idx` for a webhook's todo. With random ids each of those entries lands on a
+// random leaf page, and after every checkpoint each leaf's first change is a full-page
+// image in the WAL. Time-ordered ids (UUIDv7: 48 bits of milliseconds, then 74 random
+// bits) put the entries of todos made together on the same few pages. Measured with
+// `scripts/cycle-probe`'s statements on the seeded queue: about a quarter less WAL per
+// cycle and 10-20 % more cycles per second. The creation time an id reveals is the
+// todo's `created_at`, which whoever can name the todo can already read.
 typed_id!(
     /// A todo: one unit of work on an endpoint's queue.
-    TodoId, "td", "todo"
+    TodoId, "td", "todo", Uuid::now_v7(), "A fresh time-ordered id (UUIDv7)."
 );
 typed_id!(
     /// An agent endpoint: a credential and the queues it drains.
@@ -144,7 +157,7 @@ typed_id!(
 );
 typed_id!(
     /// An inbound delivery recorded in the event log.
-    EventId, "ev", "event"
+    EventId, "ev", "event", Uuid::now_v7(), "A fresh time-ordered id (UUIDv7), as a todo's."
 );
 typed_id!(
     /// An operator API token row.
@@ -186,6 +199,17 @@ mod tests {
         assert!(text.starts_with("td_"));
         assert_eq!(text.len(), 35);
         assert_eq!(text.parse::<TodoId>().unwrap(), id);
+    }
+
+    #[test]
+    fn todo_and_event_ids_made_one_after_another_sort_in_that_order() {
+        let todos: Vec<TodoId> = (0..10_000).map(|_| TodoId::new()).collect();
+        assert!(todos.windows(2).all(|w| w[0] < w[1]), "todo ids out of order");
+        assert_eq!(todos[0].0.get_version_num(), 7);
+        let events: Vec<EventId> = (0..1_000).map(|_| EventId::new()).collect();
+        assert!(events.windows(2).all(|w| w[0] < w[1]), "event ids out of order");
+        // Other kinds stay random: nothing about them is written at the rate of work.
+        assert_eq!(EndpointId::new().0.get_version_num(), 4);
     }
 
     #[test]
