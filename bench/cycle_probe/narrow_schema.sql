@@ -2,6 +2,7 @@
 -- the live part of each pending todo of the probe's queue in `narrow.live` (keys, state,
 -- lease, attempt count; two indexes), the wide `todos` row untouched until the todo ends.
 -- Rebuilt from the pending todos before every window of the narrow variants.
+SET client_min_messages = warning;
 CREATE SCHEMA IF NOT EXISTS narrow;
 DROP TABLE IF EXISTS narrow.live;
 CREATE TABLE narrow.live (
