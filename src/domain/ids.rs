@@ -132,9 +132,10 @@ macro_rules! typed_id {
 // random leaf page, and after every checkpoint each leaf's first change is a full-page
 // image in the WAL. Time-ordered ids (UUIDv7: 48 bits of milliseconds, then 74 random
 // bits) put the entries of todos made together on the same few pages. Measured with
-// `scripts/cycle-probe`'s statements on the seeded queue: about a quarter less WAL per
-// cycle and 10-20 % more cycles per second. The creation time an id reveals is the
-// todo's `created_at`, which whoever can name the todo can already read.
+// `scripts/cycle-probe`'s statements on the seeded queue (the database alone): about a
+// quarter less WAL per cycle and 10-20 % more cycles per second; over REST, a sixth less
+// WAL per cycle (docs/benchmarks.md). The creation time an id reveals is the todo's
+// `created_at` (an event's receipt), which whoever can name it can already read.
 typed_id!(
     /// A todo: one unit of work on an endpoint's queue.
     TodoId, "td", "todo", Uuid::now_v7(), "A fresh time-ordered id (UUIDv7)."
