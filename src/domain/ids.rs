@@ -132,9 +132,10 @@ macro_rules! typed_id {
 // random leaf page, and after every checkpoint each leaf's first change is a full-page
 // image in the WAL. Time-ordered ids (UUIDv7: 48 bits of milliseconds, then 74 random
 // bits) put the entries of todos made together on the same few pages. Measured with
-// `scripts/cycle-probe`'s statements on the seeded queue (the database alone): about a
-// quarter less WAL per cycle and 10-20 % more cycles per second; over REST, a sixth less
-// WAL per cycle (docs/benchmarks.md). The creation time an id reveals is the todo's
+// `scripts/cycle-probe`'s statements on the seeded queue (the database alone, two runs of
+// each seed, alternating): WAL per cycle 2 705-3 289 bytes against 3 789-4 324 with random
+// ids, cycles per second 10 % and 27 % higher in the two pairs; over REST, WAL per cycle
+// 2 360 against 2 797 bytes, the rate within noise (docs/benchmarks.md). The creation time an id reveals is the todo's
 // `created_at` (an event's receipt), which whoever can name it can already read.
 typed_id!(
     /// A todo: one unit of work on an endpoint's queue.

@@ -167,27 +167,21 @@ impl TestDb {
 
     /// Runs SQL directly (for simulating the passage of time).
     pub async fn exec(&self, sql: &str) -> u64 {
-        let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
-        actix_rt::spawn(async move {
-            let _ = conn.await;
-        });
+        let session = self.session().await;
         // `{e:?}`: the Display form of a database error is just "db error".
-        client.execute(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+        session.client.execute(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"))
     }
 
     /// The text of an EXPLAIN.
     pub async fn plan(&self, explain: &str) -> String {
-        let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
-        actix_rt::spawn(async move {
-            let _ = conn.await;
-        });
-        let rows = client.query(explain, &[]).await.unwrap_or_else(|e| panic!("{explain}: {e:?}"));
+        let rows = self.session().await.client.query(explain, &[]).await.unwrap_or_else(|e| panic!("{explain}: {e:?}"));
         rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
     }
 
-    /// One connection kept open for many queries: for a loop that looks at the database
-    /// without pause, which through [`TestDb::count`] would open (and leave to close in
-    /// the background) a connection a look and could run the server out of connections.
+    /// A connection of its own, open while the session is kept. [`TestDb::exec`],
+    /// [`TestDb::count`] and [`TestDb::plan`] open one a call; a loop that looks at the
+    /// database without pause keeps one instead, since a connection a look (each left to
+    /// close in the background) could run the server out of connections.
     pub async fn session(&self) -> DbSession {
         let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
         actix_rt::spawn(async move {
@@ -198,11 +192,7 @@ impl TestDb {
 
     /// Runs a query returning one i64.
     pub async fn count(&self, sql: &str) -> i64 {
-        let (client, conn) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await.expect("connect");
-        actix_rt::spawn(async move {
-            let _ = conn.await;
-        });
-        client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}")).get(0)
+        self.session().await.count(sql).await
     }
 }
 
