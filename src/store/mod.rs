@@ -85,7 +85,7 @@
 //!   "C" IN (…)`): equal for a text column under any deterministic collation, but it
 //!   proves no partial index's `WHERE state = …`. Without it, statistics taken while no
 //!   todo was claimed (an idle queue, a vacuum between bursts) make the partial indexes
-//!   of claimed todos (`todos_in_flight_idx`, `todos_lease_reap_idx`) look empty, the
+//!   of claimed todos (`todos_in_flight_idx`, `todos_lapse_idx`) look empty, the
 //!   planner walks one instead of the primary key, and every completion visited every
 //!   claimed todo of the endpoint and every dead entry since the last vacuum (in the
 //!   throughput benchmark, 1 036 batch completes of 100 over 15 ms averaged 170 ms);

@@ -223,7 +223,7 @@ async fn the_agent_verbs_find_todos_by_key_under_statistics_taken_on_an_idle_que
             .await
             .unwrap();
         let plan = plan.into_iter().map(|l| l.line).collect::<Vec<_>>().join("\n");
-        let wrong = ["todos_in_flight_idx", "todos_lease_reap_idx", "todos_interrupt_reap_idx"];
+        let wrong = ["todos_in_flight_idx", "todos_lapse_idx"];
         for wrong in wrong.iter().chain(&["Seq Scan on todos", "Seq Scan on todo_attempts"]) {
             assert!(!plan.contains(wrong), "{wrong} in the plan of\n{}\n{plan}", p.statement);
         }
@@ -237,5 +237,39 @@ async fn the_agent_verbs_find_todos_by_key_under_statistics_taken_on_an_idle_que
                 );
             }
         }
+    }
+}
+
+/// Both reapers read their lapsed todos off the one index that replaced their two
+/// (`todos_lapse_idx`, migration `lapse_index`), with an index condition, however many
+/// done todos and live claims surround them.
+#[actix_web::test]
+async fn both_reapers_find_lapsed_work_on_the_lapse_index() {
+    use switchboard::store::todos::{INTERRUPTS_DUE, LEASES_DUE};
+
+    let (app, o, ep) = TestApp::with_worker().await;
+    app.db
+        .exec(&format!(
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, completed_at, created_at, \
+               lease_expires_at, interrupt_expires_at, interrupt_wait_seconds) \
+             SELECT gen_random_uuid(), '{ep}', '{sc}', 'q', 't', s.state, \
+                    CASE WHEN s.state = 'done' THEN now() END, now() - n * interval '1 second', \
+                    CASE WHEN s.state = 'claimed' THEN now() + n * interval '1 second' END, \
+                    CASE WHEN s.state = 'input_required' THEN now() + n * interval '1 second' END, \
+                    CASE WHEN s.state = 'input_required' THEN 3600 END \
+             FROM generate_series(1, 50000) n, \
+                  LATERAL (SELECT CASE n % 50 WHEN 0 THEN 'claimed' WHEN 1 THEN 'input_required' ELSE 'done' END \
+                           AS state) s",
+            ep = ep.id.0,
+            sc = o.scope.0
+        ))
+        .await;
+    app.db.exec("ANALYZE todos").await;
+    for (reaper, due, cond) in [
+        ("lease", LEASES_DUE, "Index Cond: (lease_expires_at < now())"),
+        ("interrupt", INTERRUPTS_DUE, "Index Cond: ((lease_expires_at IS NULL) AND (interrupt_expires_at < now()))"),
+    ] {
+        let plan = app.db.plan(&format!("EXPLAIN {due} LIMIT 500 FOR UPDATE OF t SKIP LOCKED")).await;
+        assert!(plan.contains("todos_lapse_idx") && plan.contains(cond), "the {reaper} reaper:\n{plan}");
     }
 }

@@ -206,6 +206,14 @@ impl DbSession {
     pub async fn count(&self, sql: &str) -> i64 {
         self.client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}")).get(0)
     }
+
+    /// Runs SQL that may be refused: the SQLSTATE of the refusal, or `None` if it ran.
+    pub async fn refusal(&self, sql: &str) -> Option<String> {
+        match self.client.batch_execute(sql).await {
+            Ok(()) => None,
+            Err(e) => Some(e.code().map_or_else(|| format!("no SQLSTATE: {e:?}"), |c| c.code().to_owned())),
+        }
+    }
 }
 
 impl Drop for TestDb {

@@ -40,6 +40,7 @@ mod races;
 mod retention;
 mod revocation_under_load;
 mod rolling_upgrade;
+mod row_rules;
 mod security;
 mod signals;
 mod sinks;

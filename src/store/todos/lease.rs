@@ -36,7 +36,7 @@ impl Store {
                    THEN now() + COALESCE($4, t.interrupt_wait_seconds) * interval '1 second' END, \
                  updated_at = now() \
                WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
-                 AND t.state IN ('claimed', 'input_required', 'auth_required') \
+                 AND t.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') \
                  AND ($5::bytea IS NULL OR t.lease_token_hash = $5) \
                RETURNING t.*), \
              att AS ( \

@@ -24,7 +24,7 @@ pub use finish::Finish;
 pub use interrupt::ResumeOutcome;
 pub use read::{ListFilter, TodoWithAttempts};
 pub(crate) use sweeps::SWEEP_PAUSE_RATIO;
-pub use sweeps::SweepReport;
+pub use sweeps::{INTERRUPTS_DUE, LEASES_DUE, SweepReport};
 
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;

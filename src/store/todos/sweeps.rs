@@ -24,6 +24,25 @@ macro_rules! endpoint_live_sql {
     };
 }
 
+/// The claimed todos whose lease lapsed, oldest lapse first (read off `todos_lapse_idx`).
+pub const LEASES_DUE: &str = concat!(
+    "SELECT id FROM todos t WHERE state = 'claimed' AND lease_expires_at < now() ",
+    "AND queue <> 'quarantine' AND ",
+    endpoint_live_sql!(),
+    " ORDER BY lease_expires_at"
+);
+
+/// The interrupted todos whose interrupt lease lapsed, oldest lapse first.
+/// `lease_expires_at IS NULL` holds for every interrupted todo (the row check); written
+/// out, it lets the scan of `todos_lapse_idx` start at the interrupt leases instead of
+/// walking every claim's lease before them.
+pub const INTERRUPTS_DUE: &str = concat!(
+    "SELECT id FROM todos t WHERE state IN ('input_required', 'auth_required') ",
+    "AND lease_expires_at IS NULL AND interrupt_expires_at < now() AND queue <> 'quarantine' AND ",
+    endpoint_live_sql!(),
+    " ORDER BY interrupt_expires_at"
+);
+
 /// Rows moved per statement: large enough to be efficient, small enough that claims
 /// on the same tables never wait long behind a sweep.
 pub const SWEEP_BATCH: i64 = 500;
@@ -105,16 +124,7 @@ impl Store {
     /// Lease reaper: claimed todos whose lease lapsed go back to pending below the cap
     /// (`todo.ready`, `requeued`) or become dead letters at the cap (`lease_expired`).
     pub async fn reap_expired_leases(&self) -> Result<SweepReport> {
-        let sql = lapse_sql(
-            concat!(
-                "SELECT id FROM todos t WHERE state = 'claimed' AND lease_expires_at < now() ",
-                "AND queue <> 'quarantine' AND ",
-                endpoint_live_sql!(),
-                " ORDER BY lease_expires_at"
-            ),
-            "lease_expired",
-            "lease_expired",
-        );
+        let sql = lapse_sql(LEASES_DUE, "lease_expired", "lease_expired");
         self.sweep(&sql).await
     }
 
@@ -122,16 +132,7 @@ impl Store {
     /// back to pending below the cap or become dead letters at the cap
     /// (`interrupt_expired`).
     pub async fn reap_expired_interrupts(&self) -> Result<SweepReport> {
-        let sql = lapse_sql(
-            concat!(
-                "SELECT id FROM todos t WHERE state IN ('input_required', 'auth_required') ",
-                "AND interrupt_expires_at < now() AND queue <> 'quarantine' AND ",
-                endpoint_live_sql!(),
-                " ORDER BY interrupt_expires_at"
-            ),
-            "interrupt_expired",
-            "interrupt_expired",
-        );
+        let sql = lapse_sql(INTERRUPTS_DUE, "interrupt_expired", "interrupt_expired");
         self.sweep(&sql).await
     }
 

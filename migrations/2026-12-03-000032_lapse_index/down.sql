@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS todos_lapse_idx;
