@@ -89,12 +89,63 @@ pub struct TodoRow {
     pub quarantine_reason: Option<QuarantineReason>,
     /// Instructions a routing rule attached for the agent (≤4 096 bytes).
     pub work_order: Option<String>,
+    /// The latest attempt's claimant label, if its claim gave one. While the attempt is
+    /// open (`claimed`, `input_required`, `auth_required`) the todo row is the only
+    /// record of it: its history row is written when it closes, from these fields
+    /// ([`TodoRow::open_attempt`] shows it meanwhile).
+    pub attempt_claimant: Option<String>,
+    /// Whether the latest attempt was a relay's.
+    pub attempt_relay: bool,
+    /// The latest attempt's latest heartbeat or resume; none before the first.
+    pub attempt_heartbeat_at: Option<DateTime<Utc>>,
 }
 
 impl TodoRow {
     /// A dead letter: failed with no retry scheduled.
     pub fn is_dead_letter(&self) -> bool {
         self.state == TodoState::Failed && self.next_retry_at.is_none()
+    }
+
+    /// The attempt open on this todo, if one is: while claimed or interrupted the todo
+    /// row holds it (its history row is written only when it closes, by the statement
+    /// that closes it). Its lease is the claim's lease or, while interrupted, the
+    /// interrupt lease.
+    pub fn open_attempt(&self) -> Option<AttemptRow> {
+        let open = matches!(self.state, TodoState::Claimed | TodoState::InputRequired | TodoState::AuthRequired);
+        let lease = self.lease_expires_at.or(self.interrupt_expires_at);
+        match (open, self.claimed_at, lease) {
+            (true, Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => Some(AttemptRow {
+                todo_id: self.id,
+                seq: self.attempts_total,
+                claimer_endpoint_id: Some(self.endpoint_id),
+                claimant: self.attempt_claimant.clone(),
+                relay: self.attempt_relay,
+                claimed_at,
+                last_heartbeat_at: self.attempt_heartbeat_at,
+                lease_expires_at,
+                ended_at: None,
+                outcome: None,
+                disposition: None,
+                summary: None,
+                summary_truncated: false,
+                artifact: None,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The attempt history to show, newest first and at most `limit` long: the stored
+    /// rows (`history`, newest first) with the open attempt at their head. An attempt
+    /// that already has a stored row (opened by an earlier release, which wrote open
+    /// attempts) is shown from that row.
+    pub fn history_with_open(&self, mut history: Vec<AttemptRow>, limit: usize) -> Vec<AttemptRow> {
+        if let Some(open) = self.open_attempt()
+            && history.iter().all(|a| a.seq != open.seq)
+        {
+            history.insert(0, open);
+        }
+        history.truncate(limit);
+        history
     }
 }
 
@@ -182,4 +233,69 @@ pub struct HumanRow {
     pub display_name: String,
     /// When the human was added.
     pub created_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod open_attempt_tests {
+    use chrono::{Duration, Utc};
+
+    use super::TodoRow;
+    use crate::board::todos::fixtures::{attempt, todo};
+    use crate::domain::todo_state::TodoState;
+
+    fn claimed(seq: i32) -> TodoRow {
+        let mut t = todo(TodoState::Claimed);
+        t.attempts_total = seq;
+        t.claimed_at = Some(Utc::now());
+        t.lease_expires_at = Some(Utc::now() + Duration::minutes(5));
+        t.attempt_claimant = Some("worker-3".into());
+        t.attempt_relay = true;
+        t
+    }
+
+    #[test]
+    fn a_claimed_todo_holds_its_open_attempt_with_the_claims_facts() {
+        let t = claimed(3);
+        let open = t.open_attempt().expect("open");
+        assert_eq!((open.todo_id, open.seq, open.claimant.as_deref(), open.relay), (t.id, 3, Some("worker-3"), true));
+        assert_eq!((open.claimed_at, open.lease_expires_at), (t.claimed_at.unwrap(), t.lease_expires_at.unwrap()));
+        assert!(open.ended_at.is_none() && open.outcome.is_none() && open.disposition.is_none());
+    }
+
+    #[test]
+    fn an_interrupted_todos_open_attempt_runs_on_the_interrupt_lease() {
+        let mut t = claimed(1);
+        t.state = TodoState::InputRequired;
+        t.lease_expires_at = None;
+        t.interrupt_expires_at = Some(Utc::now() + Duration::hours(1));
+        assert_eq!(t.open_attempt().map(|a| a.lease_expires_at), t.interrupt_expires_at);
+    }
+
+    #[test]
+    fn a_todo_not_held_by_a_claim_has_no_open_attempt() {
+        for state in [TodoState::Pending, TodoState::Done, TodoState::Failed, TodoState::Canceled] {
+            let mut t = claimed(2);
+            t.state = state;
+            assert!(t.open_attempt().is_none(), "{state:?}");
+        }
+        let mut never = claimed(0);
+        never.claimed_at = None;
+        assert!(never.open_attempt().is_none(), "no claim was ever made");
+    }
+
+    #[test]
+    fn the_history_shows_the_open_attempt_first_once_and_within_the_limit() {
+        let t = claimed(3);
+        let stored = vec![attempt(t.id, 2, None), attempt(t.id, 1, None)];
+        let shown = t.history_with_open(stored.clone(), 20);
+        assert_eq!(shown.iter().map(|a| a.seq).collect::<Vec<_>>(), [3, 2, 1]);
+        assert!(shown[0].ended_at.is_none());
+        assert_eq!(t.history_with_open(stored, 2).iter().map(|a| a.seq).collect::<Vec<_>>(), [3, 2]);
+        // An earlier release stored the open attempt as a row: that row is shown, once.
+        let mut legacy = attempt(t.id, 3, None);
+        legacy.ended_at = None;
+        let shown = t.history_with_open(vec![legacy, attempt(t.id, 2, None)], 20);
+        assert_eq!(shown.iter().map(|a| a.seq).collect::<Vec<_>>(), [3, 2]);
+        assert_eq!(shown[0].claimant.as_deref(), Some("harness/box/claude/run-7"));
+    }
 }

@@ -170,6 +170,9 @@ diesel::table! {
         completed_at -> Nullable<Timestamptz>,
         quarantine_reason -> Nullable<Text>,
         work_order -> Nullable<Text>,
+        attempt_claimant -> Nullable<Text>,
+        attempt_relay -> Bool,
+        attempt_heartbeat_at -> Nullable<Timestamptz>,
     }
 }
 

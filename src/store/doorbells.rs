@@ -8,6 +8,7 @@ use diesel::sql_types::{Array, Double, Int8, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::Store;
+use super::todos::claimed_by_sql;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::Result;
 
@@ -41,10 +42,11 @@ impl Store {
             // tick; it must never hold up the digests the same tick decides after it.
             diesel::sql_query("SET LOCAL lock_timeout = 1000").execute(conn).await?;
             diesel::sql_query("SET LOCAL statement_timeout = 10000").execute(conn).await?;
-            let n = diesel::sql_query(
+            let n = diesel::sql_query(concat!(
                 "WITH due AS ( \
-               SELECT r.todo_id, EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = r.todo_id \
-                                         AND a.claimed_at <= r.rung_at + make_interval(secs => $1)) AS heard \
+               SELECT r.todo_id, ",
+                claimed_by_sql!("r.todo_id", "r.rung_at + make_interval(secs => $1)"),
+                " AS heard \
                FROM doorbell_rings r \
                WHERE r.unheard IS NULL AND r.rung_at < now() - make_interval(secs => $1) \
                ORDER BY r.rung_at LIMIT $2 FOR UPDATE SKIP LOCKED), \
@@ -52,8 +54,8 @@ impl Store {
                       RETURNING r.todo_id), \
              marked AS (UPDATE doorbell_rings r SET unheard = true FROM due \
                         WHERE r.todo_id = due.todo_id AND NOT due.heard RETURNING r.todo_id) \
-             SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM marked) AS n",
-            )
+             SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM marked) AS n"
+            ))
             .bind::<Double, _>(ack_seconds as f64)
             .bind::<Int8, _>(batch)
             .get_result::<Decided>(conn)

@@ -284,6 +284,35 @@ enum Cascade {
     Expired,
 }
 
+/// The todos (alias `t`) of endpoint `$1` a revocation dead-letters: every live one
+/// (pending, claimed, interrupted, failed with a retry scheduled), quarantine aside.
+const LIVE_OF_ENDPOINT: &str = "t.endpoint_id = $1 AND t.queue <> 'quarantine' \
+    AND (t.state IN ('pending', 'claimed', 'input_required', 'auth_required') \
+         OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))";
+
+/// The cascade's move of the todos it locked, closing their open attempts `revoked` /
+/// `dead_lettered`: the ids and queues it moved.
+static REVOKE_TODOS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "WITH moved AS ( \
+           UPDATE todos t SET state = 'failed', next_retry_at = NULL, lease_expires_at = NULL, \
+             lease_token_hash = NULL, interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, \
+             interrupt_reason = NULL, \
+             claimed_by = NULL, dead_reason = 'endpoint_revoked', dead_lettered_at = now(), \
+             dead_letter_count = t.dead_letter_count + 1, updated_at = now() \
+           WHERE {LIVE_OF_ENDPOINT} \
+           RETURNING t.id, t.queue), \
+         {} \
+         SELECT COALESCE(array_agg(id), '{{}}') AS ids, COALESCE(array_agg(DISTINCT queue), '{{}}') AS queues \
+         FROM moved",
+        crate::store::todos::closed_attempts_cte(
+            "IN (SELECT id FROM moved)",
+            "",
+            "'revoked', 'dead_lettered', NULL, false, NULL"
+        )
+    )
+});
+
 /// The cascade: every live todo of the endpoint (pending, claimed, interrupted, failed
 /// with a retry scheduled; not quarantine) becomes a dead letter `endpoint_revoked`,
 /// and open attempts close `revoked` / `dead_lettered`. Runs inside the caller's
@@ -291,11 +320,13 @@ enum Cascade {
 /// the owner's sinks are told once per cascade, not once per todo: one outbox row per
 /// subscribed sink naming the endpoint and the count, in this same transaction.
 ///
-/// Two statements, not one: the todo update waits for claims in flight and then takes
-/// the todos they claimed, but a data-modifying CTE beside it would still read
-/// attempts through the statement's starting snapshot, which does not hold the attempt
-/// such a claim opened, and would leave it open. The second statement's fresh
-/// snapshot does.
+/// Two statements, not one: the first locks every live todo of the endpoint (in id
+/// order, as batch verbs do), waiting for claims in flight, so that the second
+/// statement's snapshot holds the attempts those claims opened. The second moves the
+/// todos and writes each open attempt's history row from the row as it was
+/// ([`super::todos`]'s attempt close reads it through that snapshot; it cannot change
+/// meanwhile, being locked). Read in the moving statement's own starting snapshot, an
+/// attempt a claim opened while the statement waited would be missed.
 async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: EndpointId, why: Cascade) -> Result<i64> {
     #[derive(QueryableByName)]
     struct Dead {
@@ -304,30 +335,12 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
         #[diesel(sql_type = Array<Text>)]
         queues: Vec<String>,
     }
-    let dead: Dead = diesel::sql_query(
-        "WITH dead AS ( \
-           UPDATE todos SET state = 'failed', next_retry_at = NULL, lease_expires_at = NULL, \
-             lease_token_hash = NULL, interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, \
-             interrupt_reason = NULL, \
-             claimed_by = NULL, dead_reason = 'endpoint_revoked', dead_lettered_at = now(), \
-             dead_letter_count = dead_letter_count + 1, updated_at = now() \
-           WHERE endpoint_id = $1 AND queue <> 'quarantine' \
-             AND (state IN ('pending', 'claimed', 'input_required', 'auth_required') \
-                  OR (state = 'failed' AND next_retry_at IS NOT NULL)) \
-           RETURNING id, queue) \
-         SELECT COALESCE(array_agg(id), '{}') AS ids, COALESCE(array_agg(DISTINCT queue), '{}') AS queues FROM dead",
-    )
-    .bind::<SqlUuid, _>(endpoint)
-    .get_result(conn)
-    .await?;
-    if !dead.ids.is_empty() {
-        diesel::sql_query(
-            "UPDATE todo_attempts SET ended_at = now(), outcome = 'revoked', disposition = 'dead_lettered' \
-             WHERE todo_id = ANY($1) AND ended_at IS NULL",
-        )
-        .bind::<Array<SqlUuid>, _>(&dead.ids)
+    diesel::sql_query(format!("SELECT id FROM todos t WHERE {LIVE_OF_ENDPOINT} ORDER BY id FOR UPDATE"))
+        .bind::<SqlUuid, _>(endpoint)
         .execute(conn)
         .await?;
+    let dead: Dead = diesel::sql_query(REVOKE_TODOS.as_str()).bind::<SqlUuid, _>(endpoint).get_result(conn).await?;
+    if !dead.ids.is_empty() {
         let reason = match why {
             Cascade::Revoked => "endpoint_revoked",
             Cascade::Expired => "endpoint_expired",

@@ -38,7 +38,12 @@ async fn two_instances_racing_claims_never_claim_a_todo_twice() {
     let unique: HashSet<&String> = claimed.iter().collect();
     assert_eq!(claimed.len(), TODOS, "every todo claimed");
     assert_eq!(unique.len(), TODOS, "no todo claimed twice");
-    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, TODOS as i64, "one attempt per claim");
+    assert_eq!(
+        app.db.count("SELECT sum(attempts_total)::int8 FROM todos").await,
+        TODOS as i64,
+        "one attempt per claim"
+    );
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, 0, "every attempt still open on its todo row");
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE attempt = 1 AND state = 'claimed'").await, TODOS as i64);
 }
 

@@ -214,6 +214,16 @@ async fn round(app: &Rc<TestApp>, o: &Owner, slug: &str, death: Death) {
         ))
         .await;
     assert_eq!(open, 0, "open attempts left on a dead endpoint");
+    // Every attempt made has its history row: a claim in flight when the cascade began
+    // is closed `revoked` with the rest.
+    let unrecorded = app
+        .db
+        .count(&format!(
+            "SELECT count(*) FROM todos t WHERE t.endpoint_id = '{e}' \
+             AND t.attempts_total <> (SELECT count(*) FROM todo_attempts a WHERE a.todo_id = t.id)"
+        ))
+        .await;
+    assert_eq!(unrecorded, 0, "attempts without a history row on a dead endpoint");
     // Every todo finished (done, or a dead letter at its cap) before the endpoint
     // died, or died with it (`endpoint_revoked`).
     let accounted = app

@@ -110,6 +110,9 @@ pub fn todo(state: TodoState) -> TodoRow {
         completed_at: None,
         quarantine_reason: None,
         work_order: None,
+        attempt_claimant: None,
+        attempt_relay: false,
+        attempt_heartbeat_at: None,
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Coverage {
 /// `$1` scope, `$2` queues (empty: all), `$3` since, `$4` until, and for the doorbells
 /// `$5` the acknowledgement window in seconds.
 pub mod sql {
+    use crate::store::todos::claimed_by_sql;
+
     /// Pending count and oldest age per queue (the claim index, per endpoint).
     pub const PENDING: &str = "SELECT e.slug AS endpoint, t.queue, count(*)::int8 AS n, \
            COALESCE(EXTRACT(EPOCH FROM $4 - min(t.created_at)), 0)::int8 AS m \
@@ -72,14 +74,17 @@ pub mod sql {
     /// Doorbells whose acknowledgement window ended since the previous digest and
     /// whose todo was not claimed within it, per endpoint: the rings decided unheard,
     /// and any not decided yet (the scheduler decides them each tick) checked here.
-    pub const UNHEARD: &str = "SELECT e.slug AS label, count(*)::int8 AS n \
+    pub const UNHEARD: &str = concat!(
+        "SELECT e.slug AS label, count(*)::int8 AS n \
          FROM endpoints e JOIN doorbell_rings r ON r.endpoint_id = e.id \
          WHERE e.scope_id = $1 \
            AND r.rung_at > $3 - make_interval(secs => $5) AND r.rung_at <= $4 - make_interval(secs => $5) \
            AND (cardinality($2::text[]) = 0 OR r.queue = ANY($2)) \
-           AND (r.unheard OR NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = r.todo_id \
-                                         AND a.claimed_at <= r.rung_at + make_interval(secs => $5))) \
-         GROUP BY 1 ORDER BY 1";
+           AND (r.unheard OR NOT ",
+        claimed_by_sql!("r.todo_id", "r.rung_at + make_interval(secs => $5)"),
+        ") \
+         GROUP BY 1 ORDER BY 1"
+    );
     /// Endpoints that clocked out (and have not clocked in since); never-seen
     /// endpoints are not counted as clocked out.
     pub const CLOCKED_OUT: &str = "SELECT slug AS label, 0::int8 AS n FROM endpoints \

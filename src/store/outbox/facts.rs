@@ -90,8 +90,8 @@ impl Store {
                     CASE WHEN w.with_excerpt THEN left(t.payload::text, 2000) END AS excerpt \
              FROM unnest($1::uuid[], $2::bool[]) AS w(id, with_excerpt) \
              JOIN todos t ON t.id = w.id \
-             LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts WHERE todo_id = t.id \
-                                ORDER BY seq DESC LIMIT 1) a ON true \
+             LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts \
+                                WHERE todo_id = t.id AND seq = t.attempts_total) a ON true \
              LEFT JOIN events e ON e.id = t.event_id",
         )
         .bind::<Array<SqlUuid>, _>(&ids)

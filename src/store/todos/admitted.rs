@@ -201,12 +201,11 @@ fn resume() -> String {
     format!(
         "WITH {}, \
          claimed AS (UPDATE todos t SET state = 'claimed', lease_expires_at = now() + $3 * interval '1 second', \
-             interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, updated_at = now() \
+             interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
+             attempt_heartbeat_at = now(), updated_at = now() \
            WHERE t.id = $1 AND t.endpoint_id = $2 AND {RESUMABLE} \
              AND NOT EXISTS (SELECT 1 FROM refused r WHERE r.queue = t.queue) \
            RETURNING t.*), \
-         renewed AS (UPDATE todo_attempts a SET lease_expires_at = c.lease_expires_at, last_heartbeat_at = now() \
-           FROM claimed c WHERE a.todo_id = $1 AND a.todo_id = c.id AND a.ended_at IS NULL), \
          {}",
         verdicts(
             "a.endpoint_id = $2 AND a.queue = (SELECT t.queue FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2)"

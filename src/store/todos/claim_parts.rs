@@ -32,10 +32,11 @@ impl ClaimParams {
     }
 }
 
-/// The CTEs of a claim statement after the candidates are chosen (CTE `candidate`, alias
-/// `c`): each todo moves to `claimed` and its attempt opens, in one statement. `$hash`
-/// is the SQL of the lease token's hash for the candidate `c`, `$by_key` a further
-/// condition on the updated rows.
+/// The CTE of a claim statement after the candidates are chosen (CTE `candidate`, alias
+/// `c`): each todo moves to `claimed` and its new attempt opens on the todo row (its
+/// history row is written when it closes: [`super::attempt_close`]). `$hash` is the SQL
+/// of the lease token's hash for the candidate `c`, `$by_key` a further condition on the
+/// updated rows.
 macro_rules! claim_ctes {
     ($hash:literal, $by_key:literal) => {
         concat!(
@@ -43,13 +44,11 @@ macro_rules! claim_ctes {
                UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
                  claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
             $hash,
-            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL \
+            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL, \
+                 attempt_claimant = $5, attempt_relay = $6, attempt_heartbeat_at = NULL \
                FROM candidate c WHERE t.id = c.id",
             $by_key,
-            " RETURNING t.*), \
-             opened AS ( \
-               INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
-               SELECT id, attempts_total, endpoint_id, $5, $6, now(), lease_expires_at FROM claimed)"
+            " RETURNING t.*)"
         )
     };
 }

@@ -1,11 +1,14 @@
 //! Ending an attempt as the agent: complete, fail (retry with backoff, or a dead letter
 //! at the cap), release.
 
+use std::sync::LazyLock;
+
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
+use super::attempt_close::closed_cte;
 use super::{Caller, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
@@ -71,25 +74,30 @@ impl Finish {
     }
 }
 
+/// Complete (`$1` todo, `$2` endpoint, `$3` result, `$4` the lease token's hash or null,
+/// `$5`–`$7` summary, whether it was cut, artifact).
+static COMPLETE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH moved AS ( \
+           UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
+             lease_expires_at = NULL, lease_token_hash = NULL \
+           WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
+             AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
+           RETURNING t.*), \
+         {} \
+         SELECT * FROM moved",
+        closed_cte("= $1", "", "'completed', 'done', $5, $6, $7")
+    )
+});
+
 impl Store {
     /// Completes a claimed todo; its attempt closes `completed` / `done`.
     pub async fn complete(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
         let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
-        let sql = "WITH done AS ( \
-               UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
-                 lease_expires_at = NULL, lease_token_hash = NULL \
-               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
-                 AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
-               RETURNING t.*), \
-             closed AS ( \
-               UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
-                 summary = $5, summary_truncated = $6, artifact = $7 \
-               FROM done WHERE a.todo_id = $1 AND a.todo_id = done.id AND a.ended_at IS NULL) \
-             SELECT * FROM done";
         let mut conn = self.conn().await?;
         let todo: TodoRow = agent_transition(
             &mut conn,
-            todo_query(sql.to_owned(), id)
+            todo_query(COMPLETE.clone(), id)
                 .bind::<SqlUuid, _>(endpoint.0)
                 .bind::<Nullable<Jsonb>, _>(finish.result)
                 .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
@@ -145,13 +153,11 @@ impl Store {
                WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
                  AND ($3::bytea IS NULL OR t.lease_token_hash = $3) \
                RETURNING t.*), \
-             closed AS ( \
-               UPDATE todo_attempts a SET ended_at = now(), outcome = 'released', disposition = 'requeued', \
-                 summary = $4, summary_truncated = $5, artifact = $6 \
-               FROM moved WHERE a.todo_id = $1 AND a.todo_id = moved.id AND a.ended_at IS NULL) \
+             {closed} \
              SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
                NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
-             FROM moved t"
+             FROM moved t",
+            closed = closed_cte("= $1", "", "'released', 'requeued', $4, $5, $6")
         );
         let mut conn = self.conn().await?;
         let query = todo_query(sql, id)
@@ -244,14 +250,11 @@ pub(crate) async fn fail_in_tx(
              dead_reason = $4, dead_lettered_at = CASE WHEN $4 IS NULL THEN NULL ELSE now() END, \
              dead_letter_count = t.dead_letter_count + CASE WHEN $4 IS NULL THEN 0 ELSE 1 END \
            WHERE t.id = $1 RETURNING t.*), \
-         closed AS ( \
-           UPDATE todo_attempts a SET ended_at = now(), outcome = $5, disposition = $6, \
-             summary = $7, summary_truncated = $8, artifact = $9 \
-           FROM moved WHERE a.todo_id = $1 AND a.todo_id = moved.id AND a.ended_at IS NULL \
-           RETURNING a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
+         {closed} \
          SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
            c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
-         FROM moved t LEFT JOIN closed c ON true"
+         FROM moved t LEFT JOIN closed c ON true",
+        closed = closed_cte("= $1", "", "$5, $6, $7, $8, $9")
     );
     let row: MovedRow = Prepared(
         todo_query(sql, id)

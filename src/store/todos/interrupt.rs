@@ -49,10 +49,7 @@ impl Store {
                  interrupt_reason = $5, updated_at = now() \
                WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
                  AND ($6::bytea IS NULL OR t.lease_token_hash = $6) \
-               RETURNING t.*), \
-             att AS ( \
-               UPDATE todo_attempts a SET lease_expires_at = moved.interrupt_expires_at \
-               FROM moved WHERE a.todo_id = $1 AND a.todo_id = moved.id AND a.ended_at IS NULL) \
+               RETURNING t.*) \
              SELECT * FROM moved";
         let mut conn = self.conn().await?;
         let todo: TodoRow = agent_transition(
@@ -143,12 +140,9 @@ fn resume_unbudgeted() -> String {
          moved AS ( \
            UPDATE todos t SET state = 'claimed', lease_expires_at = now() + $3 * interval '1 second', \
              interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
-             updated_at = now() \
+             attempt_heartbeat_at = now(), updated_at = now() \
            FROM target g WHERE t.id = g.id AND NOT g.budgeted \
-           RETURNING t.*), \
-         att AS ( \
-           UPDATE todo_attempts a SET lease_expires_at = moved.lease_expires_at, last_heartbeat_at = now() \
-           FROM moved WHERE a.todo_id = $1 AND a.todo_id = moved.id AND a.ended_at IS NULL) \
+           RETURNING t.*) \
          SELECT coalesce((SELECT budgeted FROM target), false) AS budgeted, m.* \
          FROM (SELECT 1) one LEFT JOIN moved m ON true"
     )

@@ -34,15 +34,11 @@ impl Store {
                  lease_expires_at = CASE WHEN t.state = 'claimed' THEN now() + $3 * interval '1 second' END, \
                  interrupt_expires_at = CASE WHEN t.state <> 'claimed' \
                    THEN now() + COALESCE($4, t.interrupt_wait_seconds) * interval '1 second' END, \
-                 updated_at = now() \
+                 attempt_heartbeat_at = now(), updated_at = now() \
                WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
                  AND t.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') \
                  AND ($5::bytea IS NULL OR t.lease_token_hash = $5) \
-               RETURNING t.*), \
-             att AS ( \
-               UPDATE todo_attempts a SET last_heartbeat_at = now(), \
-                 lease_expires_at = COALESCE(hb.lease_expires_at, hb.interrupt_expires_at) \
-               FROM hb WHERE a.todo_id = $1 AND a.todo_id = hb.id AND a.ended_at IS NULL) \
+               RETURNING t.*) \
              SELECT * FROM hb";
         let mut conn = self.conn().await?;
         let todo: TodoRow = agent_transition(

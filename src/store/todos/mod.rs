@@ -3,6 +3,7 @@
 //! after commit.
 
 mod admitted;
+mod attempt_close;
 mod batch;
 mod bulk_retry;
 mod claim;
@@ -15,6 +16,7 @@ mod operator;
 mod read;
 mod sweeps;
 
+pub(crate) use attempt_close::{claimed_by_sql, closed_cte as closed_attempts_cte};
 pub use batch::{BatchClaim, CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, FINISH_ITEMS_MAX, ItemResult};
 pub use bulk_retry::{BULK_RETRY_BATCH, BULK_RETRY_MAX, BulkRetried};
 pub use claim::{ClaimOutcome, ClaimRequest, Claimed};
@@ -112,7 +114,7 @@ pub(crate) const SIGNAL_COLUMNS: &str = concat!(
     "(SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, ",
     sender_gate_sql!(),
     " AS sender_gate, ",
-    "EXISTS (SELECT 1 FROM todo_attempts ra WHERE ra.todo_id = t.id AND ra.relay) AS relay"
+    "(t.attempt_relay OR EXISTS (SELECT 1 FROM todo_attempts ra WHERE ra.todo_id = t.id AND ra.relay)) AS relay"
 );
 
 /// A todo row moved by a transition, with what its signals need.

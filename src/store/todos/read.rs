@@ -13,6 +13,9 @@ use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
 use crate::error::{Error, Result};
 
+/// How many attempts a todo's detail shows, newest first.
+const ATTEMPTS_SHOWN: i64 = 20;
+
 /// Filters of `list_todos`.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
@@ -66,7 +69,8 @@ impl Store {
         Ok(q.load(&mut conn).await?)
     }
 
-    /// One todo with up to 20 newest attempts, as `caller` may see it.
+    /// One todo with up to [`ATTEMPTS_SHOWN`] newest attempts (the open one first, if
+    /// one is), as `caller` may see it.
     pub async fn get_todo(&self, caller: &Caller, id: TodoId) -> Result<TodoWithAttempts> {
         let mut conn = self.conn().await?;
         let mut q = todos::table.filter(todos::id.eq(id.0)).select(TodoRow::as_select()).into_boxed();
@@ -77,13 +81,15 @@ impl Store {
             }
         };
         let todo = q.first(&mut conn).await.optional()?.ok_or(Error::NotFound)?;
-        let attempts = todo_attempts::table
+        let history = todo_attempts::table
             .filter(todo_attempts::todo_id.eq(id.0))
             .order(todo_attempts::seq.desc())
-            .limit(20)
+            .limit(ATTEMPTS_SHOWN)
             .select(AttemptRow::as_select())
             .load(&mut conn)
             .await?;
+        // The open attempt is held on the todo row until it closes.
+        let attempts = todo.history_with_open(history, ATTEMPTS_SHOWN as usize);
         Ok(TodoWithAttempts { todo, attempts })
     }
 }

@@ -10,6 +10,7 @@ use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::super::signals::Signal;
+use super::attempt_close::closed_cte;
 use super::{MovedRow, SIGNAL_COLUMNS};
 use crate::db::prepared::Prepared;
 use crate::error::Result;
@@ -88,14 +89,17 @@ fn lapse_sql(due: &str, outcome: &str, reason: &str) -> String {
              updated_at = now() \
            FROM due WHERE t.id = due.id \
            RETURNING t.*), \
-         closed AS ( \
-           UPDATE todo_attempts a SET ended_at = now(), outcome = '{outcome}', \
-             disposition = CASE WHEN m.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END \
-           FROM moved m WHERE a.todo_id = m.id AND a.ended_at IS NULL \
-           RETURNING a.todo_id, a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
+         {closed} \
          SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
            c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
-         FROM moved t LEFT JOIN closed c ON c.todo_id = t.id"
+         FROM moved t LEFT JOIN closed c ON c.todo_id = t.id",
+        closed = closed_cte(
+            "IN (SELECT id FROM due)",
+            "",
+            &format!(
+                "'{outcome}', CASE WHEN m.state = 'failed' THEN 'dead_lettered' ELSE 'requeued' END, NULL, false, NULL"
+            )
+        )
     )
 }
 

@@ -56,7 +56,7 @@ async fn a_paused_queue_or_a_full_in_flight_cap_refuses_a_resume_and_the_todo_st
     let (status, row) = resume(&app, &ep, waiting, &claim).await;
     assert_eq!(status, StatusCode::OK, "room again: {row}");
     assert_eq!((row["state"].as_str(), row["attempt"].as_i64()), (Some("claimed"), Some(1)), "{row}");
-    let attempts = app.db.count(&format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}'", waiting.0)).await;
+    let attempts = app.db.count(&format!("SELECT attempts_total::int8 FROM todos WHERE id = '{}'", waiting.0)).await;
     assert_eq!(attempts, 1, "the interrupted attempt goes on; none was opened");
 
     let rows = app

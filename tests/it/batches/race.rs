@@ -145,20 +145,13 @@ async fn batches_and_single_verbs_racing_on_the_same_todos_never_deadlock_fail_w
     assert_eq!(db.count("SELECT count(*) FROM todos WHERE queue = 'keyed'").await, 30, "each key once");
     let broken = [
         (
-            "more than one open attempt",
-            "SELECT count(*) FROM (SELECT todo_id FROM todo_attempts WHERE ended_at IS NULL GROUP BY todo_id HAVING count(*) > 1) x",
+            "a history row left open (an open attempt is held on its todo row)",
+            "SELECT count(*) FROM todo_attempts WHERE ended_at IS NULL",
         ),
         (
-            "claimed without an open attempt",
-            "SELECT count(*) FROM todos t WHERE t.state = 'claimed' AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.ended_at IS NULL)",
-        ),
-        (
-            "an open attempt on a todo not claimed",
-            "SELECT count(*) FROM todos t WHERE t.state <> 'claimed' AND EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.ended_at IS NULL)",
-        ),
-        (
-            "attempts_total that is not the history's length",
-            "SELECT count(*) FROM todos t WHERE t.attempts_total <> (SELECT count(*) FROM todo_attempts a WHERE a.todo_id = t.id)",
+            "attempts_total that is not the history's length with the open attempt",
+            "SELECT count(*) FROM todos t WHERE t.attempts_total <> (SELECT count(*) FROM todo_attempts a WHERE a.todo_id = t.id) \
+               + CASE WHEN t.state IN ('claimed', 'input_required', 'auth_required') THEN 1 ELSE 0 END",
         ),
         (
             "done whose last attempt did not complete",

@@ -5,11 +5,13 @@
 //! is explained as the single verb explains it ([`explain_miss`]).
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use diesel::sql_types::{Array, Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::super::Store;
+use super::super::attempt_close::closed_cte;
 use super::super::{Caller, explain_miss};
 use super::{Answers, Item, ItemResult, check_items, item_error, lock_in_id_order, rounds};
 use crate::db::models::TodoRow;
@@ -20,21 +22,27 @@ use crate::store::todos::Finish;
 
 /// `$1` ids, `$2` endpoint, then per item: `$3` result, `$4` lease token hash (null: not
 /// fenced), `$5` summary, `$6` whether it was cut, `$7` artifact. The ids are distinct.
-const COMPLETE_BATCH: &str = "\
+static COMPLETE_BATCH: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "\
     WITH items AS (SELECT * FROM unnest($1::uuid[], $3::jsonb[], $4::bytea[], $5::text[], $6::bool[], $7::text[]) \
         AS i(id, result, token_hash, summary, truncated, artifact)), \
-      done AS ( \
+      moved AS ( \
         UPDATE todos t SET state = 'done', result = i.result, completed_at = now(), updated_at = now(), \
           lease_expires_at = NULL, lease_token_hash = NULL \
         FROM items i \
         WHERE t.id = i.id AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
           AND (i.token_hash IS NULL OR t.lease_token_hash = i.token_hash) \
         RETURNING t.*), \
-      closed AS ( \
-        UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
-          summary = i.summary, summary_truncated = i.truncated, artifact = i.artifact \
-        FROM done d JOIN items i ON i.id = d.id WHERE a.todo_id = ANY($1) AND a.todo_id = d.id AND a.ended_at IS NULL) \
-    SELECT * FROM done";
+      {closed} \
+    SELECT * FROM moved",
+        closed = closed_cte(
+            "= ANY($1)",
+            " JOIN items i ON i.id = m.id",
+            "'completed', 'done', i.summary, i.truncated, i.artifact"
+        )
+    )
+});
 
 impl Store {
     /// Completes each `(todo, finish)` as [`Store::complete`] would, in one transaction;
@@ -70,7 +78,7 @@ async fn complete_round(
     if items.is_empty() {
         return Ok(());
     }
-    let q = diesel::sql_query(COMPLETE_BATCH)
+    let q = diesel::sql_query(COMPLETE_BATCH.as_str())
         .bind::<Array<SqlUuid>, _>(items.iter().map(|(_, it)| it.id.0).collect::<Vec<_>>())
         .bind::<SqlUuid, _>(endpoint.0)
         .bind::<Array<Nullable<Jsonb>>, _>(items.iter().map(|(_, it)| it.result.clone()).collect::<Vec<_>>())

@@ -11,6 +11,7 @@ use diesel::sql_types::{Array, Bool, Double, Int4, Jsonb, Nullable, Text, Uuid a
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::super::Store;
+use super::super::attempt_close::closed_cte;
 use super::super::finish::{FailPlan, plan_fail};
 use super::super::{MovedRow, SIGNAL_COLUMNS};
 use super::{Answers, Item, ItemResult, check_items, lock_in_id_order, rounds};
@@ -39,14 +40,15 @@ fn fail_batch_sql() -> String {
              dead_lettered_at = CASE WHEN i.dead_reason IS NULL THEN NULL ELSE now() END, \
              dead_letter_count = t.dead_letter_count + CASE WHEN i.dead_reason IS NULL THEN 0 ELSE 1 END \
            FROM items i WHERE t.id = i.id RETURNING t.*), \
-         closed AS ( \
-           UPDATE todo_attempts a SET ended_at = now(), outcome = $10, disposition = i.disposition, \
-             summary = i.summary, summary_truncated = i.truncated, artifact = i.artifact \
-           FROM moved m JOIN items i ON i.id = m.id WHERE a.todo_id = ANY($1) AND a.todo_id = m.id AND a.ended_at IS NULL \
-           RETURNING a.todo_id, a.seq, a.outcome, a.summary, a.artifact, a.ended_at) \
+         {closed} \
          SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
            c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
-         FROM moved t LEFT JOIN closed c ON c.todo_id = t.id"
+         FROM moved t LEFT JOIN closed c ON c.todo_id = t.id",
+        closed = closed_cte(
+            "= ANY($1)",
+            " JOIN items i ON i.id = m.id",
+            "$10, i.disposition, i.summary, i.truncated, i.artifact"
+        )
     )
 }
 
