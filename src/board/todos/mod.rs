@@ -41,3 +41,5 @@ pub fn routes() -> Vec<Entry> {
 
 #[cfg(test)]
 pub(crate) mod fixtures;
+#[cfg(test)]
+mod open_attempt_tests;
