@@ -74,6 +74,22 @@ pub(super) async fn stop_and_wait(app: &TestApp) {
     .await;
 }
 
+/// The outbox's records and the todos, one line each, for an assertion's message.
+async fn records(app: &TestApp) -> String {
+    let records = app
+        .db
+        .plan(
+            "SELECT format('record %s: todo %s, dead letter %s, claimed until %s, created %s (now %s)', \
+             id, todo_id, dead_letter_count, claimed_until, created_at, now()) FROM outbox_events ORDER BY id",
+        )
+        .await;
+    let todos = app
+        .db
+        .plan("SELECT format('todo %s: %s, dead letters %s, %s', id, state, dead_letter_count, title) FROM todos ORDER BY id")
+        .await;
+    format!("{records}\n{todos}")
+}
+
 fn titles(rx: &Receiver) -> Vec<String> {
     rx.seen().iter().map(|r| r.json()["title"].as_str().unwrap_or_default().to_owned()).collect()
 }
@@ -129,7 +145,8 @@ async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
     stop_and_wait(&app).await;
     // Claimed straight from the dead letter's record: the record holds the claim, and
     // no row is written before the sink answers.
-    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()").await, 1);
+    let claimed = app.db.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()").await;
+    assert_eq!(claimed, 1, "one record, claimed:\n{}", records(&app).await);
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0);
     let next = another_instance(&app).await;
     // The claim holds until it lapses: a later dead letter, delivered by the next
