@@ -154,7 +154,11 @@ async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
     dead_letter_in_store(&app, ep.id, "a later one").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     assert_eq!(rx.count(), 2, "a live claim is never taken over");
-    assert_eq!(app.db.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()").await, 1);
+    // The later record is deleted by the statement after the one that wrote its row as
+    // sent: wait for that, then the first record is the one left, still claimed.
+    wait_count(&app, "SELECT count(*) FROM outbox_events", 1).await;
+    let claimed = app.db.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()").await;
+    assert_eq!(claimed, 1, "the first record, still claimed:\n{}", records(&app).await);
     // Then the next worker takes the row over.
     app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
