@@ -174,7 +174,12 @@ impl TestDb {
 
     /// The text of an EXPLAIN.
     pub async fn plan(&self, explain: &str) -> String {
-        let rows = self.session().await.client.query(explain, &[]).await.unwrap_or_else(|e| panic!("{explain}: {e:?}"));
+        self.lines(explain).await
+    }
+
+    /// The rows of a query returning one text column, one line each.
+    pub async fn lines(&self, sql: &str) -> String {
+        let rows = self.session().await.client.query(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
     }
 
