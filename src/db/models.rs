@@ -98,6 +98,18 @@ pub struct TodoRow {
     pub attempt_relay: bool,
     /// The latest attempt's latest heartbeat or resume; none before the first.
     pub attempt_heartbeat_at: Option<DateTime<Utc>>,
+    /// When the attempt a completion closed ended, on a completed todo that holds that
+    /// attempt on its row instead of in a history row (migration
+    /// `completed_attempt_on_the_row`; [`TodoRow::completed_attempt`]).
+    pub attempt_ended_at: Option<DateTime<Utc>>,
+    /// That attempt's lease when it ended.
+    pub attempt_lease_expires_at: Option<DateTime<Utc>>,
+    /// That attempt's summary, at most 2 048 bytes.
+    pub attempt_summary: Option<String>,
+    /// Whether that summary was cut to fit.
+    pub attempt_summary_truncated: bool,
+    /// That attempt's artifact.
+    pub attempt_artifact: Option<String>,
 }
 
 impl TodoRow {
@@ -134,15 +146,41 @@ impl TodoRow {
         }
     }
 
+    /// The attempt a completion closed, when the todo holds it on its row: a completion
+    /// is final, so its attempt is the todo's last and needs no history row.
+    pub fn completed_attempt(&self) -> Option<AttemptRow> {
+        match (self.attempt_ended_at, self.claimed_at, self.attempt_lease_expires_at) {
+            (Some(ended_at), Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => {
+                Some(AttemptRow {
+                    todo_id: self.id,
+                    seq: self.attempts_total,
+                    claimer_endpoint_id: Some(self.endpoint_id),
+                    claimant: self.attempt_claimant.clone(),
+                    relay: self.attempt_relay,
+                    claimed_at,
+                    last_heartbeat_at: self.attempt_heartbeat_at,
+                    lease_expires_at,
+                    ended_at: Some(ended_at),
+                    outcome: Some(AttemptOutcome::Completed),
+                    disposition: Some(AttemptDisposition::Done),
+                    summary: self.attempt_summary.clone(),
+                    summary_truncated: self.attempt_summary_truncated,
+                    artifact: self.attempt_artifact.clone(),
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The attempt history to show, newest first and at most `limit` long: the stored
-    /// rows (`history`, newest first) with the open attempt at their head. An attempt
-    /// that already has a stored row (opened by an earlier release, which wrote open
-    /// attempts) is shown from that row.
+    /// rows (`history`, newest first) with the attempt the todo row holds (open, or
+    /// closed by its completion) at their head. An attempt that already has a stored row
+    /// (opened by an earlier release, which wrote open attempts) is shown from that row.
     pub fn history_with_open(&self, mut history: Vec<AttemptRow>, limit: usize) -> Vec<AttemptRow> {
-        if let Some(open) = self.open_attempt()
-            && history.iter().all(|a| a.seq != open.seq)
+        if let Some(held) = self.open_attempt().or_else(|| self.completed_attempt())
+            && history.iter().all(|a| a.seq != held.seq)
         {
-            history.insert(0, open);
+            history.insert(0, held);
         }
         history.truncate(limit);
         history

@@ -173,6 +173,11 @@ diesel::table! {
         attempt_claimant -> Nullable<Text>,
         attempt_relay -> Bool,
         attempt_heartbeat_at -> Nullable<Timestamptz>,
+        attempt_ended_at -> Nullable<Timestamptz>,
+        attempt_lease_expires_at -> Nullable<Timestamptz>,
+        attempt_summary -> Nullable<Text>,
+        attempt_summary_truncated -> Bool,
+        attempt_artifact -> Nullable<Text>,
     }
 }
 

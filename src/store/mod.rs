@@ -34,7 +34,9 @@
 //!    order, so two racing on the same keys wait on each other's insert in one order;
 //! 4. **their attempt rows** (`todo_attempts`), through the todo they belong to: a
 //!    history row is inserted by the statement that closes its attempt (or, for a row an
-//!    earlier release left open, closed in place through `ON CONFLICT`);
+//!    earlier release left open, closed in place through `ON CONFLICT`); a completion
+//!    inserts none (its attempt stays on the todo row) and only closes in place a row an
+//!    earlier release left open;
 //! 5. **deferral counts** (`queue_deferrals`), upserted (`ON CONFLICT … DO UPDATE`) by a
 //!    refused claim (or resume) as the last write of its transaction, which holds that
 //!    queue's budget row: every writer of a count holds the budget row first, so a count

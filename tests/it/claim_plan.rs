@@ -71,7 +71,7 @@ async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
         diesel::sql_query("SELECT statement FROM pg_prepared_statements").load(&mut conn).await.unwrap();
     let has = |needle: &str| prepared.iter().filter(|r| r.statement.contains(needle)).count();
     assert_eq!(has("FOR UPDATE SKIP LOCKED"), 1, "claim_next prepared once and reused");
-    assert_eq!(has("'completed', 'done'"), 1, "complete prepared once and reused");
+    assert_eq!(has("attempt_summary = $5"), 1, "complete prepared once and reused");
     assert_eq!(has("INSERT INTO todos"), 1, "create prepared once and reused");
 }
 
@@ -199,8 +199,8 @@ async fn the_agent_verbs_find_todos_by_key_under_statistics_taken_on_an_idle_que
     // connection would go unchecked.
     let verbs = [
         ("batch claim", "($4::bytea[])[c.n]"),
-        ("batch complete", "'completed', 'done', i.summary, i.truncated"),
-        ("complete", "'completed', 'done', $5, $6, $7"),
+        ("batch complete", "attempt_summary = i.summary"),
+        ("complete", "attempt_summary = $5"),
         ("batch fail", "$10, i.disposition"),
         ("fail", "now(), $5, $6, $7, $8, $9"),
         ("release", "'released', 'requeued'"),

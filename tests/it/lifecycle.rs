@@ -82,6 +82,43 @@ async fn complete_closes_the_attempt_as_completed_with_summary_and_artifact() {
     assert_eq!(e["error"]["code"], "conflict");
 }
 
+/// A completion is final, so the attempt it closes stays on the todo row: no history row
+/// is written for it, and the history (API and `todo_attempt_history`) still shows it,
+/// newest, after the stored rows of the attempts before it.
+#[actix_web::test]
+async fn a_completion_writes_no_history_row_and_its_attempt_still_heads_the_history() {
+    let (app, _, ep) = TestApp::with_worker().await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    app.claim_next(&ep).await;
+    let (s, row) = app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"summary": "red"})).await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+    app.make_retry_due(id).await;
+    assert_eq!(app.store.requeue_due_retries().await.unwrap().requeued, 1);
+    let (s, c) = app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"claimant": "w-7"})).await;
+    assert_eq!((s, &c["todo"]["id"]), (StatusCode::OK, &json!(id.to_string())), "{c}");
+    let body = json!({"summary": "green", "artifact": "mcp://cairn/x", "lease_token": c["lease_token"]});
+    let (s, row) = app.post(&format!("/api/v1/agent/todos/{id}/complete"), &ep.token, body).await;
+    assert_eq!(s, StatusCode::OK, "{row}");
+
+    let stored = format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}'", id.0);
+    assert_eq!(app.db.count(&stored).await, 1, "only the failed attempt has a history row");
+    let whole = app
+        .db
+        .lines(&format!(
+            "SELECT concat_ws(' ', seq, outcome, disposition, summary, coalesce(artifact, '-'), coalesce(claimant, '-')) \
+             FROM todo_attempt_history WHERE todo_id = '{}' ORDER BY seq",
+            id.0
+        ))
+        .await;
+    assert_eq!(whole, "1 failed retry_scheduled red - -\n2 completed done green mcp://cairn/x w-7");
+    let (_, t) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    let shown: Vec<_> =
+        t["attempts"].as_array().unwrap().iter().map(|a| (a["seq"].clone(), a["outcome"].clone())).collect();
+    assert_eq!(shown, [(json!(2), json!("completed")), (json!(1), json!("failed"))], "{t}");
+    assert_eq!(t["attempts"][0]["claimant"], "w-7");
+    assert_eq!(t["attempts"][0]["ended_at"], row["updated_at"], "it ended when the todo completed");
+}
+
 #[actix_web::test]
 async fn fail_below_the_cap_schedules_a_retry_with_doubling_backoff() {
     let (app, _, ep) = TestApp::with_worker().await;

@@ -102,7 +102,7 @@ async fn a_complete_racing_the_reaper_lands_exactly_one_of_them() {
         assert_eq!(
             app.db
                 .count(&format!(
-                    "SELECT count(*) FROM todo_attempts WHERE todo_id = '{}' AND ended_at IS NOT NULL",
+                    "SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}' AND ended_at IS NOT NULL",
                     id.0
                 ))
                 .await,

@@ -411,7 +411,10 @@ async fn the_running_server_prunes_old_history_on_its_own_and_keeps_live_work() 
         assert!(tokio::time::Instant::now() < deadline, "the retention actor never pruned the old done todo");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(app.db.count(&format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}'", finished.0)).await, 0);
+    assert_eq!(
+        app.db.count(&format!("SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}'", finished.0)).await,
+        0
+    );
     let (s, b) = app.get(&format!("/api/v1/agent/todos/{waiting}"), &ep.token).await;
     assert_eq!((s.as_u16(), b["state"].as_str()), (200, Some("pending")), "{b}");
 }

@@ -220,7 +220,7 @@ async fn round(app: &Rc<TestApp>, o: &Owner, slug: &str, death: Death) {
         .db
         .count(&format!(
             "SELECT count(*) FROM todos t WHERE t.endpoint_id = '{e}' \
-             AND t.attempts_total <> (SELECT count(*) FROM todo_attempts a WHERE a.todo_id = t.id)"
+             AND t.attempts_total <> (SELECT count(*) FROM todo_attempt_history a WHERE a.todo_id = t.id)"
         ))
         .await;
     assert_eq!(unrecorded, 0, "attempts without a history row on a dead endpoint");

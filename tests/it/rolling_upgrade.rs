@@ -5,6 +5,7 @@ use futures_util::future::join_all;
 
 use crate::db_restart::{Seen, cycle};
 use crate::harness::TestApp;
+use serde_json::json;
 
 /// Concurrent agents: enough to have several pooled connections prepare the hot
 /// statements before the schema changes.
@@ -71,4 +72,10 @@ async fn an_attempt_an_earlier_release_opened_as_a_row_is_closed_in_place() {
         1,
         "closed in place"
     );
+    let history = format!("SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}'", id.0);
+    assert_eq!(app.db.count(&history).await, 1, "the whole history holds the attempt once");
+    let (_, detail) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+    let attempts = detail["attempts"].as_array().expect("attempts");
+    assert_eq!(attempts.len(), 1, "the closed attempt shown once: {detail}");
+    assert_eq!((&attempts[0]["outcome"], &attempts[0]["claimant"]), (&json!("completed"), &json!("earlier-release")));
 }

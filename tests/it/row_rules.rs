@@ -1,6 +1,7 @@
 //! The rules a stored todo and attempt must keep, enforced by the database itself
 //! (migration `row_checks_in_one`: one CHECK per table, calling one function, instead of
-//! 19 constraints that every write parsed again). Each case breaks exactly one rule, so
+//! 19 constraints that every write parsed again; `completed_attempt_on_the_row` added the
+//! rules of the attempt a completed todo holds). Each case breaks exactly one rule, so
 //! a rule dropped from the function lets its case through.
 
 use crate::harness::{DbSession, TestApp};
@@ -55,10 +56,27 @@ async fn every_rule_of_a_todo_row_refuses_a_row_that_breaks_only_it() {
             ("an interrupted todo has an interrupt lease", "state = 'auth_required'"),
             ("an interrupt lease comes with its wait", "interrupt_wait_seconds = 60"),
             ("only a failed todo has a retry time", "next_retry_at = now()"),
+            (
+                "only a completed todo holds a closed attempt",
+                "attempt_ended_at = now(), attempt_lease_expires_at = now()",
+            ),
+            ("a held attempt ended with a lease", "state = 'done', attempt_ended_at = now()"),
+            ("a held attempt's lease only with its end", "state = 'done', attempt_lease_expires_at = now()"),
+            (
+                "a held attempt's summary is at most 2 048 bytes",
+                "state = 'done', attempt_ended_at = now(), attempt_lease_expires_at = now(), attempt_summary = repeat('x', 2049)",
+            ),
+            (
+                "a held attempt's artifact is at most 512 bytes",
+                "state = 'done', attempt_ended_at = now(), attempt_lease_expires_at = now(), attempt_artifact = repeat('x', 513)",
+            ),
         ],
     )
     .await;
     assert_eq!(db.count(&format!("SELECT count(*) FROM todos WHERE {row} AND state = 'pending'")).await, 1);
+    let held = "state = 'done', attempt_ended_at = now(), attempt_lease_expires_at = now(), \
+                attempt_summary = repeat('x', 2048), attempt_artifact = repeat('x', 512)";
+    assert_eq!(db.refusal(&format!("UPDATE todos SET {held} WHERE {row}")).await, None, "a completed todo's attempt");
 }
 
 #[actix_web::test]

@@ -113,6 +113,11 @@ pub fn todo(state: TodoState) -> TodoRow {
         attempt_claimant: None,
         attempt_relay: false,
         attempt_heartbeat_at: None,
+        attempt_ended_at: None,
+        attempt_lease_expires_at: None,
+        attempt_summary: None,
+        attempt_summary_truncated: false,
+        attempt_artifact: None,
     }
 }
 

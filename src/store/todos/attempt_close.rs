@@ -5,6 +5,12 @@
 //! a completion two (the todo and the history row) instead of a claim inserting an open
 //! attempt that a heartbeat, an interrupt, a resume and the close each update again
 //! (migration `attempt_written_at_close`; issue 14, less database work per cycle).
+//!
+//! A completion writes no history row at all: it is final, so the attempt it closes is
+//! the todo's last, and its facts stay on the todo row the completion writes anyway
+//! ([`completed_on_row`], migration `completed_attempt_on_the_row`). The view
+//! `todo_attempt_history` (and [`crate::db::models::TodoRow::history_with_open`]) puts
+//! the two together.
 
 /// The CTE `closed` of a statement whose CTE `moved` (a data-modifying CTE over
 /// `todos`) ended attempts: for each moved todo that had one open, its history row,
@@ -45,6 +51,35 @@ pub(crate) fn closed_cte(key: &str, join: &str, ended: &str) -> String {
     )
 }
 
+/// The SET items of a completion (on `todos t`) that keep the attempt it closes on the
+/// row: `report` is the SQL of the agent's summary, whether it was cut, and artifact. Read
+/// from the row as it was (`t.lease_expires_at` before the SET clears it).
+pub(crate) fn completed_on_row(report: [&str; 3]) -> String {
+    let [summary, truncated, artifact] = report;
+    format!(
+        "attempt_ended_at = now(), attempt_lease_expires_at = t.lease_expires_at, attempt_summary = {summary}, \
+         attempt_summary_truncated = {truncated}, attempt_artifact = {artifact}"
+    )
+}
+
+/// The CTE `closed` of a completion (CTE `moved`, as for [`closed_cte`]): an attempt an
+/// earlier release opened as a history row is closed in place; with no such row (every
+/// attempt this release opens) it reads one primary-key entry and writes nothing.
+/// `report` is the SQL of the agent's summary, whether it was cut, and artifact.
+pub(crate) fn closed_in_place_cte(key: &str, join: &str, report: [&str; 3]) -> String {
+    let [summary, truncated, artifact] = report;
+    format!(
+        "closed AS ( \
+           UPDATE todo_attempts a SET ended_at = now(), outcome = 'completed', disposition = 'done', \
+             summary = {summary}, summary_truncated = {truncated}, artifact = {artifact}, \
+             lease_expires_at = COALESCE(o.lease_expires_at, o.interrupt_expires_at), \
+             last_heartbeat_at = COALESCE(o.attempt_heartbeat_at, a.last_heartbeat_at) \
+           FROM moved m JOIN todos o ON o.id = m.id AND o.id {key}{join} \
+           WHERE a.todo_id = o.id AND a.seq = o.attempts_total AND a.ended_at IS NULL AND {OPEN} \
+           RETURNING a.todo_id)"
+    )
+}
+
 /// Whether the todo aliased `o` holds an open attempt: claimed or interrupted after a
 /// claim (as [`crate::db::models::TodoRow::open_attempt`] judges it). `COLLATE "C"`
 /// keeps the planner from proving `todos_lapse_idx`'s predicate with it (store/mod.rs,
@@ -53,8 +88,8 @@ const OPEN: &str = "o.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth
     AND o.claimed_at IS NOT NULL AND o.attempts_total >= 1";
 
 /// Whether the todo whose id is the SQL `$todo` was claimed at or before the SQL
-/// `$deadline`: by an attempt in its history, or by the attempt open on it (held on the
-/// todo row, [`closed_cte`]).
+/// `$deadline`: by an attempt in its history, or by the attempt its row holds (open, or
+/// closed by its completion: [`closed_cte`], [`completed_on_row`]).
 macro_rules! claimed_by_sql {
     ($todo:literal, $deadline:literal) => {
         concat!(
@@ -64,7 +99,8 @@ macro_rules! claimed_by_sql {
             $deadline,
             ") OR EXISTS (SELECT 1 FROM todos h WHERE h.id = ",
             $todo,
-            " AND h.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') AND h.claimed_at <= ",
+            " AND (h.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') OR h.attempt_ended_at IS NOT NULL) \
+              AND h.claimed_at <= ",
             $deadline,
             "))"
         )

@@ -8,7 +8,7 @@ use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
-use super::attempt_close::closed_cte;
+use super::attempt_close::{closed_cte, closed_in_place_cte, completed_on_row};
 use super::{Caller, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
@@ -75,18 +75,20 @@ impl Finish {
 }
 
 /// Complete (`$1` todo, `$2` endpoint, `$3` result, `$4` the lease token's hash or null,
-/// `$5`–`$7` summary, whether it was cut, artifact).
+/// `$5`–`$7` summary, whether it was cut, artifact). The attempt it closes stays on the
+/// todo row ([`completed_on_row`]); no history row is written.
 static COMPLETE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "WITH moved AS ( \
            UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
-             lease_expires_at = NULL, lease_token_hash = NULL \
+             lease_expires_at = NULL, lease_token_hash = NULL, {} \
            WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
              AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
            RETURNING t.*), \
          {} \
          SELECT * FROM moved",
-        closed_cte("= $1", "", "'completed', 'done', $5, $6, $7")
+        completed_on_row(["$5", "$6", "$7"]),
+        closed_in_place_cte("= $1", "", ["$5", "$6", "$7"])
     )
 });
 

@@ -21,7 +21,7 @@ async fn a_paused_queue_defers_every_claim_and_resuming_restores_them() {
     assert_eq!(deferred(&claim_on(&app, &ep, None).await), Some("paused"), "any queue: only paused work is there");
     assert_eq!(claim_id(&app, &ep, first).await, json!({"empty": true, "deferred": "paused"}));
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'claimed'").await, 0, "nothing was claimed");
-    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, 0, "no attempt was opened");
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempt_history").await, 0, "no attempt was opened");
 
     // Another queue keeps flowing, on its own name and through any queue (which skips
     // the paused one's older work).

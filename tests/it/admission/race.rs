@@ -131,7 +131,7 @@ async fn assert_held(app: &TestApp, seen: &Seen, total: usize) {
     assert!(seen.deferred.get("in_flight_full").copied().unwrap_or(0) > 0, "the cap was reached");
     assert_eq!(seen.deferred.keys().collect::<Vec<_>>(), ["in_flight_full"], "{:?}", seen.deferred);
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'done'").await, total as i64, "nothing lost");
-    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, total as i64, "each claimed once");
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempt_history").await, total as i64, "each claimed once");
     let counted = app.db.count("SELECT coalesce(sum(count), 0)::bigint FROM queue_deferrals").await;
     assert_eq!(counted, seen.deferred["in_flight_full"], "every deferral heard is counted, once");
 }
@@ -221,6 +221,6 @@ async fn claims_racing_budget_changes_never_answer_a_server_error() {
     let (_, rounds) = tokio::join!(join_all(agents), changer);
     assert!(rounds > 0);
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'done'").await, total as i64, "nothing lost");
-    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, total as i64, "each claimed once");
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempt_history").await, total as i64, "each claimed once");
     assert_eq!(app.db.count("SELECT count(*) FROM queue_admission").await, 0, "every round ends without a budget");
 }

@@ -54,6 +54,10 @@ async fn a_batch_complete_answers_each_item_as_the_single_verb_and_a_bad_item_fa
     assert_eq!(todo(&app, &ep, claims[2].0).await["attempts"][0]["summary"], "no token is no fence");
     assert_eq!(todo(&app, &ep, pending).await["state"], "pending");
     assert_eq!(todo(&app, &other, theirs).await["state"], "claimed", "another endpoint's todo is out of reach");
+    let stored = app.db.count("SELECT count(*) FROM todo_attempts").await;
+    assert_eq!(stored, 0, "as the single verb, a batch completion keeps each attempt on its todo row");
+    let history = app.db.count("SELECT count(*) FROM todo_attempt_history WHERE outcome = 'completed'").await;
+    assert_eq!(history, 2, "the whole history holds both completed attempts");
 }
 
 #[actix_web::test]

@@ -337,7 +337,7 @@ async fn rows(db: &TestDb, side: &Side) -> Vec<String> {
                 "SELECT a.todo_id::text, concat_ws(' ', a.seq, coalesce(a.outcome, '-'), coalesce(a.disposition, '-'), \
                    coalesce(a.summary, '-'), a.summary_truncated, coalesce(a.artifact, '-'), a.ended_at IS NULL, \
                    coalesce(a.claimant, '-'), a.relay, a.last_heartbeat_at IS NULL) \
-                 FROM todo_attempts a JOIN todos t ON t.id = a.todo_id WHERE t.endpoint_id = '{ep}'",
+                 FROM todo_attempt_history a JOIN todos t ON t.id = a.todo_id WHERE t.endpoint_id = '{ep}'",
             ),
             &[],
         )

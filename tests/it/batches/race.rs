@@ -150,16 +150,16 @@ async fn batches_and_single_verbs_racing_on_the_same_todos_never_deadlock_fail_w
         ),
         (
             "attempts_total that is not the history's length with the open attempt",
-            "SELECT count(*) FROM todos t WHERE t.attempts_total <> (SELECT count(*) FROM todo_attempts a WHERE a.todo_id = t.id) \
+            "SELECT count(*) FROM todos t WHERE t.attempts_total <> (SELECT count(*) FROM todo_attempt_history a WHERE a.todo_id = t.id) \
                + CASE WHEN t.state IN ('claimed', 'input_required', 'auth_required') THEN 1 ELSE 0 END",
         ),
         (
             "done whose last attempt did not complete",
-            "SELECT count(*) FROM todos t WHERE t.state = 'done' AND (SELECT outcome FROM todo_attempts a WHERE a.todo_id = t.id ORDER BY seq DESC LIMIT 1) IS DISTINCT FROM 'completed'",
+            "SELECT count(*) FROM todos t WHERE t.state = 'done' AND (SELECT outcome FROM todo_attempt_history a WHERE a.todo_id = t.id ORDER BY seq DESC LIMIT 1) IS DISTINCT FROM 'completed'",
         ),
         (
             "failed whose last attempt did not fail",
-            "SELECT count(*) FROM todos t WHERE t.state = 'failed' AND (SELECT outcome FROM todo_attempts a WHERE a.todo_id = t.id ORDER BY seq DESC LIMIT 1) IS DISTINCT FROM 'failed'",
+            "SELECT count(*) FROM todos t WHERE t.state = 'failed' AND (SELECT outcome FROM todo_attempt_history a WHERE a.todo_id = t.id ORDER BY seq DESC LIMIT 1) IS DISTINCT FROM 'failed'",
         ),
         (
             "a dead letter below the cap or a retry at it",
@@ -169,7 +169,8 @@ async fn batches_and_single_verbs_racing_on_the_same_todos_never_deadlock_fail_w
     for (what, sql) in broken {
         assert_eq!(db.count(sql).await, 0, "{what}");
     }
-    let finished_rows = db.count("SELECT count(*) FROM todo_attempts WHERE outcome IN ('completed', 'failed')").await;
+    let finished_rows =
+        db.count("SELECT count(*) FROM todo_attempt_history WHERE outcome IN ('completed', 'failed')").await;
     assert_eq!(
         finished_rows,
         seen.finished.values().map(|n| i64::from(*n)).sum::<i64>(),

@@ -89,6 +89,29 @@ async fn a_ring_claimed_within_the_window_was_heard() {
     assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings").await, 0);
 }
 
+/// A completion keeps its attempt on the todo row (no history row): the ring is still
+/// answered by that attempt's claim.
+#[actix_web::test]
+async fn a_ring_claimed_within_the_window_and_since_completed_was_heard() {
+    let (app, owner, ep) = with_worker().await;
+    let rx = Receiver::start().await;
+    hook(&app, &owner, &ep, &rx.url(), &[]).await;
+    let intake = generic(&app, &owner, &ep, "builds", 3).await;
+    let todo = intake.deliver(&app, "push", json!({"n": 1})).await;
+    rung(&app, todo).await;
+    claim(&app, &ep, todo).await;
+    let (s, b) = app.post(&format!("/api/v1/agent/todos/{todo}/complete"), &ep.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, 0, "the attempt stays on the todo row");
+    app.db.exec("UPDATE doorbell_rings SET rung_at = now() - interval '20 minutes'").await;
+    app.db.exec("UPDATE todos SET claimed_at = now() - interval '19 minutes'").await;
+    let none = json!([{"name": "unheard_doorbells", "status": "ok", "count": 0}]);
+    let digest = digest_of(&app, &owner, &rx).await;
+    assert_eq!(unheard(&app, &owner, &digest).await, none);
+    assert_eq!(app.store.decide_doorbells(900, 100).await.unwrap(), 1);
+    assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings").await, 0, "decided heard");
+}
+
 #[actix_web::test]
 async fn retention_prunes_rings_older_than_its_age() {
     let (app, owner, ep) = with_worker().await;

@@ -1,7 +1,8 @@
 //! Completing many claimed todos in one transaction: the rows locked in id order, then
 //! per round one statement that completes every item the single verb would complete
 //! (the same conditions: the endpoint's, not quarantined, `claimed`, the lease token
-//! when given) and closes its attempt `completed` / `done`. An item it did not complete
+//! when given) and closes its attempt `completed` / `done`, kept on the todo row as the
+//! single verb keeps it. An item it did not complete
 //! is explained as the single verb explains it ([`explain_miss`]).
 
 use std::collections::HashMap;
@@ -11,7 +12,7 @@ use diesel::sql_types::{Array, Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUu
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::super::Store;
-use super::super::attempt_close::closed_cte;
+use super::super::attempt_close::{closed_in_place_cte, completed_on_row};
 use super::super::{Caller, explain_miss};
 use super::{Answers, Item, ItemResult, check_items, item_error, lock_in_id_order, rounds};
 use crate::db::models::TodoRow;
@@ -29,17 +30,18 @@ static COMPLETE_BATCH: LazyLock<String> = LazyLock::new(|| {
         AS i(id, result, token_hash, summary, truncated, artifact)), \
       moved AS ( \
         UPDATE todos t SET state = 'done', result = i.result, completed_at = now(), updated_at = now(), \
-          lease_expires_at = NULL, lease_token_hash = NULL \
+          lease_expires_at = NULL, lease_token_hash = NULL, {on_row} \
         FROM items i \
         WHERE t.id = i.id AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
           AND (i.token_hash IS NULL OR t.lease_token_hash = i.token_hash) \
         RETURNING t.*), \
       {closed} \
     SELECT * FROM moved",
-        closed = closed_cte(
+        on_row = completed_on_row(["i.summary", "i.truncated", "i.artifact"]),
+        closed = closed_in_place_cte(
             "= ANY($1)",
             " JOIN items i ON i.id = m.id",
-            "'completed', 'done', i.summary, i.truncated, i.artifact"
+            ["i.summary", "i.truncated", "i.artifact"]
         )
     )
 });
