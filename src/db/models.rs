@@ -124,9 +124,33 @@ impl TodoRow {
     /// interrupt lease.
     pub fn open_attempt(&self) -> Option<AttemptRow> {
         let open = matches!(self.state, TodoState::Claimed | TodoState::InputRequired | TodoState::AuthRequired);
-        let lease = self.lease_expires_at.or(self.interrupt_expires_at);
-        match (open, self.claimed_at, lease) {
-            (true, Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => Some(AttemptRow {
+        match open {
+            true => self.held_attempt(self.lease_expires_at.or(self.interrupt_expires_at)),
+            false => None,
+        }
+    }
+
+    /// The attempt a completion closed, when the todo holds it on its row: a completion
+    /// is final, so its attempt is the todo's last and needs no history row.
+    pub fn completed_attempt(&self) -> Option<AttemptRow> {
+        let ended_at = self.attempt_ended_at?;
+        let held = self.held_attempt(self.attempt_lease_expires_at)?;
+        Some(AttemptRow {
+            ended_at: Some(ended_at),
+            outcome: Some(AttemptOutcome::Completed),
+            disposition: Some(AttemptDisposition::Done),
+            summary: self.attempt_summary.clone(),
+            summary_truncated: self.attempt_summary_truncated,
+            artifact: self.attempt_artifact.clone(),
+            ..held
+        })
+    }
+
+    /// The latest attempt as the row holds it, still open, with `lease` as its lease:
+    /// none before the first claim.
+    fn held_attempt(&self, lease: Option<DateTime<Utc>>) -> Option<AttemptRow> {
+        match (self.claimed_at, lease) {
+            (Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => Some(AttemptRow {
                 todo_id: self.id,
                 seq: self.attempts_total,
                 claimer_endpoint_id: Some(self.endpoint_id),
@@ -142,32 +166,6 @@ impl TodoRow {
                 summary_truncated: false,
                 artifact: None,
             }),
-            _ => None,
-        }
-    }
-
-    /// The attempt a completion closed, when the todo holds it on its row: a completion
-    /// is final, so its attempt is the todo's last and needs no history row.
-    pub fn completed_attempt(&self) -> Option<AttemptRow> {
-        match (self.attempt_ended_at, self.claimed_at, self.attempt_lease_expires_at) {
-            (Some(ended_at), Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => {
-                Some(AttemptRow {
-                    todo_id: self.id,
-                    seq: self.attempts_total,
-                    claimer_endpoint_id: Some(self.endpoint_id),
-                    claimant: self.attempt_claimant.clone(),
-                    relay: self.attempt_relay,
-                    claimed_at,
-                    last_heartbeat_at: self.attempt_heartbeat_at,
-                    lease_expires_at,
-                    ended_at: Some(ended_at),
-                    outcome: Some(AttemptOutcome::Completed),
-                    disposition: Some(AttemptDisposition::Done),
-                    summary: self.attempt_summary.clone(),
-                    summary_truncated: self.attempt_summary_truncated,
-                    artifact: self.attempt_artifact.clone(),
-                })
-            }
             _ => None,
         }
     }

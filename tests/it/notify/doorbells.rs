@@ -70,6 +70,19 @@ async fn a_ring_nobody_answered_within_the_window_is_an_unheard_doorbell_of_its_
 
 #[actix_web::test]
 async fn a_ring_claimed_within_the_window_was_heard() {
+    a_ring_claimed_in_time_is_heard(false).await;
+}
+
+/// A completion keeps its attempt on the todo row (no history row): the ring is still
+/// answered by that attempt's claim.
+#[actix_web::test]
+async fn a_ring_claimed_within_the_window_and_since_completed_was_heard() {
+    a_ring_claimed_in_time_is_heard(true).await;
+}
+
+/// A ring whose todo was claimed (and, with `then_completed`, completed) a minute after
+/// it rang, twenty minutes ago: reported by no digest, and decided heard.
+async fn a_ring_claimed_in_time_is_heard(then_completed: bool) {
     let (app, owner, ep) = with_worker().await;
     let rx = Receiver::start().await;
     hook(&app, &owner, &ep, &rx.url(), &[]).await;
@@ -77,9 +90,14 @@ async fn a_ring_claimed_within_the_window_was_heard() {
     let todo = intake.deliver(&app, "push", json!({"n": 1})).await;
     rung(&app, todo).await;
     claim(&app, &ep, todo).await;
-    // The ring and the claim both twenty minutes ago, a minute apart.
+    if then_completed {
+        let (s, b) = app.post(&format!("/api/v1/agent/todos/{todo}/complete"), &ep.token, json!({})).await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+        assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, 0, "the attempt stays on the todo row");
+    }
+    // The ring and the claim both twenty minutes ago, a minute apart. The todo row holds
+    // the claim's start, open or completed.
     app.db.exec("UPDATE doorbell_rings SET rung_at = now() - interval '20 minutes'").await;
-    // The claim's attempt is still open, so the todo row holds its start.
     app.db.exec("UPDATE todos SET claimed_at = now() - interval '19 minutes'").await;
     let none = json!([{"name": "unheard_doorbells", "status": "ok", "count": 0}]);
     let digest = digest_of(&app, &owner, &rx).await;
@@ -87,29 +105,6 @@ async fn a_ring_claimed_within_the_window_was_heard() {
     // Decided heard, the ring is gone: the table keeps only what a digest reports.
     assert_eq!(app.store.decide_doorbells(900, 100).await.unwrap(), 1);
     assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings").await, 0);
-}
-
-/// A completion keeps its attempt on the todo row (no history row): the ring is still
-/// answered by that attempt's claim.
-#[actix_web::test]
-async fn a_ring_claimed_within_the_window_and_since_completed_was_heard() {
-    let (app, owner, ep) = with_worker().await;
-    let rx = Receiver::start().await;
-    hook(&app, &owner, &ep, &rx.url(), &[]).await;
-    let intake = generic(&app, &owner, &ep, "builds", 3).await;
-    let todo = intake.deliver(&app, "push", json!({"n": 1})).await;
-    rung(&app, todo).await;
-    claim(&app, &ep, todo).await;
-    let (s, b) = app.post(&format!("/api/v1/agent/todos/{todo}/complete"), &ep.token, json!({})).await;
-    assert_eq!(s, StatusCode::OK, "{b}");
-    assert_eq!(app.db.count("SELECT count(*) FROM todo_attempts").await, 0, "the attempt stays on the todo row");
-    app.db.exec("UPDATE doorbell_rings SET rung_at = now() - interval '20 minutes'").await;
-    app.db.exec("UPDATE todos SET claimed_at = now() - interval '19 minutes'").await;
-    let none = json!([{"name": "unheard_doorbells", "status": "ok", "count": 0}]);
-    let digest = digest_of(&app, &owner, &rx).await;
-    assert_eq!(unheard(&app, &owner, &digest).await, none);
-    assert_eq!(app.store.decide_doorbells(900, 100).await.unwrap(), 1);
-    assert_eq!(app.db.count("SELECT count(*) FROM doorbell_rings").await, 0, "decided heard");
 }
 
 #[actix_web::test]
