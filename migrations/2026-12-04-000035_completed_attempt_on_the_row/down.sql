@@ -1,6 +1,9 @@
 -- Back to a history row for every closed attempt: each attempt a completed todo holds
 -- gets its row, then the columns go.
 SET LOCAL lock_timeout = '5s';
+-- No completion may commit between the copy below and the columns' removal: it would
+-- keep its attempt only in a column about to go.
+LOCK TABLE todos IN SHARE ROW EXCLUSIVE MODE;
 
 DROP VIEW IF EXISTS todo_attempt_history;
 

@@ -92,7 +92,8 @@ pub struct TodoRow {
     /// The latest attempt's claimant label, if its claim gave one. While the attempt is
     /// open (`claimed`, `input_required`, `auth_required`) the todo row is the only
     /// record of it: its history row is written when it closes, from these fields
-    /// ([`TodoRow::open_attempt`] shows it meanwhile).
+    /// ([`TodoRow::open_attempt`] shows it meanwhile), except by a completion, which
+    /// keeps it on the row ([`TodoRow::completed_attempt`]).
     pub attempt_claimant: Option<String>,
     /// Whether the latest attempt was a relay's.
     pub attempt_relay: bool,

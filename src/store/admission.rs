@@ -108,17 +108,18 @@ const UPDATE: &str = "UPDATE queue_admission SET paused = coalesce($3, paused), 
 
 /// Creates the row (a creator racing this one is folded in, as a change). Its hour
 /// window starts with the claims the queue already made this hour, so that a `per_hour`
-/// set mid-hour counts them too: the attempts in the history (`todo_attempt_history`:
-/// the stored rows and the attempts completed todos hold) and those still open on their
-/// todo rows (an open attempt has no history row yet, unless an earlier release wrote
-/// one).
+/// set mid-hour counts them too: the attempts in the history and those the todo rows
+/// hold, open or closed by a completion (neither has a history row, unless an earlier
+/// release wrote one). The view `todo_attempt_history` is not read here: a join with it
+/// could not find the endpoint's history rows by key.
 const CREATE: &str = "WITH seed AS (SELECT ( \
-         (SELECT count(*) FROM todo_attempt_history a JOIN todos t ON t.id = a.todo_id \
+         (SELECT count(*) FROM todo_attempts a JOIN todos t ON t.id = a.todo_id \
           WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
             AND a.claimed_at >= date_trunc('hour', now(), 'UTC')) \
        + (SELECT count(*) FROM todos t \
           WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
-            AND t.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') \
+            AND (t.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') \
+                 OR t.attempt_ended_at IS NOT NULL) \
             AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total)) \
        )::int AS n) \
      INSERT INTO queue_admission AS q (endpoint_id, queue, paused, max_in_flight, per_hour, window_hour, \

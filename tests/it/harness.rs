@@ -179,8 +179,7 @@ impl TestDb {
 
     /// The rows of a query returning one text column, one line each.
     pub async fn lines(&self, sql: &str) -> String {
-        let rows = self.session().await.client.query(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
-        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+        self.session().await.lines(sql).await
     }
 
     /// A connection of its own, open while the session is kept. [`TestDb::exec`],
@@ -210,6 +209,12 @@ impl DbSession {
     /// Runs a query returning one i64.
     pub async fn count(&self, sql: &str) -> i64 {
         self.client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}")).get(0)
+    }
+
+    /// The rows of a query returning one text column, one line each.
+    pub async fn lines(&self, sql: &str) -> String {
+        let rows = self.client.query(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
     }
 
     /// Runs SQL that may be refused: the SQLSTATE of the refusal, or `None` if it ran.

@@ -37,45 +37,55 @@ async fn a_running_instance_keeps_serving_when_a_newer_release_adds_a_column_to_
 }
 
 /// An earlier release stored an attempt as an open row when it claimed; this release
-/// keeps the open attempt on the todo row and writes the history row at the close. A
-/// todo claimed by the earlier release and completed by this one ends with that one
-/// row, closed, and the detail shows it once while it is open.
+/// keeps the open attempt on the todo row, and a completion keeps the attempt it closes
+/// there too. A todo claimed by the earlier release and completed by this one (alone or
+/// in a batch) ends with that one row, closed in place with the agent's report, and the
+/// detail shows the attempt once, open and then closed.
 #[actix_web::test]
 async fn an_attempt_an_earlier_release_opened_as_a_row_is_closed_in_place() {
     let (app, _owner, ep) = TestApp::with_worker().await;
-    let id = app.create_todo(&ep, "q", "t").await;
-    let claim = app.claim_next(&ep).await;
-    let token = claim["lease_token"].as_str().expect("a claim").to_owned();
-    // What the earlier release's claim wrote beside the todo row.
-    app.db
-        .exec(&format!(
-            "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
-             SELECT id, attempts_total, endpoint_id, 'earlier-release', false, claimed_at, lease_expires_at \
-             FROM todos WHERE id = '{}'",
-            id.0
-        ))
-        .await;
-    let (status, detail) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
-    assert_eq!(status, actix_web::http::StatusCode::OK, "{detail}");
-    let attempts = detail["attempts"].as_array().expect("attempts");
-    assert_eq!(attempts.len(), 1, "the open attempt shown once: {detail}");
-    let (status, body) = app
-        .post(&format!("/api/v1/agent/todos/{id}/complete"), &ep.token, serde_json::json!({"lease_token": token}))
-        .await;
-    assert_eq!(status, actix_web::http::StatusCode::OK, "{body}");
-    let rows = |cond: &str| format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}' {cond}", id.0);
-    assert_eq!(app.db.count(&rows("")).await, 1, "one row for the one attempt");
-    assert_eq!(
+    for batch in [false, true] {
+        let id = app.create_todo(&ep, "q", "t").await;
+        let claim = app.claim_next(&ep).await;
+        let token = claim["lease_token"].as_str().expect("a claim").to_owned();
+        // What the earlier release's claim wrote beside the todo row.
         app.db
-            .count(&rows("AND outcome = 'completed' AND disposition = 'done' AND claimant = 'earlier-release'"))
-            .await,
-        1,
-        "closed in place"
-    );
-    let history = format!("SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}'", id.0);
-    assert_eq!(app.db.count(&history).await, 1, "the whole history holds the attempt once");
-    let (_, detail) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
-    let attempts = detail["attempts"].as_array().expect("attempts");
-    assert_eq!(attempts.len(), 1, "the closed attempt shown once: {detail}");
-    assert_eq!((&attempts[0]["outcome"], &attempts[0]["claimant"]), (&json!("completed"), &json!("earlier-release")));
+            .exec(&format!(
+                "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
+                 SELECT id, attempts_total, endpoint_id, 'earlier-release', false, claimed_at, lease_expires_at \
+                 FROM todos WHERE id = '{}'",
+                id.0
+            ))
+            .await;
+        let (status, detail) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+        assert_eq!(status, actix_web::http::StatusCode::OK, "{detail}");
+        let attempts = detail["attempts"].as_array().expect("attempts");
+        assert_eq!(attempts.len(), 1, "the open attempt shown once: {detail}");
+        let report = json!({"lease_token": token, "summary": format!("batch {batch}"), "artifact": "mcp://cairn/up"});
+        let (status, body) = match batch {
+            false => app.post(&format!("/api/v1/agent/todos/{id}/complete"), &ep.token, report).await,
+            true => {
+                let mut item = report;
+                item["id"] = json!(id.to_string());
+                app.post("/api/v1/agent/todos/complete", &ep.token, json!({"items": [item]})).await
+            }
+        };
+        assert_eq!(status, actix_web::http::StatusCode::OK, "{body}");
+        let rows = |cond: &str| format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}' {cond}", id.0);
+        assert_eq!(app.db.count(&rows("")).await, 1, "one row for the one attempt");
+        let closed = format!(
+            "AND outcome = 'completed' AND disposition = 'done' AND claimant = 'earlier-release' \
+             AND summary = 'batch {batch}' AND artifact = 'mcp://cairn/up' AND ended_at IS NOT NULL"
+        );
+        assert_eq!(app.db.count(&rows(&closed)).await, 1, "closed in place with the report (batch: {batch})");
+        let history = format!("SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}'", id.0);
+        assert_eq!(app.db.count(&history).await, 1, "the whole history holds the attempt once");
+        let (_, detail) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
+        let attempts = detail["attempts"].as_array().expect("attempts");
+        assert_eq!(attempts.len(), 1, "the closed attempt shown once: {detail}");
+        assert_eq!(
+            (&attempts[0]["outcome"], &attempts[0]["claimant"], &attempts[0]["summary"]),
+            (&json!("completed"), &json!("earlier-release"), &json!(format!("batch {batch}")))
+        );
+    }
 }

@@ -2,8 +2,8 @@
 //! attempt. While an attempt is open the todo row holds it (`attempts_total` is its
 //! number; `claimed_at`, the lease or interrupt lease, `attempt_claimant`,
 //! `attempt_relay` and `attempt_heartbeat_at` its facts), so a claim writes one row and
-//! a completion two (the todo and the history row) instead of a claim inserting an open
-//! attempt that a heartbeat, an interrupt, a resume and the close each update again
+//! a fail or release two (the todo and the history row) instead of a claim inserting an
+//! open attempt that a heartbeat, an interrupt, a resume and the close each update again
 //! (migration `attempt_written_at_close`; issue 14, less database work per cycle).
 //!
 //! A completion writes no history row at all: it is final, so the attempt it closes is
@@ -64,7 +64,8 @@ pub(crate) fn completed_on_row(report: [&str; 3]) -> String {
 
 /// The CTE `closed` of a completion (CTE `moved`, as for [`closed_cte`]): an attempt an
 /// earlier release opened as a history row is closed in place; with no such row (every
-/// attempt this release opens) it reads one primary-key entry and writes nothing.
+/// attempt this release opens) it looks up the todo and the history row by key and
+/// writes nothing.
 /// `report` is the SQL of the agent's summary, whether it was cut, and artifact.
 pub(crate) fn closed_in_place_cte(key: &str, join: &str, report: [&str; 3]) -> String {
     let [summary, truncated, artifact] = report;

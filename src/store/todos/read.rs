@@ -69,8 +69,8 @@ impl Store {
         Ok(q.load(&mut conn).await?)
     }
 
-    /// One todo with up to [`ATTEMPTS_SHOWN`] newest attempts (the open one first, if
-    /// one is), as `caller` may see it.
+    /// One todo with up to [`ATTEMPTS_SHOWN`] newest attempts (the one its row holds
+    /// first: open, or closed by its completion), as `caller` may see it.
     pub async fn get_todo(&self, caller: &Caller, id: TodoId) -> Result<TodoWithAttempts> {
         let mut conn = self.conn().await?;
         let mut q = todos::table.filter(todos::id.eq(id.0)).select(TodoRow::as_select()).into_boxed();
@@ -88,7 +88,8 @@ impl Store {
             .select(AttemptRow::as_select())
             .load(&mut conn)
             .await?;
-        // The open attempt is held on the todo row until it closes.
+        // The open attempt is held on the todo row until it closes, and the attempt a
+        // completion closed stays there.
         let attempts = todo.history_with_open(history, ATTEMPTS_SHOWN as usize);
         Ok(TodoWithAttempts { todo, attempts })
     }
