@@ -93,7 +93,7 @@ pub struct TodoRow {
     /// open (`claimed`, `input_required`, `auth_required`) the todo row is the only
     /// record of it: its history row is written when it closes, from these fields
     /// ([`TodoRow::open_attempt`] shows it meanwhile), except by a completion, which
-    /// keeps it on the row ([`TodoRow::completed_attempt`]).
+    /// keeps it on the row (`attempt_ended_at` and the columns after it).
     pub attempt_claimant: Option<String>,
     /// Whether the latest attempt was a relay's.
     pub attempt_relay: bool,
@@ -101,7 +101,7 @@ pub struct TodoRow {
     pub attempt_heartbeat_at: Option<DateTime<Utc>>,
     /// When the attempt a completion closed ended, on a completed todo that holds that
     /// attempt on its row instead of in a history row (migration
-    /// `completed_attempt_on_the_row`; [`TodoRow::completed_attempt`]).
+    /// `completed_attempt_on_the_row`; the view `todo_attempt_history` shows it).
     pub attempt_ended_at: Option<DateTime<Utc>>,
     /// That attempt's lease when it ended.
     pub attempt_lease_expires_at: Option<DateTime<Utc>>,
@@ -125,33 +125,9 @@ impl TodoRow {
     /// interrupt lease.
     pub fn open_attempt(&self) -> Option<AttemptRow> {
         let open = matches!(self.state, TodoState::Claimed | TodoState::InputRequired | TodoState::AuthRequired);
-        match open {
-            true => self.held_attempt(self.lease_expires_at.or(self.interrupt_expires_at)),
-            false => None,
-        }
-    }
-
-    /// The attempt a completion closed, when the todo holds it on its row: a completion
-    /// is final, so its attempt is the todo's last and needs no history row.
-    pub fn completed_attempt(&self) -> Option<AttemptRow> {
-        let ended_at = self.attempt_ended_at?;
-        let held = self.held_attempt(self.attempt_lease_expires_at)?;
-        Some(AttemptRow {
-            ended_at: Some(ended_at),
-            outcome: Some(AttemptOutcome::Completed),
-            disposition: Some(AttemptDisposition::Done),
-            summary: self.attempt_summary.clone(),
-            summary_truncated: self.attempt_summary_truncated,
-            artifact: self.attempt_artifact.clone(),
-            ..held
-        })
-    }
-
-    /// The latest attempt as the row holds it, still open, with `lease` as its lease:
-    /// none before the first claim.
-    fn held_attempt(&self, lease: Option<DateTime<Utc>>) -> Option<AttemptRow> {
-        match (self.claimed_at, lease) {
-            (Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => Some(AttemptRow {
+        let lease = self.lease_expires_at.or(self.interrupt_expires_at);
+        match (open, self.claimed_at, lease) {
+            (true, Some(claimed_at), Some(lease_expires_at)) if self.attempts_total >= 1 => Some(AttemptRow {
                 todo_id: self.id,
                 seq: self.attempts_total,
                 claimer_endpoint_id: Some(self.endpoint_id),
@@ -172,14 +148,14 @@ impl TodoRow {
     }
 
     /// The attempt history to show, newest first and at most `limit` long: the stored
-    /// rows (`history`, newest first) with the attempt the todo row holds (open, or
-    /// closed by its completion) at their head. An attempt that already has a stored row
-    /// (opened by an earlier release, which wrote open attempts) is shown from that row.
+    /// rows (`history`, newest first) with the open attempt at their head. An attempt
+    /// that already has a stored row (opened by an earlier release, which wrote open
+    /// attempts) is shown from that row.
     pub fn history_with_open(&self, mut history: Vec<AttemptRow>, limit: usize) -> Vec<AttemptRow> {
-        if let Some(held) = self.open_attempt().or_else(|| self.completed_attempt())
-            && history.iter().all(|a| a.seq != held.seq)
+        if let Some(open) = self.open_attempt()
+            && history.iter().all(|a| a.seq != open.seq)
         {
-            history.insert(0, held);
+            history.insert(0, open);
         }
         history.truncate(limit);
         history

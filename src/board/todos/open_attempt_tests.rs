@@ -5,7 +5,7 @@ use chrono::{Duration, Utc};
 
 use super::fixtures::{attempt, todo};
 use crate::db::models::TodoRow;
-use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, TodoState};
+use crate::domain::todo_state::TodoState;
 
 fn claimed(seq: i32) -> TodoRow {
     let mut t = todo(TodoState::Claimed);
@@ -61,46 +61,4 @@ fn the_history_shows_the_open_attempt_first_once_and_within_the_limit() {
     let shown = t.history_with_open(vec![legacy, attempt(t.id, 2, None)], 20);
     assert_eq!(shown.iter().map(|a| a.seq).collect::<Vec<_>>(), [3, 2]);
     assert_eq!(shown[0].claimant.as_deref(), Some("harness/box/claude/run-7"));
-}
-
-/// A todo completed by this release: its last attempt is held on the row, closed.
-fn completed(seq: i32) -> TodoRow {
-    let mut t = claimed(seq);
-    t.state = TodoState::Done;
-    t.attempt_lease_expires_at = t.lease_expires_at.take();
-    t.attempt_ended_at = Some(Utc::now());
-    t.completed_at = t.attempt_ended_at;
-    t.attempt_summary = Some("shipped".into());
-    t.attempt_artifact = Some("https://example.com/pr/1".into());
-    t
-}
-
-#[test]
-fn a_completed_todo_holds_its_last_attempt_closed_completed_with_the_agents_report() {
-    let t = completed(2);
-    assert!(t.open_attempt().is_none());
-    let last = t.completed_attempt().expect("held on the row");
-    assert_eq!((last.todo_id, last.seq, last.claimant.as_deref(), last.relay), (t.id, 2, Some("worker-3"), true));
-    assert_eq!((last.ended_at, Some(last.lease_expires_at)), (t.attempt_ended_at, t.attempt_lease_expires_at));
-    assert_eq!((last.outcome, last.disposition), (Some(AttemptOutcome::Completed), Some(AttemptDisposition::Done)));
-    assert_eq!(
-        (last.summary.as_deref(), last.artifact.as_deref()),
-        (Some("shipped"), Some("https://example.com/pr/1"))
-    );
-    let shown = t.history_with_open(vec![attempt(t.id, 1, None)], 20);
-    assert_eq!(shown.iter().map(|a| a.seq).collect::<Vec<_>>(), [2, 1]);
-}
-
-#[test]
-fn a_completed_attempt_with_a_stored_row_is_shown_from_that_row_and_a_todo_completed_by_an_earlier_release_holds_none()
-{
-    let t = completed(2);
-    let stored = attempt(t.id, 2, Some("closed in place"));
-    let shown = t.history_with_open(vec![stored, attempt(t.id, 1, None)], 20);
-    assert_eq!(shown.iter().map(|a| a.seq).collect::<Vec<_>>(), [2, 1]);
-    assert_eq!(shown[0].summary.as_deref(), Some("closed in place"));
-    let mut earlier = t.clone();
-    earlier.attempt_ended_at = None;
-    earlier.attempt_lease_expires_at = None;
-    assert!(earlier.completed_attempt().is_none(), "its history row is its record");
 }

@@ -9,8 +9,10 @@
 //! A completion writes no history row at all: it is final, so the attempt it closes is
 //! the todo's last, and its facts stay on the todo row the completion writes anyway
 //! ([`completed_on_row`], migration `completed_attempt_on_the_row`). The view
-//! `todo_attempt_history` (and [`crate::db::models::TodoRow::history_with_open`]) puts
-//! the two together.
+//! `todo_attempt_history` puts the two together for a reader that names one todo (a
+//! todo's detail). A reader that joins many todos (the doorbell check below, the
+//! admission seed) tests the todo row itself instead: PostgreSQL cannot probe the view's
+//! second branch by key from a join, and would read it whole.
 
 /// The CTE `closed` of a statement whose CTE `moved` (a data-modifying CTE over
 /// `todos`) ended attempts: for each moved todo that had one open, its history row,

@@ -7,7 +7,7 @@ use diesel_async::RunQueryDsl;
 use super::super::Store;
 use super::Caller;
 use crate::db::models::{AttemptRow, TodoRow};
-use crate::db::schema::{todo_attempts, todos};
+use crate::db::schema::todos;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
@@ -69,8 +69,8 @@ impl Store {
         Ok(q.load(&mut conn).await?)
     }
 
-    /// One todo with up to [`ATTEMPTS_SHOWN`] newest attempts (the one its row holds
-    /// first: open, or closed by its completion), as `caller` may see it.
+    /// One todo with up to [`ATTEMPTS_SHOWN`] newest attempts (the open one first, if
+    /// one is), as `caller` may see it.
     pub async fn get_todo(&self, caller: &Caller, id: TodoId) -> Result<TodoWithAttempts> {
         let mut conn = self.conn().await?;
         let mut q = todos::table.filter(todos::id.eq(id.0)).select(TodoRow::as_select()).into_boxed();
@@ -81,15 +81,14 @@ impl Store {
             }
         };
         let todo = q.first(&mut conn).await.optional()?.ok_or(Error::NotFound)?;
-        let history = todo_attempts::table
-            .filter(todo_attempts::todo_id.eq(id.0))
-            .order(todo_attempts::seq.desc())
-            .limit(ATTEMPTS_SHOWN)
-            .select(AttemptRow::as_select())
-            .load(&mut conn)
-            .await?;
-        // The open attempt is held on the todo row until it closes, and the attempt a
-        // completion closed stays there.
+        // The closed attempts, from the view that also holds the one a completion kept on
+        // the todo row; the open attempt is held on the todo row until it closes.
+        let history: Vec<AttemptRow> =
+            diesel::sql_query("SELECT * FROM todo_attempt_history WHERE todo_id = $1 ORDER BY seq DESC LIMIT $2")
+                .bind::<diesel::sql_types::Uuid, _>(id.0)
+                .bind::<diesel::sql_types::BigInt, _>(ATTEMPTS_SHOWN)
+                .load(&mut conn)
+                .await?;
         let attempts = todo.history_with_open(history, ATTEMPTS_SHOWN as usize);
         Ok(TodoWithAttempts { todo, attempts })
     }
