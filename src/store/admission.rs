@@ -11,6 +11,7 @@ use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::Store;
+use super::todos::holds_attempt_sql;
 use crate::domain::admission::{AdmissionChange, Budget, Change};
 use crate::domain::ids::{EndpointId, HumanId, ScopeId};
 use crate::domain::wakeups::Arrived;
@@ -110,17 +111,18 @@ const UPDATE: &str = "UPDATE queue_admission SET paused = coalesce($3, paused), 
 /// window starts with the claims the queue already made this hour, so that a `per_hour`
 /// set mid-hour counts them too: the attempts in the history and those the todo rows
 /// hold, open or closed by a completion (neither has a history row, unless an earlier
-/// release wrote one). The view `todo_attempt_history` is not read here: a join with it
-/// could not find the endpoint's history rows by key.
-const CREATE: &str = "WITH seed AS (SELECT ( \
+/// release wrote one: [`holds_attempt_sql`]). The view `todo_attempt_history` is not
+/// read here: a join with it could not find the endpoint's history rows by key.
+const CREATE: &str = concat!(
+    "WITH seed AS (SELECT ( \
          (SELECT count(*) FROM todo_attempts a JOIN todos t ON t.id = a.todo_id \
           WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
             AND a.claimed_at >= date_trunc('hour', now(), 'UTC')) \
        + (SELECT count(*) FROM todos t \
           WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
-            AND (t.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') \
-                 OR t.attempt_ended_at IS NOT NULL) \
-            AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total)) \
+            AND ",
+    holds_attempt_sql!("t"),
+    " AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total)) \
        )::int AS n) \
      INSERT INTO queue_admission AS q (endpoint_id, queue, paused, max_in_flight, per_hour, window_hour, \
        window_claims, updated_by) \
@@ -128,7 +130,8 @@ const CREATE: &str = "WITH seed AS (SELECT ( \
      ON CONFLICT (endpoint_id, queue) DO UPDATE SET paused = coalesce($3, q.paused), \
        max_in_flight = CASE WHEN $4 THEN $5 ELSE q.max_in_flight END, \
        per_hour = CASE WHEN $6 THEN $7 ELSE q.per_hour END, updated_at = now(), updated_by = $8 \
-     RETURNING paused, max_in_flight, per_hour";
+     RETURNING paused, max_in_flight, per_hour"
+);
 
 async fn write(
     conn: &mut AsyncPgConnection,

@@ -90,9 +90,27 @@ pub(crate) fn closed_in_place_cte(key: &str, join: &str, report: [&str; 3]) -> S
 const OPEN: &str = "o.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') \
     AND o.claimed_at IS NOT NULL AND o.attempts_total >= 1";
 
+/// Whether the todo aliased `$t` holds an attempt on its own row, with no history row
+/// for it (unless an earlier release wrote one): open (claimed, or interrupted after a
+/// claim), or closed by its completion ([`completed_on_row`]). What the view
+/// `todo_attempt_history` adds to the stored rows, for readers that join many todos and
+/// so cannot read the view by key (the doorbell check, the admission seed).
+macro_rules! holds_attempt_sql {
+    ($t:literal) => {
+        concat!(
+            "(",
+            $t,
+            ".state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') OR ",
+            $t,
+            ".attempt_ended_at IS NOT NULL)"
+        )
+    };
+}
+pub(crate) use holds_attempt_sql;
+
 /// Whether the todo whose id is the SQL `$todo` was claimed at or before the SQL
-/// `$deadline`: by an attempt in its history, or by the attempt its row holds (open, or
-/// closed by its completion: [`closed_cte`], [`completed_on_row`]).
+/// `$deadline`: by an attempt in its history, or by the attempt its row holds
+/// ([`holds_attempt_sql`]).
 macro_rules! claimed_by_sql {
     ($todo:literal, $deadline:literal) => {
         concat!(
@@ -102,8 +120,9 @@ macro_rules! claimed_by_sql {
             $deadline,
             ") OR EXISTS (SELECT 1 FROM todos h WHERE h.id = ",
             $todo,
-            " AND (h.state COLLATE \"C\" IN ('claimed', 'input_required', 'auth_required') OR h.attempt_ended_at IS NOT NULL) \
-              AND h.claimed_at <= ",
+            " AND ",
+            $crate::store::todos::holds_attempt_sql!("h"),
+            " AND h.claimed_at <= ",
             $deadline,
             "))"
         )

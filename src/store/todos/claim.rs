@@ -244,7 +244,9 @@ impl Store {
         lease_token: String,
     ) -> Result<Claimed> {
         let attempt_seq = todo.attempts_total;
-        // Only a todo that ran before has history worth a second round trip.
+        // Only a todo that ran before has history worth a second round trip. The stored
+        // rows are all of it: a claimable todo was never completed (`done` is final), so
+        // none of its attempts is kept on its row (`todo_attempt_history`'s other part).
         let prior_attempts = if attempt_seq > 1 {
             todo_attempts::table
                 .filter(todo_attempts::todo_id.eq(todo.id.0))
