@@ -1,5 +1,8 @@
 -- Back to open attempts stored as rows: every attempt open on a todo row gets its row.
 SET LOCAL lock_timeout = '5s';
+-- No claim may commit between the copy below and the columns' removal: it would keep
+-- its open attempt only in a column about to go.
+LOCK TABLE todos IN SHARE ROW EXCLUSIVE MODE;
 
 INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, last_heartbeat_at,
                            lease_expires_at)

@@ -26,6 +26,7 @@ mod db_restart;
 mod dead_letters;
 mod deliveries;
 mod digests;
+mod downgrade;
 mod hooks;
 mod intake;
 mod lifecycle;
