@@ -5,6 +5,8 @@ pub mod embedded;
 pub mod failure;
 pub mod listen;
 mod migrate;
+#[cfg(test)]
+mod migration_rules;
 pub mod models;
 pub mod prepared;
 /// The tables and columns in diesel's `table!` form, which the DSL queries are checked
