@@ -1,6 +1,7 @@
-//! Revocation and expiry racing agents that use every verb, through the real server:
-//! no answer is a server error, and every todo of the endpoint ends either finished
-//! before the endpoint died or as an `endpoint_revoked` dead letter. None is lost.
+//! Revocation and expiry racing agents that use every verb (the batch verbs too),
+//! through the real server: no answer is a server error, and every todo of the endpoint
+//! ends either finished before the endpoint died or as an `endpoint_revoked` dead
+//! letter. None is lost.
 //!
 //! These pin the lock order written down in `src/store/mod.rs`: before it, a claim
 //! (todo row, then its foreign keys' key-share lock on the endpoint) and a revocation
@@ -28,6 +29,8 @@ const ROUNDS: usize = 4;
 struct Seen {
     server_errors: std::sync::Mutex<Vec<String>>,
     calls: AtomicUsize,
+    /// Todos claimed by a batch claim (so the batch verbs did race the death).
+    batch_claimed: AtomicUsize,
 }
 
 impl Seen {
@@ -41,18 +44,32 @@ impl Seen {
 
 /// One agent: claims (next, or by id every third round), heartbeats, then ends the
 /// attempt with a verb that depends on the round (complete, fail, release, interrupt
-/// and resume). Agent 0 also creates todos. Stops at its first 401 (the endpoint is
+/// and resume); agents 3 and 7 use the batch verbs every other round instead. Agent 0
+/// also creates todos, one or a batch of two at a time. Stops at its first 401 (the endpoint is
 /// gone) or when `stop` is set.
 async fn agent(app: Rc<TestApp>, token: String, n: usize, seen: Arc<Seen>, stop: Arc<AtomicBool>) {
     let mut round = n;
     while !stop.load(Ordering::Relaxed) {
         round += 1;
         if n == 0 {
-            let (s, b) = app.post("/api/v1/agent/todos", &token, json!({"queue": "q", "title": "made"})).await;
+            let (s, b) = match round % 2 {
+                0 => app.post("/api/v1/agent/todos", &token, json!({"queue": "q", "title": "made"})).await,
+                _ => {
+                    let items =
+                        json!({"items": [{"queue": "q", "title": "made 1"}, {"queue": "q", "title": "made 2"}]});
+                    app.post("/api/v1/agent/todos/batch", &token, items).await
+                }
+            };
             seen.check("create", s.as_u16(), &b);
             if s == 401 {
                 return;
             }
+        }
+        if n % 4 == 3 && round.is_multiple_of(2) {
+            if !batch_cycle(&app, &token, &seen).await {
+                return;
+            }
+            continue;
         }
         let (s, b) = if round.is_multiple_of(3) {
             let (s, list) = app.get("/api/v1/agent/todos?state=pending&limit=1", &token).await;
@@ -95,6 +112,32 @@ async fn agent(app: Rc<TestApp>, token: String, n: usize, seen: Arc<Seen>, stop:
         };
         seen.check(verb, s.as_u16(), &b);
     }
+}
+
+/// A batch claim of up to three todos, then a batch complete of every other one and a
+/// batch fail of the rest. False once the endpoint is gone (a 401).
+async fn batch_cycle(app: &TestApp, token: &str, seen: &Seen) -> bool {
+    let (s, b) = app.post("/api/v1/agent/todos/claim-next", token, json!({"limit": 3})).await;
+    seen.check("batch claim", s.as_u16(), &b);
+    if s == 401 {
+        return false;
+    }
+    let claims = b["claims"].as_array().cloned().unwrap_or_default();
+    seen.batch_claimed.fetch_add(claims.len(), Ordering::Relaxed);
+    let item = |c: &Value| json!({"id": c["todo"]["id"], "lease_token": c["lease_token"], "summary": "s"});
+    for (verb, parity) in [("complete", 0), ("fail", 1)] {
+        let items: Vec<Value> =
+            claims.iter().enumerate().filter(|(i, _)| i % 2 == parity).map(|(_, c)| item(c)).collect();
+        if items.is_empty() {
+            continue;
+        }
+        let (s, b) = app.post(&format!("/api/v1/agent/todos/{verb}"), token, json!({"items": items})).await;
+        seen.check(&format!("batch {verb}"), s.as_u16(), &b);
+        if s == 401 {
+            return false;
+        }
+    }
+    true
 }
 
 /// Seeds a round's endpoint with pending todos (a few with a cap of one attempt, so
@@ -194,6 +237,7 @@ async fn round(app: &Rc<TestApp>, o: &Owner, slug: &str, death: Death) {
     stop.store(true, Ordering::Relaxed);
     sweeps.await.expect("background task");
 
+    assert!(seen.batch_claimed.load(Ordering::Relaxed) > 0, "no batch claim took part");
     let errors = seen.server_errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "{} of {} calls failed: {errors:?}", errors.len(), seen.calls.load(Ordering::Relaxed));
     let e = ep.id.0;
