@@ -8,7 +8,6 @@ use utoipa::ToSchema;
 use super::super::dto::{ClaimAnswer, CreateTodoBody, TodoDetail, TodoView};
 use crate::db::models::TodoRow;
 use crate::domain::admission::Deferral;
-use crate::domain::ids::TodoId;
 use crate::error::{ErrorBody, Result};
 use crate::store::todos::{BatchClaim, CreateOutcome};
 
@@ -73,8 +72,9 @@ impl From<BatchClaim> for BatchClaimAnswer {
 #[derive(Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FinishItemBody {
-    /// The claimed todo.
-    pub id: TodoId,
+    /// The claimed todo. A string that is not a todo id makes this item answer
+    /// `not_found` (as the single verb's path does); the other items go on.
+    pub id: String,
     /// JSON to keep as the todo's result: `complete` sets it (absent: null), `fail`
     /// replaces the earlier result only when given.
     pub result: Option<serde_json::Value>,
@@ -101,8 +101,8 @@ pub struct BatchFinishBody {
 /// The answer for one item of a batch complete or fail.
 #[derive(Serialize, ToSchema)]
 pub struct FinishItemAnswer {
-    /// The item's todo.
-    pub id: TodoId,
+    /// The item's todo id, as the item gave it.
+    pub id: String,
     /// Whether it was completed (failed); when false, `error` says why, with the code and
     /// message the single verb would have answered.
     pub ok: bool,
@@ -123,14 +123,14 @@ pub struct BatchFinishAnswer {
 }
 
 impl BatchFinishAnswer {
-    /// The answers to `ids`' items.
-    pub fn new(ids: &[TodoId], answers: Vec<Result<TodoRow>>) -> Self {
+    /// The answers to the items whose ids (as given) are `ids`.
+    pub fn new(ids: Vec<String>, answers: Vec<Result<TodoRow>>) -> Self {
         let results = ids
-            .iter()
+            .into_iter()
             .zip(answers)
             .map(|(id, answer)| match answer {
-                Ok(row) => FinishItemAnswer { id: *id, ok: true, todo: Some(TodoView::from(&row)), error: None },
-                Err(e) => FinishItemAnswer { id: *id, ok: false, todo: None, error: Some(e.body()) },
+                Ok(row) => FinishItemAnswer { id, ok: true, todo: Some(TodoView::from(&row)), error: None },
+                Err(e) => FinishItemAnswer { id, ok: false, todo: None, error: Some(e.body()) },
             })
             .collect();
         BatchFinishAnswer { results }

@@ -14,23 +14,22 @@ use crate::service::agent_batch;
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::Finish;
 
-/// The items' ids, in order, and each item as the single verb's body would be.
-fn items_of(body: BatchFinishBody) -> (Vec<TodoId>, Vec<(TodoId, Finish)>) {
-    let ids = body.items.iter().map(|i| i.id).collect();
-    let items = body
-        .items
+/// The items' ids as given, in order, and each item as the single verb's body would be,
+/// with its todo id if it is one.
+fn items_of(body: BatchFinishBody) -> (Vec<String>, Vec<(Option<TodoId>, Finish)>) {
+    body.items
         .into_iter()
         .map(|FinishItemBody { id, result, summary, artifact, lease_token }| {
-            (id, Finish { result, summary, artifact, lease_token })
+            let todo = id.parse().ok();
+            (id, (todo, Finish { result, summary, artifact, lease_token }))
         })
-        .collect();
-    (ids, items)
+        .unzip()
 }
 
 /// Completes many claimed todos in one transaction, each exactly as
 /// `POST /api/v1/agent/todos/{id}/complete` would. Answers 200 with one result per item,
 /// in order: `ok` with the todo, or the error that route would give (a bad item does not
-/// fail the others). A body that is not valid as a whole (not 1–100 items, an item with an
+/// fail the others; an id that is not a todo id answers `not_found`). A body that is not valid as a whole (not 1–100 items, an item with an
 /// unknown field or a wrong type, a NUL character anywhere) is refused with 422 and
 /// changes nothing.
 #[utoipa::path(post, path = "/api/v1/agent/todos/complete", operation_id = "complete_batch", request_body = BatchFinishBody, tag = "agent",
@@ -44,15 +43,15 @@ pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFini
 pub async fn complete_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
     let (ids, items) = items_of(body);
     let answers = agent_batch::complete(s, me, items).await?;
-    Ok(BatchFinishAnswer::new(&ids, answers))
+    Ok(BatchFinishAnswer::new(ids, answers))
 }
 
 /// Fails many claimed todos in one transaction, each exactly as
 /// `POST /api/v1/agent/todos/{id}/fail` would: a retry with backoff below the cap, a dead
 /// letter at it (announced after the commit, recorded for the sinks in the same
 /// transaction). Answers 200 with one result per item, in order: `ok` with the todo, or the
-/// error that route would give (a bad item does not fail the others). A body that is not
-/// valid as a whole (not 1–100 items, an item with an unknown field or a wrong type, a NUL
+/// error that route would give (a bad item does not fail the others; an id that is not a
+/// todo id answers `not_found`). A body that is not valid as a whole (not 1–100 items, an item with an unknown field or a wrong type, a NUL
 /// character anywhere) is refused with 422 and changes nothing.
 #[utoipa::path(post, path = "/api/v1/agent/todos/fail", operation_id = "fail_batch", request_body = BatchFinishBody, tag = "agent",
     security(("endpoint_token" = [])),
@@ -65,7 +64,7 @@ pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBo
 pub async fn fail_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
     let (ids, items) = items_of(body);
     let answers = agent_batch::fail(s, me, items).await?;
-    Ok(BatchFinishAnswer::new(&ids, answers))
+    Ok(BatchFinishAnswer::new(ids, answers))
 }
 
 /// Creates many todos on this endpoint's queues in one transaction, each exactly as

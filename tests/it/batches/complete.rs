@@ -117,3 +117,28 @@ async fn a_batch_needs_the_single_verbs_grant() {
     let (status, answer) = app.post("/api/v1/agent/todos/fail", &ep.token, item).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
 }
+
+/// A path id that is not a todo id answers `not_found` on the single verbs; in a batch
+/// the item answers the same and fails alone, for complete and fail alike, and a batch
+/// of nothing but such ids answers each of them.
+#[actix_web::test]
+async fn an_item_whose_id_is_not_a_todo_id_answers_not_found_and_fails_alone() {
+    let (app, _, ep) = TestApp::with_worker().await;
+    for verb in ["complete", "fail"] {
+        app.create_todo(&ep, "q", verb).await;
+        let claims = claim_many(&app, &ep, 1).await;
+        let items = json!([
+            {"id": "td_not-an-id"},
+            {"id": claims[0].0.to_string(), "lease_token": claims[0].1, "summary": verb},
+            {"id": ""},
+        ]);
+        let results = finish_many(&app, &ep, verb, items).await;
+        assert_eq!(outcomes(&results), ["not_found", "ok", "not_found"], "{verb}: {results:?}");
+        assert_eq!(results[0]["id"], "td_not-an-id", "the result names the id as the item gave it");
+        let (status, single) = app.post("/api/v1/agent/todos/td_not-an-id/complete", &ep.token, json!({})).await;
+        assert_eq!((status, &single["error"]["code"]), (StatusCode::NOT_FOUND, &results[0]["error"]["code"]));
+        assert_eq!(todo(&app, &ep, claims[0].0).await["attempts"][0]["summary"], verb);
+    }
+    let results = finish_many(&app, &ep, "complete", json!([{"id": "x"}, {"id": "td_"}])).await;
+    assert_eq!(outcomes(&results), ["not_found", "not_found"]);
+}
