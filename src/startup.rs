@@ -207,6 +207,7 @@ impl Application {
         let sinks = crate::service::sinks::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
+        warn_unless_messages_in_english(&pool).await;
         let listener = TcpListener::bind(settings.addr)
             .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?;
         let port = listener
@@ -427,4 +428,22 @@ async fn close_on_signal(waiters: Waiters) {
         _ = int.recv() => {}
     }
     waiters.close();
+}
+
+/// Warns when PostgreSQL answers in a language other than English: lost connections and
+/// prepared statements a migration changed are recognised by their message text, so
+/// they would answer 500 instead of 503, and a connection whose prepared statements no
+/// longer match the schema would not be dropped (README, "Upgrades and several
+/// replicas").
+async fn warn_unless_messages_in_english(pool: &db::DbPool) {
+    let Ok(mut conn) = pool.get().await else {
+        return;
+    };
+    if db::failure::messages_in_english(&mut conn).await == Some(false) {
+        tracing::warn!(
+            "PostgreSQL's messages are not in English (lc_messages): a lost database connection or a \
+             migration that changes a table under a prepared statement will answer 500 instead of 503, \
+             and such a connection stays in the pool; set lc_messages to 'C' or an English locale"
+        );
+    }
 }

@@ -62,6 +62,21 @@ fn classify_message(message: &str) -> Failure {
     }
 }
 
+/// PostgreSQL's English message for `SELECT 1/0`, with which start-up asks the server
+/// which language it answers in.
+const ENGLISH_PROBE_MESSAGE: &str = "division by zero";
+
+/// Whether the server writes its messages in English (its `lc_messages`), which
+/// [`classify`] needs to tell a lost session or a changed prepared statement from other
+/// errors. `None` when the probe did not fail with a server message.
+pub async fn messages_in_english(conn: &mut diesel_async::AsyncPgConnection) -> Option<bool> {
+    use diesel_async::RunQueryDsl;
+    match diesel::sql_query("SELECT 1/0").execute(conn).await {
+        Err(Error::DatabaseError(_, info)) => Some(info.message() == ENGLISH_PROBE_MESSAGE),
+        _ => None,
+    }
+}
+
 /// Nanoseconds after [`anchor`] at which a schema change was last seen; 0 = never.
 static SCHEMA_CHANGED_AT: AtomicU64 = AtomicU64::new(0);
 

@@ -249,3 +249,13 @@ async fn a_database_that_got_the_in_flight_index_from_the_admission_migration_ke
     assert_eq!(applied, [IN_FLIGHT_MIGRATION]);
     assert_eq!(db.count(IN_FLIGHT_VALID).await, 1);
 }
+
+/// Start-up asks the server which language it answers in (lost connections and changed
+/// prepared statements are told apart by their English message text); this server's
+/// messages are English, so the probe must say so and start-up warns of nothing.
+#[actix_web::test]
+async fn the_language_probe_finds_an_english_server_english() {
+    let db = TestDb::new().await;
+    let mut conn = switchboard::db::connect(&db.url).await.expect("connect");
+    assert_eq!(switchboard::db::failure::messages_in_english(&mut conn).await, Some(true));
+}
