@@ -156,3 +156,43 @@ async fn a_claim_listener_that_lost_its_connection_makes_every_waiter_look_again
     assert_eq!(answer.todo(), Some(want.as_str()), "{:?}", answer.body);
     assert!(answer.took < Duration::from_secs(30), "found by a look, not at the end of the wait");
 }
+
+/// The README's batch loop: `limit` and `wait_seconds` together. A waiting batch claim
+/// woken by a batch of three todos made in one transaction answers all three, each under
+/// a lease of its own; with nothing arriving it answers the batch form's empty answer.
+#[actix_web::test]
+async fn a_waiting_batch_claim_is_woken_and_answers_the_batch_that_arrived() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let waiting = claim_next(&app.base, &ep, json!({"limit": 5, "wait_seconds": 30}));
+    wait_for_waiters(&app.base, 1).await;
+
+    let items =
+        json!({"items": [{"queue": "q", "title": "a"}, {"queue": "q", "title": "b"}, {"queue": "q", "title": "c"}]});
+    let (status, made) = app.post("/api/v1/agent/todos/batch", &ep.token, items).await;
+    assert_eq!(status, 200, "{made}");
+    let answer = answered(waiting).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    let claims = answer.body["claims"].as_array().expect("the batch form");
+    let mut ids: Vec<&str> = claims.iter().filter_map(|c| c["todo"]["id"].as_str()).collect();
+    let mut made: Vec<&str> =
+        made["results"].as_array().expect("results").iter().filter_map(|r| r["todo"]["id"].as_str()).collect();
+    ids.sort_unstable();
+    made.sort_unstable();
+    assert_eq!(ids, made, "the three todos of the batch, claimed together: {:?}", answer.body);
+    let leases: std::collections::HashSet<_> = claims.iter().filter_map(|c| c["lease_token"].as_str()).collect();
+    assert_eq!(leases.len(), 3, "a lease per todo");
+    assert_eq!(answer.body["empty"], false);
+    assert_eq!(metric(&app.base, WAKEUPS).await, 1);
+
+    let started = Instant::now();
+    let idle = answered(claim_next(&app.base, &ep, json!({"limit": 5, "wait_seconds": 1}))).await;
+    assert_eq!(
+        (idle.status, &idle.body["claims"], &idle.body["empty"]),
+        (200, &json!([]), &json!(true)),
+        "{:?}",
+        idle.body
+    );
+    assert!(started.elapsed() >= Duration::from_millis(900), "it waited its second: {:?}", started.elapsed());
+}
