@@ -1,6 +1,6 @@
 //! The database dropping every connection (a restart, a failover, an operator's
-//! `pg_terminate_backend`) under working agents: 503 while it happens, never 500, and
-//! no broken connection handed out afterwards.
+//! `pg_terminate_backend`) under working agents, half of them using the batch verbs: 503
+//! while it happens, never 500, and no broken connection handed out afterwards.
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -51,9 +51,33 @@ pub async fn cycle(app: &TestApp, ep: &Ep, seen: &Seen) -> bool {
     s == 200
 }
 
-async fn agent(app: &TestApp, ep: &Ep, seen: &Seen) {
+/// The same with the batch verbs: a batch create of two, a claim-next with a `limit` of
+/// two, a batch complete; true when every call and item succeeded.
+async fn batch_cycle(app: &TestApp, ep: &Ep, seen: &Seen) -> bool {
+    let items = json!({"items": [{"queue": "q", "title": "b1"}, {"queue": "q", "title": "b2"}]});
+    let (s, b) = app.post("/api/v1/agent/todos/batch", &ep.token, items).await;
+    seen.record("batch create", s.as_u16(), &b);
+    let (s, b) = app.post("/api/v1/agent/todos/claim-next", &ep.token, json!({"limit": 2})).await;
+    seen.record("batch claim", s.as_u16(), &b);
+    let claimed = b["claims"].as_array().cloned().unwrap_or_default();
+    if claimed.is_empty() {
+        return false;
+    }
+    let items: Vec<_> =
+        claimed.iter().map(|c| json!({"id": c["todo"]["id"], "lease_token": c["lease_token"]})).collect();
+    let (s, b) = app.post("/api/v1/agent/todos/complete", &ep.token, json!({"items": items})).await;
+    seen.record("batch complete", s.as_u16(), &b);
+    s == 200 && b["results"].as_array().is_some_and(|r| r.iter().all(|r| r["ok"] == true))
+}
+
+/// One agent's cycles, single or batched.
+async fn cycle_of(app: &TestApp, ep: &Ep, seen: &Seen, batched: bool) -> bool {
+    if batched { batch_cycle(app, ep, seen).await } else { cycle(app, ep, seen).await }
+}
+
+async fn agent(app: &TestApp, ep: &Ep, seen: &Seen, batched: bool) {
     while !seen.stop.get() {
-        if cycle(app, ep, seen).await {
+        if cycle_of(app, ep, seen, batched).await {
             seen.cycles.set(seen.cycles.get() + 1);
             seen.progressed.notify_waiters();
         }
@@ -92,10 +116,12 @@ async fn terminating_every_database_connection_under_cycling_agents_answers_503_
         seen.stop.set(true);
         terminated
     };
-    let (last, _) = tokio::join!(storms, join_all(agents.iter().map(|ep| agent(&app, ep, &seen))));
+    let (last, _) =
+        tokio::join!(storms, join_all(agents.iter().enumerate().map(|(i, ep)| agent(&app, ep, &seen, i % 2 == 1))));
 
     let statuses = seen.statuses.take();
     let unavailable = statuses.iter().filter(|(_, s, _)| *s == 503).count();
+    assert!(statuses.iter().any(|(v, s, _)| *v == "batch complete" && *s == 200), "the batch agents worked too");
     let errors: Vec<_> = statuses.iter().filter(|(_, s, _)| *s >= 500 && *s != 503).collect();
     assert!(
         errors.is_empty(),
@@ -108,9 +134,10 @@ async fn terminating_every_database_connection_under_cycling_agents_answers_503_
     // After the storm: the terminated backends are gone, and every agent works at once
     // (a broken connection handed out again would fail here).
     wait_gone(&app, &last, deadline).await;
-    for ep in &agents {
+    for (i, ep) in agents.iter().enumerate() {
         for _ in 0..3 {
-            assert!(cycle(&app, ep, &seen).await, "after the storm: {:?}", seen.statuses.take().last());
+            let ok = cycle_of(&app, ep, &seen, i % 2 == 1).await;
+            assert!(ok, "after the storm: {:?}", seen.statuses.take().last());
         }
     }
 }
