@@ -196,3 +196,51 @@ async fn a_waiting_batch_claim_is_woken_and_answers_the_batch_that_arrived() {
     );
     assert!(started.elapsed() >= Duration::from_millis(900), "it waited its second: {:?}", started.elapsed());
 }
+
+/// A waiter held back by a full `max_in_flight` is woken by no notice when a slot frees
+/// (a completion makes no new work): its own look every 2 s finds the work.
+#[actix_web::test]
+async fn a_waiter_held_back_by_a_full_max_in_flight_gets_the_work_once_a_slot_frees() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    set_admission(&app, &owner.token, ep.id, "inbox", json!({"max_in_flight": 1})).await;
+    let first = app.create_todo(&ep, "inbox", "first").await;
+    let claimed = app.claim_next(&ep).await;
+    assert_eq!(claimed["todo"]["id"], first.to_string());
+    let second = app.create_todo(&ep, "inbox", "second").await;
+
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+    let lease = claimed["lease_token"].as_str().expect("a lease");
+    let (s, b) =
+        app.post(&format!("/api/v1/agent/todos/{first}/complete"), &ep.token, json!({"lease_token": lease})).await;
+    assert_eq!(s, 200, "{b}");
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(second.to_string().as_str()), "{:?}", answer.body);
+}
+
+/// A bulk retry of dead letters (the Board's "Retry all") rings the claim bell itself:
+/// a waiting agent gets the todo back.
+#[actix_web::test]
+async fn a_bulk_retry_of_dead_letters_wakes_a_waiting_agent() {
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let (s, made) =
+        app.post("/api/v1/agent/todos", &ep.token, json!({"queue": "inbox", "title": "t", "max_attempts": 1})).await;
+    assert_eq!(s, 201, "{made}");
+    let id = made["id"].as_str().expect("an id").to_owned();
+    let claimed = app.claim_next(&ep).await;
+    let lease = claimed["lease_token"].as_str().expect("a lease");
+    let (s, failed) =
+        app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"lease_token": lease})).await;
+    assert_eq!((s.as_u16(), &failed["dead_letter"]), (200, &json!(true)), "{failed}");
+
+    let waiting = wait_on_any(&app.base, &ep, 30);
+    wait_for_waiters(&app.base, 1).await;
+    let retried = app.store.retry_dead_letters(&[owner.scope], None, None).await.expect("bulk retry");
+    assert_eq!(retried.retried, 1);
+    let answer = answered(waiting).await;
+    assert_eq!(answer.todo(), Some(id.as_str()), "{:?}", answer.body);
+}
