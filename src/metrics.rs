@@ -241,6 +241,7 @@ struct Inner {
     webhook_verify_failures: Counter,
     requests_abandoned: Counter,
     hook_change_notices: Counter,
+    hook_listener_listening: Gauge,
     notifications_in_flight: Gauge,
     sink_deliveries: Family<SinkLabels, Counter>,
     outbox_depth: Gauge,
@@ -312,6 +313,13 @@ impl Metrics {
             "switchboard_notify_hook_change_notices",
             "Hook change notices from the database (NOTIFY) applied to this instance's hook cache",
             hook_change_notices.clone(),
+        );
+        let hook_listener_listening = Gauge::default();
+        registry.register(
+            "switchboard_notify_hook_listener_listening",
+            "1 while this instance's hook change listener is listening (its hook cache may serve \
+             lookups), 0 while it is away (every delivery asks the database)",
+            hook_listener_listening.clone(),
         );
         let notifications_in_flight = Gauge::default();
         registry.register(
@@ -426,6 +434,7 @@ impl Metrics {
                 webhook_verify_failures,
                 requests_abandoned,
                 hook_change_notices,
+                hook_listener_listening,
                 notifications_in_flight,
                 sink_deliveries,
                 outbox_depth,
@@ -474,6 +483,11 @@ impl Metrics {
     /// Counts a hook change notice the listener applied to the cache.
     pub fn hook_change_notice(&self) {
         self.inner.hook_change_notices.inc();
+    }
+
+    /// Records whether the hook change listener is listening.
+    pub fn hook_listener_listening(&self, listening: bool) {
+        self.inner.hook_listener_listening.set(i64::from(listening));
     }
 
     /// Counts one notification as under way for as long as the returned token, or a

@@ -24,6 +24,7 @@ struct HookFollower {
 impl Follower for HookFollower {
     fn set_current(&self, current: bool) {
         self.cache.set_coherent(current);
+        self.metrics.hook_listener_listening(current);
     }
 
     /// Evicts the endpoint `payload` names; anything unreadable clears the whole cache.

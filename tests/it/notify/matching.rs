@@ -207,3 +207,50 @@ async fn the_hook_change_listener_reconnects_after_its_connection_is_killed() {
     let second = wait_for_listener(&app, first).await;
     assert_ne!(second, first);
 }
+
+/// While the hook change listener is away nothing evicts the cache, so what it holds may
+/// not be trusted: a hook deleted by another instance (or by hand) in that time gets
+/// nothing, even right after a todo whose lookup matched it.
+#[actix_web::test]
+async fn a_hook_deleted_while_the_change_listener_is_away_gets_no_attempt() {
+    let (app, owner, ep) = with_worker().await;
+    wait_until_listening(&app).await;
+    wait_metric(&app, LISTENING, 1).await;
+    let (rx_gone, rx_kept) = (Receiver::start().await, Receiver::start().await);
+    let gone = hook(&app, &owner, &ep, &rx_gone.url(), &[]).await;
+    hook(&app, &owner, &ep, &rx_kept.url(), &[]).await;
+    wait_metric(&app, CHANGE_NOTICES, 2).await;
+    let intake = generic(&app, &owner, &ep, "builds", 1).await;
+    intake.deliver(&app, "first", json!({})).await;
+    rx_gone.wait_for(1).await;
+    rx_kept.wait_for(1).await;
+
+    // Kill the listener's session and keep it from coming back (the database takes no
+    // new connections; the server's pool keeps the ones it has, `sql` is held).
+    let sql = app.db.session().await;
+    let name = app.db.url.rsplit('/').next().expect("database name").to_owned();
+    let (admin, conn) =
+        tokio_postgres::connect(&crate::harness::admin_url(), tokio_postgres::NoTls).await.expect("admin");
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    let listener = wait_for_listener(&app, 0).await;
+    admin.batch_execute(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false")).await.expect("no new sessions");
+    assert_eq!(sql.refusal(&format!("SELECT pg_terminate_backend({listener})")).await, None);
+    wait_metric(&app, LISTENING, 0).await;
+
+    // A todo while the listener is away: its lookup may fill the cache again, but what it
+    // holds is not known current.
+    intake.deliver(&app, "second", json!({})).await;
+    rx_gone.wait_for(2).await;
+    rx_kept.wait_for(2).await;
+    assert_eq!(sql.refusal(&format!("DELETE FROM notify_hooks WHERE id = '{}'", gone.id.0)).await, None);
+    let third = intake.deliver(&app, "third", json!({})).await;
+    let got = rx_kept.wait_for(3).await;
+    assert_eq!(got[2].todo_id(), third.to_string());
+    quiet(&app).await;
+    assert_eq!(rx_gone.count(), 2, "no attempt reached the hook deleted while nobody listened");
+
+    admin.batch_execute(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true")).await.expect("sessions again");
+    wait_metric(&app, LISTENING, 1).await;
+}
