@@ -179,3 +179,39 @@ async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait
     let (status, answer) = wire.call(10, "list_todos", json!({})).await;
     assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
 }
+
+/// The same for a client of the stateless 2026-07-28 revision (the Python SDK's default):
+/// rmcp ends the call when its connection goes, so the waiting claim gives up its place.
+#[actix_web::test]
+async fn a_stateless_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait_and_claims_nothing() {
+    use tokio::io::AsyncWriteExt;
+    let app = long_poll::spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    // What the revision asks of every request: the client's context in `_meta`, and the
+    // method and tool named in headers.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}, "_meta": meta}})
+    .to_string();
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "POST /mcp/worker HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nAccept: application/json, \
+         text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: claim_next\r\nContent-Length: {}\r\n\r\n{body}",
+        ep.token,
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    wait_for_waiters(&app.base, 1).await;
+    socket.set_zero_linger().unwrap();
+    drop(socket);
+    let hung_up = Instant::now();
+    wait_for_waiters(&app.base, 0).await;
+    assert!(hung_up.elapsed() < Duration::from_secs(10), "the wait outlived its client: {:?}", hung_up.elapsed());
+    let id = app.create_todo(&ep, "inbox", "for someone still there").await;
+    let claimed = app.claim_next(&ep).await;
+    assert_eq!(claimed["todo"]["id"], id.to_string(), "nobody gone took it: {claimed}");
+}
