@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use serde_json::json;
 
 use super::{Wire, initialize_request};
-use crate::harness::TestApp;
+use crate::harness::{Ep, TestApp};
 use crate::long_poll::{self, wait_for_waiters};
 
 #[actix_web::test]
@@ -144,7 +144,6 @@ async fn a_claim_next_waiting_for_work_writes_nothing_until_it_answers_with_the_
 
 #[actix_web::test]
 async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait_and_claims_nothing() {
-    use tokio::io::AsyncWriteExt;
     let app = long_poll::spawn().await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
@@ -154,8 +153,7 @@ async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                       "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}}})
     .to_string();
-    let addr = app.base.trim_start_matches("http://").to_owned();
-    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let addr = app.base.trim_start_matches("http://");
     let request = format!(
         "POST /mcp/worker HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nAccept: application/json, \
          text/event-stream\r\nContent-Type: application/json\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: \
@@ -164,17 +162,7 @@ async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait
         wire.session.clone().unwrap(),
         body.len()
     );
-    socket.write_all(request.as_bytes()).await.unwrap();
-    wait_for_waiters(&app.base, 1).await;
-    socket.set_zero_linger().unwrap();
-    drop(socket);
-    let hung_up = Instant::now();
-    // The wait ends with the client, not with its 30 s: its place is given up.
-    wait_for_waiters(&app.base, 0).await;
-    assert!(hung_up.elapsed() < Duration::from_secs(10), "the wait outlived its client: {:?}", hung_up.elapsed());
-    let id = app.create_todo(&ep, "inbox", "for someone still there").await;
-    let claimed = app.claim_next(&ep).await;
-    assert_eq!(claimed["todo"]["id"], id.to_string(), "nobody gone took it: {claimed}");
+    hang_up_while_waiting(&app, &ep, &request).await;
     // And the session goes on.
     let (status, answer) = wire.call(10, "list_todos", json!({})).await;
     assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
@@ -184,7 +172,6 @@ async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait
 /// rmcp ends the call when its connection goes, so the waiting claim gives up its place.
 #[actix_web::test]
 async fn a_stateless_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait_and_claims_nothing() {
-    use tokio::io::AsyncWriteExt;
     let app = long_poll::spawn().await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
@@ -195,8 +182,7 @@ async fn a_stateless_client_that_hangs_up_while_claim_next_waits_gives_up_its_wa
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                       "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}, "_meta": meta}})
     .to_string();
-    let addr = app.base.trim_start_matches("http://").to_owned();
-    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let addr = app.base.trim_start_matches("http://");
     let request = format!(
         "POST /mcp/worker HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nAccept: application/json, \
          text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
@@ -204,6 +190,16 @@ async fn a_stateless_client_that_hangs_up_while_claim_next_waits_gives_up_its_wa
         ep.token,
         body.len()
     );
+    hang_up_while_waiting(&app, &ep, &request).await;
+}
+
+/// Sends `request` (a waiting `claim_next` call) on a socket of its own, hangs up once it
+/// waits, and checks that the wait ended with the client, not with its 30 s, and that
+/// the next todo goes to an agent still there.
+async fn hang_up_while_waiting(app: &TestApp, ep: &Ep, request: &str) {
+    use tokio::io::AsyncWriteExt;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
     socket.write_all(request.as_bytes()).await.unwrap();
     wait_for_waiters(&app.base, 1).await;
     socket.set_zero_linger().unwrap();
@@ -211,7 +207,7 @@ async fn a_stateless_client_that_hangs_up_while_claim_next_waits_gives_up_its_wa
     let hung_up = Instant::now();
     wait_for_waiters(&app.base, 0).await;
     assert!(hung_up.elapsed() < Duration::from_secs(10), "the wait outlived its client: {:?}", hung_up.elapsed());
-    let id = app.create_todo(&ep, "inbox", "for someone still there").await;
-    let claimed = app.claim_next(&ep).await;
+    let id = app.create_todo(ep, "inbox", "for someone still there").await;
+    let claimed = app.claim_next(ep).await;
     assert_eq!(claimed["todo"]["id"], id.to_string(), "nobody gone took it: {claimed}");
 }
