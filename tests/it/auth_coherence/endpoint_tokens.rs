@@ -74,3 +74,27 @@ async fn grants_rotation_and_expiry_changed_in_the_database_reach_a_cached_token
     let (status, body) = app.post("/api/v1/agent/todos", &rotated.token, json!({"queue": "q", "title": "t"})).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
 }
+
+/// A revocation holds one pooled connection while it waits for the listeners'
+/// acknowledgements and commits on another: with a pool of one it cannot wait, so it
+/// commits unconfirmed (the NOTIFY still evicts) instead of waiting on itself.
+#[actix_web::test]
+async fn with_a_pool_of_one_connection_a_revocation_answers_without_waiting_and_is_still_heard() {
+    let app = crate::harness::TestApp::spawn_with(|s| {
+        super::long_ttl(s);
+        s.db_pool_size = 1;
+    })
+    .await;
+    let sql = Sql::connect(&app.db.url).await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    wait_until_cached(&app.base, &sql, &ep).await;
+
+    let (status, body) = call(&app.base, "POST", &format!("/api/v1/endpoints/{}/revoke", ep.id), &owner.token).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while list_todos(&app.base, &ep).await != StatusCode::UNAUTHORIZED {
+        assert!(std::time::Instant::now() < deadline, "the revoked token was never refused");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
