@@ -168,9 +168,23 @@ async fn start_up_against_an_unreachable_database_names_host_port_and_cause_but_
         assert!(!out.status.success(), "{args:?} exited 0");
         assert!(stderr.contains("127.0.0.1") && stderr.contains(&port.to_string()), "{args:?}: {stderr}");
         assert!(stderr.to_lowercase().contains("connection refused"), "{args:?}: the cause: {stderr}");
+        assert!(stderr.contains("database switchboard, user switchboard"), "{args:?}: whose: {stderr}");
         assert!(!stderr.contains("hunter2"), "{args:?}: the password was printed: {stderr}");
         assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2"));
     }
+}
+
+/// The server itself refusing (FATAL: no such database) is named as the reason.
+#[actix_web::test]
+async fn start_up_against_a_database_that_does_not_exist_names_it_and_the_servers_refusal() {
+    let name = format!("sb_no_such_database_{}", std::process::id());
+    let url =
+        crate::harness::admin_url().rsplit_once('/').map(|(server, _)| format!("{server}/{name}")).expect("a url");
+    let out = command(&url, &["migrate"]).output().expect("run switchboard");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "migrate exited 0");
+    assert!(stderr.contains(&format!("database {name}")), "the database named: {stderr}");
+    assert!(stderr.contains(&format!("database \"{name}\" does not exist")), "the server's reason: {stderr}");
 }
 
 #[actix_web::test]
