@@ -98,3 +98,40 @@ async fn with_a_pool_of_one_connection_a_revocation_answers_without_waiting_and_
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// A session that calls itself an auth listener but never acknowledges (an instance
+/// frozen mid-eviction) holds a revocation up for at most the 5 s limit; one that goes
+/// away is not waited for at all.
+#[actix_web::test]
+async fn a_revocation_waits_at_most_five_seconds_for_a_silent_listener_and_not_for_a_gone_one() {
+    use std::time::{Duration, Instant};
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let (first, second) = (app.agent(owner.scope, "first").await, app.agent(owner.scope, "second").await);
+    let mut config: tokio_postgres::Config = app.db.url.parse().expect("a url");
+    config.application_name(switchboard::service::auth::AUTH_LISTENER_NAME);
+    let (silent, conn) = config.connect(tokio_postgres::NoTls).await.expect("connect");
+    let driver = actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+
+    let started = Instant::now();
+    let (status, body) = call(&app.base, "POST", &format!("/api/v1/endpoints/{}/revoke", first.id), &owner.token).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(4_500), "it waited for the silent listener: {took:?}");
+    assert!(took < Duration::from_secs(10), "for at most the limit: {took:?}");
+    assert_eq!(list_todos(&app.base, &first).await, StatusCode::UNAUTHORIZED);
+
+    drop(silent);
+    driver.await.expect("the silent session ended");
+    let started = Instant::now();
+    let (status, body) =
+        call(&app.base, "POST", &format!("/api/v1/endpoints/{}/revoke", second.id), &owner.token).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        started.elapsed() < Duration::from_millis(4_500),
+        "a gone listener is not waited for: {:?}",
+        started.elapsed()
+    );
+}
