@@ -58,7 +58,7 @@ pub async fn claim_next(
 
 /// Completes each item as the single complete would, in one transaction; answers per
 /// item, in order (1–100 items). An item whose id is not a todo id at all (`None`)
-/// answers `not_found`, as the single verb's path does, and the others go on.
+/// answers `not_found`, as the single verb's path does.
 pub async fn complete(
     s: &Services,
     me: &AgentPrincipal,
@@ -68,9 +68,7 @@ pub async fn complete(
     let answers = async {
         may(me, Action::CompleteMany)?;
         sized(items.len(), FINISH_ITEMS_MAX)?;
-        let (known, slots) = known_ids(items);
-        let answers = if known.is_empty() { Vec::new() } else { s.store.complete_batch(me.endpoint_id, known).await? };
-        merged(slots, answers)
+        s.store.complete_batch(me.endpoint_id, items).await
     }
     .await;
     Ok(items_counted(s, verb, call_counted(s, verb, answers)?))
@@ -88,9 +86,7 @@ pub async fn fail(
     let answers = async {
         may(me, Action::FailMany)?;
         sized(items.len(), FINISH_ITEMS_MAX)?;
-        let (known, slots) = known_ids(items);
-        let answers = if known.is_empty() { Vec::new() } else { s.store.fail_batch(me.endpoint_id, known).await? };
-        merged(slots, answers)
+        s.store.fail_batch(me.endpoint_id, items).await
     }
     .await;
     Ok(items_counted(s, verb, call_counted(s, verb, answers)?))
@@ -111,26 +107,6 @@ pub async fn create(
     }
     .await;
     Ok(items_counted(s, verb, call_counted(s, verb, answers)?))
-}
-
-/// The items whose id is a todo id, in order, and for every item whether it was one.
-fn known_ids(items: Vec<(Option<TodoId>, Finish)>) -> (Vec<(TodoId, Finish)>, Vec<bool>) {
-    let slots = items.iter().map(|(id, _)| id.is_some()).collect();
-    let known = items.into_iter().filter_map(|(id, finish)| id.map(|id| (id, finish))).collect();
-    (known, slots)
-}
-
-/// The answers in the items' order: the store's for the items with a todo id (`true`
-/// slots, in order), `not_found` for the others.
-fn merged<T>(slots: Vec<bool>, answers: Vec<ItemResult<T>>) -> Result<Vec<ItemResult<T>>> {
-    if slots.iter().filter(|known| **known).count() != answers.len() {
-        return Err(Error::internal("a batch answered a different number of items than it was given"));
-    }
-    let mut answers = answers.into_iter();
-    Ok(slots
-        .into_iter()
-        .map(|known| if known { answers.next().unwrap_or(Err(Error::NotFound)) } else { Err(Error::NotFound) })
-        .collect())
 }
 
 /// Refuses a batch of no items or of more than `max`.
@@ -158,33 +134,4 @@ fn items_counted<T>(s: &Services, verb: BatchVerb, answers: Vec<ItemResult<T>>) 
         s.metrics.batch_items(verb, outcome, 1);
     }
     answers
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn items_without_a_todo_id_answer_not_found_in_their_place_and_the_others_keep_theirs() {
-        let answers: Vec<ItemResult<u8>> = vec![Ok(1), Err(Error::Conflict("lease".into()))];
-        let merged = merged(vec![true, false, true, false], answers).expect("as many answers as known items");
-        let codes: Vec<_> = merged.iter().map(|a| a.as_ref().map_err(|e| e.code())).collect();
-        assert_eq!(codes, vec![Ok(&1), Err("not_found"), Err("conflict"), Err("not_found")]);
-    }
-
-    #[test]
-    fn a_store_that_answers_a_different_number_of_items_is_an_internal_error() {
-        assert!(merged::<u8>(vec![true, true], vec![Ok(1)]).is_err());
-        assert_eq!(merged::<u8>(vec![false], vec![]).map(|a| a.len()).ok(), Some(1));
-    }
-
-    #[test]
-    fn known_ids_keeps_the_items_order() {
-        let a = TodoId::new();
-        let b = TodoId::new();
-        let (known, slots) =
-            known_ids(vec![(Some(a), Finish::default()), (None, Finish::default()), (Some(b), Finish::default())]);
-        assert_eq!(known.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![a, b]);
-        assert_eq!(slots, vec![true, false, true]);
-    }
 }

@@ -152,10 +152,10 @@ async fn the_agent_verbs_find_todos_by_key_under_statistics_taken_on_an_idle_que
     assert_eq!(batch.len(), 8);
     let finish = |i: usize| Finish { lease_token: Some(batch[i].lease_token.clone()), ..Finish::default() };
     let id = |i: usize| batch[i].todo.id;
-    for answer in store.complete_batch(ep.id, vec![(id(0), finish(0)), (id(1), finish(1))]).await.unwrap() {
+    for answer in store.complete_batch(ep.id, vec![(Some(id(0)), finish(0)), (Some(id(1)), finish(1))]).await.unwrap() {
         answer.unwrap();
     }
-    for answer in store.fail_batch(ep.id, vec![(id(2), finish(2))]).await.unwrap() {
+    for answer in store.fail_batch(ep.id, vec![(Some(id(2)), finish(2))]).await.unwrap() {
         answer.unwrap();
     }
     store.complete(ep.id, id(3), finish(3)).await.unwrap();

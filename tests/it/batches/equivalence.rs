@@ -283,7 +283,12 @@ async fn batched(store: &Store, side: &mut Side, step: usize, op: &Op, unknown: 
         }
         Op::Complete(items) | Op::Fail(items) => {
             let complete = matches!(op, Op::Complete(_));
-            let finishes = items.iter().enumerate().map(|(i, f)| side.finish(f, unknown[i])).collect();
+            let finishes = items
+                .iter()
+                .enumerate()
+                .map(|(i, f)| side.finish(f, unknown[i]))
+                .map(|(id, f)| (Some(id), f))
+                .collect();
             let answers = if complete {
                 store.complete_batch(side.ep, finishes).await.unwrap()
             } else {

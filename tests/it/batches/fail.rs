@@ -116,7 +116,7 @@ async fn a_batch_dead_letter_is_recorded_for_the_sinks_in_its_transaction() {
     }
     let claimed = store.claim_next_batch(ep, ClaimRequest::default(), 3).await.unwrap();
     assert_eq!(claimed.claims.len(), 3);
-    let items = ids.iter().map(|id| (*id, Finish::default())).collect();
+    let items = ids.iter().map(|id| (Some(*id), Finish::default())).collect();
     let answers = store.fail_batch(ep, items).await.unwrap();
     assert!(answers.iter().all(Result::is_ok));
     assert_eq!(db.count("SELECT count(*) FROM outbox_events").await, 3);

@@ -52,7 +52,7 @@ impl Store {
     pub async fn complete_batch(
         &self,
         endpoint: EndpointId,
-        items: Vec<(TodoId, Finish)>,
+        items: Vec<(Option<TodoId>, Finish)>,
     ) -> Result<Vec<ItemResult<TodoRow>>> {
         let mut answers = Answers::new(items.len());
         let (ids, mut checked) = check_items(items, &mut answers);

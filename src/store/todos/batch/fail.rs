@@ -67,7 +67,7 @@ impl Store {
     pub async fn fail_batch(
         &self,
         endpoint: EndpointId,
-        items: Vec<(TodoId, Finish)>,
+        items: Vec<(Option<TodoId>, Finish)>,
     ) -> Result<Vec<ItemResult<TodoRow>>> {
         self.to_completion(move |s| async move { s.fail_batch_now(endpoint, items).await }).await
     }
@@ -76,7 +76,7 @@ impl Store {
     async fn fail_batch_now(
         &self,
         endpoint: EndpointId,
-        items: Vec<(TodoId, Finish)>,
+        items: Vec<(Option<TodoId>, Finish)>,
     ) -> Result<Vec<ItemResult<TodoRow>>> {
         let mut answers = Answers::new(items.len());
         let (ids, mut checked) = check_items(items, &mut answers);

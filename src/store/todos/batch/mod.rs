@@ -50,12 +50,13 @@ pub const CREATE_ITEMS_MAX: usize = 500;
 pub type ItemResult<T> = Result<T>;
 
 /// The indices of `ids`, in rounds: round k holds the k-th mention of each id, in the
-/// order of the items. Ids of one round are distinct, and every id of a later round is
-/// in round 0.
-pub(crate) fn rounds(ids: &[TodoId]) -> Vec<Vec<usize>> {
+/// order of the items (an item without a todo id is in none). Ids of one round are
+/// distinct, and every id of a later round is in round 0.
+pub(crate) fn rounds(ids: &[Option<TodoId>]) -> Vec<Vec<usize>> {
     let mut seen: std::collections::HashMap<TodoId, usize> = std::collections::HashMap::new();
     let mut rounds: Vec<Vec<usize>> = Vec::new();
     for (i, id) in ids.iter().enumerate() {
+        let Some(id) = id else { continue };
         let k = seen.entry(*id).or_insert(0);
         if rounds.len() <= *k {
             rounds.push(Vec::new());
@@ -74,23 +75,24 @@ pub(crate) struct Item {
     pub(crate) checked: Checked,
 }
 
-/// Checks every item's body as the single verb would ([`Finish::check`]). A refused item
-/// is answered here and left out (`None` in its place); the others wait for their round.
-/// Also answers the items' ids, in order.
+/// Checks every item as the single verb would: its id (one that is not a todo id at all
+/// is `not_found`, as on the single verb's path), then its body ([`Finish::check`]). A
+/// refused item is answered here and left out (`None` in its place); the others wait for
+/// their round. Also answers the items' ids, in order.
 pub(crate) fn check_items<T>(
-    items: Vec<(TodoId, Finish)>,
+    items: Vec<(Option<TodoId>, Finish)>,
     answers: &mut Answers<T>,
-) -> (Vec<TodoId>, Vec<Option<Item>>) {
+) -> (Vec<Option<TodoId>>, Vec<Option<Item>>) {
     let ids = items.iter().map(|(id, _)| *id).collect();
     let checked = items
         .into_iter()
         .enumerate()
-        .map(|(i, (id, finish))| match finish.check() {
-            Ok(checked) => Some(Item { id, result: finish.result, checked }),
-            Err(e) => {
-                answers.set(i, Err(e));
-                None
-            }
+        .map(|(i, (id, finish))| {
+            let item = id.ok_or(Error::NotFound).and_then(|id| {
+                let checked = finish.check()?;
+                Ok(Item { id, result: finish.result, checked })
+            });
+            item.map_err(|e| answers.set(i, Err(e))).ok()
         })
         .collect();
     (ids, checked)
@@ -102,9 +104,9 @@ pub(crate) fn check_items<T>(
 pub(crate) async fn lock_in_id_order(
     conn: &mut AsyncPgConnection,
     endpoint: EndpointId,
-    ids: &[TodoId],
+    ids: &[Option<TodoId>],
 ) -> Result<Vec<TodoRow>> {
-    let mut unique: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+    let mut unique: Vec<uuid::Uuid> = ids.iter().flatten().map(|i| i.0).collect();
     unique.sort_unstable();
     unique.dedup();
     let q = diesel::sql_query(
@@ -155,9 +157,24 @@ mod tests {
 
     #[test]
     fn a_todo_named_twice_is_acted_on_in_a_later_round() {
-        let (a, b) = (TodoId::new(), TodoId::new());
+        let (a, b) = (Some(TodoId::new()), Some(TodoId::new()));
         assert_eq!(rounds(&[a, b, a, a, b]), vec![vec![0, 1], vec![2, 4], vec![3]]);
         assert!(rounds(&[]).is_empty());
+    }
+
+    #[test]
+    fn an_item_without_a_todo_id_is_in_no_round_and_answered_not_found_before_its_body() {
+        let a = Some(TodoId::new());
+        assert_eq!(rounds(&[None, a, None, a]), vec![vec![1], vec![3]]);
+        let bad_body = Finish { artifact: Some("ftp://nope".into()), ..Finish::default() };
+        let mut answers: Answers<()> = Answers::new(3);
+        let (ids, checked) =
+            check_items(vec![(None, bad_body), (a, Finish::default()), (None, Finish::default())], &mut answers);
+        assert_eq!(ids, vec![None, a, None]);
+        assert_eq!(checked.iter().map(Option::is_some).collect::<Vec<_>>(), vec![false, true, false]);
+        answers.set(1, Ok(()));
+        let codes: Vec<_> = answers.into_vec().unwrap().iter().map(|a| a.as_ref().err().map(Error::code)).collect();
+        assert_eq!(codes, vec![Some("not_found"), None, Some("not_found")]);
     }
 
     #[test]
