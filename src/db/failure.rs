@@ -63,18 +63,50 @@ fn classify_message(message: &str) -> Failure {
 }
 
 /// PostgreSQL's English message for `SELECT 1/0`, with which start-up asks the server
-/// which language it answers in.
+/// which language it answers in when `lc_messages` does not say.
 const ENGLISH_PROBE_MESSAGE: &str = "division by zero";
 
 /// Whether the server writes its messages in English (its `lc_messages`), which
 /// [`classify`] needs to tell a lost session or a changed prepared statement from other
-/// errors. `None` when the probe did not fail with a server message.
+/// errors. The setting answers when it names a locale; only an empty one (the server's
+/// environment decides) takes a failing statement, which the server logs as an ERROR.
+/// `None` when neither could tell.
 pub async fn messages_in_english(conn: &mut diesel_async::AsyncPgConnection) -> Option<bool> {
     use diesel_async::RunQueryDsl;
-    match diesel::sql_query("SELECT 1/0").execute(conn).await {
+    #[derive(diesel::QueryableByName)]
+    struct Setting {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        lc_messages: String,
+    }
+    let setting: Setting =
+        diesel::sql_query("SELECT current_setting('lc_messages') AS lc_messages").get_result(conn).await.ok()?;
+    match english_locale(&setting.lc_messages) {
+        Some(english) => Some(english),
+        None => errors_in_english(conn).await,
+    }
+}
+
+/// Whether an error the server raises now comes in English: `SELECT 1/0`, which the
+/// server logs as an ERROR (the alias says why it was sent). `None` when it did not fail
+/// with a server message.
+pub async fn errors_in_english(conn: &mut diesel_async::AsyncPgConnection) -> Option<bool> {
+    use diesel_async::RunQueryDsl;
+    match diesel::sql_query("SELECT 1/0 AS switchboard_language_probe").execute(conn).await {
         Err(Error::DatabaseError(_, info)) => Some(info.message() == ENGLISH_PROBE_MESSAGE),
         _ => None,
     }
+}
+
+/// Whether the locale `lc_messages` names writes English (PostgreSQL's untranslated
+/// messages: `C`, `POSIX`, any `en…`, Windows' `English…`); `None` for an empty setting, which leaves it to
+/// the server's environment.
+fn english_locale(lc_messages: &str) -> Option<bool> {
+    let name = lc_messages.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let language = name.split(['.', '_', '@']).next().unwrap_or(name);
+    Some(matches!(language, "C" | "POSIX") || ["en", "english"].iter().any(|e| language.eq_ignore_ascii_case(e)))
 }
 
 /// Nanoseconds after [`anchor`] at which a schema change was last seen; 0 = never.
@@ -102,6 +134,17 @@ pub fn stale(created: Instant) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_locale_says_whether_messages_are_english_and_an_empty_one_does_not() {
+        for english in ["C", "POSIX", "C.UTF-8", "en_US.UTF-8", "en_GB", "English_United States.1252", "en"] {
+            assert_eq!(english_locale(english), Some(true), "{english}");
+        }
+        for other in ["de_DE.UTF-8", "fr_FR", "ja_JP.eucJP", "pt_BR@latin"] {
+            assert_eq!(english_locale(other), Some(false), "{other}");
+        }
+        assert_eq!(english_locale(""), None);
+    }
 
     fn db(kind: DatabaseErrorKind, message: &str) -> Error {
         Error::DatabaseError(kind, Box::new(message.to_owned()))

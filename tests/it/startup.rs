@@ -269,7 +269,11 @@ async fn a_database_that_got_the_in_flight_index_from_the_admission_migration_ke
 /// messages are English, so the probe must say so and start-up warns of nothing.
 #[actix_web::test]
 async fn the_language_probe_finds_an_english_server_english() {
+    use switchboard::db::failure::{errors_in_english, messages_in_english};
     let db = TestDb::new().await;
     let mut conn = switchboard::db::connect(&db.url).await.expect("connect");
-    assert_eq!(switchboard::db::failure::messages_in_english(&mut conn).await, Some(true));
+    // What start-up asks (this server names its locale), and the failing statement it
+    // falls back on when the setting is empty.
+    assert_eq!(messages_in_english(&mut conn).await, Some(true));
+    assert_eq!(errors_in_english(&mut conn).await, Some(true));
 }
