@@ -227,6 +227,11 @@ struct EmptyWaitLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListenerLabels {
+    listener: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SinkLabels {
     event: SinkEvent,
     outcome: SinkOutcome,
@@ -241,7 +246,7 @@ struct Inner {
     webhook_verify_failures: Counter,
     requests_abandoned: Counter,
     hook_change_notices: Counter,
-    hook_listener_listening: Gauge,
+    listeners_listening: Family<ListenerLabels, Gauge>,
     notifications_in_flight: Gauge,
     sink_deliveries: Family<SinkLabels, Counter>,
     outbox_depth: Gauge,
@@ -314,12 +319,13 @@ impl Metrics {
             "Hook change notices from the database (NOTIFY) applied to this instance's hook cache",
             hook_change_notices.clone(),
         );
-        let hook_listener_listening = Gauge::default();
+        let listeners_listening = Family::<ListenerLabels, Gauge>::default();
         registry.register(
-            "switchboard_notify_hook_listener_listening",
-            "1 while this instance's hook change listener is listening (its hook cache may serve \
-             lookups), 0 while it is away (every delivery asks the database)",
-            hook_listener_listening.clone(),
+            "switchboard_change_listener_listening",
+            "1 while this instance's change listener (LISTEN session, by its session name) is \
+             listening, 0 while it is away: what it keeps coherent is off meanwhile (the auth and hook \
+             caches ask the database, waiting claims and the outbox fall back on their polls)",
+            listeners_listening.clone(),
         );
         let notifications_in_flight = Gauge::default();
         registry.register(
@@ -434,7 +440,7 @@ impl Metrics {
                 webhook_verify_failures,
                 requests_abandoned,
                 hook_change_notices,
-                hook_listener_listening,
+                listeners_listening,
                 notifications_in_flight,
                 sink_deliveries,
                 outbox_depth,
@@ -485,9 +491,9 @@ impl Metrics {
         self.inner.hook_change_notices.inc();
     }
 
-    /// Records whether the hook change listener is listening.
-    pub fn hook_listener_listening(&self, listening: bool) {
-        self.inner.hook_listener_listening.set(i64::from(listening));
+    /// Records whether the change listener named `listener` is listening.
+    pub fn listener_listening(&self, listener: &'static str, listening: bool) {
+        self.inner.listeners_listening.get_or_create(&ListenerLabels { listener }).set(i64::from(listening));
     }
 
     /// Counts one notification as under way for as long as the returned token, or a

@@ -247,7 +247,7 @@ impl Application {
         let emitter = emitter.ringing(std::sync::Arc::new(bell.clone()));
         let store = Store::new(pool, emitter);
         let waiters = Waiters::new(settings.long_poll_max_waiters as usize, metrics.clone());
-        let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store);
+        let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store, &metrics);
         let sweepers = Sweepers::start(&store, settings);
         let base_url = match &settings.base_url {
             Some(b) => b.clone(),
@@ -256,7 +256,7 @@ impl Application {
         let board = crate::board::BoardState::new(&base_url);
         let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
         let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
-        let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache);
+        let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache, &metrics);
         let outbox = {
             let deps = crate::actors::outbox::OutboxDeps {
                 store: store.clone(),

@@ -1,6 +1,7 @@
 //! One connection LISTENing on one channel, outside the pool (a pooled connection is
 //! handed to other work between notifications and would miss them).
 
+use crate::metrics::Metrics;
 use std::time::Duration;
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -102,17 +103,28 @@ const PING: &str = "ping";
 const RECONNECT_WAIT: Duration = Duration::from_secs(1);
 
 /// Listens on `channel` as the session `name` for as long as the returned future is
-/// polled, passing every notification to `follower` and telling it whether it is current;
-/// a lost connection is made again after [`RECONNECT_WAIT`].
-pub async fn follow(database_url: &str, name: &str, channel: &'static str, follower: &impl Follower) {
+/// polled, passing every notification to `follower` and telling it whether it is current
+/// (and `metrics`, per session name); a lost connection is made again after
+/// [`RECONNECT_WAIT`].
+pub async fn follow(
+    database_url: &str,
+    name: &'static str,
+    channel: &'static str,
+    follower: &impl Follower,
+    metrics: &Metrics,
+) {
+    let current = |now: bool| {
+        follower.set_current(now);
+        metrics.listener_listening(name, now);
+    };
     loop {
-        follower.set_current(false);
+        current(false);
         match Listener::connect(database_url, name, channel).await {
             Ok(mut listener) => {
                 // Listening from here on: what changed before is forgotten now.
-                follower.set_current(true);
+                current(true);
                 let lost = follow_connection(&mut listener, channel, follower).await;
-                follower.set_current(false);
+                current(false);
                 tracing::warn!(listener = name, error = %lost, "change listener lost its connection; its cache is off until it is back");
             }
             Err(e) => tracing::warn!(listener = name, error = %e, "change listener cannot connect; its cache is off"),

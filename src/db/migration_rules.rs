@@ -68,7 +68,8 @@ pub fn check(up_sql: &str) -> Vec<Broken> {
             if after_word(rest, "ON").map(table_name).is_some_and(|t| existing(&t)) {
                 locks(&mut broken, timeout_set);
             }
-        } else if s.starts_with("DROP INDEX ") && !s.starts_with("DROP INDEX CONCURRENTLY ") || s.starts_with("LOCK ") {
+        } else if (s.starts_with("DROP INDEX ") && !s.starts_with("DROP INDEX CONCURRENTLY ")) || s.starts_with("LOCK ")
+        {
             locks(&mut broken, timeout_set);
         } else if let Some(rest) = s.strip_prefix("DROP TABLE ") {
             let table = table_name(first_word(skip_words(rest, &["IF EXISTS"])));
@@ -269,7 +270,7 @@ fn strip_any<'a>(s: &'a str, prefixes: &[&str]) -> Option<&'a str> {
     prefixes.iter().find_map(|p| s.strip_prefix(p))
 }
 
-/// The word after the first standalone `word` (outside parentheses), with `ONLY` skipped.
+/// The word after the first standalone `word`, with `ONLY` skipped.
 fn after_word<'a>(s: &'a str, word: &str) -> Option<&'a str> {
     let mut words = s.split(' ');
     words.by_ref().find(|w| *w == word)?;

@@ -24,7 +24,6 @@ struct HookFollower {
 impl Follower for HookFollower {
     fn set_current(&self, current: bool) {
         self.cache.set_coherent(current);
-        self.metrics.hook_listener_listening(current);
     }
 
     /// Evicts the endpoint `payload` names; anything unreadable clears the whole cache.
@@ -42,5 +41,6 @@ impl Follower for HookFollower {
 /// mailbox does not hold evictions back, and aborts it when it stops). The connection,
 /// its pings and reconnects are [`listen::follow`]'s.
 pub async fn follow(database_url: String, cache: HookCache, metrics: Metrics) {
-    listen::follow(&database_url, HOOK_LISTENER_NAME, HOOK_CHANGES_CHANNEL, &HookFollower { cache, metrics }).await;
+    let follower = HookFollower { cache, metrics: metrics.clone() };
+    listen::follow(&database_url, HOOK_LISTENER_NAME, HOOK_CHANGES_CHANNEL, &follower, &metrics).await;
 }

@@ -214,8 +214,10 @@ impl Actor for OutboxWorker {
         tracing::info!(poll_ms = self.deps.poll.as_millis() as u64, "outbox worker started");
         ctx.run_interval(self.deps.poll, |act, ctx| act.tick(ctx));
         let wake = Waker(ctx.address());
-        let url = self.deps.database_url.clone();
-        ctx.spawn(async move { follow(&url, OUTBOX_LISTENER_NAME, OUTBOX_CHANNEL, &wake).await }.into_actor(self));
+        let (url, metrics) = (self.deps.database_url.clone(), self.deps.metrics.clone());
+        ctx.spawn(
+            async move { follow(&url, OUTBOX_LISTENER_NAME, OUTBOX_CHANNEL, &wake, &metrics).await }.into_actor(self),
+        );
         ctx.notify(Wake);
     }
 }

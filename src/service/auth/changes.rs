@@ -12,6 +12,7 @@
 
 use super::AuthCache;
 use crate::db::listen::{self, Follower};
+use crate::metrics::Metrics;
 use crate::service::webhook_cache::{WEBHOOK_CHANGE_PREFIX, WebhookCache};
 
 /// The channel the endpoint triggers notify; its payload is an endpoint id.
@@ -61,13 +62,14 @@ impl AuthListener {
     /// Starts following changes into `cache` and `webhooks` on a new arbiter (nothing to
     /// follow when the caches are off). Must run inside an actix system. The connection
     /// is its own, outside the pool.
-    pub fn start(database_url: &str, cache: &AuthCache, webhooks: &WebhookCache) -> Self {
+    pub fn start(database_url: &str, cache: &AuthCache, webhooks: &WebhookCache, metrics: &Metrics) -> Self {
         let caches = Caches { auth: cache.clone(), webhooks: webhooks.clone() };
         let arbiter = cache.enabled().then(|| {
             let arbiter = actix::Arbiter::new();
-            let (url, follower) = (database_url.to_owned(), caches.clone());
-            arbiter
-                .spawn(async move { listen::follow(&url, AUTH_LISTENER_NAME, AUTH_CHANGES_CHANNEL, &follower).await });
+            let (url, follower, metrics) = (database_url.to_owned(), caches.clone(), metrics.clone());
+            arbiter.spawn(async move {
+                listen::follow(&url, AUTH_LISTENER_NAME, AUTH_CHANGES_CHANNEL, &follower, &metrics).await
+            });
             arbiter
         });
         AuthListener { arbiter, caches }

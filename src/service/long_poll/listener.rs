@@ -7,6 +7,7 @@
 //! It runs on an arbiter of its own with the bell's sender, so neither shares a thread
 //! with request handling or the sweeps.
 
+use crate::metrics::Metrics;
 use actix::Arbiter;
 
 use super::bell::Bell;
@@ -47,10 +48,10 @@ pub struct ClaimWakeups {
 impl ClaimWakeups {
     /// Starts listening for `waiters` and sending what `bell` is rung with through
     /// `store`. Must run inside an actix system.
-    pub fn start(database_url: &str, waiters: &Waiters, bell: &Bell, store: &Store) -> Self {
+    pub fn start(database_url: &str, waiters: &Waiters, bell: &Bell, store: &Store, metrics: &Metrics) -> Self {
         let arbiter = Arbiter::new();
-        let (url, wakes) = (database_url.to_owned(), Wakes(waiters.clone()));
-        arbiter.spawn(async move { listen::follow(&url, CLAIM_LISTENER_NAME, CLAIMS_CHANNEL, &wakes).await });
+        let (url, wakes, metrics) = (database_url.to_owned(), Wakes(waiters.clone()), metrics.clone());
+        arbiter.spawn(async move { listen::follow(&url, CLAIM_LISTENER_NAME, CLAIMS_CHANNEL, &wakes, &metrics).await });
         arbiter.spawn(bell.clone().send(store.clone()));
         ClaimWakeups { arbiter: Some(arbiter) }
     }

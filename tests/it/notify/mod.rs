@@ -223,7 +223,7 @@ const IN_FLIGHT: &str = "switchboard_notify_hook_notifications_in_flight";
 const CHANGE_NOTICES: &str = "switchboard_notify_hook_change_notices_total";
 
 /// 1 while this instance's hook change listener listens.
-const LISTENING: &str = "switchboard_notify_hook_listener_listening";
+const LISTENING: &str = r#"switchboard_change_listener_listening{listener="switchboard hook listener"}"#;
 
 /// Waits until the hook change listener is listening (its session idle after naming
 /// itself, which it does only once its LISTEN is in place, or after a ping since):
