@@ -5,7 +5,7 @@ use std::net::{SocketAddr, TcpListener};
 
 use actix::{Actor, Addr, Arbiter};
 use actix_web::dev::Server;
-use actix_web::middleware::Logger;
+use actix_web::middleware::{Condition, Logger};
 use actix_web::{App, HttpServer, web};
 
 use crate::actors::notify::{Dispatcher, HookCache, HookChannel};
@@ -308,15 +308,22 @@ impl Application {
         let mcp = crate::mcp::Mcp::new(crate::mcp::McpSettings::from_settings(settings));
         let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
         let watched = metrics.clone();
+        // actix's Logger renders its request fields (the route: a second match of the
+        // path) for every request, whether or not the line is then logged; a server
+        // whose filter drops the access log (`SWITCHBOARD_LOG=warn`) does not pay for it.
+        let access_log = tracing::enabled!(target: "actix_web::middleware::logger", tracing::Level::INFO);
         let mut server = HttpServer::new(move || {
             let watched = watched.clone();
             App::new()
                 .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
                 // Log the route pattern, never the concrete path: paths may carry ids
                 // or (for intake) credentials.
-                .wrap(Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
-                    format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
-                }))
+                .wrap(Condition::new(
+                    access_log,
+                    Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
+                        format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
+                    }),
+                ))
                 .app_data(web::Data::new(services.clone()))
                 .app_data(web::Data::new(board.clone()))
                 .app_data(web::Data::new(read_timeout))

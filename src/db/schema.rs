@@ -178,6 +178,7 @@ diesel::table! {
         attempt_summary -> Nullable<Text>,
         attempt_summary_truncated -> Bool,
         attempt_artifact -> Nullable<Text>,
+        attempt_on_row -> Nullable<Int4>,
     }
 }
 

@@ -41,6 +41,10 @@ async fn a_running_instance_keeps_serving_when_a_newer_release_adds_a_column_to_
 /// there too. A todo claimed by the earlier release and completed by this one (alone or
 /// in a batch) ends with that one row, closed in place with the agent's report, and the
 /// detail shows the attempt once, open and then closed.
+///
+/// An earlier release's claim after this release's (`attempt_on_row` then names an older
+/// attempt) is closed in place too: the completion's one-statement path takes only the
+/// attempt the row says this release opened.
 #[actix_web::test]
 async fn an_attempt_an_earlier_release_opened_as_a_row_is_closed_in_place() {
     let (app, _owner, ep) = TestApp::with_worker().await;
@@ -48,7 +52,9 @@ async fn an_attempt_an_earlier_release_opened_as_a_row_is_closed_in_place() {
         let id = app.create_todo(&ep, "q", "t").await;
         let claim = app.claim_next(&ep).await;
         let token = claim["lease_token"].as_str().expect("a claim").to_owned();
-        // What the earlier release's claim wrote beside the todo row.
+        // What the earlier release's claim wrote beside the todo row, and what it left on
+        // the row: it never writes `attempt_on_row` (a fresh todo's is empty).
+        app.db.exec(&format!("UPDATE todos SET attempt_on_row = NULL WHERE id = '{}'", id.0)).await;
         app.db
             .exec(&format!(
                 "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
@@ -88,4 +94,54 @@ async fn an_attempt_an_earlier_release_opened_as_a_row_is_closed_in_place() {
             (&json!("completed"), &json!("earlier-release"), &json!(format!("batch {batch}")))
         );
     }
+}
+
+/// The same, when this release claimed the todo's first attempt and the earlier release
+/// its second (after a failed first): the row still names attempt 1, so the completion
+/// closes attempt 2's stored row in place; attempt 1's row (written by the fail) stays.
+#[actix_web::test]
+async fn an_earlier_release_claim_after_this_release_failed_attempt_is_closed_in_place() {
+    let (app, _owner, ep) = TestApp::with_worker().await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let first = app.claim_next(&ep).await;
+    let token = first["lease_token"].as_str().expect("a claim");
+    let (status, body) =
+        app.post(&format!("/api/v1/agent/todos/{id}/fail"), &ep.token, json!({"lease_token": token})).await;
+    assert_eq!(status, actix_web::http::StatusCode::OK, "{body}");
+    // The earlier release's claim of attempt 2: the row's claim, its open row beside it,
+    // and `attempt_on_row` left at 1.
+    let token = "sbl_earlier_release_lease";
+    app.db
+        .exec(&format!(
+            "UPDATE todos SET state = 'claimed', attempt = attempt + 1, attempts_total = attempts_total + 1, \
+               next_retry_at = NULL, claimed_at = now(), lease_expires_at = now() + interval '5 minutes', \
+               lease_token_hash = sha256('{token}'::bytea), claimed_by = endpoint_id WHERE id = '{}'",
+            id.0
+        ))
+        .await;
+    app.db
+        .exec(&format!(
+            "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
+             SELECT id, attempts_total, endpoint_id, 'earlier-release', false, claimed_at, lease_expires_at \
+             FROM todos WHERE id = '{}'",
+            id.0
+        ))
+        .await;
+    let marker =
+        format!("SELECT count(*) FROM todos WHERE id = '{}' AND attempt_on_row = 1 AND attempts_total = 2", id.0);
+    assert_eq!(app.db.count(&marker).await, 1, "the row names this release's attempt 1");
+    let (status, body) = app
+        .post(
+            &format!("/api/v1/agent/todos/{id}/complete"),
+            &ep.token,
+            json!({"lease_token": token, "summary": "done by this release"}),
+        )
+        .await;
+    assert_eq!(status, actix_web::http::StatusCode::OK, "{body}");
+    let rows = |cond: &str| format!("SELECT count(*) FROM todo_attempts WHERE todo_id = '{}' {cond}", id.0);
+    assert_eq!(app.db.count(&rows("")).await, 2, "attempt 1 (the fail's) and attempt 2 (the earlier release's)");
+    let closed = "AND seq = 2 AND outcome = 'completed' AND claimant = 'earlier-release' AND summary = 'done by this release' \
+        AND ended_at IS NOT NULL";
+    assert_eq!(app.db.count(&rows(closed)).await, 1, "attempt 2 closed in place with the report");
+    assert_eq!(app.db.count(&rows("AND ended_at IS NULL")).await, 0, "no attempt left open");
 }

@@ -34,7 +34,8 @@ impl ClaimParams {
 
 /// The CTE of a claim statement after the candidates are chosen (CTE `candidate`, alias
 /// `c`): each todo moves to `claimed` and its new attempt opens on the todo row (its
-/// history row is written when it closes: [`super::attempt_close`]). `$hash` is the SQL
+/// history row is written when it closes: [`super::attempt_close`]), which says so in
+/// `attempt_on_row` (the completion's one-statement path, `super::finish`). `$hash` is the SQL
 /// of the lease token's hash for the candidate `c`, `$by_key` a further condition on the
 /// updated rows.
 macro_rules! claim_ctes {
@@ -45,7 +46,8 @@ macro_rules! claim_ctes {
                  claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
             $hash,
             ", claimed_at = now(), updated_at = now(), next_retry_at = NULL, \
-                 attempt_claimant = $5, attempt_relay = $6, attempt_heartbeat_at = NULL \
+                 attempt_claimant = $5, attempt_relay = $6, attempt_heartbeat_at = NULL, \
+                 attempt_on_row = t.attempts_total + 1 \
                FROM candidate c WHERE t.id = c.id",
             $by_key,
             " RETURNING t.*)"

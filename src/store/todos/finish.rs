@@ -74,20 +74,34 @@ impl Finish {
     }
 }
 
-/// Complete (`$1` todo, `$2` endpoint, `$3` result, `$4` the lease token's hash or null,
-/// `$5`–`$7` summary, whether it was cut, artifact). The attempt it closes stays on the
-/// todo row ([`completed_on_row`]); no history row is written.
+/// The update of a completion (`$1` todo, `$2` endpoint, `$3` result, `$4` the lease
+/// token's hash or null, `$5`–`$7` summary, whether it was cut, artifact), with `extra`
+/// further conditions on the row. The attempt it closes stays on the todo row
+/// ([`completed_on_row`]); no history row is written.
+fn complete_update(extra: &str) -> String {
+    format!(
+        "UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
+           lease_expires_at = NULL, lease_token_hash = NULL, {} \
+         WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
+           AND ($4::bytea IS NULL OR t.lease_token_hash = $4){extra} \
+         RETURNING t.*",
+        completed_on_row(["$5", "$6", "$7"]),
+    )
+}
+
+/// Complete, when this release opened the attempt (`attempt_on_row`, written by the
+/// claim): no history row exists for it, so the completion is one update of `todos`
+/// and leaves `todo_attempts` and its indexes alone.
+static COMPLETE_OPENED_ON_ROW: LazyLock<String> =
+    LazyLock::new(|| complete_update(" AND t.attempt_on_row = t.attempts_total"));
+
+/// Complete, for any attempt: one an earlier release opened as a history row is closed
+/// in place ([`closed_in_place_cte`]). What a completion that
+/// [`COMPLETE_OPENED_ON_ROW`] did not match runs, and what explains a miss.
 static COMPLETE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "WITH moved AS ( \
-           UPDATE todos t SET state = 'done', result = $3, completed_at = now(), updated_at = now(), \
-             lease_expires_at = NULL, lease_token_hash = NULL, {} \
-           WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
-             AND ($4::bytea IS NULL OR t.lease_token_hash = $4) \
-           RETURNING t.*), \
-         {} \
-         SELECT * FROM moved",
-        completed_on_row(["$5", "$6", "$7"]),
+        "WITH moved AS ({}), {} SELECT * FROM moved",
+        complete_update(""),
         closed_in_place_cte("= $1", "", ["$5", "$6", "$7"])
     )
 });
@@ -96,23 +110,24 @@ impl Store {
     /// Completes a claimed todo; its attempt closes `completed` / `done`.
     pub async fn complete(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
         let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
-        let mut conn = self.conn().await?;
-        let todo: TodoRow = agent_transition(
-            &mut conn,
-            todo_query(COMPLETE.clone(), id)
+        let query = |sql: &str| {
+            todo_query(sql.to_owned(), id)
                 .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Nullable<Jsonb>, _>(finish.result)
+                .bind::<Nullable<Jsonb>, _>(finish.result.clone())
                 .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
-                .bind::<Nullable<Text>, _>(summary)
+                .bind::<Nullable<Text>, _>(summary.clone())
                 .bind::<Bool, _>(truncated)
-                .bind::<Nullable<Text>, _>(artifact),
-            endpoint,
-            id,
-            token_hash,
-            "claimed",
-        )
-        .await?;
-        Ok(todo)
+                .bind::<Nullable<Text>, _>(artifact.clone())
+        };
+        let mut conn = self.conn().await?;
+        // Each statement is a transaction of its own: a miss of the first changed
+        // nothing, and the second judges the row afresh.
+        if let Some(todo) =
+            Prepared(query(&COMPLETE_OPENED_ON_ROW)).get_result::<TodoRow>(&mut conn).await.optional()?
+        {
+            return Ok(todo);
+        }
+        agent_transition(&mut conn, query(&COMPLETE), endpoint, id, token_hash, "claimed").await
     }
 
     /// Fails a claimed todo: below the cap a retry is scheduled after the backoff; at
