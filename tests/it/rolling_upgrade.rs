@@ -6,6 +6,7 @@ use futures_util::future::join_all;
 use crate::db_restart::{Seen, cycle};
 use crate::harness::TestApp;
 use serde_json::json;
+use switchboard::domain::ids::TodoId;
 
 /// Concurrent agents: enough to have several pooled connections prepare the hot
 /// statements before the schema changes.
@@ -55,14 +56,7 @@ async fn an_attempt_an_earlier_release_opened_as_a_row_is_closed_in_place() {
         // What the earlier release's claim wrote beside the todo row, and what it left on
         // the row: it never writes `attempt_on_row` (a fresh todo's is empty).
         app.db.exec(&format!("UPDATE todos SET attempt_on_row = NULL WHERE id = '{}'", id.0)).await;
-        app.db
-            .exec(&format!(
-                "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
-                 SELECT id, attempts_total, endpoint_id, 'earlier-release', false, claimed_at, lease_expires_at \
-                 FROM todos WHERE id = '{}'",
-                id.0
-            ))
-            .await;
+        open_history_row_as_the_earlier_release(&app, id).await;
         let (status, detail) = app.get(&format!("/api/v1/agent/todos/{id}"), &ep.token).await;
         assert_eq!(status, actix_web::http::StatusCode::OK, "{detail}");
         let attempts = detail["attempts"].as_array().expect("attempts");
@@ -119,14 +113,7 @@ async fn an_earlier_release_claim_after_this_release_failed_attempt_is_closed_in
             id.0
         ))
         .await;
-    app.db
-        .exec(&format!(
-            "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
-             SELECT id, attempts_total, endpoint_id, 'earlier-release', false, claimed_at, lease_expires_at \
-             FROM todos WHERE id = '{}'",
-            id.0
-        ))
-        .await;
+    open_history_row_as_the_earlier_release(&app, id).await;
     let marker =
         format!("SELECT count(*) FROM todos WHERE id = '{}' AND attempt_on_row = 1 AND attempts_total = 2", id.0);
     assert_eq!(app.db.count(&marker).await, 1, "the row names this release's attempt 1");
@@ -144,4 +131,17 @@ async fn an_earlier_release_claim_after_this_release_failed_attempt_is_closed_in
         AND ended_at IS NOT NULL";
     assert_eq!(app.db.count(&rows(closed)).await, 1, "attempt 2 closed in place with the report");
     assert_eq!(app.db.count(&rows("AND ended_at IS NULL")).await, 0, "no attempt left open");
+}
+
+/// The open history row an earlier release's claim wrote beside the todo row, for the
+/// attempt the row holds (claimant `earlier-release`).
+async fn open_history_row_as_the_earlier_release(app: &TestApp, id: TodoId) {
+    app.db
+        .exec(&format!(
+            "INSERT INTO todo_attempts (todo_id, seq, claimer_endpoint_id, claimant, relay, claimed_at, lease_expires_at) \
+             SELECT id, attempts_total, endpoint_id, 'earlier-release', false, claimed_at, lease_expires_at \
+             FROM todos WHERE id = '{}'",
+            id.0
+        ))
+        .await;
 }
