@@ -13,7 +13,7 @@
 -- opens leaves an older number (or none) behind and is closed in place as before.
 --
 -- Measured with the cycle probe's statements (16 clients, alternating 8 s windows, Dec 4,
--- 22:50 UTC): the completion without the history update made 1.135 / 1.07 / 1.03 / 0.96
+-- about 23:05 UTC): the completion without the history update made 1.135 / 1.07 / 1.03 / 0.96
 -- times the cycles of the product's, at 0.87 / 0.93 / 0.98 / 1.03 times its busy CPU.
 --
 -- Nullable without a default: adding it rewrites nothing and locks `todos` only for the

@@ -1,11 +1,12 @@
 //! One connection LISTENing on one channel, outside the pool (a pooled connection is
 //! handed to other work between notifications and would miss them).
 
-use crate::metrics::Metrics;
 use std::time::Duration;
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::StreamExt;
+
+use crate::metrics::Metrics;
 
 /// Why a listener stopped: it must be connected again (notifications may have been
 /// missed meanwhile).

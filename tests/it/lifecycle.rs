@@ -379,3 +379,35 @@ async fn the_store_itself_refuses_nul_characters_that_postgres_cannot_hold() {
     }
     assert_eq!(app.db.count("SELECT count(*) FROM todos").await, 0);
 }
+
+/// A completion of an attempt this release opened is one update of `todos`: it does not
+/// touch `todo_attempts`, so it goes through while another session holds that table
+/// locked against writers. (The statement that closes an earlier release's history row
+/// in place would wait for that lock: this fails if the claim stops marking its attempt
+/// in `attempt_on_row` or the completion stops trying the one-statement path first.)
+#[actix_web::test]
+async fn a_completion_of_an_attempt_this_release_opened_leaves_the_history_table_alone() {
+    let (app, _, ep) = TestApp::with_worker().await;
+    let id = app.create_todo(&ep, "q", "t").await;
+    let claim = app.claim_next(&ep).await;
+    let locker = app.db.session().await;
+    assert_eq!(locker.refusal("BEGIN; LOCK TABLE todo_attempts IN EXCLUSIVE MODE").await, None);
+
+    let path = format!("/api/v1/agent/todos/{id}/complete");
+    let complete = app.post(&path, &ep.token, json!({"lease_token": claim["lease_token"]}));
+    let waits_for_the_history = async {
+        let watcher = app.db.session().await;
+        let waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'todo_attempts'::regclass";
+        while watcher.count(waiting).await == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    tokio::select! {
+        (s, row) = complete => assert_eq!((s, &row["state"]), (StatusCode::OK, &json!("done")), "{row}"),
+        () = waits_for_the_history => panic!("the completion waited for a lock on todo_attempts"),
+    }
+    assert_eq!(locker.refusal("COMMIT").await, None);
+    let history =
+        format!("SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}' AND outcome = 'completed'", id.0);
+    assert_eq!(app.db.count(&history).await, 1, "the attempt is still in the history, on the todo row");
+}

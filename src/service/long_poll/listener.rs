@@ -7,13 +7,13 @@
 //! It runs on an arbiter of its own with the bell's sender, so neither shares a thread
 //! with request handling or the sweeps.
 
-use crate::metrics::Metrics;
 use actix::Arbiter;
 
 use super::bell::Bell;
 use super::waiters::Waiters;
 use crate::db::listen::{self, Follower};
 use crate::domain::wakeups::parse;
+use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::store::claim_notices::CLAIMS_CHANNEL;
 

@@ -110,14 +110,16 @@ impl Store {
     /// Completes a claimed todo; its attempt closes `completed` / `done`.
     pub async fn complete(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
         let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
+        // Bound by reference: the fallback binds the same values again, and the result
+        // may be large.
         let query = |sql: &str| {
             todo_query(sql.to_owned(), id)
                 .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Nullable<Jsonb>, _>(finish.result.clone())
+                .bind::<Nullable<Jsonb>, _>(&finish.result)
                 .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
-                .bind::<Nullable<Text>, _>(summary.clone())
+                .bind::<Nullable<Text>, _>(&summary)
                 .bind::<Bool, _>(truncated)
-                .bind::<Nullable<Text>, _>(artifact.clone())
+                .bind::<Nullable<Text>, _>(&artifact)
         };
         let mut conn = self.conn().await?;
         // Each statement is a transaction of its own: a miss of the first changed

@@ -92,7 +92,13 @@ pub(crate) fn check_items<T>(
                 let checked = finish.check()?;
                 Ok(Item { id, result: finish.result, checked })
             });
-            item.map_err(|e| answers.set(i, Err(e))).ok()
+            match item {
+                Ok(item) => Some(item),
+                Err(e) => {
+                    answers.set(i, Err(e));
+                    None
+                }
+            }
         })
         .collect();
     (ids, checked)
