@@ -32,28 +32,40 @@ impl ClaimParams {
     }
 }
 
+/// The assignments that move a todo (alias `t`) to `claimed` and open its new attempt on
+/// the todo row (its history row is written when it closes: [`super::attempt_close`]),
+/// which says so in `attempt_on_row` (the completion's one-statement path,
+/// `super::finish`). `$hash` is the SQL of the lease token's hash.
+macro_rules! claim_set {
+    ($hash:literal) => {
+        concat!(
+            "SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
+               claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
+            $hash,
+            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL, \
+               attempt_claimant = $5, attempt_relay = $6, attempt_heartbeat_at = NULL, \
+               attempt_on_row = t.attempts_total + 1"
+        )
+    };
+}
+
 /// The CTE of a claim statement after the candidates are chosen (CTE `candidate`, alias
-/// `c`): each todo moves to `claimed` and its new attempt opens on the todo row (its
-/// history row is written when it closes: [`super::attempt_close`]), which says so in
-/// `attempt_on_row` (the completion's one-statement path, `super::finish`). `$hash` is the SQL
-/// of the lease token's hash for the candidate `c`, `$by_key` a further condition on the
-/// updated rows.
+/// `c`): each todo moves to `claimed` (`claim_set!`). `$hash` is the SQL of the lease
+/// token's hash for the candidate `c`, `$by_key` a further condition on the updated rows.
 macro_rules! claim_ctes {
     ($hash:literal, $by_key:literal) => {
         concat!(
-            "claimed AS ( \
-               UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
-                 claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
-            $hash,
-            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL, \
-                 attempt_claimant = $5, attempt_relay = $6, attempt_heartbeat_at = NULL, \
-                 attempt_on_row = t.attempts_total + 1 \
-               FROM candidate c WHERE t.id = c.id",
+            "claimed AS (UPDATE todos t ",
+            claim_set!($hash),
+            " FROM candidate c WHERE t.id = c.id",
             $by_key,
             " RETURNING t.*)"
         )
     };
 }
+
+/// The assignments of a claim of one todo: its lease token's hash is `$4`.
+pub(super) const CLAIM_SET: &str = claim_set!("$4");
 
 /// The CTEs of every claim statement of one todo: its lease token's hash is `$4`.
 pub(super) const CLAIM_CTES: &str = claim_ctes!("$4", "");
