@@ -46,9 +46,24 @@ async fn claim_next_uses_the_pending_index_not_the_primary_key_or_a_seq_scan() {
     assert!(plan.contains("todos_dead_letters_idx"), "{plan}");
 }
 
+/// The statements prepared on `store`'s one pooled connection.
+async fn prepared_statements(store: &switchboard::store::Store) -> Vec<String> {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        statement: String,
+    }
+    let mut conn = store.conn().await.unwrap();
+    let rows: Vec<Row> =
+        diesel::sql_query("SELECT statement FROM pg_prepared_statements").load(&mut conn).await.unwrap();
+    rows.into_iter().map(|r| r.statement).collect()
+}
+
+/// A claim-next that found work never asks why a claim came back empty (the budget
+/// look-up of `claim.rs`'s `BUDGETED_QUEUE`): the hot path is the one update.
 #[actix_web::test]
 async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
-    use diesel_async::RunQueryDsl;
     use switchboard::store::Store;
     use switchboard::store::signals::Emitter;
     use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
@@ -61,18 +76,18 @@ async fn the_claim_and_complete_statements_stay_prepared_on_their_connection() {
         let c = store.claim_next(ep.id, ClaimRequest::default()).await.unwrap().claimed().unwrap();
         store.complete(ep.id, c.todo.id, Finish::default()).await.unwrap();
     }
-    #[derive(diesel::QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        statement: String,
-    }
-    let mut conn = store.conn().await.unwrap();
-    let prepared: Vec<Row> =
-        diesel::sql_query("SELECT statement FROM pg_prepared_statements").load(&mut conn).await.unwrap();
-    let has = |needle: &str| prepared.iter().filter(|r| r.statement.contains(needle)).count();
+    let why_empty = "a.queue = $2)) AS budgeted";
+    let prepared = prepared_statements(&store).await;
+    let has = |needle: &str| prepared.iter().filter(|s| s.contains(needle)).count();
     assert_eq!(has("FOR UPDATE SKIP LOCKED"), 1, "claim_next prepared once and reused");
     assert_eq!(has("attempt_summary = $5"), 1, "complete prepared once and reused");
     assert_eq!(has("INSERT INTO todos"), 1, "create prepared once and reused");
+    assert_eq!(has(why_empty), 0, "a claim that found work asked why it was empty");
+    for _ in 0..2 {
+        assert!(store.claim_next(ep.id, ClaimRequest::default()).await.unwrap().claimed().is_none());
+    }
+    let prepared = prepared_statements(&store).await;
+    assert_eq!(prepared.iter().filter(|s| s.contains(why_empty)).count(), 1, "an empty claim asks, prepared once");
 }
 
 /// A claim and its completion touch nothing of the endpoint row: no foreign-key check
