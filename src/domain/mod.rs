@@ -2,7 +2,6 @@
 //! touches the database or the network, so all of it is unit-tested directly.
 
 pub mod admission;
-pub mod coalescing;
 pub mod grants;
 pub mod hooks;
 pub mod ids;

@@ -22,7 +22,6 @@ mod browser;
 mod claim_plan;
 mod cli;
 mod client_gone;
-mod coalescing;
 mod db_restart;
 mod dead_letters;
 mod deliveries;

@@ -263,7 +263,7 @@ impl Store {
         }
     }
 
-    pub(super) async fn finish_claim(
+    async fn finish_claim(
         &self,
         conn: &mut diesel_async::AsyncPgConnection,
         todo: TodoRow,
