@@ -56,6 +56,16 @@ pub(super) enum Form<'q> {
     },
 }
 
+impl<'q> Form<'q> {
+    /// The form of a claim-next by `endpoint`: on `queue`, or on any of its queues.
+    pub(super) fn next(endpoint: EndpointId, queue: Option<&'q str>) -> Self {
+        match queue {
+            Some(queue) => Form::Queue { endpoint, queue },
+            None => Form::AnyQueue { endpoint },
+        }
+    }
+}
+
 /// What the budgeted claim came to.
 #[derive(Debug)]
 pub(super) enum Admitted {

@@ -11,7 +11,7 @@
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use std::sync::LazyLock;
 
@@ -173,6 +173,17 @@ struct BudgetedRow {
     budgeted: bool,
 }
 
+/// Whether a budget is why a claim-next by `endpoint` (on `queue`, or any queue) came
+/// back empty ([`BUDGETED_QUEUE`]).
+async fn budgeted(conn: &mut AsyncPgConnection, endpoint: EndpointId, queue: Option<&str>) -> Result<bool> {
+    let q = diesel::sql_query(BUDGETED_QUEUE)
+        .into_boxed::<Pg>()
+        .bind::<SqlUuid, _>(endpoint.0)
+        .bind::<Nullable<Text>, _>(queue);
+    let row: BudgetedRow = Prepared(q).get_result(conn).await?;
+    Ok(row.budgeted)
+}
+
 /// Claim by id: the todo is locked and its queue's budget looked up in one step; a
 /// budgeted todo is left as it was.
 fn by_id() -> String {
@@ -205,25 +216,10 @@ impl Store {
         let claimed: Option<TodoRow> = Prepared(params.bind_tail(head)).get_result(&mut conn).await.optional()?;
         let admitted = match claimed {
             Some(todo) => Admitted::Claimed(Box::new(todo)),
-            None => {
-                let why: BudgetedRow = Prepared(
-                    diesel::sql_query(BUDGETED_QUEUE)
-                        .into_boxed::<Pg>()
-                        .bind::<SqlUuid, _>(endpoint.0)
-                        .bind::<Nullable<Text>, _>(req.queue.as_deref()),
-                )
-                .get_result(&mut conn)
-                .await?;
-                if why.budgeted {
-                    let form = match &req.queue {
-                        Some(queue) => Form::Queue { endpoint, queue },
-                        None => Form::AnyQueue { endpoint },
-                    };
-                    admit(&mut conn, form, &params).await?
-                } else {
-                    Admitted::Nothing
-                }
+            None if budgeted(&mut conn, endpoint, req.queue.as_deref()).await? => {
+                admit(&mut conn, Form::next(endpoint, req.queue.as_deref()), &params).await?
             }
+            None => Admitted::Nothing,
         };
         match admitted {
             Admitted::Claimed(todo) => {

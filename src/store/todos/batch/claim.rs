@@ -101,10 +101,7 @@ impl Store {
             return Ok(BatchClaim { claims, deferred: None });
         }
         conn.transaction::<_, Error, _>(async move |conn| {
-            let form = match &req.queue {
-                Some(queue) => Form::Queue { endpoint, queue },
-                None => Form::AnyQueue { endpoint },
-            };
+            let form = Form::next(endpoint, req.queue.as_deref());
             lock_budgets(conn, form).await?;
             let mut batch = BatchClaim::default();
             while batch.claims.len() < limit as usize {
