@@ -2,6 +2,7 @@
 //! touches the database or the network, so all of it is unit-tested directly.
 
 pub mod admission;
+pub mod coalescing;
 pub mod grants;
 pub mod hooks;
 pub mod ids;

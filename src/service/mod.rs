@@ -20,6 +20,7 @@
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`agent_batch`] | the agent's verbs in batches: claim-next with a limit, complete, fail and create many |
+//! | [`coalesce`] | single claim-next and complete requests, answered by one statement while many are in flight |
 //! | [`long_poll`] | `claim-next` with `wait_seconds`: the waiting requests, the claim bell and listener |
 //! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
 //! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
@@ -33,6 +34,7 @@ pub mod agent_batch;
 pub mod agent_sinks;
 pub mod auth;
 pub mod cairn_publish;
+pub mod coalesce;
 pub mod connections;
 pub mod digests;
 pub mod endpoints;
@@ -80,6 +82,7 @@ pub struct Services {
     sinks: sinks::SinkSettings,
     digests: crate::digest::compose::DigestSettings,
     waiters: long_poll::Waiters,
+    coalescers: coalesce::Coalescers,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -130,6 +133,7 @@ impl Services {
             digests,
             waiters,
         } = parts;
+        let coalescers = coalesce::Coalescers::new(&metrics);
         Services {
             store,
             auth_cache,
@@ -144,6 +148,7 @@ impl Services {
             sinks,
             digests,
             waiters,
+            coalescers,
         }
     }
 

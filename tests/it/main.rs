@@ -22,6 +22,7 @@ mod browser;
 mod claim_plan;
 mod cli;
 mod client_gone;
+mod coalescing;
 mod db_restart;
 mod dead_letters;
 mod deliveries;

@@ -259,7 +259,7 @@ impl Store {
         }
     }
 
-    async fn finish_claim(
+    pub(super) async fn finish_claim(
         &self,
         conn: &mut diesel_async::AsyncPgConnection,
         todo: TodoRow,

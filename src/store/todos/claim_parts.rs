@@ -35,28 +35,37 @@ impl ClaimParams {
 /// The assignments that move a todo (alias `t`) to `claimed` and open its new attempt on
 /// the todo row (its history row is written when it closes: [`super::attempt_close`]),
 /// which says so in `attempt_on_row` (the completion's one-statement path,
-/// `super::finish`). `$hash` is the SQL of the lease token's hash.
+/// `super::finish`). The four arguments are the SQL of the lease seconds, the lease
+/// token's hash, the claimant label and the relay flag; with one argument (the hash) the
+/// others are `$3`, `$5` and `$6`, as every claim of one todo or one caller binds them.
 macro_rules! claim_set {
-    ($hash:literal) => {
+    ($lease:literal, $hash:literal, $claimant:literal, $relay:literal) => {
         concat!(
             "SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, \
-               claimed_by = t.endpoint_id, lease_expires_at = now() + $3 * interval '1 second', lease_token_hash = ",
+               claimed_by = t.endpoint_id, lease_expires_at = now() + ",
+            $lease,
+            " * interval '1 second', lease_token_hash = ",
             $hash,
-            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL, \
-               attempt_claimant = $5, attempt_relay = $6, attempt_heartbeat_at = NULL, \
-               attempt_on_row = t.attempts_total + 1"
+            ", claimed_at = now(), updated_at = now(), next_retry_at = NULL, attempt_claimant = ",
+            $claimant,
+            ", attempt_relay = ",
+            $relay,
+            ", attempt_heartbeat_at = NULL, attempt_on_row = t.attempts_total + 1"
         )
+    };
+    ($hash:literal) => {
+        claim_set!("$3", $hash, "$5", "$6")
     };
 }
 
 /// The CTE of a claim statement after the candidates are chosen (CTE `candidate`, alias
-/// `c`): each todo moves to `claimed` (`claim_set!`). `$hash` is the SQL of the lease
-/// token's hash for the candidate `c`, `$by_key` a further condition on the updated rows.
+/// `c`): each todo moves to `claimed` (`claim_set!`, with its arguments), `$by_key` a
+/// further condition on the updated rows.
 macro_rules! claim_ctes {
-    ($hash:literal, $by_key:literal) => {
+    ($by_key:literal, $($set:literal),+) => {
         concat!(
             "claimed AS (UPDATE todos t ",
-            claim_set!($hash),
+            claim_set!($($set),+),
             " FROM candidate c WHERE t.id = c.id",
             $by_key,
             " RETURNING t.*)"
@@ -68,7 +77,7 @@ macro_rules! claim_ctes {
 pub(super) const CLAIM_SET: &str = claim_set!("$4");
 
 /// The CTEs of every claim statement of one todo: its lease token's hash is `$4`.
-pub(super) const CLAIM_CTES: &str = claim_ctes!("$4", "");
+pub(super) const CLAIM_CTES: &str = claim_ctes!("", "$4");
 
 /// The CTEs of a batch claim: the candidates are numbered (`c.n`, from 1) and `$4` is the
 /// array of their lease tokens' hashes, one per candidate. The rows are also named by
@@ -76,7 +85,19 @@ pub(super) const CLAIM_CTES: &str = claim_ctes!("$4", "");
 /// generic plan, guessing a tenth of the pending rows for an unknown `limit`, joined the
 /// candidates to a scan of the whole table.
 pub(super) const BATCH_CLAIM_CTES: &str =
-    claim_ctes!("($4::bytea[])[c.n]", " AND t.id = ANY (ARRAY(SELECT id FROM candidate))");
+    claim_ctes!(" AND t.id = ANY (ARRAY(SELECT id FROM candidate))", "($4::bytea[])[c.n]");
+
+/// The CTEs of a claim of several callers' claims at once (server-side coalescing of
+/// single claim-next requests, `crate::service::coalesce`): as [`BATCH_CLAIM_CTES`], and
+/// each candidate's lease seconds (`$3`), claimant (`$5`) and relay flag (`$6`) are its
+/// caller's, arrays indexed as the hashes are.
+pub(super) const EACH_CLAIM_CTES: &str = claim_ctes!(
+    " AND t.id = ANY (ARRAY(SELECT id FROM candidate))",
+    "($3::int4[])[c.n]",
+    "($4::bytea[])[c.n]",
+    "($5::text[])[c.n]",
+    "($6::bool[])[c.n]"
+);
 
 /// Which todos a claim by id takes (alias `t`): pending, or failed with its retry due.
 pub(super) const CLAIMABLE: &str = "(t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now()))";

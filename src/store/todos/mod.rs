@@ -17,7 +17,7 @@ mod read;
 mod sweeps;
 
 pub(crate) use attempt_close::{claimed_by_sql, closed_cte as closed_attempts_cte, holds_attempt_sql};
-pub use batch::{BatchClaim, CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, FINISH_ITEMS_MAX, ItemResult};
+pub use batch::{BatchClaim, CLAIM_LIMIT_MAX, CREATE_ITEMS_MAX, EachClaim, FINISH_ITEMS_MAX, ItemResult};
 pub use bulk_retry::{BULK_RETRY_BATCH, BULK_RETRY_MAX, BulkRetried};
 pub use claim::{ClaimOutcome, ClaimRequest, Claimed};
 pub use create::{CreateOutcome, NewTodo, insert_todo};

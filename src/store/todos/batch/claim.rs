@@ -41,8 +41,9 @@ pub struct BatchClaim {
 /// The statement of an unbudgeted batch: `$1` endpoint, `$2` queue (null: any queue),
 /// `$3`–`$6` as every claim (`$4` an array of hashes, one per candidate), `$7` limit.
 /// As a single claim-next, a budget of the queue (any budget of the endpoint, on any
-/// queue) makes it claim nothing and say so.
-fn next_batch(any_queue: bool) -> String {
+/// queue) makes it claim nothing and say so. `ctes` moves the candidates to `claimed`
+/// (`BATCH_CLAIM_CTES`, or `EACH_CLAIM_CTES` for several callers' claims).
+pub(super) fn next_batch(any_queue: bool, ctes: &str) -> String {
     let (budget, queue) = if any_queue {
         ("", "queue <> 'quarantine' AND $2::text IS NULL")
     } else {
@@ -54,13 +55,13 @@ fn next_batch(any_queue: bool) -> String {
          candidate AS (SELECT x.id, row_number() OVER (ORDER BY x.created_at, x.id) AS n FROM ( \
            SELECT id, created_at FROM todos WHERE endpoint_id = $1 AND state = 'pending' AND {queue} \
              AND NOT (SELECT budgeted FROM budget) ORDER BY created_at, id LIMIT $7 FOR UPDATE SKIP LOCKED) x), \
-         {BATCH_CLAIM_CTES} \
+         {ctes} \
          SELECT b.budgeted, c.* FROM budget b LEFT JOIN claimed c ON true ORDER BY c.created_at, c.id"
     )
 }
 
-static NEXT_BATCH_ON_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(false));
-static NEXT_BATCH_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(true));
+static NEXT_BATCH_ON_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(false, BATCH_CLAIM_CTES));
+static NEXT_BATCH_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(true, BATCH_CLAIM_CTES));
 
 impl Store {
     /// Claims up to `limit` (1–100) of the endpoint's oldest pending todos (optionally of

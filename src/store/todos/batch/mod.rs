@@ -23,9 +23,11 @@
 mod claim;
 mod complete;
 mod create;
+mod each;
 mod fail;
 
 pub use claim::BatchClaim;
+pub use each::EachClaim;
 
 use diesel::sql_types::{Array, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
