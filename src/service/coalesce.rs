@@ -1,9 +1,9 @@
 //! Single claim-next and complete requests, coalesced under load: while many requests of
-//! one endpoint (for claims, of one endpoint's queue) are at the database at once, the
-//! ones that arrive are answered together, by one statement for the claims and one
+//! one endpoint (for claims, of one endpoint's queue) are in flight at once, the ones
+//! that arrive are answered together, by one statement for the claims and one
 //! transaction for the completions, each caller with what its own request would have
 //! answered. The rules of when requests go together are [`crate::domain::coalescing`]'s;
-//! with few requests at once, each is run exactly as it always was.
+//! with few requests at once, each caller runs its own request, exactly as it always was.
 //!
 //! Why: with many agents, a cycle's cost at the database is mostly per statement (the
 //! plan's set-up, the indexes opened, the claim index's walk to the first pending entry,
@@ -26,7 +26,7 @@ use tokio::sync::oneshot;
 
 use super::Services;
 use crate::db::models::TodoRow;
-use crate::domain::coalescing::{Heat, Lanes, Runner};
+use crate::domain::coalescing::{Heat, Lanes, Turn};
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::{Error, Result};
 use crate::metrics::{CoalescedVerb, Metrics};
@@ -78,10 +78,7 @@ pub(super) async fn claim_next(s: &Services, endpoint: EndpointId, req: ClaimReq
     let key = (endpoint, req.queue.clone());
     let store = s.store.clone();
     let run = move |(endpoint, _): (EndpointId, Option<String>), reqs| claims(store.clone(), endpoint, reqs);
-    match s.coalescers.claims.submit(key, req, run).await? {
-        Answer::Done(outcome) => outcome,
-        Answer::Alone(req) => s.store.claim_next(endpoint, req).await,
-    }
+    s.coalescers.claims.submit(key, req, run, |req| s.store.claim_next(endpoint, req)).await?
 }
 
 /// Completion of one claimed todo, coalesced with the endpoint's other completions: what
@@ -89,10 +86,8 @@ pub(super) async fn claim_next(s: &Services, endpoint: EndpointId, req: ClaimReq
 pub(super) async fn complete(s: &Services, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
     let store = s.store.clone();
     let run = move |endpoint, items| completions(store.clone(), endpoint, items);
-    match s.coalescers.completions.submit(endpoint, (id, finish), run).await? {
-        Answer::Done(row) => row,
-        Answer::Alone((id, finish)) => s.store.complete(endpoint, id, finish).await,
-    }
+    let alone = |(id, finish)| s.store.complete(endpoint, id, finish);
+    s.coalescers.completions.submit(endpoint, (id, finish), run, alone).await?
 }
 
 /// Runs one batch of claims: a lone claim as always, several in one statement; a
@@ -162,8 +157,8 @@ enum Ran<I, O> {
     Alone(Vec<I>),
     /// The database is out of reach: every caller answers 503 with this cause.
     Unavailable(String),
-    /// The batch broke (it panicked): every caller answers 500.
-    Failed(Error),
+    /// The batch panicked: every caller answers 500 (each answer logs it).
+    Panicked,
 }
 
 /// What a caller gets back from its batch.
@@ -195,6 +190,14 @@ impl<K, I, O> Clone for Coalescer<K, I, O> {
     }
 }
 
+impl<K, I, O> Coalescer<K, I, O> {
+    fn lock(&self) -> MutexGuard<'_, Lanes<K, Waiter<I, O>>> {
+        // Every change to the lanes is a whole step under the lock: a panicking holder
+        // cannot have left one half-made.
+        self.lanes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 impl<K, I, O> Coalescer<K, I, O>
 where
     K: Hash + Eq + Clone + Send + 'static,
@@ -205,37 +208,48 @@ where
         Coalescer { lanes: Arc::new(Mutex::new(Lanes::new(heat))), max, verb, metrics: metrics.clone() }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Lanes<K, Waiter<I, O>>> {
-        // Every change to the lanes is a whole step under the lock: a panicking holder
-        // cannot have left one half-made.
-        self.lanes.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Queues `item` on lane `key` and waits for its answer; when the lanes say so, starts
-    /// a runner that takes batches with `run` until it is told to stop.
-    async fn submit<F, Fut>(&self, key: K, item: I, run: F) -> Result<Answer<I, O>>
+    /// Answers `item` on lane `key`: in a cold lane with `alone` at once, in a hot one by
+    /// the batch that takes it (a batch run with `run`, on a batcher started here when a
+    /// slot is free), or with `alone` if its batch gives it back.
+    async fn submit<F, Fut, A, AFut>(&self, key: K, item: I, run: F, alone: A) -> Result<O>
     where
         F: Fn(K, Vec<I>) -> Fut + Send + 'static,
         Fut: Future<Output = Ran<I, O>> + Send,
+        A: FnOnce(I) -> AFut,
+        AFut: Future<Output = O>,
     {
         let (tx, rx) = oneshot::channel();
-        let start = {
+        let turn = {
             let mut lanes = self.lock();
-            let start = lanes.join(key.clone(), Waiter { item, answer: tx }, Instant::now());
-            self.metrics.coalesce_waiting(self.verb, lanes.waiting_total());
-            start
+            let turn = lanes.join(key.clone(), Waiter { item, answer: tx }, Instant::now());
+            if !matches!(turn, Turn::Alone(_)) {
+                self.metrics.coalesce_waiting(self.verb, lanes.waiting_total());
+            }
+            turn
         };
-        if let Some(runner) = start {
-            let this = self.clone();
-            tokio::spawn(async move { this.run_lane(key, runner, run).await });
+        match turn {
+            Turn::Alone(waiter) => {
+                self.metrics.coalesced(self.verb, 1);
+                // Answered (or given up, its client gone) when this guard goes.
+                let _in_flight = InFlight { coalescer: self, key };
+                return Ok(alone(waiter.item).await);
+            }
+            Turn::Batcher => {
+                let this = self.clone();
+                tokio::spawn(async move { this.run_lane(key, run).await });
+            }
+            Turn::Wait => {}
         }
-        // The runner answers every waiter it takes; its sender is dropped unanswered
+        // The batcher answers every waiter it takes; its sender is dropped unanswered
         // only if its task is torn down (the runtime stopping).
-        rx.await.map_err(|_| Error::Unavailable("the server is stopping".into()))?
+        match rx.await.map_err(|_| Error::Unavailable("the server is stopping".into()))?? {
+            Answer::Done(out) => Ok(out),
+            Answer::Alone(item) => Ok(alone(item).await),
+        }
     }
 
-    /// Takes the lane's batches one after the other until the lanes say stop.
-    async fn run_lane<F, Fut>(&self, key: K, runner: Runner, run: F)
+    /// Takes the lane's batches one after the other until nobody waits.
+    async fn run_lane<F, Fut>(&self, key: K, run: F)
     where
         F: Fn(K, Vec<I>) -> Fut,
         Fut: Future<Output = Ran<I, O>>,
@@ -243,7 +257,7 @@ where
         loop {
             let batch = {
                 let mut lanes = self.lock();
-                let batch = lanes.next_batch(&key, &runner, self.max, |w| w.answer.is_closed(), Instant::now());
+                let batch = lanes.next_batch(&key, self.max, |w| w.answer.is_closed());
                 self.metrics.coalesce_waiting(self.verb, lanes.waiting_total());
                 batch
             };
@@ -253,10 +267,7 @@ where
             let (items, answers): (Vec<I>, Vec<_>) = batch.into_iter().map(|w| (w.item, w.answer)).unzip();
             // A panic in a batch must not stop its runner: the lane's other waiters count
             // on it. The batch's own callers get an internal error.
-            let ran = AssertUnwindSafe(run(key.clone(), items))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| Ran::Failed(Error::internal("a coalesced batch panicked")));
+            let ran = AssertUnwindSafe(run(key.clone(), items)).catch_unwind().await.unwrap_or(Ran::Panicked);
             match ran {
                 Ran::Answered(outs) => {
                     for (tx, out) in answers.into_iter().zip(outs) {
@@ -281,16 +292,25 @@ where
                         let _ = tx.send(Err(Error::Unavailable(cause.clone())));
                     }
                 }
-                Ran::Failed(e) => {
-                    if let Error::Internal(internal) = &e {
-                        internal.log("coalesced batch");
-                    }
+                Ran::Panicked => {
                     for tx in answers {
-                        let _ = tx.send(Err(Error::internal("a coalesced batch failed")));
+                        let _ = tx.send(Err(Error::internal("a coalesced batch panicked")));
                     }
                 }
             }
             self.lock().answered(&key, taken);
         }
+    }
+}
+
+/// A request of a cold lane, run by its own caller: counted in flight until dropped.
+struct InFlight<'c, K: Hash + Eq + Clone, I, O> {
+    coalescer: &'c Coalescer<K, I, O>,
+    key: K,
+}
+
+impl<K: Hash + Eq + Clone, I, O> Drop for InFlight<'_, K, I, O> {
+    fn drop(&mut self) {
+        self.coalescer.lock().answered(&self.key, 1);
     }
 }

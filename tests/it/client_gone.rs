@@ -16,31 +16,6 @@ async fn abandoned(app: &TestApp) -> u64 {
     app.metric(METRICS_TOKEN, "switchboard_http_requests_abandoned_total").await
 }
 
-/// Holds `todo`'s row lock in a transaction of its own until dropped or committed.
-async fn hold_row_lock(app: &TestApp, todo: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.expect("connect");
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
-    client.batch_execute(&format!("BEGIN; SELECT 1 FROM todos WHERE id = '{todo}' FOR UPDATE")).await.expect("lock");
-    client
-}
-
-/// Waits until some backend of the app waits on a row lock (the request has reached
-/// the database and is blocked there).
-async fn wait_for_blocked_statement(app: &TestApp) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while app
-        .db
-        .count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
-        .await
-        == 0
-    {
-        assert!(Instant::now() < deadline, "the request never reached the database");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[actix_web::test]
 async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_dead_letter() {
     let app = TestApp::spawn_with(|s| s.metrics_token = Some(METRICS_TOKEN.into())).await;
@@ -55,7 +30,7 @@ async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_
     let lease = claim["lease_token"].as_str().unwrap().to_owned();
     app.signals.take().await;
 
-    let blocker = hold_row_lock(&app, &uuid.to_string()).await;
+    let blocker = app.db.hold(&format!("SELECT 1 FROM todos WHERE id = '{uuid}' FOR UPDATE")).await;
     // The fail, sent by hand so that the test owns the socket.
     let body = json!({"lease_token": lease, "summary": "gave up"}).to_string();
     let addr = app.base.trim_start_matches("http://");
@@ -67,7 +42,7 @@ async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_
         body.len()
     );
     socket.write_all(request.as_bytes()).await.expect("send");
-    wait_for_blocked_statement(&app).await;
+    app.db.wait_for_blocked(1).await;
     // Hang up hard (a reset, as a killed client does), and wait until the server has
     // dropped the request: it counts every request it abandons.
     socket.set_zero_linger().expect("linger");
@@ -77,7 +52,7 @@ async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_
         assert!(Instant::now() < deadline, "the server never noticed the hang-up");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    blocker.batch_execute("COMMIT").await.expect("release the row");
+    blocker.commit().await;
 
     // The fail commits on its own and the dead letter is announced.
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -28,26 +28,6 @@ fn post_later(app: &TestApp, path: &str, token: &str, body: Value) -> actix_rt::
     })
 }
 
-/// A transaction of its own that holds what `sql` locks until it commits.
-async fn hold(app: &TestApp, sql: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.expect("connect");
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
-    client.batch_execute(&format!("BEGIN; {sql}")).await.expect("lock");
-    client
-}
-
-/// Waits until `n` of the app's statements wait on a lock.
-async fn wait_for_blocked(app: &TestApp, n: i64) {
-    let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while app.db.count(sql).await != n {
-        assert!(Instant::now() < deadline, "never {n} statements blocked");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// Waits until `n` requests of `verb` wait for a run.
 async fn wait_for_waiting(app: &TestApp, verb: &str, n: u64) {
     let series = format!(r#"switchboard_coalesce_waiting{{verb="{verb}"}}"#);
@@ -91,7 +71,7 @@ async fn claims_that_wait_together_are_claimed_by_one_statement_each_with_its_ow
         created.push(app.create_todo(&ep, "q", &format!("t{i}")).await.to_string());
     }
     let before = runs(&app, "claim_next").await;
-    let blocker = hold(&app, "LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
+    let blocker = app.db.hold("LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
     let path = "/api/v1/agent/todos/claim-next";
     let claim = |i: usize| {
         let body = json!({"queue": "q", "claimant": format!("w{i}"), "lease_ttl_seconds": 100 * i});
@@ -100,13 +80,13 @@ async fn claims_that_wait_together_are_claimed_by_one_statement_each_with_its_ow
     let mut handles = Vec::new();
     for i in 1..=at_once {
         handles.push((i, claim(i)));
-        wait_for_blocked(&app, i as i64).await;
+        app.db.wait_for_blocked(i as i64).await;
     }
     for i in at_once + 1..=callers {
         handles.push((i, claim(i)));
     }
     wait_for_waiting(&app, "claim_next", 4).await;
-    blocker.batch_execute("COMMIT").await.expect("let go");
+    blocker.commit().await;
 
     let mut answers = Vec::new();
     for (i, h) in handles {
@@ -157,14 +137,14 @@ async fn with_fewer_than_hot_at_claims_at_the_database_each_runs_at_once_and_alo
         app.create_todo(&ep, "q", &format!("t{i}")).await;
     }
     let before = runs(&app, "claim_next").await;
-    let blocker = hold(&app, "LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
+    let blocker = app.db.hold("LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
     let path = "/api/v1/agent/todos/claim-next";
     let handles: Vec<_> =
         (0..CLAIM_HEAT.hot_at).map(|_| post_later(&app, path, &ep.token, json!({"queue": "q"}))).collect();
     // Every one of them reaches the database: none waits for another.
-    wait_for_blocked(&app, CLAIM_HEAT.hot_at as i64).await;
+    app.db.wait_for_blocked(CLAIM_HEAT.hot_at as i64).await;
     assert_eq!(app.metric(TOKEN, r#"switchboard_coalesce_waiting{verb="claim_next"}"#).await, 0);
-    blocker.batch_execute("COMMIT").await.expect("let go");
+    blocker.commit().await;
     for h in handles {
         let (status, answer) = h.await.expect("answer");
         assert_eq!((status, &answer["todo"]["state"]), (200, &json!("claimed")), "{answer}");
@@ -192,18 +172,18 @@ async fn completions_that_wait_together_answer_each_as_alone_and_a_wrong_token_f
     };
     let before = runs(&app, "complete").await;
     let held: Vec<String> = claims[..at_once].iter().map(|(id, _)| format!("'{}'", id.0)).collect();
-    let blocker = hold(&app, &format!("SELECT 1 FROM todos WHERE id IN ({}) FOR UPDATE", held.join(", "))).await;
+    let blocker = app.db.hold(&format!("SELECT 1 FROM todos WHERE id IN ({}) FOR UPDATE", held.join(", "))).await;
     let mut done = Vec::new();
     for (i, (_, token)) in claims.iter().enumerate().take(at_once) {
         done.push((i, complete(i, token)));
-        wait_for_blocked(&app, i as i64 + 1).await;
+        app.db.wait_for_blocked(i as i64 + 1).await;
     }
     let (c, wrong_one, e) = (at_once, at_once + 1, at_once + 2);
     done.push((c, complete(c, &claims[c].1)));
     let wrong = complete(wrong_one, &claims[e].1);
     done.push((e, complete(e, &claims[e].1)));
     wait_for_waiting(&app, "complete", 3).await;
-    blocker.batch_execute("COMMIT").await.expect("let go");
+    blocker.commit().await;
 
     for (i, h) in done {
         let (status, row) = h.await.expect("answer");
@@ -255,18 +235,18 @@ async fn a_budget_still_judges_every_claim_that_waited_together() {
     let (s, b) = app.call("PUT", &path, Some(&owner_token), Some(&json!({"max_in_flight": 1}))).await;
     assert_eq!(s, 200, "{b}");
     let before = runs(&app, "claim_next").await;
-    let blocker = hold(&app, "LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
+    let blocker = app.db.hold("LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
     let claim = "/api/v1/agent/todos/claim-next";
     let mut handles = Vec::new();
     for i in 1..=at_once {
         handles.push(post_later(&app, claim, &ep.token, json!({"queue": "busy"})));
-        wait_for_blocked(&app, i as i64).await;
+        app.db.wait_for_blocked(i as i64).await;
     }
     for _ in at_once..callers {
         handles.push(post_later(&app, claim, &ep.token, json!({"queue": "busy"})));
     }
     wait_for_waiting(&app, "claim_next", 3).await;
-    blocker.batch_execute("COMMIT").await.expect("let go");
+    blocker.commit().await;
 
     let mut claimed = 0;
     for h in handles {
@@ -292,4 +272,36 @@ async fn a_budget_still_judges_every_claim_that_waited_together() {
     );
     let in_flight = app.db.count("SELECT count(*) FROM todos WHERE state = 'claimed'").await;
     assert_eq!(in_flight, 1);
+}
+
+#[actix_web::test]
+async fn a_refused_request_among_coalesced_claims_takes_no_todo_from_the_others() {
+    use switchboard::store::signals::Emitter;
+    use switchboard::store::todos::{ClaimOutcome, ClaimRequest, EachClaim, NewTodo};
+
+    let (app, ep, _) = app_with_agent().await;
+    let store = app.db.store(Emitter::none());
+    let mut created = Vec::new();
+    for i in 0..3 {
+        created.push(store.create_todo(NewTodo::new(ep.id, "q", format!("t{i}"))).await.unwrap().todo.id);
+    }
+    let claim = |lease: i32, who: &str| ClaimRequest {
+        queue: Some("q".into()),
+        lease_ttl_seconds: Some(lease),
+        claimant: Some(who.into()),
+        ..ClaimRequest::default()
+    };
+    let reqs = [claim(60, "w1"), claim(0, "refused"), claim(60, "w3")];
+    let EachClaim::Answered(answers) = store.claim_next_each(ep.id, &reqs).await.expect("the statement") else {
+        panic!("no budget here");
+    };
+    let claimed = |a: &switchboard::error::Result<ClaimOutcome>| match a {
+        Ok(ClaimOutcome::Claimed(c)) => Some((c.todo.id, c.todo.attempt_claimant.clone())),
+        _ => None,
+    };
+    assert_eq!(claimed(&answers[0]), Some((created[0], Some("w1".into()))));
+    assert!(matches!(answers[1], Err(switchboard::error::Error::InvalidArgument(_))), "{:?}", answers[1]);
+    assert_eq!(claimed(&answers[2]), Some((created[1], Some("w3".into()))), "the next todo, not the refused one's");
+    let states = app.db.lines("SELECT state FROM todos ORDER BY created_at, id").await;
+    assert_eq!(states, "claimed\nclaimed\npending", "nothing claimed for nobody");
 }

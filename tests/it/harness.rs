@@ -198,6 +198,27 @@ impl TestDb {
     pub async fn count(&self, sql: &str) -> i64 {
         self.session().await.count(sql).await
     }
+
+    /// A transaction of its own that holds what `sql` locks until
+    /// [`DbSession::commit`] (or until the session is dropped).
+    pub async fn hold(&self, sql: &str) -> DbSession {
+        let session = self.session().await;
+        session.client.batch_execute(&format!("BEGIN; {sql}")).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        session
+    }
+
+    /// Waits until at least `n` backends of this database wait on a lock (requests that
+    /// reached the database and are blocked there); fails after 30 s.
+    pub async fn wait_for_blocked(&self, n: i64) {
+        let sql =
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+        let watcher = self.session().await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while watcher.count(sql).await < n {
+            assert!(std::time::Instant::now() < deadline, "never {n} statements blocked on a lock");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
 }
 
 /// A connection to a test database held open ([`TestDb::session`]).
@@ -215,6 +236,11 @@ impl DbSession {
     pub async fn lines(&self, sql: &str) -> String {
         let rows = self.client.query(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Commits the session's transaction ([`TestDb::hold`]), letting go of its locks.
+    pub async fn commit(&self) {
+        self.client.batch_execute("COMMIT").await.expect("commit");
     }
 
     /// Runs SQL that may be refused: the SQLSTATE of the refusal, or `None` if it ran.

@@ -36,7 +36,7 @@ use super::claim::next_batch;
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
 use crate::domain::ids::{EndpointId, TodoId};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 static EACH_ON_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(false, EACH_CLAIM_CTES));
 static EACH_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(true, EACH_CLAIM_CTES));
@@ -70,60 +70,56 @@ pub enum EachClaim {
 }
 
 impl Store {
-    /// Claims for each request of `reqs` (1–100 requests of one endpoint, all for the
-    /// queue of the first: a request for another queue is answered as its own claim-next
-    /// would be) the oldest pending todo not claimed by the others, in one statement.
+    /// Claims for each request of `reqs` (1–100 requests of one endpoint, all for the same
+    /// queue) the oldest pending todo not claimed by the others, in one statement.
     pub async fn claim_next_each(&self, endpoint: EndpointId, reqs: &[ClaimRequest]) -> Result<EachClaim> {
-        let queue = reqs.first().and_then(|r| r.queue.clone());
-        let mut answers: Vec<Option<Result<ClaimOutcome>>> = Vec::with_capacity(reqs.len());
-        // Who is claimed for here: (the caller's place, its parameters), in order.
-        let mut callers: Vec<(usize, ClaimParams)> = Vec::with_capacity(reqs.len());
-        for (i, req) in reqs.iter().enumerate() {
-            if req.queue != queue || callers.len() >= CLAIM_LIMIT_MAX as usize {
-                answers.push(Some(self.claim_next(endpoint, req.clone()).await));
+        let queue = reqs.first().and_then(|r| r.queue.as_deref());
+        // The coalescer's lanes are per queue and hold at most a statement's worth.
+        if reqs.len() > CLAIM_LIMIT_MAX as usize || reqs.iter().any(|r| r.queue.as_deref() != queue) {
+            return Err(Error::internal("claims of several queues, or too many, in one coalesced claim"));
+        }
+        // Each caller's parameters, or its own request's refusal (a lease length out of
+        // range, a queue that is not drainable).
+        let params: Vec<Result<ClaimParams>> = reqs.iter().map(ClaimRequest::params).collect();
+        let callers: Vec<&ClaimParams> = params.iter().flatten().collect();
+        if callers.is_empty() {
+            return Ok(EachClaim::Answered(params.into_iter().map(|p| p.map(|_| ClaimOutcome::Empty)).collect()));
+        }
+        let sql = if queue.is_some() { EACH_ON_QUEUE.as_str() } else { EACH_ON_ANY_QUEUE.as_str() };
+        let q = diesel::sql_query(sql)
+            .into_boxed::<Pg>()
+            .bind::<SqlUuid, _>(endpoint.0)
+            .bind::<Nullable<Text>, _>(queue)
+            .bind::<Array<Int4>, _>(callers.iter().map(|p| p.lease).collect::<Vec<_>>())
+            .bind::<Array<Bytea>, _>(callers.iter().map(|p| p.hash.to_vec()).collect::<Vec<_>>())
+            .bind::<Array<Nullable<Text>>, _>(callers.iter().map(|p| p.claimant.clone()).collect::<Vec<_>>())
+            .bind::<Array<Bool>, _>(callers.iter().map(|p| p.relay).collect::<Vec<_>>())
+            .bind::<Int4, _>(callers.len() as i32);
+        let mut conn = self.conn().await?;
+        let rows: Vec<FastRow> = Prepared(q).load(&mut conn).await?;
+        if rows.as_slice().first().is_some_and(|r| r.budgeted) {
+            return Ok(EachClaim::Budgeted);
+        }
+        // The candidates were numbered in the order the rows come back in: the n-th row
+        // is the n-th caller's; callers past the last claimable todo get nothing.
+        let mut todos = rows.into_iter().filter_map(|r| r.todo);
+        let mut answers = Vec::with_capacity(params.len());
+        for p in params {
+            // A refused request had no candidate: only the others take the next row.
+            let Ok(p) = p else {
+                answers.push(p.map(|_| ClaimOutcome::Empty));
                 continue;
-            }
-            match req.params() {
-                Ok(params) => {
-                    callers.push((i, params));
-                    answers.push(None);
+            };
+            answers.push(match todos.next() {
+                // The claims are made: a failure to read one's earlier attempts is that
+                // caller's alone.
+                Some(todo) => {
+                    self.finish_claim(&mut conn, todo, p.token).await.map(|c| ClaimOutcome::Claimed(Box::new(c)))
                 }
-                Err(e) => answers.push(Some(Err(e))),
-            }
+                None => Ok(ClaimOutcome::Empty),
+            });
         }
-        if !callers.is_empty() {
-            let sql = if queue.is_some() { EACH_ON_QUEUE.as_str() } else { EACH_ON_ANY_QUEUE.as_str() };
-            let q = diesel::sql_query(sql)
-                .into_boxed::<Pg>()
-                .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Nullable<Text>, _>(queue.as_deref())
-                .bind::<Array<Int4>, _>(callers.iter().map(|(_, p)| p.lease).collect::<Vec<_>>())
-                .bind::<Array<Bytea>, _>(callers.iter().map(|(_, p)| p.hash.to_vec()).collect::<Vec<_>>())
-                .bind::<Array<Nullable<Text>>, _>(callers.iter().map(|(_, p)| p.claimant.clone()).collect::<Vec<_>>())
-                .bind::<Array<Bool>, _>(callers.iter().map(|(_, p)| p.relay).collect::<Vec<_>>())
-                .bind::<Int4, _>(callers.len() as i32);
-            let mut conn = self.conn().await?;
-            let rows: Vec<FastRow> = Prepared(q).load(&mut conn).await?;
-            if rows.as_slice().first().is_some_and(|r| r.budgeted) {
-                return Ok(EachClaim::Budgeted);
-            }
-            // The candidates were numbered in the order the rows come back in: the n-th
-            // row is the n-th caller's.
-            let mut todos = rows.into_iter().filter_map(|r| r.todo);
-            for (i, params) in callers {
-                let answer = match todos.next() {
-                    // The claims are made: a failure to read one's earlier attempts is
-                    // that caller's alone.
-                    Some(todo) => self
-                        .finish_claim(&mut conn, todo, params.token)
-                        .await
-                        .map(|claimed| ClaimOutcome::Claimed(Box::new(claimed))),
-                    None => Ok(ClaimOutcome::Empty),
-                };
-                answers[i] = Some(answer);
-            }
-        }
-        Ok(EachClaim::Answered(answers.into_iter().map(|a| a.unwrap_or(Ok(ClaimOutcome::Empty))).collect()))
+        Ok(EachClaim::Answered(answers))
     }
 }
 
