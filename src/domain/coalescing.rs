@@ -9,9 +9,10 @@
 //!   with the others, as if there were no coalescing: with few agents, making one request
 //!   wait for another only adds its wait (measured: serializing the claims of 4 agents
 //!   cost 18 % of their cycles).
-//! - **A lane turns hot under load.** A request that finds `hot_at` other requests of its
-//!   lane in flight (running alone, waiting, or in a batch not yet answered) makes the
-//!   lane hot for the next `hold`. In a hot lane requests wait, and at most `runners`
+//! - **A lane turns hot under load.** A request that finds `hot_at` other requests in
+//!   flight (of its lane: running alone, waiting, or in a batch not yet answered; and
+//!   those its caller counts as the same load from elsewhere, such as the endpoint's
+//!   completions for a lane of claims) makes the lane hot for the next `hold`. In a hot lane requests wait, and at most `runners`
 //!   batchers take the waiting ones, in arrival order, at most `max` at a time (the
 //!   largest batch the statement takes). A batcher is started at once when one of the
 //!   `runners` slots is free.
@@ -31,7 +32,8 @@ use std::time::{Duration, Instant};
 /// When a lane turns hot and how it is served then.
 #[derive(Debug, Clone, Copy)]
 pub struct Heat {
-    /// Other requests of the lane in flight that make it hot (0: always hot).
+    /// Other requests in flight (of the lane, and counted from elsewhere) that make it
+    /// hot (0: always hot).
     pub hot_at: usize,
     /// How long a lane stays hot after a request last found it under load.
     pub hold: Duration,
@@ -77,16 +79,17 @@ impl<K: Hash + Eq + Clone, W> Lanes<K, W> {
         Lanes { lanes: HashMap::new(), heat: Heat { runners: heat.runners.max(1), ..heat }, waiting: 0 }
     }
 
-    /// `waiter` joins lane `key` at `now`.
+    /// `waiter` joins lane `key` at `now`, with `elsewhere` requests in flight that are
+    /// not the lane's but load it as its own do (0: only the lane's own count).
     #[must_use]
-    pub fn join(&mut self, key: K, waiter: W, now: Instant) -> Turn<W> {
+    pub fn join(&mut self, key: K, waiter: W, now: Instant, elsewhere: usize) -> Turn<W> {
         let lane = self.lanes.entry(key).or_insert_with(|| Lane {
             waiting: VecDeque::new(),
             in_flight: 0,
             batchers: 0,
             hot_until: None,
         });
-        if lane.in_flight >= self.heat.hot_at {
+        if lane.in_flight + elsewhere >= self.heat.hot_at {
             lane.hot_until = Some(now + self.heat.hold);
         }
         lane.in_flight += 1;
@@ -146,6 +149,11 @@ impl<K: Hash + Eq + Clone, W> Lanes<K, W> {
         self.lanes.get(key).map_or(0, |l| l.waiting.len())
     }
 
+    /// How many requests of lane `key` are in flight (alone, waiting, or in a batch).
+    pub fn in_flight(&self, key: &K) -> usize {
+        self.lanes.get(key).map_or(0, |l| l.in_flight)
+    }
+
     /// How many requests wait on every lane.
     pub fn waiting_total(&self) -> usize {
         self.waiting
@@ -180,7 +188,7 @@ mod tests {
     fn a_lone_request_of_a_hot_lane_starts_a_batcher_and_is_a_batch_of_one() {
         let now = Instant::now();
         let mut lanes = always_hot(2);
-        assert_eq!(lanes.join("a", 1, now), Turn::Batcher);
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Batcher);
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![1]));
         lanes.answered(&"a", 1);
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), None);
@@ -191,13 +199,13 @@ mod tests {
     fn requests_arriving_while_every_batcher_is_busy_wait_and_go_together_in_arrival_order() {
         let now = Instant::now();
         let mut lanes = always_hot(2);
-        assert_eq!(lanes.join("a", 1, now), Turn::Batcher);
-        assert_eq!(lanes.join("a", 2, now), Turn::Batcher);
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Batcher);
+        assert_eq!(lanes.join("a", 2, now, 0), Turn::Batcher);
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![1, 2]), "the first took both");
-        assert_eq!(lanes.join("a", 3, now), Turn::Wait, "both batchers are still at work");
+        assert_eq!(lanes.join("a", 3, now, 0), Turn::Wait, "both batchers are still at work");
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![3]));
         for w in 4..=7 {
-            assert_eq!(lanes.join("a", w, now), Turn::Wait);
+            assert_eq!(lanes.join("a", w, now, 0), Turn::Wait);
         }
         assert_eq!(lanes.waiting(&"a"), 4);
         assert_eq!(lanes.waiting_total(), 4);
@@ -208,9 +216,9 @@ mod tests {
     fn a_batch_holds_at_most_max_waiters_and_the_rest_go_next() {
         let now = Instant::now();
         let mut lanes = always_hot(1);
-        assert_eq!(lanes.join("a", 1, now), Turn::Batcher);
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Batcher);
         for w in 2..=5 {
-            assert_eq!(lanes.join("a", w, now), Turn::Wait);
+            assert_eq!(lanes.join("a", w, now, 0), Turn::Wait);
         }
         assert_eq!(lanes.next_batch(&"a", 3, never_gone), Some(vec![1, 2, 3]));
         assert_eq!(lanes.next_batch(&"a", 3, never_gone), Some(vec![4, 5]));
@@ -221,9 +229,13 @@ mod tests {
     fn lanes_are_independent() {
         let now = Instant::now();
         let mut lanes = always_hot(1);
-        assert_eq!(lanes.join("a", 1, now), Turn::Batcher);
-        assert_eq!(lanes.join("b", 2, now), Turn::Batcher, "another lane's busy batcher does not hold this one back");
-        assert_eq!(lanes.join("a", 3, now), Turn::Wait);
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Batcher);
+        assert_eq!(
+            lanes.join("b", 2, now, 0),
+            Turn::Batcher,
+            "another lane's busy batcher does not hold this one back"
+        );
+        assert_eq!(lanes.join("a", 3, now, 0), Turn::Wait);
         assert_eq!((lanes.waiting(&"a"), lanes.waiting(&"b"), lanes.waiting_total()), (2, 1, 3));
         assert_eq!(lanes.next_batch(&"b", 10, never_gone), Some(vec![2]));
         assert_eq!(lanes.next_batch(&"a", 10, never_gone), Some(vec![1, 3]));
@@ -233,29 +245,29 @@ mod tests {
     fn callers_that_stopped_waiting_are_left_out_of_the_batch() {
         let now = Instant::now();
         let mut lanes = always_hot(1);
-        assert_eq!(lanes.join("a", 1, now), Turn::Batcher);
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Batcher);
         for w in 2..=4 {
-            assert_eq!(lanes.join("a", w, now), Turn::Wait);
+            assert_eq!(lanes.join("a", w, now, 0), Turn::Wait);
         }
         assert_eq!(lanes.next_batch(&"a", 10, |w| w % 2 == 0), Some(vec![1, 3]));
         lanes.answered(&"a", 2);
-        assert_eq!(lanes.join("a", 6, now), Turn::Wait);
+        assert_eq!(lanes.join("a", 6, now, 0), Turn::Wait);
         assert_eq!(lanes.next_batch(&"a", 10, |w| w % 2 == 0), None, "only gone callers waited: it stops");
         assert_eq!(lanes.waiting_total(), 0, "gone callers no longer count as waiting");
         assert_eq!(lanes.lanes(), 0, "nor as in flight");
-        assert_eq!(lanes.join("a", 7, now), Turn::Batcher, "and the next caller starts one");
+        assert_eq!(lanes.join("a", 7, now, 0), Turn::Batcher, "and the next caller starts one");
     }
 
     #[test]
     fn a_batcher_stops_only_when_nobody_waits_and_then_the_next_caller_starts_one() {
         let now = Instant::now();
         let mut lanes = always_hot(1);
-        assert_eq!(lanes.join("a", 1, now), Turn::Batcher);
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Batcher);
         assert_eq!(lanes.next_batch(&"a", 10, never_gone), Some(vec![1]));
-        assert_eq!(lanes.join("a", 2, now), Turn::Wait, "the batcher is still at the database");
+        assert_eq!(lanes.join("a", 2, now, 0), Turn::Wait, "the batcher is still at the database");
         assert_eq!(lanes.next_batch(&"a", 10, never_gone), Some(vec![2]), "so it takes the newcomer next");
         assert_eq!(lanes.next_batch(&"a", 10, never_gone), None);
-        assert_eq!(lanes.join("a", 3, now), Turn::Batcher);
+        assert_eq!(lanes.join("a", 3, now, 0), Turn::Batcher);
     }
 
     #[test]
@@ -263,7 +275,7 @@ mod tests {
         let now = Instant::now();
         let mut lanes = lanes(3, 1);
         for w in 1..=3 {
-            assert_eq!(lanes.join("a", w, now), Turn::Alone(w), "runs at once, alone");
+            assert_eq!(lanes.join("a", w, now, 0), Turn::Alone(w), "runs at once, alone");
         }
         assert_eq!(lanes.waiting_total(), 0);
         lanes.answered(&"a", 3);
@@ -275,37 +287,54 @@ mod tests {
         let now = Instant::now();
         let mut lanes = lanes(2, 1);
         for w in 1..=2 {
-            assert_eq!(lanes.join("a", w, now), Turn::Alone(w), "cold");
+            assert_eq!(lanes.join("a", w, now, 0), Turn::Alone(w), "cold");
         }
-        assert_eq!(lanes.join("a", 3, now), Turn::Batcher, "it found two in flight: hot, and its batcher starts");
+        assert_eq!(lanes.join("a", 3, now, 0), Turn::Batcher, "it found two in flight: hot, and its batcher starts");
         for w in 4..=6 {
-            assert_eq!(lanes.join("a", w, now), Turn::Wait, "hot: waits for the batcher");
+            assert_eq!(lanes.join("a", w, now, 0), Turn::Wait, "hot: waits for the batcher");
         }
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![3, 4, 5, 6]), "never the lone ones");
         lanes.answered(&"a", 4);
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), None, "nobody waits: the batcher stops");
         let later = now + HOLD / 2;
-        assert_eq!(lanes.join("a", 7, later), Turn::Batcher, "the two alone still in flight: hot, a batcher again");
-        assert_eq!(lanes.join("a", 8, later), Turn::Wait, "which the next request waits for");
+        assert_eq!(lanes.join("a", 7, later, 0), Turn::Batcher, "the two alone still in flight: hot, a batcher again");
+        assert_eq!(lanes.join("a", 8, later, 0), Turn::Wait, "which the next request waits for");
         lanes.answered(&"a", 2);
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![7, 8]));
         lanes.answered(&"a", 2);
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), None);
         assert_eq!(lanes.lanes(), 0, "nothing in flight: the lane is forgotten, and with it its heat");
-        assert_eq!(lanes.join("a", 9, later), Turn::Alone(9));
+        assert_eq!(lanes.join("a", 9, later, 0), Turn::Alone(9));
     }
 
     #[test]
     fn a_hot_lane_cools_once_no_request_found_it_under_load_for_the_hold() {
         let now = Instant::now();
         let mut lanes = lanes(1, 1);
-        assert_eq!(lanes.join("a", 1, now), Turn::Alone(1));
-        assert_eq!(lanes.join("a", 2, now), Turn::Batcher, "hot");
+        assert_eq!(lanes.join("a", 1, now, 0), Turn::Alone(1));
+        assert_eq!(lanes.join("a", 2, now, 0), Turn::Batcher, "hot");
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![2]));
         lanes.answered(&"a", 2);
-        assert_eq!(lanes.join("a", 3, now + HOLD / 2), Turn::Wait, "within the hold: still hot, it waits");
+        assert_eq!(lanes.join("a", 3, now + HOLD / 2, 0), Turn::Wait, "within the hold: still hot, it waits");
         assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![3]));
         lanes.answered(&"a", 1);
-        assert_eq!(lanes.join("a", 4, now + HOLD), Turn::Alone(4), "after the hold, with nobody else in flight: cold");
+        assert_eq!(
+            lanes.join("a", 4, now + HOLD, 0),
+            Turn::Alone(4),
+            "after the hold, with nobody else in flight: cold"
+        );
+    }
+
+    #[test]
+    fn load_counted_elsewhere_turns_a_lane_hot_as_its_own_requests_do() {
+        let now = Instant::now();
+        let mut lanes = lanes(8, 1);
+        assert_eq!(lanes.join("a", 1, now, 7), Turn::Alone(1), "seven others in flight elsewhere: cold");
+        assert_eq!(lanes.in_flight(&"a"), 1);
+        assert_eq!(lanes.join("a", 2, now, 7), Turn::Batcher, "one of the lane's own and seven elsewhere: hot");
+        assert_eq!(lanes.join("a", 3, now + HOLD / 2, 0), Turn::Wait, "and it stays hot for the hold");
+        assert_eq!(lanes.next_batch(&"a", 100, never_gone), Some(vec![2, 3]));
+        lanes.answered(&"a", 3);
+        assert_eq!(lanes.join("a", 4, now + HOLD, 0), Turn::Alone(4), "the load gone and the hold over: cold");
     }
 }

@@ -1,5 +1,6 @@
 //! Single claim-next and complete requests that arrive while many of the verb's earlier
-//! requests are in flight (`CLAIM_HEAT`, `COMPLETION_HEAT`) are answered together, by one statement, each
+//! requests are in flight (`CLAIM_HEAT`, `COMPLETION_HEAT`; for claims the endpoint's
+//! completions count too) are answered together, by one statement, each
 //! caller with what its own request would have answered: its own todo, lease token, lease
 //! length and claimant; its own completion, or its own error; and an admission budget
 //! still judges every claim. With fewer at once, each runs alone. Each test holds the
@@ -54,7 +55,12 @@ async fn runs_since(app: &TestApp, verb: &str, before: (u64, u64, u64)) -> (u64,
 }
 
 async fn app_with_agent() -> (TestApp, Ep, String) {
-    let app = TestApp::spawn_with(|s| s.metrics_token = Some(TOKEN.into())).await;
+    let app = TestApp::spawn_with(|s| {
+        s.metrics_token = Some(TOKEN.into());
+        // Room for every request the tests hold at the database at once.
+        s.db_pool_size = 16;
+    })
+    .await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
     (app, ep, owner.token)
@@ -304,4 +310,59 @@ async fn a_refused_request_among_coalesced_claims_takes_no_todo_from_the_others(
     assert_eq!(claimed(&answers[2]), Some((created[1], Some("w3".into()))), "the next todo, not the refused one's");
     let states = app.db.lines("SELECT state FROM todos ORDER BY created_at, id").await;
     assert_eq!(states, "claimed\nclaimed\npending", "nothing claimed for nobody");
+}
+
+#[actix_web::test]
+async fn an_endpoints_completions_in_flight_turn_its_claims_hot() {
+    let (app, ep, _) = app_with_agent().await;
+    let completing = CLAIM_HEAT.hot_at;
+    let mut claims = Vec::new();
+    for i in 0..completing {
+        app.create_todo(&ep, "q", &format!("done{i}")).await;
+        let c = app.claim_next(&ep).await;
+        claims.push((c["todo"]["id"].as_str().unwrap().to_owned(), c["lease_token"].as_str().unwrap().to_owned()));
+    }
+    for i in 0..2 {
+        app.create_todo(&ep, "q", &format!("next{i}")).await;
+    }
+    let before = runs(&app, "claim_next").await;
+    // Claims wait on the budget table, completions on their rows.
+    let budgets = app.db.hold("LOCK TABLE queue_admission IN ACCESS EXCLUSIVE MODE").await;
+    let rows = app.db.hold("SELECT 1 FROM todos WHERE state = 'claimed' FOR UPDATE").await;
+    // The first completions run alone, the next start both batchers: each is seen at the
+    // database before the next is sent; the rest wait.
+    let at_database = COMPLETION_HEAT.hot_at + COMPLETION_HEAT.runners;
+    let mut completions = Vec::new();
+    for (i, (id, token)) in claims.iter().enumerate() {
+        let path = format!("/api/v1/agent/todos/{id}/complete");
+        completions.push(post_later(&app, &path, &ep.token, json!({"lease_token": token})));
+        if i < at_database {
+            app.db.wait_for_blocked(i as i64 + 1).await;
+        }
+    }
+    wait_for_waiting(&app, "complete", (completing - at_database) as u64).await;
+
+    // A claim now finds that many of the endpoint's requests in flight: its lane is hot,
+    // its batcher takes it, and the next claim waits for that batcher instead of running
+    // alone (a cold lane's claims never wait).
+    let path = "/api/v1/agent/todos/claim-next";
+    let first = post_later(&app, path, &ep.token, json!({"queue": "q"}));
+    app.db.wait_for_blocked(at_database as i64 + 1).await;
+    let second = post_later(&app, path, &ep.token, json!({"queue": "q"}));
+    wait_for_waiting(&app, "claim_next", 1).await;
+    rows.commit().await;
+    budgets.commit().await;
+
+    for h in completions {
+        let (status, row) = h.await.expect("answer");
+        assert_eq!((status, &row["state"]), (200, &json!("done")), "{row}");
+    }
+    let mut next = BTreeSet::new();
+    for h in [first, second] {
+        let (status, claim) = h.await.expect("answer");
+        assert_eq!(status, 200, "{claim}");
+        next.insert(claim["todo"]["title"].as_str().expect("a todo each").to_owned());
+    }
+    assert_eq!(next, BTreeSet::from(["next0".to_owned(), "next1".to_owned()]));
+    assert_eq!(runs_since(&app, "claim_next", before).await, (2, 2, 0), "two batches of one, none sent back");
 }
