@@ -23,7 +23,7 @@
 //! | `SWITCHBOARD_OUTBOX_POLL_MS` | `--outbox-poll-ms` | `2000` | outbox worker poll period |
 //! | `SWITCHBOARD_DB_POOL_SIZE` | `--db-pool-size` | `16` | database connections per instance |
 //! | `SWITCHBOARD_AUTH_CACHE_MS` | `--auth-cache-ms` | `2000` | how long a verified endpoint token is trusted without a lookup (0: never cached) |
-//! | `SWITCHBOARD_WORKERS` | `--workers` | cores | HTTP worker threads |
+//! | `SWITCHBOARD_WORKERS` | `--workers` | cores (half of them, at least one, with the database on this host) | HTTP worker threads |
 //! | `SWITCHBOARD_LOG` | `--log` | `info` | log filter (tracing `EnvFilter` syntax) |
 //! | `SWITCHBOARD_LOG_FORMAT` | `--log-format` | `text` | `text` or `json` |
 //! | `SWITCHBOARD_RETENTION_DAYS` | `--retention-days` | `30` | done, canceled and dead-lettered todos (with their attempts) and unreferenced events older than this are deleted; `0` keeps everything (at most 36500) |
@@ -110,7 +110,8 @@ pub struct Settings {
     /// How long a verified endpoint token is trusted without a lookup, in ms (0: never).
     #[arg(long, env = "SWITCHBOARD_AUTH_CACHE_MS", global = true, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub auth_cache_ms: u64,
-    /// HTTP worker threads (default: one per core).
+    /// HTTP worker threads (default: one per core; half the cores, at least one, when the
+    /// database is on this host: `web::workers`).
     #[arg(long, env = "SWITCHBOARD_WORKERS", global = true, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub workers: Option<u32>,
     /// Log filter (tracing EnvFilter syntax).

@@ -1,7 +1,9 @@
 //! What the two web surfaces share — the REST API ([`crate::http`]) and the Board
 //! ([`crate::board`]) — so that neither imports the other: bounded request-body reads
 //! and the shape of a route-table entry (path, method, and the service action it
-//! performs, which the permission test walks). Start-up mounts both surfaces.
+//! performs, which the permission test walks); and how many worker threads serve them.
+//! Start-up mounts both surfaces.
 
 pub mod body_read;
 pub mod routes;
+pub mod workers;
