@@ -60,8 +60,12 @@ macro_rules! claim_set {
 
 /// The CTE of a claim statement after the candidates are chosen (CTE `candidate`, alias
 /// `c`): each todo moves to `claimed` (`claim_set!`, with its arguments), `$by_key` a
-/// further condition on the updated rows.
+/// further condition on the updated rows. `keyed` names every candidate's key for the
+/// batch forms (see [`BATCH_CLAIM_CTES`]).
 macro_rules! claim_ctes {
+    (keyed, $($set:literal),+) => {
+        claim_ctes!(" AND t.id = ANY (ARRAY(SELECT id FROM candidate))", $($set),+)
+    };
     ($by_key:literal, $($set:literal),+) => {
         concat!(
             "claimed AS (UPDATE todos t ",
@@ -84,20 +88,14 @@ pub(super) const CLAIM_CTES: &str = claim_ctes!("", "$4");
 /// their keys (`= ANY`), so the update looks each one up by primary key in any plan: a
 /// generic plan, guessing a tenth of the pending rows for an unknown `limit`, joined the
 /// candidates to a scan of the whole table.
-pub(super) const BATCH_CLAIM_CTES: &str =
-    claim_ctes!(" AND t.id = ANY (ARRAY(SELECT id FROM candidate))", "($4::bytea[])[c.n]");
+pub(super) const BATCH_CLAIM_CTES: &str = claim_ctes!(keyed, "($4::bytea[])[c.n]");
 
 /// The CTEs of a claim of several callers' claims at once (server-side coalescing of
 /// single claim-next requests, `crate::service::coalesce`): as [`BATCH_CLAIM_CTES`], and
 /// each candidate's lease seconds (`$3`), claimant (`$5`) and relay flag (`$6`) are its
 /// caller's, arrays indexed as the hashes are.
-pub(super) const EACH_CLAIM_CTES: &str = claim_ctes!(
-    " AND t.id = ANY (ARRAY(SELECT id FROM candidate))",
-    "($3::int4[])[c.n]",
-    "($4::bytea[])[c.n]",
-    "($5::text[])[c.n]",
-    "($6::bool[])[c.n]"
-);
+pub(super) const EACH_CLAIM_CTES: &str =
+    claim_ctes!(keyed, "($3::int4[])[c.n]", "($4::bytea[])[c.n]", "($5::text[])[c.n]", "($6::bool[])[c.n]");
 
 /// Which todos a claim by id takes (alias `t`): pending, or failed with its retry due.
 pub(super) const CLAIMABLE: &str = "(t.state = 'pending' OR (t.state = 'failed' AND t.next_retry_at <= now()))";
