@@ -47,6 +47,10 @@ pub enum Error {
     /// A reference to a resource of another owner scope (or an unknown one).
     #[error("{0}")]
     ReferenceOutOfScope(String),
+    /// A sink named a base URL that is not its connection's destination: a connection's
+    /// secret goes only where it is bound (only a human admin's rotate changes that).
+    #[error("destination_mismatch: {0}")]
+    DestinationMismatch(String),
     /// The request body is larger than this route accepts.
     #[error("request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
@@ -173,6 +177,7 @@ impl Error {
             Error::EncryptionRequired => "encryption_required",
             Error::ForbiddenScheme(_) => "forbidden_scheme",
             Error::ReferenceOutOfScope(_) => "reference_out_of_scope",
+            Error::DestinationMismatch(_) => "destination_mismatch",
             Error::PayloadTooLarge(_) => "payload_too_large",
             Error::RequestTimeout => "request_timeout",
             Error::RateLimited { .. } => "rate_limited",
@@ -254,7 +259,9 @@ impl ResponseError for Error {
             Error::InvalidArgument(_) => StatusCode::UNPROCESSABLE_ENTITY,
             // The instance, not the request, lacks something: as a wrong state, 409.
             Error::EncryptionRequired => StatusCode::CONFLICT,
-            Error::ForbiddenScheme(_) | Error::ReferenceOutOfScope(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Error::ForbiddenScheme(_) | Error::ReferenceOutOfScope(_) | Error::DestinationMismatch(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,

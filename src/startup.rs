@@ -121,6 +121,7 @@ pub struct Application {
     _auth_listener: AuthListener,
     _outbox: OutboxRunner,
     _digests: Addr<crate::actors::digests::DigestScheduler>,
+    _binder: Addr<crate::actors::binding::ConnectionBinder>,
     waiters: Waiters,
     _claim_wakeups: ClaimWakeups,
 }
@@ -247,6 +248,10 @@ impl Application {
         let bell = Bell::new();
         let emitter = emitter.ringing(std::sync::Arc::new(bell.clone()));
         let store = Store::new(pool, emitter);
+        // Before serving: connections an earlier release stored are bound (or held) and
+        // fingerprints keyed, so no send of this instance pairs a secret with a sink's URL.
+        crate::actors::binding::log_pass(store.bind_earlier_connections(&vault).await);
+        let binder = crate::actors::binding::ConnectionBinder::new(store.clone(), vault.clone()).start();
         let waiters = Waiters::new(settings.long_poll_max_waiters as usize, metrics.clone());
         let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store, &metrics);
         let sweepers = Sweepers::start(&store, settings);
@@ -360,6 +365,7 @@ impl Application {
             store,
             metrics,
             _sweepers: sweepers,
+            _binder: binder,
             _notify: notify,
             auth_cache,
             _auth_listener: auth_listener,

@@ -42,6 +42,8 @@ pub enum VaultError {
 #[derive(Clone)]
 pub struct Vault {
     cipher: Option<Aes256Gcm>,
+    /// HMAC-SHA256(master key, [`FINGERPRINT_LABEL`]): the fingerprints' key.
+    fingerprint_key: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -53,7 +55,10 @@ impl std::fmt::Debug for Vault {
 impl Vault {
     /// A vault over `key` (none: every seal is refused).
     pub fn new(key: Option<&SecretKey>) -> Self {
-        Vault { cipher: key.map(|k| Aes256Gcm::new((&k.0).into())) }
+        Vault {
+            cipher: key.map(|k| Aes256Gcm::new((&k.0).into())),
+            fingerprint_key: key.map(|k| hmac_sha256(&k.0, FINGERPRINT_LABEL)),
+        }
     }
 
     /// Seals `plaintext` into its stored form.
@@ -114,10 +119,30 @@ fn open_enveloped(master: &Aes256Gcm, raw: &str) -> Result<Vec<u8>, VaultError> 
     cipher.decrypt(Nonce::from_slice(data_nonce), sealed).map_err(|_| VaultError::Undecryptable)
 }
 
-/// First 12 hex characters of SHA-256 of a secret: enough to tell secrets apart in a
-/// listing, useless for recovering one.
-pub fn fingerprint(secret: &[u8]) -> String {
-    hex::encode(crate::domain::tokens::sha256(secret))[..12].to_owned()
+/// What the master key is stretched into for fingerprints: a key of their own, so a
+/// fingerprint never uses the key that seals secrets, and a new use gets a new label.
+const FINGERPRINT_LABEL: &[u8] = b"switchboard fingerprint key v1";
+
+impl Vault {
+    /// First 12 hex characters of HMAC-SHA256 of `secret` under a key derived from the
+    /// master key: enough to tell secrets apart in a listing, and (unlike a bare hash)
+    /// no way to test guesses of a short secret without the master key. Without a
+    /// master key no secret is stored, so none is fingerprinted either.
+    pub fn fingerprint(&self, secret: &[u8]) -> Result<String, VaultError> {
+        let key = self.fingerprint_key.as_ref().ok_or(VaultError::EncryptionRequired)?;
+        Ok(hex::encode(hmac_sha256(key, secret))[..12].to_owned())
+    }
+}
+
+/// HMAC-SHA256 of `message` under `key`.
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    use hmac::{Hmac, Mac};
+    // HMAC takes a key of any length: `new_from_slice` cannot fail for it.
+    let Ok(mut mac) = <Hmac<sha2::Sha256> as Mac>::new_from_slice(key) else {
+        return [0; 32];
+    };
+    mac.update(message);
+    mac.finalize().into_bytes().into()
 }
 
 #[cfg(test)]
@@ -176,8 +201,25 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_are_twelve_hex_characters() {
-        assert_eq!(fingerprint(b"abc").len(), 12);
-        assert_ne!(fingerprint(b"abc"), fingerprint(b"abd"));
+    fn fingerprints_are_twelve_hex_characters_keyed_by_the_master_key() {
+        let v = vault();
+        let print = v.fingerprint(b"abc").unwrap();
+        assert_eq!(print.len(), 12);
+        assert!(print.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(print, v.fingerprint(b"abd").unwrap());
+        assert_eq!(print, v.fingerprint(b"abc").unwrap(), "the same secret, the same fingerprint");
+        let other = Vault::new(Some(&SecretKey([7; 32])));
+        assert_ne!(print, other.fingerprint(b"abc").unwrap(), "another master key, another fingerprint");
+    }
+
+    #[test]
+    fn a_fingerprint_is_not_the_sha256_prefix_a_guess_could_be_checked_against() {
+        let unsalted = hex::encode(crate::domain::tokens::sha256(b"abc"))[..12].to_owned();
+        assert_ne!(vault().fingerprint(b"abc").unwrap(), unsalted);
+    }
+
+    #[test]
+    fn without_a_master_key_nothing_is_fingerprinted() {
+        assert_eq!(Vault::new(None).fingerprint(b"abc"), Err(VaultError::EncryptionRequired));
     }
 }

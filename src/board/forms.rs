@@ -20,7 +20,8 @@ pub fn refusal(e: Error) -> Result<Error, BoardError> {
         | Error::Forbidden(_)
         | Error::EncryptionRequired
         | Error::ForbiddenScheme(_)
-        | Error::ReferenceOutOfScope(_) => Ok(e),
+        | Error::ReferenceOutOfScope(_)
+        | Error::DestinationMismatch(_) => Ok(e),
         other => Err(BoardError::App(other)),
     }
 }

@@ -113,6 +113,7 @@ diesel::table! {
         rules -> Jsonb,
         refused_deliveries -> Int8,
         created_at -> Timestamptz,
+        secret_fingerprint_keyed -> Bool,
     }
 }
 

@@ -98,6 +98,7 @@ fn section_title(name: &str) -> &'static str {
         "unheard_doorbells" => "Unheard doorbells",
         "clocked_out" => "Endpoints clocked out",
         "deferred" => "Deferred by admission budgets",
+        "unbound_connections" => "Connections not bound to a destination",
         _ => "Undeliverable notifications",
     }
 }
@@ -187,6 +188,17 @@ fn scope_lines(report: &Report, out: &mut String) {
             let _ = writeln!(out, "- Notifications that could not be delivered: {total} ({})", each.join(", "));
         }
     }
+    if let Measured::Ok(v) = &report.unbound
+        && !v.is_empty()
+    {
+        let each: Vec<String> = v.iter().map(|u| format!("{} ({} held)", clip(&u.connection, 60), u.held)).collect();
+        let _ = writeln!(
+            out,
+            "- Connections not bound to a destination, their sinks' messages held until an admin rotates them with \
+             a base URL: {}",
+            each.join(", ")
+        );
+    }
 }
 
 /// The sections as the preview answers them: one object per section and queue (or
@@ -221,6 +233,7 @@ pub fn sections(report: &Report) -> Vec<Value> {
     }
     each(&mut out, "deferred", &report.deferred);
     each(&mut out, "undeliverable", &report.undeliverable);
+    each(&mut out, "unbound_connections", &report.unbound);
     out
 }
 

@@ -140,6 +140,15 @@ pub struct UndeliverableLine {
     pub undeliverable: i64,
 }
 
+/// A connection not bound to a destination, and the messages its sinks hold meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnboundLine {
+    /// The connection's name.
+    pub connection: String,
+    /// Messages its sinks hold until an admin rotates it with a destination.
+    pub held: i64,
+}
+
 /// Everything one digest measured, for one owner scope over `since..until`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -163,10 +172,12 @@ pub struct Report {
     pub deferred: Measured<Vec<DeferredLine>>,
     /// Notifications recorded undeliverable since `since`.
     pub undeliverable: Measured<Vec<UndeliverableLine>>,
+    /// Connections not bound to a destination now (their sinks' messages held).
+    pub unbound: Measured<Vec<UnboundLine>>,
 }
 
 /// The names of the sections, in the order a digest shows them.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "pending",
     "claimed",
     "dead_letters",
@@ -175,6 +186,7 @@ pub const SECTIONS: [&str; 8] = [
     "clocked_out",
     "deferred",
     "undeliverable",
+    "unbound_connections",
 ];
 
 impl Report {
@@ -189,12 +201,14 @@ impl Report {
             self.clocked_out.unavailable(),
             self.deferred.unavailable(),
             self.undeliverable.unavailable(),
+            self.unbound.unavailable(),
         ];
         SECTIONS.iter().zip(reasons).filter_map(|(name, why)| why.map(|w| (*name, w))).collect()
     }
 
     /// Things that need a person: dead letters, quarantined deliveries, stalled
-    /// leases, unheard doorbells, undeliverable notifications, and queues whose oldest
+    /// leases, unheard doorbells, undeliverable notifications, connections not bound to a
+    /// destination (each one, whether or not it holds messages yet), and queues whose oldest
     /// pending todo is older than `age_threshold_seconds`. Unmeasured sections are not
     /// counted here (see [`Report::is_quiet`]).
     pub fn trouble(&self, age_threshold_seconds: i64) -> i64 {
@@ -207,6 +221,7 @@ impl Report {
             + sum(self.quarantined.ok().map(|v| v.iter().map(|q| q.quarantined).sum()))
             + sum(self.unheard.ok().map(|v| v.iter().map(|u| u.unheard).sum()))
             + sum(self.undeliverable.ok().map(|v| v.iter().map(|u| u.undeliverable).sum()))
+            + sum(self.unbound.ok().map(|v| v.len() as i64))
     }
 
     /// Quiet: every section measured, every trouble count zero, and no queue older

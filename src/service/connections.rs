@@ -1,8 +1,12 @@
 //! The connection vault: an owner's credentials for Gotify, Apprise and Cairn. Secrets
 //! go in and never come out — not in an answer, a page, a log line, a metric or an
-//! error message; a fingerprint (first 12 hex of SHA-256) stands in for them. Without
-//! `SWITCHBOARD_SECRET_ENCRYPTION_KEY` nothing is stored (`encryption_required`).
-//! Team admins manage a team's connections; every member sees their names.
+//! error message; a fingerprint (a keyed HMAC, `Vault::fingerprint`) stands in for them.
+//! Without `SWITCHBOARD_SECRET_ENCRYPTION_KEY` nothing is stored (`encryption_required`).
+//! Every connection is created with the destination its secret is for (`base_url`), and
+//! only a human admin of its scope can change that destination, and only with the secret
+//! again (rotate): nothing else — a sink, another admin's sink, an agent — can make the
+//! secret go anywhere else. Team admins manage a team's connections; every member sees
+//! their names.
 
 use super::Services;
 use super::owners::scope_to_create_in;
@@ -26,7 +30,8 @@ pub struct CreateConnection {
     pub kind: ConnectionKind,
     /// The credential.
     pub secret: String,
-    /// Required for cairn, refused for the others (sinks carry their own URL).
+    /// Where the secret may be sent: the Gotify server, the Apprise API server or the
+    /// Cairn. Required for every kind.
     pub base_url: Option<String>,
     /// `team:T` or an email the caller administers; none: their own scope.
     pub owner: Option<String>,
@@ -66,17 +71,7 @@ pub(super) fn checked_name(name: &str) -> Result<String> {
 pub async fn create(s: &Services, who: &Reach, c: CreateConnection) -> Result<ConnectionRow> {
     let name = checked_name(&c.name)?;
     let secret = checked_secret(&c.secret)?;
-    let base_url = match (c.kind, c.base_url.as_deref().map(str::trim)) {
-        (ConnectionKind::Cairn, Some(url)) if !url.is_empty() => {
-            check_url(s, url).await?;
-            Some(url.to_owned())
-        }
-        (ConnectionKind::Cairn, _) => return Err(Error::invalid("base_url", "required for a cairn connection")),
-        (_, Some(url)) if !url.is_empty() => {
-            return Err(Error::invalid("base_url", "only a cairn connection has one (a sink carries its own)"));
-        }
-        _ => None,
-    };
+    let base_url = checked_destination(s, c.base_url.as_deref()).await?;
     if c.kind == ConnectionKind::Apprise && secret.contains("://") {
         s.sinks.schemes.check(secret).map_err(scheme_refusal)?;
     }
@@ -100,6 +95,18 @@ pub(super) fn scheme_refusal(e: SchemeError) -> Error {
     }
 }
 
+/// A connection's destination as given: required, a base URL (no query or fragment), past
+/// the outbound guard; answered normalised (`domain::destination`).
+async fn checked_destination(s: &Services, given: Option<&str>) -> Result<String> {
+    let given = given.map(str::trim).filter(|u| !u.is_empty());
+    let Some(given) = given else {
+        return Err(Error::invalid("base_url", "required: where the secret may be sent"));
+    };
+    let normalised = crate::domain::destination::normalised(given).map_err(|e| Error::invalid("base_url", e))?;
+    check_url(s, &normalised).await?;
+    Ok(normalised)
+}
+
 /// A URL a connection or sink posts to: parsed and checked by the outbound guard now
 /// (it is checked again on every dial).
 pub(super) async fn check_url(s: &Services, url: &str) -> Result<()> {
@@ -116,16 +123,29 @@ pub async fn list(s: &Services, who: &Reach) -> Result<Vec<ConnectionRow>> {
     s.store.list_connections(&who.scope_ids()).await
 }
 
-/// Replaces a connection's secret, for an admin of its scope; answers the new
-/// fingerprint.
-pub async fn rotate(s: &Services, who: &Reach, id: ConnectionId, secret: &str) -> Result<ConnectionRow> {
+/// Replaces a connection's secret, for a human admin of its scope, and with `base_url`
+/// also where it may be sent (binding an unbound connection: its sinks' held messages
+/// then go out there, as one coalesced message within their budgets); answers the new
+/// fingerprint. A destination changes only with the secret given again, so nobody can
+/// send a secret they do not know somewhere new.
+pub async fn rotate(
+    s: &Services,
+    who: &Reach,
+    id: ConnectionId,
+    secret: &str,
+    base_url: Option<&str>,
+) -> Result<ConnectionRow> {
     let secret = checked_secret(secret)?;
     let found = s.store.connection_in(&who.scope_ids(), id).await?;
     check(Action::RotateConnection, Principal::Human(who), Some(Place::scope(found.scope_id)))?;
+    let destination = match base_url {
+        Some(url) => Some(checked_destination(s, Some(url)).await?),
+        None => None,
+    };
     if found.kind == ConnectionKind::Apprise && secret.contains("://") {
         s.sinks.schemes.check(secret).map_err(scheme_refusal)?;
     }
-    s.store.rotate_connection(&s.vault, found.scope_id, id, secret).await
+    s.store.rotate_connection(&s.vault, found.scope_id, id, secret, destination.as_deref()).await
 }
 
 /// Tests a cairn connection, for an admin of its scope: asks its Cairn who the token is
@@ -135,19 +155,22 @@ pub async fn rotate(s: &Services, who: &Reach, id: ConnectionId, secret: &str) -
 /// has no URL of its own (its sinks carry one): it is tested through a sink (`conflict`).
 ///
 /// Unlike a sink's test send, which a person sees arrive, a whoami is invisible and
-/// harmless, so it is not counted against a limit.
+/// harmless, so it is not counted against a limit. The secret goes only to the
+/// connection's bound destination.
 pub async fn test(s: &Services, who: &Reach, id: ConnectionId) -> Result<Option<(&'static str, String)>> {
     use crate::notify::sinks::outcome::ErrorClass;
     let found = s.store.connection_in(&who.scope_ids(), id).await?;
     check(Action::TestConnection, Principal::Human(who), Some(Place::scope(found.scope_id)))?;
-    let (ConnectionKind::Cairn, Some(base_url)) = (found.kind, found.base_url.as_deref()) else {
+    if found.kind != ConnectionKind::Cairn {
         return Err(Error::Conflict(format!(
             "a {} connection is tested through a sink that posts with it; only a cairn connection is tested on its own",
             found.kind.as_str()
         )));
+    }
+    let Some(credential) = s.store.bound_credential(&s.vault, found.scope_id, id).await? else {
+        return Err(unbound());
     };
-    let secret = s.store.connection_secret(&s.vault, found.scope_id, id).await?;
-    let failed = super::cairn_publish::whoami(&s.guard.client(), base_url, &secret).await;
+    let failed = super::cairn_publish::whoami(&s.guard.client(), &credential.destination, &credential.secret).await;
     Ok(failed.map(|class| {
         let means = match class {
             ErrorClass::Auth | ErrorClass::Forbidden => "the Cairn refused the token".to_owned(),
@@ -157,6 +180,15 @@ pub async fn test(s: &Services, who: &Reach, id: ConnectionId) -> Result<Option<
         };
         (class.as_str(), means)
     }))
+}
+
+/// The refusal of a connection that is not bound to a destination yet.
+pub(super) fn unbound() -> Error {
+    Error::Conflict(
+        "the connection is not bound to a destination: an admin of its owner rotates it with its secret and \
+         base_url first"
+            .into(),
+    )
 }
 
 /// Deletes a connection no sink uses, for an admin of its scope.

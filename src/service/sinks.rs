@@ -1,19 +1,21 @@
-//! Notification sinks: where an owner's notifications go (Gotify, or an Apprise API
-//! server), with which connection of the same scope and kind, within which budget,
-//! and for which events (subscriptions). Team admins manage a team's sinks; every
-//! member sees them. Every URL passes the outbound guard when saved, when tested and
-//! on every dial. The checks and the scoped cores here are shared with the agent's
+//! Notification sinks: which connection of the same scope (Gotify, or an Apprise API
+//! server) an owner's notifications go out with, within which budget, and for which
+//! events (subscriptions). A sink's destination is its connection's: a sink never
+//! chooses where a secret goes (a base URL it names must be that destination, else
+//! `destination_mismatch`). Team admins manage a team's sinks; every member sees them.
+//! Every destination passes the outbound guard when its connection is saved and on
+//! every dial. The checks and the scoped cores here are shared with the agent's
 //! `notifications` verbs ([`super::agent_sinks`]), which act in the endpoint's own
 //! owner scope.
 
 use super::Services;
-use super::connections::{check_url, checked_name};
+use super::connections::{checked_name, unbound};
 use super::owners::scope_to_create_in;
 use super::permissions::{Action, Place, check};
 use super::principal::Principal;
 use crate::config::Settings;
 use crate::domain::ids::{ConnectionId, EndpointId, HumanId, ScopeId, SinkId, WebhookId};
-use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
+use crate::domain::sinks::{AppriseMode, ConnectionKind, Severity, SinkEvent, SinkKind};
 use crate::domain::text::valid_queue_name;
 use crate::error::{Error, Result};
 use crate::notify::sinks::schemes::SchemePolicy;
@@ -69,35 +71,18 @@ impl SinkSettings {
 pub struct CreateSink {
     /// Unique in the owner scope, 1–100 characters.
     pub name: String,
-    /// Gotify or Apprise.
-    pub kind: SinkKind,
-    /// The service's base URL (https; http only with `SWITCHBOARD_PUSH_ALLOW_HTTP`).
-    pub base_url: String,
-    /// A connection of the same scope and kind.
-    pub connection_id: ConnectionId,
-    /// Apprise only; default `key`.
-    pub apprise_mode: Option<AppriseMode>,
-    /// Default true.
-    pub enabled: Option<bool>,
+    /// What the sink is, its name and owner aside.
+    pub spec: SinkSpec,
     /// `team:T` or an email the caller administers; none: their own scope.
     pub owner: Option<String>,
 }
 
-/// Adds a sink in the caller's scope (or a team they administer). The URL passes the
-/// outbound guard now; the connection must be the same scope's and kind's
-/// (`reference_out_of_scope`); a stateless Apprise sink's URLs must pass the scheme
-/// allowlist (`forbidden_scheme`). Nothing is stored when anything is refused.
+/// Adds a sink in the caller's scope (or a team they administer), posting with one of
+/// that scope's bound connections to its destination. Nothing is stored when anything
+/// is refused (see [`resolved`]).
 pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<SinkRow> {
-    let spec = SinkSpec {
-        kind: c.kind,
-        base_url: c.base_url,
-        connection_id: c.connection_id,
-        apprise_mode: c.apprise_mode,
-        enabled: c.enabled,
-    };
-    let checked = checked_sink(s, &c.name, spec).await?;
     let scope = scope_to_create_in(s, who, c.owner.as_deref(), Action::CreateSink).await?;
-    check_apprise_urls(s, scope, &checked).await?;
+    let checked = resolved(s, scope, &c.name, c.spec).await?;
     s.store.create_sink(new_sink(s, scope, checked, Some(who.human)), s.sinks.max).await
 }
 
@@ -105,11 +90,12 @@ pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<SinkRow>
 /// agent's create-or-replace both take.
 #[derive(Debug, Clone)]
 pub struct SinkSpec {
-    /// Gotify or Apprise.
-    pub kind: SinkKind,
-    /// The service's base URL (https; http only with `SWITCHBOARD_PUSH_ALLOW_HTTP`).
-    pub base_url: String,
-    /// A connection of the same scope and kind.
+    /// Gotify or Apprise; none: the connection's kind.
+    pub kind: Option<SinkKind>,
+    /// Where it posts, for a client that still names it: must be the connection's
+    /// destination (`destination_mismatch` otherwise); none takes the connection's.
+    pub base_url: Option<String>,
+    /// A bound connection of the same scope and kind.
     pub connection_id: ConnectionId,
     /// Apprise only; default `key`.
     pub apprise_mode: Option<AppriseMode>,
@@ -117,50 +103,65 @@ pub struct SinkSpec {
     pub enabled: Option<bool>,
 }
 
-/// A sink's name and spec, checked: whoever asks gets the same checks.
+/// A sink's name and spec, checked against its scope: whoever asks gets the same checks.
 #[derive(Debug, Clone)]
 pub(super) struct CheckedSink {
     name: String,
     kind: SinkKind,
-    base_url: String,
     connection_id: ConnectionId,
     apprise_mode: Option<AppriseMode>,
     enabled: Option<bool>,
 }
 
-/// Checks a sink's name, its mode against its kind, and its URL through the outbound
-/// guard (as every dial will again). Touches no scope yet.
-pub(super) async fn checked_sink(s: &Services, name: &str, spec: SinkSpec) -> Result<CheckedSink> {
+/// Checks a sink for `scope`: its name; its connection, which must be the scope's, of the
+/// sink's kind (`reference_out_of_scope`) and bound to a destination (`conflict`); a base
+/// URL it names, which must be that destination (`destination_mismatch`); its mode
+/// against its kind; and a stateless Apprise connection's URLs against the scheme
+/// allowlist (`forbidden_scheme`). The store takes the destination from the connection
+/// again in the statement that writes the sink, so a rotation racing this check still
+/// leaves the sink on its connection's destination.
+pub(super) async fn resolved(s: &Services, scope: ScopeId, name: &str, spec: SinkSpec) -> Result<CheckedSink> {
     let name = checked_name(name)?;
-    let base_url = spec.base_url.trim().trim_end_matches('/').to_owned();
-    let apprise_mode = match (spec.kind, spec.apprise_mode) {
+    let out_of_scope = || {
+        Error::ReferenceOutOfScope(format!(
+            "reference_out_of_scope: connection {} is unknown, another owner's, or not a {} connection",
+            spec.connection_id,
+            spec.kind.map_or("gotify or apprise", SinkKind::as_str)
+        ))
+    };
+    let connection = match s.store.connection_in(&[scope], spec.connection_id).await {
+        Ok(c) => c,
+        Err(Error::NotFound) => return Err(out_of_scope()),
+        Err(e) => return Err(e),
+    };
+    let kind = match (connection.kind, spec.kind) {
+        (ConnectionKind::Gotify, None | Some(SinkKind::Gotify)) => SinkKind::Gotify,
+        (ConnectionKind::Apprise, None | Some(SinkKind::Apprise)) => SinkKind::Apprise,
+        _ => return Err(out_of_scope()),
+    };
+    let destination = match (connection.bound, connection.base_url.as_deref()) {
+        (true, Some(destination)) => destination,
+        _ => return Err(unbound()),
+    };
+    if let Some(asked) = spec.base_url.as_deref()
+        && !crate::domain::destination::same(asked, destination)
+    {
+        return Err(Error::DestinationMismatch(
+            "base_url is not the destination of the connection: a sink posts only where its connection is bound \
+             (omit base_url; an admin changes a connection's destination by rotating it with its secret)"
+                .into(),
+        ));
+    }
+    let apprise_mode = match (kind, spec.apprise_mode) {
         (SinkKind::Apprise, mode) => Some(mode.unwrap_or(AppriseMode::Key)),
         (SinkKind::Gotify, None) => None,
         (SinkKind::Gotify, Some(_)) => return Err(Error::invalid("apprise_mode", "only an apprise sink has a mode")),
     };
-    check_url(s, &base_url).await?;
-    Ok(CheckedSink {
-        name,
-        kind: spec.kind,
-        base_url,
-        connection_id: spec.connection_id,
-        apprise_mode,
-        enabled: spec.enabled,
-    })
-}
-
-/// A stateless Apprise sink's URLs (its connection's secret, read here and never
-/// echoed) must pass the scheme allowlist. A connection outside `scope` is left to the
-/// store, which answers `reference_out_of_scope`.
-async fn check_apprise_urls(s: &Services, scope: ScopeId, sink: &CheckedSink) -> Result<()> {
-    if sink.apprise_mode != Some(AppriseMode::Urls) {
-        return Ok(());
+    if apprise_mode == Some(AppriseMode::Urls) {
+        let urls = s.store.connection_secret(&s.vault, scope, spec.connection_id).await?;
+        s.sinks.schemes.check(&urls).map_err(super::connections::scheme_refusal)?;
     }
-    match s.store.connection_secret(&s.vault, scope, sink.connection_id).await {
-        Ok(urls) => s.sinks.schemes.check(&urls).map_err(super::connections::scheme_refusal),
-        Err(Error::NotFound) => Ok(()),
-        Err(e) => Err(e),
-    }
+    Ok(CheckedSink { name, kind, connection_id: spec.connection_id, apprise_mode, enabled: spec.enabled })
 }
 
 /// The row to store for `sink` in `scope`, with the instance's default budget.
@@ -172,7 +173,6 @@ fn new_sink(s: &Services, scope: ScopeId, sink: CheckedSink, by: Option<HumanId>
         scope,
         name: sink.name,
         kind: sink.kind,
-        base_url: sink.base_url,
         connection_id: sink.connection_id,
         apprise_mode: sink.apprise_mode,
         enabled: sink.enabled.unwrap_or(true),
@@ -182,11 +182,11 @@ fn new_sink(s: &Services, scope: ScopeId, sink: CheckedSink, by: Option<HumanId>
     }
 }
 
-/// Creates the sink of `scope` named as `sink` is, or replaces that sink's kind, URL,
-/// connection, mode and (when given) `enabled`, keeping its budget and subscriptions;
-/// answers it and whether it was created. Same refusals as [`create`].
+/// Creates the sink of `scope` named as `sink` is, or replaces that sink's kind,
+/// connection (and so destination), mode and (when given) `enabled`, keeping its budget
+/// and subscriptions; answers it and whether it was created. Written as an agent's
+/// (`by` none): the upgrade never trusts such a sink's destination.
 pub(super) async fn put_in(s: &Services, scope: ScopeId, sink: CheckedSink) -> Result<(SinkRow, bool)> {
-    check_apprise_urls(s, scope, &sink).await?;
     let keep_enabled = sink.enabled.is_none();
     s.store.put_sink(new_sink(s, scope, sink, None), keep_enabled, s.sinks.max).await
 }
@@ -321,11 +321,15 @@ pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult
     if let Err(wait) = s.store.count_sink_test(sink.scope_id, sink.id, TEST_SENDS_PER_MINUTE).await? {
         return Err(Error::rate_limited(format!("at most {TEST_SENDS_PER_MINUTE} test sends a minute per sink"), wait));
     }
-    let secret = s.store.connection_secret(&s.vault, sink.scope_id, sink.connection_id).await?;
+    // The secret comes with the one destination it may go to; the sink's own copy of the
+    // URL is never what is dialled.
+    let Some(credential) = s.store.bound_credential(&s.vault, sink.scope_id, sink.connection_id).await? else {
+        return Err(unbound());
+    };
     let target = super::sink_post::SinkTarget {
         kind: sink.kind,
-        base_url: &sink.base_url,
-        secret: &secret,
+        base_url: &credential.destination,
+        secret: &credential.secret,
         apprise_mode: sink.apprise_mode,
     };
     let message = test_message(&sink.name, &s.base_url);

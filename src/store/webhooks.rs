@@ -14,7 +14,7 @@ use crate::domain::transitions::{DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_RANGE, withi
 use crate::error::{Error, Result};
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
-use crate::vault::{self, Vault, VaultError};
+use crate::vault::{Vault, VaultError};
 
 /// A webhook as stored (the ingest token hash and sealed secret stay in the store).
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -35,7 +35,8 @@ pub struct WebhookRow {
     /// The ingest token's first characters (`sbw_` and 6 more), to recognise it in a
     /// listing.
     pub ingest_token_prefix: String,
-    /// First 12 hex characters of the signing secret's SHA-256, to tell secrets apart;
+    /// First 12 hex characters of the signing secret's keyed HMAC (`Vault::fingerprint`),
+    /// to tell secrets apart;
     /// none without a secret (generic and unverified webhooks).
     pub secret_fingerprint: Option<String>,
     /// A signed source type that does not check signatures: deliveries are taken in
@@ -148,7 +149,11 @@ impl Store {
                     VaultError::EncryptionRequired => Error::EncryptionRequired,
                     other => Error::internal_from("sealing a webhook secret", other),
                 })?;
-                (Some(sealed), Some(vault::fingerprint(secret.as_bytes())))
+                let print = vault.fingerprint(secret.as_bytes()).map_err(|e| match e {
+                    VaultError::EncryptionRequired => Error::EncryptionRequired,
+                    other => Error::internal_from("fingerprinting a webhook secret", other),
+                })?;
+                (Some(sealed), Some(print))
             }
             None => (None, None),
         };
@@ -182,6 +187,7 @@ impl Store {
                 webhooks::ingest_token_prefix.eq(&ingest.display_prefix),
                 webhooks::signing_secret.eq(sealed),
                 webhooks::secret_fingerprint.eq(fingerprint),
+                webhooks::secret_fingerprint_keyed.eq(true),
                 webhooks::unverified.eq(new.unverified),
                 webhooks::trusted_actors.eq(&new.trusted_actors),
             ))

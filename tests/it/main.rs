@@ -26,6 +26,7 @@ mod coalescing;
 mod db_restart;
 mod dead_letters;
 mod deliveries;
+mod destinations;
 mod digests;
 mod downgrade;
 mod hooks;

@@ -131,14 +131,11 @@ async fn finish_publication(deps: &DigestDeps, client: &awc::Client, p: Publicat
     let outcome = match p.connection {
         None => Err("the cairn connection was deleted".to_owned()),
         Some(id) => {
-            let conn = deps.store.connection_in(&[p.scope], id).await;
-            let token = deps.store.connection_secret(&deps.vault, p.scope, id).await;
-            match (conn, token) {
-                (Ok(c), Ok(token)) => match c.base_url {
-                    Some(base) => publish(client, &base, &token, &p.title, &p.body, p.ttl_seconds).await,
-                    None => Err("the cairn connection has no base url".to_owned()),
-                },
-                (Err(e), _) | (_, Err(e)) => Err(format!("the cairn connection could not be read ({})", e.code())),
+            // The token goes only to the destination its connection is bound to.
+            match deps.store.bound_credential(&deps.vault, p.scope, id).await {
+                Ok(Some(c)) => publish(client, &c.destination, &c.secret, &p.title, &p.body, p.ttl_seconds).await,
+                Ok(None) => Err("the cairn connection is not bound to a destination".to_owned()),
+                Err(e) => Err(format!("the cairn connection could not be read ({})", e.code())),
             }
         }
     };

@@ -26,6 +26,7 @@ use crate::notify::sinks::outcome::{Answer, ErrorClass, Step, after_attempt};
 use crate::service::sink_post::{SinkTarget, post};
 use crate::store::Store;
 use crate::store::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
+use crate::store::sinks::Credential;
 
 /// Answers one recorder write takes at most.
 const RECORD_BATCH: usize = 256;
@@ -101,6 +102,16 @@ async fn drain(
             return Ok(report);
         }
     };
+    if !dial.bound {
+        // An earlier release's connection the upgrade could not bind: its messages wait,
+        // unsent, for an admin to rotate it with a destination.
+        let held_now: Vec<_> = due.iter().map(|row| row.event).collect();
+        tally.written_refs(store.hold_for_unbound(due).await?);
+        for event in held_now {
+            deps.metrics.sink_delivery(event, SinkOutcome::Held);
+        }
+        return Ok(report);
+    }
     let plan = store.plan_sink(sink, due).await?;
     tally.written_refs(plan.written.iter().copied());
     report.held += plan.held;
@@ -110,9 +121,12 @@ async fn drain(
     if plan.individual.is_empty() && plan.coalesced.is_empty() {
         return Ok(report);
     }
-    let secret = match store.connection_secret(&deps.vault, dial.scope_id, dial.connection_id).await {
-        Ok(secret) => secret,
-        Err(Error::EncryptionRequired | Error::NotFound) => {
+    // The secret comes with the one destination it is bound to: the sink's own copy of
+    // the URL is never what is dialled.
+    let credential = match store.bound_credential(&deps.vault, dial.scope_id, dial.connection_id).await {
+        Ok(Some(credential)) => credential,
+        // Gone, or (never by this release) unbound since the sink was looked up.
+        Ok(None) | Err(Error::EncryptionRequired | Error::NotFound) => {
             record_and_settle(store, &tally, &undeliverable(&plan.individual, "no_credential")).await?;
             let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
             store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some("no_credential")).await?;
@@ -120,7 +134,7 @@ async fn drain(
         }
         Err(e) => return Err(e),
     };
-    let target = target(&dial, &secret);
+    let target = target(&dial, &credential);
     let window =
         ClaimWindow::new(claimed_at, crate::store::outbox::CLAIM, crate::notify::sinks::outcome::ATTEMPT_TIMEOUT);
     let rows: Vec<&OutboxRow> = plan.individual.iter().collect();
@@ -343,6 +357,11 @@ pub async fn record_and_settle(store: &Store, tally: &Tally, records: &[Record])
     }
 }
 
-fn target<'a>(dial: &'a SinkDial, secret: &'a str) -> SinkTarget<'a> {
-    SinkTarget { kind: dial.kind, base_url: &dial.base_url, secret, apprise_mode: dial.apprise_mode }
+fn target<'a>(dial: &'a SinkDial, credential: &'a Credential) -> SinkTarget<'a> {
+    SinkTarget {
+        kind: dial.kind,
+        base_url: &credential.destination,
+        secret: &credential.secret,
+        apprise_mode: dial.apprise_mode,
+    }
 }

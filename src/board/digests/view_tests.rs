@@ -92,6 +92,7 @@ fn cairn(scope: ScopeId, name: &str) -> ConnectionRow {
         name: name.into(),
         kind: ConnectionKind::Cairn,
         base_url: Some(format!("https://cairn.example/?k={CAIRN_SECRET}")),
+        bound: true,
         fingerprint: "0123456789ab".into(),
         created_at: now() - Duration::days(2),
         rotated_at: None,
@@ -330,6 +331,7 @@ fn report(unheard: Measured<Vec<crate::digest::report::UnheardLine>>) -> Report 
         clocked_out: Measured::Ok(vec![]),
         deferred: Measured::Ok(vec![]),
         undeliverable: Measured::Ok(vec![]),
+        unbound: Measured::Ok(vec![]),
     }
 }
 

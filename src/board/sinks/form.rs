@@ -8,7 +8,7 @@ use crate::domain::ids::{ConnectionId, EndpointId, WebhookId};
 use crate::domain::sinks::{AppriseMode, ConnectionKind, Severity, SinkEvent, SinkKind};
 use crate::error::{Error, Result};
 use crate::service::connections::CreateConnection;
-use crate::service::sinks::{CreateSink, Subscription};
+use crate::service::sinks::{CreateSink, SinkSpec, Subscription};
 use crate::store::sinks::{SinkChange, SubscriptionRow};
 
 /// The new-connection form. Its Debug form hides the secret.
@@ -21,7 +21,7 @@ pub struct ConnectionForm {
     pub kind: String,
     /// The credential (a password field; never shown back).
     pub secret: String,
-    /// A cairn connection's base URL.
+    /// Where the secret may be sent (the Gotify server, the Apprise API server, the Cairn).
     pub base_url: String,
     /// The owner reference (empty: the human's own scope).
     pub owner: String,
@@ -63,6 +63,15 @@ impl ConnectionForm {
 pub struct RotateForm {
     /// The replacement credential.
     pub secret: String,
+    /// A new destination (empty: the connection keeps its own); binds an unbound one.
+    pub base_url: String,
+}
+
+impl RotateForm {
+    /// The destination to bind, if one was typed.
+    pub fn destination(&self) -> Option<&str> {
+        Some(self.base_url.trim()).filter(|u| !u.is_empty())
+    }
 }
 
 impl std::fmt::Debug for RotateForm {
@@ -79,7 +88,8 @@ pub struct SinkForm {
     pub name: String,
     /// `gotify` or `apprise`.
     pub kind: String,
-    /// The Gotify or Apprise API server.
+    /// Not on the form any more (a sink posts to its connection's destination); a
+    /// script that still posts it must post that destination.
     pub base_url: String,
     /// The connection's id.
     pub connection_id: String,
@@ -100,15 +110,9 @@ impl SinkForm {
             "" => None,
             raw => Some(raw.parse::<AppriseMode>().map_err(|_| Error::invalid("apprise_mode", "choose key or urls"))?),
         };
-        Ok(CreateSink {
-            name: self.name.clone(),
-            kind,
-            base_url: self.base_url.trim().to_owned(),
-            connection_id,
-            apprise_mode,
-            enabled: None,
-            owner: owner_of(&self.owner),
-        })
+        let base_url = Some(self.base_url.trim()).filter(|u| !u.is_empty()).map(str::to_owned);
+        let spec = SinkSpec { kind: Some(kind), base_url, connection_id, apprise_mode, enabled: None };
+        Ok(CreateSink { name: self.name.clone(), spec, owner: owner_of(&self.owner) })
     }
 }
 

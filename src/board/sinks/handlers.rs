@@ -98,7 +98,7 @@ pub async fn rotate_connection(
 ) -> Result<HttpResponse, BoardError> {
     let Posted { human, form } = posted;
     let id: ConnectionId = parse_id(&path)?;
-    match connections::rotate(&s, &human.reach, id, &form.secret).await {
+    match connections::rotate(&s, &human.reach, id, &form.secret, form.destination()).await {
         Ok(row) => {
             tracing::info!(human = %human.reach.human, connection = %row.id, "board: connection rotated");
             let text = format!("Replaced the secret of {} (fingerprint now {}).", row.name, row.fingerprint);

@@ -126,8 +126,8 @@ fn connection_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
             table.sb-table.sb-stack {
                 thead { tr {
                     th scope="col" { "Name" } th scope="col" { "Kind" } th scope="col" { "Owner" }
-                    th scope="col" { "Fingerprint" } th scope="col" { "Created" } th scope="col" { "Rotated" }
-                    th scope="col" { "Actions" }
+                    th scope="col" { "Destination" } th scope="col" { "Fingerprint" } th scope="col" { "Created" }
+                    th scope="col" { "Rotated" } th scope="col" { "Actions" }
                 } }
                 tbody {
                     @for c in v.connections {
@@ -135,6 +135,7 @@ fn connection_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                             td data-label="Name" { (c.name) br; small.sb-hint { (c.id) } }
                             td data-label="Kind" { (c.kind.as_str()) }
                             td data-label="Owner" { (v.owners.label(c.scope_id)) }
+                            td data-label="Destination" { (destination(c)) }
                             td data-label="Fingerprint" { code { (c.fingerprint) } }
                             td data-label="Created" { (when(v.now, c.created_at)) }
                             td data-label="Rotated" {
@@ -156,8 +157,25 @@ fn connection_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
     }
 }
 
+/// Where a connection's secret may go, or that it goes nowhere until an admin binds it.
+fn destination(c: &ConnectionRow) -> Markup {
+    html! {
+        @match (c.bound, &c.base_url) {
+            (true, Some(url)) => { code { (redact_url(url)) } }
+            _ => {
+                span.sb-chip.sb-chip-warn { "unbound" }
+                br;
+                small.sb-hint {
+                    "Its sinks' messages are held: an admin rotates it with its secret and a base URL to send them."
+                }
+            }
+        }
+    }
+}
+
 fn connection_actions(c: &ConnectionRow, csrf: &CsrfToken) -> Markup {
     let secret_id = format!("rotate-{}", c.id);
+    let base_id = format!("rotate-base-{}", c.id);
     html! {
         div.sb-actions {
             // A cairn connection is the only one with a URL of its own; the others are
@@ -176,6 +194,10 @@ fn connection_actions(c: &ConnectionRow, csrf: &CsrfToken) -> Markup {
                     (csrf.field())
                     label for=(secret_id) { "New secret" }
                     input id=(secret_id) type="password" name="secret" required autocomplete="off";
+                    label for=(base_id) { "Base URL (empty: unchanged)" }
+                    input id=(base_id) type="url" name="base_url" required[!c.bound]
+                        placeholder=(c.base_url.as_deref().map(redact_url).unwrap_or_default());
+                    span.sb-hint { "Where the secret may be sent; its sinks post there. It moves only with the secret." }
                     button.sb-btn.sb-btn-primary type="submit" { "Replace the secret" }
                 }
             }
@@ -220,8 +242,12 @@ fn connection_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                     "The Gotify application token, the Apprise config key or URLs, or the cairn token. "
                     "Stored sealed; never shown again — only its fingerprint."
                 }
-                label for="sb-conn-base" { "Base URL (cairn only)" }
-                input #sb-conn-base type="url" name="base_url" value=(f.base_url);
+                label for="sb-conn-base" { "Base URL" }
+                input #sb-conn-base type="url" name="base_url" required value=(f.base_url);
+                span.sb-hint {
+                    "Where the secret may be sent: the Gotify server, the Apprise API server or the Cairn. "
+                    "Its sinks post here and nowhere else."
+                }
                 (owner_select(v, "sb-conn-owner", &f.owner))
                 button.sb-btn.sb-btn-primary type="submit" { "Store connection" }
             }
@@ -327,14 +353,17 @@ fn sink_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
     };
     let blank = SinkForm::default();
     let f = typed.unwrap_or(&blank);
-    let usable: Vec<&ConnectionRow> =
-        v.connections.iter().filter(|c| v.owners.administers(c.scope_id) && c.kind != ConnectionKind::Cairn).collect();
+    let usable: Vec<&ConnectionRow> = v
+        .connections
+        .iter()
+        .filter(|c| v.owners.administers(c.scope_id) && c.kind != ConnectionKind::Cairn && c.bound)
+        .collect();
     html! {
         details.sb-hook-add open[why.is_some()] {
             summary.sb-btn.sb-btn-small { "Add a sink" }
             @if let Some(why) = why { (refusal(why)) }
             @if usable.is_empty() {
-                p.sb-hint { "Store a gotify or apprise connection first; a sink posts with one." }
+                p.sb-hint { "Store a gotify or apprise connection (bound to its destination) first; a sink posts with one." }
             } @else {
                 form.sb-form method="post" action=(paths::SINKS) {
                     (csrf.field())
@@ -346,18 +375,16 @@ fn sink_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                             option value=(k.as_str()) selected[f.kind == k.as_str()] { (k.as_str()) }
                         }
                     }
-                    label for="sb-sink-url" { "Base URL" }
-                    input #sb-sink-url type="url" name="base_url" required placeholder="https://gotify.example.com"
-                        value=(f.base_url);
-                    span.sb-hint { "https only; a private, loopback or metadata address is refused." }
                     label for="sb-sink-conn" { "Connection" }
                     select #sb-sink-conn name="connection_id" {
                         @for c in &usable {
                             option value=(c.id.to_string()) selected[f.connection_id == c.id.to_string()] {
-                                (c.name) " (" (c.kind.as_str()) ", " (v.owners.label(c.scope_id)) ")"
+                                (c.name) " (" (c.kind.as_str()) ", " (v.owners.label(c.scope_id)) ", "
+                                (c.base_url.as_deref().map(redact_url).unwrap_or_default()) ")"
                             }
                         }
                     }
+                    span.sb-hint { "The sink posts to its connection's destination." }
                     label for="sb-sink-mode" { "Apprise mode" }
                     select #sb-sink-mode name="apprise_mode" {
                         option value="" selected[f.apprise_mode.is_empty()] { "— (gotify, or apprise's default: key)" }

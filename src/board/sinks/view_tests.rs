@@ -45,7 +45,8 @@ fn connection(scope: ScopeId, name: &str) -> ConnectionRow {
         scope_id: scope,
         name: name.into(),
         kind: ConnectionKind::Gotify,
-        base_url: None,
+        base_url: Some("https://gotify.example.com".into()),
+        bound: true,
         fingerprint: "0123456789ab".into(),
         created_at: now() - Duration::days(2),
         rotated_at: None,
@@ -124,7 +125,7 @@ fn a_member_of_a_team_sees_its_items_but_no_forms_for_them() {
     assert!(!html.contains(&format!("/sinks/{}/test", s.id)) && !html.contains(&format!("/sinks/{}/update", s.id)));
     assert!(html.contains("admins only"));
     // The create-sink form offers only connections the human administers.
-    assert!(html.contains("Store a gotify or apprise connection first"), "{html}");
+    assert!(html.contains("Store a gotify or apprise connection (bound to its destination) first"), "{html}");
 }
 
 #[test]
@@ -251,4 +252,27 @@ fn the_update_and_sink_forms_check_their_own_shapes() {
     assert!(f(None, None, None).change().is_err());
     let sink = SinkForm { kind: "gotify".into(), connection_id: "nope".into(), ..SinkForm::default() };
     assert!(sink.body().is_err());
+}
+
+#[test]
+fn an_unbound_connection_says_its_messages_are_held_and_offers_no_sink_to_be_made_with_it() {
+    let (mine, ops, readers) = (ScopeId::new(), ScopeId::new(), ScopeId::new());
+    let o = owners(mine, ops, readers);
+    let c = ConnectionRow { base_url: None, bound: false, ..connection(ops, "legacy-gotify") };
+    let html = render(std::slice::from_ref(&c), &[], &o, None);
+    assert!(html.contains("unbound") && html.contains("messages are held"), "{html}");
+    assert!(html.contains(r#"name="base_url" required"#), "its rotation asks for a destination: {html}");
+    assert!(!html.contains(&format!(r#"option value="{}""#, c.id)), "no new sink may use it: {html}");
+}
+
+#[test]
+fn a_bound_connection_shows_its_destination_redacted_and_the_sink_form_asks_no_url() {
+    let (mine, ops, readers) = (ScopeId::new(), ScopeId::new(), ScopeId::new());
+    let o = owners(mine, ops, readers);
+    let c = ConnectionRow { base_url: Some("https://gotify.example.com/?k=s3cret".into()), ..connection(ops, "g") };
+    let html = render(std::slice::from_ref(&c), &[], &o, None);
+    assert!(html.contains("https://gotify.example.com/?redacted"), "{html}");
+    assert!(!html.contains("s3cret"), "{html}");
+    assert!(!html.contains("sb-sink-url"), "a sink takes its connection's destination: {html}");
+    assert!(html.contains(&format!(r#"option value="{}""#, c.id)), "{html}");
 }

@@ -33,6 +33,7 @@ fn report() -> Report {
         clocked_out: Measured::Ok(vec![]),
         deferred: Measured::Ok(vec![DeferredLine { key: key("builds"), reason: "paused".into(), deferred: 3 }]),
         undeliverable: Measured::Ok(vec![]),
+        unbound: Measured::Ok(vec![]),
     }
 }
 
@@ -92,4 +93,17 @@ fn the_short_message_links_the_published_artifact() {
 #[test]
 fn ages_read_like_a_person_says_them() {
     assert_eq!([age(5), age(600), age(7200), age(4 * 86_400)], ["5 s", "10 min", "2 h", "4 d"]);
+}
+
+#[test]
+fn an_unbound_connection_is_named_with_the_messages_it_holds() {
+    let mut r = report();
+    r.unbound = Measured::Ok(vec![crate::digest::report::UnboundLine { connection: "phone".into(), held: 4 }]);
+    let text = body(&r, &heading());
+    assert!(text.contains("Connections not bound to a destination"), "{text}");
+    assert!(text.contains("phone (4 held)"), "{text}");
+    let listed: Vec<_> = sections(&r).into_iter().filter(|s| s["name"] == "unbound_connections").collect();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["connection"], "phone");
+    assert_eq!(listed[0]["held"], 4);
 }

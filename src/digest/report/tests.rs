@@ -19,6 +19,7 @@ fn calm() -> Report {
         clocked_out: Measured::Ok(vec!["reviewer".into()]),
         deferred: Measured::Ok(vec![]),
         undeliverable: Measured::Ok(vec![]),
+        unbound: Measured::Ok(vec![]),
     }
 }
 
@@ -57,6 +58,10 @@ fn each_trouble_count_makes_the_digest_not_quiet() {
                 r.undeliverable =
                     Measured::Ok(vec![UndeliverableLine { event: SinkEvent::DeadLettered, undeliverable: 1 }])
             }),
+        ),
+        (
+            "unbound connection",
+            Box::new(|r| r.unbound = Measured::Ok(vec![UnboundLine { connection: "phone".into(), held: 0 }])),
         ),
         (
             "old queue",

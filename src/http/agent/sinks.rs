@@ -17,18 +17,22 @@ use crate::service::sinks::{SinkSpec, Subscription};
 use crate::service::{Services, agent_sinks};
 use crate::store::endpoints::AgentPrincipal;
 
-/// A sink to create or replace under the name in the path.
+/// A sink to create or replace under the name in the path. It posts to its connection's
+/// destination, which only a human admin of the owner sets: an agent never chooses
+/// where a secret goes.
 #[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PutSinkBody {
-    /// `gotify` or `apprise`.
-    pub kind: SinkKind,
-    /// The Gotify server or Apprise API server, https (http only where the instance
-    /// allows it); checked by the outbound guard now and on every dial.
-    pub base_url: String,
-    /// An existing connection of the endpoint's owner, of the same kind (else
-    /// `reference_out_of_scope`). Its secret is never read back.
+    /// An existing connection of the endpoint's owner, bound to a destination (else
+    /// `reference_out_of_scope`, or 409 while it is unbound). Its secret is never read
+    /// back.
     pub connection_id: ConnectionId,
+    /// `gotify` or `apprise`; absent: the connection's kind (a different kind is
+    /// `reference_out_of_scope`).
+    pub kind: Option<SinkKind>,
+    /// Optional, for clients that still send it: must be the connection's destination
+    /// (normalised), else 422 `destination_mismatch` and nothing changes.
+    pub base_url: Option<String>,
     /// Apprise only: `key` (default) or `urls` (which must pass the scheme allowlist).
     pub apprise_mode: Option<AppriseMode>,
     /// A new sink: default true. A replaced sink: absent leaves it as it was.
@@ -49,10 +53,11 @@ pub async fn list_answer(s: &Services, me: &AgentPrincipal) -> Result<SinkList> 
     Ok(SinkList { sinks: rows.into_iter().map(SinkView::from).collect() })
 }
 
-/// Creates the owner's sink `name` (201), or replaces its kind, URL, connection, mode
-/// and `enabled` (200; its budget and subscriptions stay). Refused as the operator's
-/// create is: the outbound guard, `reference_out_of_scope`, `forbidden_scheme`, the
-/// per-owner cap (409); nothing changes when refused.
+/// Creates the owner's sink `name` (201), or replaces its kind, connection (and so
+/// destination), mode and `enabled` (200; its budget and subscriptions stay). Refused as
+/// the operator's create is: `reference_out_of_scope`, an unbound connection (409),
+/// `destination_mismatch`, `forbidden_scheme`, the per-owner cap (409); nothing changes
+/// when refused.
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_put_sink", request_body = PutSinkBody,
     tag = "agent", params(("name" = String, Path, description = "the sink's name, 1–100 characters")),
     security(("endpoint_token" = [])),
@@ -97,6 +102,7 @@ pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<String
 #[utoipa::path(post, path = "/api/v1/agent/sinks/{name}/test", operation_id = "agent_test_sink", tag = "agent",
     params(("name" = String, Path, description = "the sink's name")), security(("endpoint_token" = [])),
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
+              (status = 409, body = ErrorEnvelope, description = "its connection is not bound to a destination"),
               (status = 429, body = ErrorEnvelope)))]
 pub async fn test(s: web::Data<Services>, agent: Agent, name: web::Path<String>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(test_answer(&s, &agent.0, &name).await?))
@@ -109,6 +115,8 @@ pub async fn test_answer(s: &Services, me: &AgentPrincipal, name: &str) -> Resul
 
 /// Replaces the subscriptions of the owner's sink `name` (filters may name only the
 /// owner's endpoints and webhooks, else `reference_out_of_scope` and nothing changes).
+/// An agent may not turn payload excerpts on (`include_excerpt: true` is 403
+/// `forbidden`); what it replaces goes, excerpts included.
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}/subscriptions", operation_id = "agent_set_subscriptions",
     request_body = Subscriptions, tag = "agent", params(("name" = String, Path, description = "the sink's name")),
     security(("endpoint_token" = [])),

@@ -29,7 +29,10 @@ pub struct CreateConnectionBody {
     /// config key or the stateless Apprise URLs, or the `cairn_pat_…` token. Stored
     /// sealed; never returned.
     pub secret: String,
-    /// Where a cairn connection publishes (required for cairn, refused otherwise).
+    /// Where the secret may be sent, required for every kind: the Gotify server, the
+    /// Apprise API server, or the Cairn (https; http only where the instance allows it;
+    /// no query or fragment). Checked by the outbound guard now and on every dial. Its
+    /// sinks post here; only a rotation with the secret moves it.
     pub base_url: Option<String>,
     /// `team:<name>` or a human's email the caller administers; absent: the caller's
     /// own scope.
@@ -48,6 +51,9 @@ impl std::fmt::Debug for CreateConnectionBody {
 pub struct RotateConnectionBody {
     /// The replacement credential (same rules as on create).
     pub secret: String,
+    /// A new destination for the secret (same rules as on create); absent: unchanged.
+    /// Binds an unbound connection: its sinks' held messages then go out there.
+    pub base_url: Option<String>,
 }
 
 /// A connection as answered: never its secret.
@@ -59,10 +65,16 @@ pub struct ConnectionView {
     pub name: String,
     /// `gotify`, `apprise` or `cairn`.
     pub kind: ConnectionKind,
-    /// First 12 hex characters of SHA-256 of the secret: tells secrets apart, reveals none.
+    /// First 12 hex characters of an HMAC-SHA256 of the secret under a key derived from
+    /// the instance's master key: tells secrets apart, reveals none, and cannot test a
+    /// guess without the master key.
     pub fingerprint: String,
-    /// A cairn connection's base URL; null otherwise.
+    /// Where the secret may be sent (normalised); null for a connection an earlier
+    /// release stored that could not be bound.
     pub base_url: Option<String>,
+    /// Whether it is bound to `base_url`. False: its sinks' messages are held until an
+    /// admin rotates it with its secret and a `base_url`.
+    pub bound: bool,
     /// When it was stored.
     pub created_at: DateTime<Utc>,
     /// When its secret was last replaced; null if never.
@@ -77,6 +89,7 @@ impl From<ConnectionRow> for ConnectionView {
             kind: c.kind,
             fingerprint: c.fingerprint,
             base_url: c.base_url,
+            bound: c.bound,
             created_at: c.created_at,
             rotated_at: c.rotated_at,
         }
@@ -111,18 +124,21 @@ pub async fn list(s: web::Data<Services>, op: Operator) -> Result<HttpResponse> 
     Ok(HttpResponse::Ok().json(ConnectionList { connections: rows.into_iter().map(ConnectionView::from).collect() }))
 }
 
-/// Replaces a connection's secret; answers the new fingerprint.
+/// Replaces a connection's secret (and with `base_url` its destination, binding it);
+/// answers the new fingerprint. For a human admin of the connection's owner only.
 #[utoipa::path(post, path = "/api/v1/connections/{id}/rotate", operation_id = "rotate_connection",
     request_body = RotateConnectionBody, tag = "operator",
     params(("id" = ConnectionId, Path, description = "connection id")), security(("operator_token" = [])),
-    responses((status = 200, body = ConnectionView), (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope)))]
+    responses((status = 200, body = ConnectionView), (status = 403, body = ErrorEnvelope), (status = 409, body = ErrorEnvelope),
+        (status = 422, body = ErrorEnvelope)))]
 pub async fn rotate(
     s: web::Data<Services>,
     op: Operator,
     id: web::Path<ConnectionId>,
     body: Json<RotateConnectionBody>,
 ) -> Result<HttpResponse> {
-    let row = connections::rotate(&s, &op.0, id.into_inner(), &body.0.secret).await?;
+    let b = body.0;
+    let row = connections::rotate(&s, &op.0, id.into_inner(), &b.secret, b.base_url.as_deref()).await?;
     Ok(HttpResponse::Ok().json(ConnectionView::from(row)))
 }
 

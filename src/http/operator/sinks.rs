@@ -13,7 +13,7 @@ use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
 use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::sinks::{self, CreateSink, Subscription};
+use crate::service::sinks::{self, CreateSink, SinkSpec, Subscription};
 use crate::store::sinks::{SinkChange, SinkRow, SubscriptionRow};
 
 /// A sink to add.
@@ -24,10 +24,12 @@ pub struct CreateSinkBody {
     pub name: String,
     /// `gotify` or `apprise`.
     pub kind: SinkKind,
-    /// The Gotify server or Apprise API server, https (http only where the instance
-    /// allows it); checked by the outbound guard now and on every dial.
-    pub base_url: String,
-    /// A connection of the same owner and kind (else `reference_out_of_scope`).
+    /// Optional: the sink posts to its connection's destination. A client that still
+    /// sends it must send that destination (compared after normalising case, default
+    /// port and trailing slash), else 422 `destination_mismatch` and nothing is stored.
+    pub base_url: Option<String>,
+    /// A connection of the same owner and kind (else `reference_out_of_scope`), bound
+    /// to a destination (else 409).
     pub connection_id: ConnectionId,
     /// Apprise only: `key` (default; the connection holds the config key) or `urls`
     /// (the connection holds the Apprise URLs, which must pass the scheme allowlist).
@@ -60,7 +62,7 @@ pub struct SinkView {
     pub name: String,
     /// `gotify` or `apprise`.
     pub kind: SinkKind,
-    /// The service's base URL, its query redacted.
+    /// Where it posts: its connection's destination, its query redacted.
     pub base_url: String,
     /// The connection it posts with.
     pub connection_id: ConnectionId,
@@ -171,15 +173,14 @@ impl From<Vec<SubscriptionRow>> for Subscriptions {
     responses((status = 201, body = SinkView), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, op: Operator, body: Json<CreateSinkBody>) -> Result<HttpResponse> {
     let b = body.0;
-    let c = CreateSink {
-        name: b.name,
-        kind: b.kind,
+    let spec = SinkSpec {
+        kind: Some(b.kind),
         base_url: b.base_url,
         connection_id: b.connection_id,
         apprise_mode: b.apprise_mode,
         enabled: b.enabled,
-        owner: b.owner,
     };
+    let c = CreateSink { name: b.name, spec, owner: b.owner };
     let row = sinks::create(&s, &op.0, c).await?;
     Ok(HttpResponse::Created().json(SinkView::from(row)))
 }
@@ -275,7 +276,9 @@ impl From<sinks::TestResult> for TestAnswer {
 /// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`).
 #[utoipa::path(post, path = "/api/v1/sinks/{id}/test", operation_id = "test_sink", tag = "operator",
     params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
-    responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope), (status = 429, body = ErrorEnvelope)))]
+    responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
+        (status = 409, body = ErrorEnvelope, description = "its connection is not bound to a destination"),
+        (status = 429, body = ErrorEnvelope)))]
 pub async fn test(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
     let found = sinks::test(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(TestAnswer::from(found)))

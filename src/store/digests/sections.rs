@@ -102,6 +102,13 @@ pub mod sql {
              AND (cardinality($2::text[]) = 0 OR q.queue = ANY($2)) \
            GROUP BY 1, 2) d \
          WHERE e.scope_id = $1 ORDER BY 1, 2, 3";
+    /// The scope's connections not bound to a destination now, and how many messages
+    /// their sinks hold meanwhile.
+    pub const UNBOUND: &str = "SELECT c.name AS label, count(o.id)::int8 AS n FROM connections c \
+         LEFT JOIN sinks k ON k.connection_id = c.id \
+         LEFT JOIN outbox o ON o.sink_id = k.id AND o.status = 'held' \
+         WHERE c.scope_id = $1 AND c.bound IS NOT TRUE AND cardinality($2::text[]) >= 0 AND $3 <= $4 \
+         GROUP BY c.id, c.name ORDER BY 1";
     /// Notifications that became undeliverable since the previous digest (the last
     /// attempt's time), per event.
     pub const UNDELIVERABLE: &str = "SELECT event AS label, count(*)::int8 AS n FROM outbox \
@@ -206,6 +213,9 @@ impl Store {
                 })
                 .collect()
         });
+        let unbound = section::<Labelled>(&mut conn, c, sql::UNBOUND)
+            .await
+            .map(|rows| rows.into_iter().map(|r| UnboundLine { connection: r.label, held: r.n }).collect());
         Ok(Report {
             since: c.since,
             until: c.until,
@@ -217,6 +227,7 @@ impl Store {
             clocked_out,
             deferred,
             undeliverable,
+            unbound,
         })
     }
 }

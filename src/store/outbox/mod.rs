@@ -129,7 +129,8 @@ pub struct ClaimedEvents {
     pub facts: HashMap<(TodoId, bool), DeadLetterFacts>,
 }
 
-/// Where a sink posts, for the worker (never for an answer: it holds the sealed secret).
+/// How a sink posts, for the worker: where to is its connection's bound destination,
+/// read with the secret ([`Store::bound_credential`]).
 #[derive(Clone, QueryableByName)]
 pub struct SinkDial {
     /// The sink.
@@ -141,9 +142,6 @@ pub struct SinkDial {
     /// Its kind.
     #[diesel(sql_type = Text)]
     pub kind: SinkKind,
-    /// Its base URL.
-    #[diesel(sql_type = Text)]
-    pub base_url: String,
     /// Apprise only.
     #[diesel(sql_type = Nullable<Text>)]
     pub apprise_mode: Option<AppriseMode>,
@@ -153,6 +151,9 @@ pub struct SinkDial {
     /// Whether it is switched on.
     #[diesel(sql_type = Bool)]
     pub enabled: bool,
+    /// Whether its connection is bound to a destination (else its rows are held).
+    #[diesel(sql_type = Bool)]
+    pub bound: bool,
 }
 
 impl std::fmt::Debug for SinkDial {
@@ -287,7 +288,8 @@ impl Store {
     }
 
     /// Sinks other than `skip` with held rows nobody has claimed, the longest waiting
-    /// first: a claim asks their budgets again.
+    /// first: a claim asks their budgets again. A sink whose connection is not bound is
+    /// left out: its rows wait for a rotation, not for a token.
     pub async fn sinks_with_held(&self, skip: &[SinkId]) -> Result<Vec<SinkId>> {
         #[derive(QueryableByName)]
         struct Row {
@@ -296,9 +298,12 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         let rows: Vec<Row> = diesel::sql_query(
-            "SELECT sink_id FROM outbox WHERE status = 'held' AND sink_id IS NOT NULL \
-               AND (claimed_until IS NULL OR claimed_until < now()) AND sink_id <> ALL($1) \
-             GROUP BY sink_id ORDER BY min(created_at)",
+            "SELECT o.sink_id FROM outbox o \
+             WHERE o.status = 'held' AND o.sink_id IS NOT NULL \
+               AND (o.claimed_until IS NULL OR o.claimed_until < now()) AND o.sink_id <> ALL($1) \
+               AND NOT EXISTS (SELECT 1 FROM sinks k JOIN connections c ON c.id = k.connection_id \
+                               WHERE k.id = o.sink_id AND c.bound IS NOT TRUE) \
+             GROUP BY o.sink_id ORDER BY min(o.created_at)",
         )
         .bind::<Array<SqlUuid>, _>(skip)
         .load(&mut conn)
@@ -310,7 +315,8 @@ impl Store {
     pub async fn sink_dial(&self, sink: SinkId) -> Result<Option<SinkDial>> {
         let mut conn = self.conn().await?;
         Ok(diesel::sql_query(
-            "SELECT id, scope_id, kind, base_url, apprise_mode, connection_id, enabled FROM sinks WHERE id = $1",
+            "SELECT k.id, k.scope_id, k.kind, k.apprise_mode, k.connection_id, k.enabled, c.bound IS TRUE AS bound \
+             FROM sinks k JOIN connections c ON c.id = k.connection_id WHERE k.id = $1",
         )
         .bind::<SqlUuid, _>(sink)
         .get_result(&mut conn)
@@ -414,6 +420,33 @@ impl Store {
                 .await?;
             }
             Ok(plan)
+        })
+        .await
+    }
+
+    /// Holds `due` (rows this pass claimed for `sink`) because its connection is not
+    /// bound to a destination: they wait, unsent and uncounted, until an admin rotates
+    /// the connection with one, and then go out as the budget's coalesced message. Fresh
+    /// rows (from a dead letter's record) are written first; answers their records'
+    /// references, now owed nothing more by this sink.
+    pub async fn hold_for_unbound(&self, due: Vec<OutboxRow>) -> Result<Vec<i64>> {
+        if due.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async move |conn| {
+            let fresh: Vec<&OutboxRow> = due.iter().filter(|r| r.event_ref.is_some()).collect();
+            record::write_claimed(conn, &fresh).await?;
+            let written: Vec<i64> = fresh.iter().filter_map(|r| r.event_ref).collect();
+            let ids: Vec<uuid::Uuid> = due.iter().map(|r| r.id).collect();
+            diesel::sql_query(
+                "UPDATE outbox SET status = 'held', claimed_until = NULL, attempts = attempts - 1, \
+                   last_error = 'connection_unbound' WHERE id = ANY($1)",
+            )
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .execute(conn)
+            .await?;
+            Ok(written)
         })
         .await
     }

@@ -1,18 +1,19 @@
 //! Connections: an owner's credential for Gotify, Apprise or Cairn, sealed with a data
-//! key of its own (`enc:v2`) and never read back by any route. Only its fingerprint
-//! (first 12 hex of SHA-256) is shown.
+//! key of its own (`enc:v2`) and never read back by any route, and bound to the
+//! destination it is for: the secret is only ever read together with that destination
+//! ([`Store::bound_credential`]). Only its fingerprint (a keyed HMAC) is shown.
 
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
-use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
+use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::{still_referenced, unique_violation};
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId};
 use crate::domain::sinks::ConnectionKind;
 use crate::error::{Error, Result};
-use crate::vault::{Vault, VaultError, fingerprint};
+use crate::vault::{Vault, VaultError};
 
 /// A connection as listed: never its secret.
 #[derive(Debug, Clone, QueryableByName)]
@@ -29,10 +30,15 @@ pub struct ConnectionRow {
     /// What it is a credential for.
     #[diesel(sql_type = Text)]
     pub kind: ConnectionKind,
-    /// Where a cairn connection publishes (none for gotify and apprise).
+    /// Where its secret may be sent (normalised); none for a connection an earlier
+    /// release stored that could not be bound.
     #[diesel(sql_type = Nullable<Text>)]
     pub base_url: Option<String>,
-    /// First 12 hex characters of SHA-256 of the secret.
+    /// Whether it is bound to `base_url` (false: its sinks' messages are held until an
+    /// admin rotates it with a destination).
+    #[diesel(sql_type = Bool)]
+    pub bound: bool,
+    /// First 12 hex characters of a keyed HMAC of the secret ([`Vault::fingerprint`]).
     #[diesel(sql_type = Text)]
     pub fingerprint: String,
     /// When it was made.
@@ -53,8 +59,8 @@ pub struct NewConnection {
     pub kind: ConnectionKind,
     /// The secret (a Gotify application token, an Apprise config key or URLs, a Cairn token).
     pub secret: String,
-    /// Required for cairn.
-    pub base_url: Option<String>,
+    /// Where its secret may be sent (normalised).
+    pub base_url: String,
     /// Who made it.
     pub by: HumanId,
 }
@@ -69,15 +75,44 @@ impl std::fmt::Debug for NewConnection {
     }
 }
 
-const COLUMNS: &str = "id, scope_id, name, kind, base_url, fingerprint, created_at, rotated_at";
+const COLUMNS: &str =
+    "id, scope_id, name, kind, base_url, COALESCE(bound, false) AS bound, fingerprint, created_at, rotated_at";
 
-/// Seals a connection secret; without a vault key nothing is stored.
+/// A connection's secret with the one destination it may be sent to. Its Debug form
+/// hides the secret.
+pub struct Credential {
+    /// The connection's bound destination (normalised base URL).
+    pub destination: String,
+    /// The opened secret.
+    pub secret: String,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential").field("destination", &self.destination).finish_non_exhaustive()
+    }
+}
+
+/// Seals a connection secret and fingerprints it; without a vault key nothing is stored.
 fn sealed(vault: &Vault, secret: &str) -> Result<(String, String)> {
-    let stored = vault.seal_enveloped(secret.as_bytes()).map_err(|e| match e {
+    let refused = |what: &'static str| {
+        move |e| match e {
+            VaultError::EncryptionRequired => Error::EncryptionRequired,
+            other => Error::internal_from(what, other),
+        }
+    };
+    let stored = vault.seal_enveloped(secret.as_bytes()).map_err(refused("sealing a connection secret"))?;
+    let print = vault.fingerprint(secret.as_bytes()).map_err(refused("fingerprinting a connection secret"))?;
+    Ok((stored, print))
+}
+
+/// Opens a stored secret as text.
+pub(crate) fn opened(vault: &Vault, stored: &str) -> Result<String> {
+    let opened = vault.open(stored).map_err(|e| match e {
         VaultError::EncryptionRequired => Error::EncryptionRequired,
-        other => Error::internal_from("sealing a connection secret", other),
+        other => Error::internal_from("opening a connection secret", other),
     })?;
-    Ok((stored, fingerprint(secret.as_bytes())))
+    String::from_utf8(opened).map_err(|e| Error::internal_from("a connection secret is not text", e))
 }
 
 impl Store {
@@ -87,14 +122,15 @@ impl Store {
         let (secret, print) = sealed(vault, &new.secret)?;
         let mut conn = self.conn().await?;
         let row = diesel::sql_query(format!(
-            "INSERT INTO connections (id, scope_id, name, kind, base_url, secret, fingerprint, created_by) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
+            "INSERT INTO connections (id, scope_id, name, kind, base_url, secret, fingerprint, created_by, \
+               bound, fingerprint_keyed) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, true) RETURNING {COLUMNS}"
         ))
         .bind::<SqlUuid, _>(ConnectionId::new())
         .bind::<SqlUuid, _>(new.scope)
         .bind::<Text, _>(&new.name)
         .bind::<Text, _>(new.kind)
-        .bind::<Nullable<Text>, _>(new.base_url.as_deref())
+        .bind::<Text, _>(&new.base_url)
         .bind::<Text, _>(&secret)
         .bind::<Text, _>(&print)
         .bind::<SqlUuid, _>(new.by)
@@ -127,26 +163,42 @@ impl Store {
             .await?)
     }
 
-    /// Replaces the secret of `id`, a connection of `scope` (else not found).
+    /// Replaces the secret of `id`, a connection of `scope` (else not found), and with
+    /// `destination` also where it may be sent: the connection is bound to it and its
+    /// sinks' rows follow, in one transaction (their held messages then go out there).
     pub async fn rotate_connection(
         &self,
         vault: &Vault,
         scope: ScopeId,
         id: ConnectionId,
         secret: &str,
+        destination: Option<&str>,
     ) -> Result<ConnectionRow> {
         let (stored, print) = sealed(vault, secret)?;
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "UPDATE connections SET secret = $3, fingerprint = $4, rotated_at = now() \
-             WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
-        ))
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(scope)
-        .bind::<Text, _>(&stored)
-        .bind::<Text, _>(&print)
-        .get_result(&mut conn)
-        .await?)
+        conn.transaction::<_, Error, _>(async move |conn| {
+            let row: ConnectionRow = diesel::sql_query(format!(
+                "UPDATE connections SET secret = $3, fingerprint = $4, fingerprint_keyed = true, rotated_at = now(), \
+                   base_url = COALESCE($5, base_url), bound = CASE WHEN $5 IS NULL THEN bound ELSE true END \
+                 WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
+            ))
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(scope)
+            .bind::<Text, _>(&stored)
+            .bind::<Text, _>(&print)
+            .bind::<Nullable<Text>, _>(destination)
+            .get_result(conn)
+            .await?;
+            if let Some(destination) = destination {
+                diesel::sql_query("UPDATE sinks SET base_url = $2 WHERE connection_id = $1")
+                    .bind::<SqlUuid, _>(id)
+                    .bind::<Text, _>(destination)
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(row)
+        })
+        .await
     }
 
     /// Deletes `id`, a connection of `scope` (else not found); refused (conflict)
@@ -167,8 +219,10 @@ impl Store {
         }
     }
 
-    /// The sealed secret of `id`, a connection of `scope` (for the outbound call that
-    /// needs it; never for an answer).
+    /// The opened secret of `id`, a connection of `scope`, for a check of what it holds
+    /// (Apprise URLs against the scheme allowlist) or a cairn connection's own calls;
+    /// never for an answer, and never to send anywhere but its bound destination (a
+    /// sink's sends take [`Store::bound_credential`]).
     pub async fn connection_secret(&self, vault: &Vault, scope: ScopeId, id: ConnectionId) -> Result<String> {
         #[derive(QueryableByName)]
         struct Sealed {
@@ -181,10 +235,37 @@ impl Store {
             .bind::<SqlUuid, _>(scope)
             .get_result(&mut conn)
             .await?;
-        let opened = vault.open(&row.secret).map_err(|e| match e {
-            VaultError::EncryptionRequired => Error::EncryptionRequired,
-            other => Error::internal_from("opening a connection secret", other),
-        })?;
-        String::from_utf8(opened).map_err(|e| Error::internal_from("a connection secret is not text", e))
+        opened(vault, &row.secret)
+    }
+
+    /// The secret of `id`, a connection of `scope`, with the destination it is bound to,
+    /// read in one statement: none while it is not bound (its messages wait). Whoever
+    /// sends with a connection's secret takes it from here and dials only the
+    /// destination that comes with it, so no sink, request or agent can pair it with
+    /// another host.
+    pub async fn bound_credential(
+        &self,
+        vault: &Vault,
+        scope: ScopeId,
+        id: ConnectionId,
+    ) -> Result<Option<Credential>> {
+        #[derive(QueryableByName)]
+        struct Bound {
+            #[diesel(sql_type = Text)]
+            secret: String,
+            #[diesel(sql_type = Nullable<Text>)]
+            destination: Option<String>,
+        }
+        let mut conn = self.conn().await?;
+        let row: Bound = diesel::sql_query(
+            "SELECT secret, CASE WHEN bound THEN base_url END AS destination FROM connections \
+             WHERE id = $1 AND scope_id = $2",
+        )
+        .bind::<SqlUuid, _>(id)
+        .bind::<SqlUuid, _>(scope)
+        .get_result(&mut conn)
+        .await?;
+        let Some(destination) = row.destination else { return Ok(None) };
+        Ok(Some(Credential { destination, secret: opened(vault, &row.secret)? }))
     }
 }

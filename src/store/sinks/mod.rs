@@ -2,11 +2,13 @@
 //! write-only), the sinks that use them, and each sink's subscriptions. Every query is
 //! limited to the scopes it is given; another scope's row answers like none at all.
 
+mod binding;
 mod connections;
 mod sink_rows;
 mod subscriptions;
 
-pub use connections::{ConnectionRow, NewConnection};
+pub use binding::BindingReport;
+pub use connections::{ConnectionRow, Credential, NewConnection};
 pub use sink_rows::{NewSink, SinkChange, SinkRow};
 pub use subscriptions::{NewSubscription, SubscriptionRow};
 

@@ -27,7 +27,8 @@ pub struct SinkRow {
     /// Gotify or Apprise.
     #[diesel(sql_type = Text)]
     pub kind: SinkKind,
-    /// The service's base URL (checked by the outbound guard on save and on every dial).
+    /// Its destination: its connection's, copied when the sink is written or the
+    /// connection rotated to a new one (what is dialled is always the connection's own).
     #[diesel(sql_type = Text)]
     pub base_url: String,
     /// The credential it posts with (same scope, same kind).
@@ -65,9 +66,7 @@ pub struct NewSink {
     pub name: String,
     /// Gotify or Apprise.
     pub kind: SinkKind,
-    /// The service's base URL.
-    pub base_url: String,
-    /// The connection (same scope and kind).
+    /// The connection (same scope and kind, bound): the sink's destination is its.
     pub connection_id: ConnectionId,
     /// Apprise only.
     pub apprise_mode: Option<AppriseMode>,
@@ -142,16 +141,17 @@ impl Store {
                 return Ok((insert_sink(conn, &new).await?, true));
             };
             let row = diesel::sql_query(format!(
-                "UPDATE sinks k SET kind = $3, base_url = $4, connection_id = c.id, apprise_mode = $6, \
-                   enabled = CASE WHEN $7 THEN k.enabled ELSE $8 END \
+                "UPDATE sinks k SET kind = $3, base_url = c.base_url, connection_id = c.id, apprise_mode = $6, \
+                   enabled = CASE WHEN $7 THEN k.enabled ELSE $8 END, changed_by_agent = $4 \
                  FROM connections c \
                  WHERE k.id = $1 AND k.scope_id = $2 AND c.id = $5 AND c.scope_id = k.scope_id AND c.kind = $3 \
+                   AND c.bound AND c.base_url IS NOT NULL \
                  RETURNING {K_COLUMNS}"
             ))
             .bind::<SqlUuid, _>(existing.id)
             .bind::<SqlUuid, _>(new.scope)
             .bind::<Text, _>(new.kind)
-            .bind::<Text, _>(&new.base_url)
+            .bind::<Bool, _>(new.by.is_none())
             .bind::<SqlUuid, _>(new.connection_id)
             .bind::<Nullable<Text>, _>(new.apprise_mode)
             .bind::<Bool, _>(keep_enabled)
@@ -292,16 +292,15 @@ async fn under_cap(conn: &mut AsyncPgConnection, scope: ScopeId, max: u32) -> Re
 async fn insert_sink(conn: &mut AsyncPgConnection, new: &NewSink) -> Result<SinkRow> {
     let row = diesel::sql_query(format!(
         "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
-           budget_per_hour, burst, tokens, created_by) \
-         SELECT $1, $2, $3, $4, $5, c.id, $7, $8, $9, $10, $10, $11 FROM connections c \
-         WHERE c.id = $6 AND c.scope_id = $2 AND c.kind = $4 \
+           budget_per_hour, burst, tokens, created_by, changed_by_agent) \
+         SELECT $1, $2, $3, $4, c.base_url, c.id, $6, $7, $8, $9, $9, $10, $10 IS NULL FROM connections c \
+         WHERE c.id = $5 AND c.scope_id = $2 AND c.kind = $4 AND c.bound AND c.base_url IS NOT NULL \
          RETURNING {COLUMNS}"
     ))
     .bind::<SqlUuid, _>(SinkId::new())
     .bind::<SqlUuid, _>(new.scope)
     .bind::<Text, _>(&new.name)
     .bind::<Text, _>(new.kind)
-    .bind::<Text, _>(&new.base_url)
     .bind::<SqlUuid, _>(new.connection_id)
     .bind::<Nullable<Text>, _>(new.apprise_mode)
     .bind::<Bool, _>(new.enabled)
@@ -323,7 +322,8 @@ async fn insert_sink(conn: &mut AsyncPgConnection, new: &NewSink) -> Result<Sink
 /// The refusal of a connection that is unknown, another scope's or of another kind.
 fn out_of_scope(new: &NewSink) -> Error {
     Error::ReferenceOutOfScope(format!(
-        "reference_out_of_scope: connection {} is unknown, another owner's, or not a {} connection",
+        "reference_out_of_scope: connection {} is unknown, another owner's, not a {} connection, \
+         or not bound to a destination",
         new.connection_id, new.kind
     ))
 }
