@@ -247,7 +247,8 @@ impl Application {
         let bell = Bell::new();
         let emitter = emitter.ringing(std::sync::Arc::new(bell.clone()));
         let store = Store::new(pool, emitter);
-        let waiters = Waiters::new(settings.long_poll_max_waiters as usize, metrics.clone());
+        let waiters =
+            Waiters::new(settings.long_poll_max_waiters as usize, settings.long_poll_reserve_percent, metrics.clone());
         let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store, &metrics);
         let sweepers = Sweepers::start(&store, settings);
         let base_url = match &settings.base_url {

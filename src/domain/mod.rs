@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod coalescing;
+pub mod fair_share;
 pub mod grants;
 pub mod hooks;
 pub mod ids;
