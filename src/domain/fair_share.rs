@@ -17,7 +17,8 @@
 //!
 //! What this guarantees, and what not: **no single scope can take the last `reserve`
 //! places**, so while the places are held by one scope (however greedy), a newcomer scope
-//! finds one. Several scopes together can still fill the instance (two scopes may hold
+//! finds one, whenever the percent is above 0 and the instance has at least two places
+//! (checked exhaustively for small instances below). Several scopes together can still fill the instance (two scopes may hold
 //! half each); then everyone meets the instance's own bound, as before. The share is per
 //! instance: an instance counts its own places, not the cluster's.
 
