@@ -40,6 +40,8 @@
 //! | `SWITCHBOARD_MCP_MAX_SESSIONS_PER_ENDPOINT` | `--mcp-max-sessions-per-endpoint` | `32` | MCP sessions one endpoint may hold open at once on this instance; an `initialize` past it answers 429 (1–10 000) |
 //! | `SWITCHBOARD_MCP_SESSION_IDLE_SECONDS` | `--mcp-session-idle-seconds` | `300` | an MCP session without a request for this long is closed (1–86 400) |
 //! | `SWITCHBOARD_LONG_POLL_MAX_WAITERS` | `--long-poll-max-waiters` | `1000` | `claim-next` requests that may wait for work (`wait_seconds`) at once on this instance; past it a request answers at once (1–100 000) |
+//! | `SWITCHBOARD_MCP_RESERVE_PERCENT` | `--mcp-reserve-percent` | `25` | share of this instance's MCP sessions kept for other owner scopes: one scope's endpoints hold at most the rest, past it `initialize` answers 429 (0–90; 0: no reserve) |
+//! | `SWITCHBOARD_LONG_POLL_RESERVE_PERCENT` | `--long-poll-reserve-percent` | `25` | share of this instance's long-poll places kept for other owner scopes: one scope's endpoints hold at most the rest, past it a wait answers at once (0–90; 0: no reserve) |
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -182,6 +184,14 @@ pub struct Settings {
     /// An MCP session without a request for this many seconds is closed.
     #[arg(long, env = "SWITCHBOARD_MCP_SESSION_IDLE_SECONDS", global = true, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub mcp_session_idle_seconds: u32,
+    /// Share of this instance's MCP sessions, in percent, kept for other owner scopes than
+    /// any one (`domain::fair_share`); 0: none.
+    #[arg(long, env = "SWITCHBOARD_MCP_RESERVE_PERCENT", global = true, default_value_t = crate::domain::fair_share::DEFAULT_RESERVE_PERCENT, value_parser = clap::value_parser!(u8).range(0..=i64::from(crate::domain::fair_share::MAX_RESERVE_PERCENT)))]
+    pub mcp_reserve_percent: u8,
+    /// Share of this instance's long-poll places, in percent, kept for other owner scopes
+    /// than any one (`domain::fair_share`); 0: none.
+    #[arg(long, env = "SWITCHBOARD_LONG_POLL_RESERVE_PERCENT", global = true, default_value_t = crate::domain::fair_share::DEFAULT_RESERVE_PERCENT, value_parser = clap::value_parser!(u8).range(0..=i64::from(crate::domain::fair_share::MAX_RESERVE_PERCENT)))]
+    pub long_poll_reserve_percent: u8,
 }
 
 impl std::fmt::Debug for Settings {
@@ -228,6 +238,8 @@ impl std::fmt::Debug for Settings {
             .field("mcp_max_sessions", &self.mcp_max_sessions)
             .field("mcp_max_sessions_per_endpoint", &self.mcp_max_sessions_per_endpoint)
             .field("mcp_session_idle_seconds", &self.mcp_session_idle_seconds)
+            .field("mcp_reserve_percent", &self.mcp_reserve_percent)
+            .field("long_poll_reserve_percent", &self.long_poll_reserve_percent)
             .finish()
     }
 }
@@ -402,6 +414,30 @@ mod tests {
         let err = parse("36501").err().unwrap().to_string();
         assert!(err.contains("--retention-days"), "{err}");
         assert!(parse("-1").is_err());
+    }
+
+    #[test]
+    fn reserve_percents_default_to_a_quarter_and_refuse_more_than_ninety_naming_the_setting() {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            settings: Settings,
+        }
+        let parse = |args: &[&str]| {
+            <Only as clap::Parser>::try_parse_from(std::iter::once("switchboard").chain(args.iter().copied()))
+        };
+        let defaults = parse(&[]).unwrap().settings;
+        assert_eq!((defaults.mcp_reserve_percent, defaults.long_poll_reserve_percent), (25, 25));
+        for flag in ["--mcp-reserve-percent", "--long-poll-reserve-percent"] {
+            assert!(parse(&[flag, "0"]).is_ok());
+            assert!(parse(&[flag, "90"]).is_ok());
+            for bad in ["91", "100", "-1", "a quarter"] {
+                let err = parse(&[&format!("{flag}={bad}")]).err().unwrap().to_string();
+                assert!(err.contains(flag), "{flag} {bad}: {err}");
+            }
+        }
+        let s = parse(&["--mcp-reserve-percent", "10", "--long-poll-reserve-percent", "50"]).unwrap().settings;
+        assert_eq!((s.mcp_reserve_percent, s.long_poll_reserve_percent), (10, 50));
     }
 
     #[test]

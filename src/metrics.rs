@@ -233,12 +233,54 @@ label_values! {
         Full => "full",
         /// The server was stopping.
         Shutdown => "shutdown",
+        /// Its owner scope already held its fair share of the waiting requests: answered
+        /// at once.
+        ScopeShare => "scope_share",
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct EmptyWaitLabels {
     reason: EmptyWait,
+}
+
+label_values! {
+    /// A kind of bounded place an instance hands out.
+    PlaceKind {
+        /// An MCP session (`initialize`).
+        McpSession => "mcp_session",
+        /// A long-poll `claim-next`'s place among the waiting requests.
+        LongPoll => "long_poll",
+    }
+}
+
+label_values! {
+    /// Why a request got no place.
+    PlaceRefusal {
+        /// Its owner scope held its fair share of the instance's places.
+        ScopeShare => "scope_share",
+        /// Its endpoint held its most MCP sessions.
+        EndpointShare => "endpoint_share",
+        /// The instance held its most places.
+        InstanceFull => "instance_full",
+    }
+}
+
+impl PlaceKind {
+    /// The refusals a place of this kind can meet (long-poll places have no bound per
+    /// endpoint).
+    fn refusals(self) -> &'static [PlaceRefusal] {
+        match self {
+            PlaceKind::McpSession => PlaceRefusal::ALL,
+            PlaceKind::LongPoll => &[PlaceRefusal::ScopeShare, PlaceRefusal::InstanceFull],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct PlaceRefusedLabels {
+    place: PlaceKind,
+    reason: PlaceRefusal,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -277,6 +319,7 @@ struct Inner {
     long_poll_waiters: Gauge,
     long_poll_wakeups: Counter,
     long_poll_empty: Family<EmptyWaitLabels, Counter>,
+    places_refused: Family<PlaceRefusedLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -467,6 +510,19 @@ impl Metrics {
         for &reason in EmptyWait::ALL {
             drop(long_poll_empty.get_or_create(&EmptyWaitLabels { reason }));
         }
+        let places_refused = Family::<PlaceRefusedLabels, Counter>::default();
+        registry.register(
+            "switchboard_places_refused",
+            "Requests refused a bounded place on this instance (an MCP session, a long-poll wait), by place \
+             and why: their owner scope held its fair share, their endpoint its most sessions, or the \
+             instance its most places",
+            places_refused.clone(),
+        );
+        for &place in PlaceKind::ALL {
+            for &reason in place.refusals() {
+                drop(places_refused.get_or_create(&PlaceRefusedLabels { place, reason }));
+            }
+        }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -510,6 +566,7 @@ impl Metrics {
                 long_poll_waiters,
                 long_poll_wakeups,
                 long_poll_empty,
+                places_refused,
             }),
         }
     }
@@ -622,6 +679,11 @@ impl Metrics {
         self.inner.long_poll_empty.get_or_create(&EmptyWaitLabels { reason }).inc();
     }
 
+    /// Counts a request refused a bounded place.
+    pub fn place_refused(&self, place: PlaceKind, reason: PlaceRefusal) {
+        self.inner.places_refused.get_or_create(&PlaceRefusedLabels { place, reason }).inc();
+    }
+
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
     pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
         self.inner.outbox_depth.set(depth);
@@ -686,6 +748,12 @@ mod tests {
             r#"switchboard_long_poll_empty_total{reason="timed_out"}"#,
             r#"switchboard_long_poll_empty_total{reason="full"}"#,
             r#"switchboard_long_poll_empty_total{reason="shutdown"}"#,
+            r#"switchboard_long_poll_empty_total{reason="scope_share"}"#,
+            r#"switchboard_places_refused_total{place="mcp_session",reason="scope_share"}"#,
+            r#"switchboard_places_refused_total{place="mcp_session",reason="endpoint_share"}"#,
+            r#"switchboard_places_refused_total{place="mcp_session",reason="instance_full"}"#,
+            r#"switchboard_places_refused_total{place="long_poll",reason="scope_share"}"#,
+            r#"switchboard_places_refused_total{place="long_poll",reason="instance_full"}"#,
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
         }

@@ -252,7 +252,8 @@ impl Application {
         // fingerprints keyed, so no send of this instance pairs a secret with a sink's URL.
         crate::actors::binding::log_pass(store.bind_earlier_connections(&vault).await);
         let binder = crate::actors::binding::ConnectionBinder::new(store.clone(), vault.clone()).start();
-        let waiters = Waiters::new(settings.long_poll_max_waiters as usize, metrics.clone());
+        let waiters =
+            Waiters::new(settings.long_poll_max_waiters as usize, settings.long_poll_reserve_percent, metrics.clone());
         let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store, &metrics);
         let sweepers = Sweepers::start(&store, settings);
         let base_url = match &settings.base_url {

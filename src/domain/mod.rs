@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod coalescing;
 pub mod destination;
+pub mod fair_share;
 pub mod grants;
 pub mod hooks;
 pub mod ids;

@@ -12,8 +12,11 @@
 //!   ("checking") cannot tell whether its claim saw that work: the claim's snapshot may
 //!   predate the commit. It is told to look once more ("nudged"), and the arrival still
 //!   wakes a waiter that is not checking.
-//! - **Bounded.** At most `max` waiters; past it a request is refused (and answers at
-//!   once). A closed queue (the server stopping) refuses every request.
+//! - **Bounded, with a fair share per owner scope.** At most `max` waiters; past it a
+//!   request is refused (and answers at once). One owner scope holds at most its share of
+//!   them ([`crate::domain::fair_share`]): past it its requests are refused too, so
+//!   another scope's agents still find a place to wait. A closed queue (the server
+//!   stopping) refuses every request.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -21,7 +24,8 @@ use std::time::Duration;
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 
 use super::admission::Deferral;
-use super::ids::EndpointId;
+use super::fair_share::{Admit, Share};
+use super::ids::{EndpointId, ScopeId};
 use super::transitions::within;
 use super::wakeups::Arrived;
 use crate::error::{Error, Result};
@@ -76,6 +80,8 @@ pub struct Ticket {
 pub enum Refused {
     /// The instance already holds its most waiters.
     Full,
+    /// The request's owner scope holds its share of the waiters.
+    ScopeShare,
     /// The server is stopping.
     Closed,
 }
@@ -91,6 +97,8 @@ enum State {
 
 #[derive(Debug)]
 struct Entry<H> {
+    /// The endpoint's owner scope, whose share the place counts in.
+    scope: ScopeId,
     /// The one queue it claims from; none: any queue of the endpoint.
     queue: Option<String>,
     state: State,
@@ -122,32 +130,54 @@ pub struct WaiterQueue<H> {
     next_seq: u64,
     len: usize,
     held: usize,
-    max: usize,
+    /// Places in line per owner scope (scopes holding none are left out).
+    by_scope: HashMap<ScopeId, usize>,
+    share: Share,
     closed: bool,
 }
 
 impl<H: Clone> WaiterQueue<H> {
-    /// An empty queue holding at most `max` waiters.
-    pub fn new(max: usize) -> Self {
-        WaiterQueue { lines: HashMap::new(), next_seq: 0, len: 0, held: 0, max, closed: false }
+    /// An empty queue holding at most `max` waiters, `reserve_percent` of them kept for
+    /// scopes other than any one ([`Share`]).
+    pub fn new(max: usize, reserve_percent: u8) -> Self {
+        WaiterQueue {
+            lines: HashMap::new(),
+            next_seq: 0,
+            len: 0,
+            held: 0,
+            by_scope: HashMap::new(),
+            share: Share::new(max, reserve_percent),
+            closed: false,
+        }
     }
 
-    /// Joins the line of `endpoint` (for one `queue`, or any), as checking: the request
-    /// runs its first claim next. Refused past the bound or once closed.
-    pub fn enter(&mut self, endpoint: EndpointId, queue: Option<String>, handle: H) -> Result<Ticket, Refused> {
+    /// Joins the line of `endpoint` (of owner `scope`; for one `queue`, or any), as
+    /// checking: the request runs its first claim next. Refused past the bound, past the
+    /// scope's share, or once closed.
+    pub fn enter(
+        &mut self,
+        scope: ScopeId,
+        endpoint: EndpointId,
+        queue: Option<String>,
+        handle: H,
+    ) -> Result<Ticket, Refused> {
         if self.closed {
             return Err(Refused::Closed);
         }
-        if self.len >= self.max {
-            return Err(Refused::Full);
+        let mine = self.by_scope.get(&scope).copied().unwrap_or(0);
+        match self.share.admit(self.len, mine) {
+            Admit::Take => {}
+            Admit::Full => return Err(Refused::Full),
+            Admit::ScopeShare => return Err(Refused::ScopeShare),
         }
         let seq = self.next_seq;
         self.next_seq += 1;
         self.lines
             .entry(endpoint)
             .or_default()
-            .insert(seq, Entry { queue, state: State::Checking, held: false, handle });
+            .insert(seq, Entry { scope, queue, state: State::Checking, held: false, handle });
         self.len += 1;
+        *self.by_scope.entry(scope).or_default() += 1;
         Ok(Ticket { endpoint, seq })
     }
 
@@ -158,6 +188,12 @@ impl<H: Clone> WaiterQueue<H> {
             self.len -= 1;
             if entry.held {
                 self.held -= 1;
+            }
+            if let Some(n) = self.by_scope.get_mut(&entry.scope) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.by_scope.remove(&entry.scope);
+                }
             }
         }
         if line.is_empty() {
@@ -252,8 +288,11 @@ impl<H: Clone> WaiterQueue<H> {
 mod tests {
     use super::*;
 
+    /// The one owner scope of the tests that are not about shares.
+    const S: ScopeId = ScopeId(uuid::Uuid::from_u128(1));
+
     fn waiting(q: &mut WaiterQueue<&'static str>, e: EndpointId, queue: Option<&str>, name: &'static str) -> Ticket {
-        let t = q.enter(e, queue.map(str::to_owned), name).unwrap();
+        let t = q.enter(S, e, queue.map(str::to_owned), name).unwrap();
         q.settle(&t);
         t
     }
@@ -261,7 +300,7 @@ mod tests {
     #[test]
     fn one_todo_wakes_the_longest_waiting_request_only() {
         let e = EndpointId::new();
-        let mut q = WaiterQueue::new(10);
+        let mut q = WaiterQueue::new(10, 0);
         waiting(&mut q, e, None, "first");
         waiting(&mut q, e, None, "second");
         waiting(&mut q, e, None, "third");
@@ -275,7 +314,7 @@ mod tests {
     #[test]
     fn a_woken_waiter_that_found_nothing_keeps_its_place() {
         let e = EndpointId::new();
-        let mut q = WaiterQueue::new(10);
+        let mut q = WaiterQueue::new(10, 0);
         let first = waiting(&mut q, e, None, "first");
         waiting(&mut q, e, None, "second");
         assert_eq!(q.arrived(e, "inbox", Arrived::Todos(1)).woken, vec!["first"]);
@@ -287,7 +326,7 @@ mod tests {
     #[test]
     fn several_todos_wake_as_many_waiters_in_order_and_any_wakes_all() {
         let e = EndpointId::new();
-        let mut q = WaiterQueue::new(10);
+        let mut q = WaiterQueue::new(10, 0);
         let tickets: Vec<Ticket> = ["a", "b", "c", "d"].into_iter().map(|n| waiting(&mut q, e, None, n)).collect();
         assert_eq!(q.arrived(e, "inbox", Arrived::Todos(3)).woken, vec!["a", "b", "c"]);
         for t in &tickets {
@@ -299,7 +338,7 @@ mod tests {
     #[test]
     fn only_waiters_that_may_claim_the_queue_are_woken() {
         let (e, other) = (EndpointId::new(), EndpointId::new());
-        let mut q = WaiterQueue::new(10);
+        let mut q = WaiterQueue::new(10, 0);
         waiting(&mut q, e, Some("builds"), "builds only");
         waiting(&mut q, other, None, "other endpoint");
         waiting(&mut q, e, None, "any queue");
@@ -312,14 +351,14 @@ mod tests {
     #[test]
     fn a_request_still_on_its_first_claim_is_nudged_and_does_not_take_the_todo_from_a_waiter() {
         let e = EndpointId::new();
-        let mut q = WaiterQueue::new(10);
-        let early = q.enter(e, None, "on its first claim").unwrap();
+        let mut q = WaiterQueue::new(10, 0);
+        let early = q.enter(S, e, None, "on its first claim").unwrap();
         waiting(&mut q, e, None, "waiting");
         let w = q.arrived(e, "inbox", Arrived::Todos(1));
         assert_eq!(w, Woken { woken: vec!["waiting"], nudged: vec!["on its first claim"] });
         // Alone and checking, it is still told: nobody else would take the todo.
         q.leave(&early);
-        let lone = q.enter(e, None, "lone").unwrap();
+        let lone = q.enter(S, e, None, "lone").unwrap();
         assert_eq!(q.arrived(e, "inbox", Arrived::Todos(1)).nudged, vec!["waiting", "lone"]);
         q.leave(&lone);
     }
@@ -327,23 +366,47 @@ mod tests {
     #[test]
     fn past_the_bound_and_once_closed_requests_are_refused() {
         let e = EndpointId::new();
-        let mut q = WaiterQueue::new(2);
-        let a = q.enter(e, None, "a").unwrap();
-        q.enter(e, None, "b").unwrap();
-        assert_eq!(q.enter(e, None, "c"), Err(Refused::Full));
+        let mut q = WaiterQueue::new(2, 0);
+        let a = q.enter(S, e, None, "a").unwrap();
+        q.enter(S, e, None, "b").unwrap();
+        assert_eq!(q.enter(S, e, None, "c"), Err(Refused::Full));
         q.leave(&a);
-        assert!(q.enter(e, None, "c").is_ok());
+        assert!(q.enter(S, e, None, "c").is_ok());
         assert_eq!(q.close().len(), 2);
         q.leave(&a);
-        assert_eq!(q.enter(e, None, "d"), Err(Refused::Closed));
+        assert_eq!(q.enter(S, e, None, "d"), Err(Refused::Closed));
         assert!(q.is_closed());
+    }
+
+    #[test]
+    fn a_scope_waits_on_at_most_its_share_over_all_its_endpoints_and_another_scope_still_waits() {
+        let (greedy, other) = (ScopeId(uuid::Uuid::from_u128(7)), ScopeId(uuid::Uuid::from_u128(8)));
+        let mut q = WaiterQueue::new(8, 25);
+        // Six of eight, over three endpoints of the one scope; the seventh is refused.
+        let endpoints = [EndpointId::new(), EndpointId::new(), EndpointId::new()];
+        let tickets: Vec<Ticket> = (0..6).map(|i| q.enter(greedy, endpoints[i % 3], None, "greedy").unwrap()).collect();
+        assert_eq!(q.enter(greedy, EndpointId::new(), None, "greedy"), Err(Refused::ScopeShare));
+        // Another scope takes the two places kept for it; then the instance is full.
+        let theirs = EndpointId::new();
+        let kept = q.enter(other, theirs, None, "other").unwrap();
+        q.enter(other, theirs, None, "other").unwrap();
+        assert_eq!(q.enter(other, theirs, None, "other"), Err(Refused::Full));
+        assert_eq!(q.enter(greedy, endpoints[0], None, "greedy"), Err(Refused::Full));
+        // A place given back is the scope's to take again, within its share.
+        q.leave(&kept);
+        q.leave(&tickets[0]);
+        q.leave(&tickets[0]);
+        assert!(q.enter(greedy, endpoints[0], None, "greedy").is_ok());
+        assert_eq!(q.enter(greedy, endpoints[0], None, "greedy"), Err(Refused::ScopeShare));
+        assert!(q.enter(other, theirs, None, "other").is_ok());
+        assert_eq!(q.len(), 8);
     }
 
     #[test]
     fn held_counts_waiters_past_their_first_claim_and_leaving_frees_the_slot() {
         let e = EndpointId::new();
-        let mut q = WaiterQueue::new(10);
-        let a = q.enter(e, None, "a").unwrap();
+        let mut q = WaiterQueue::new(10, 0);
+        let a = q.enter(S, e, None, "a").unwrap();
         assert_eq!((q.len(), q.held()), (1, 0));
         q.settle(&a);
         q.check(&a);
@@ -378,7 +441,7 @@ mod tests {
 
     #[test]
     fn wake_all_reaches_every_waiter_of_every_endpoint() {
-        let mut q = WaiterQueue::new(10);
+        let mut q = WaiterQueue::new(10, 0);
         let (e, f) = (EndpointId::new(), EndpointId::new());
         waiting(&mut q, e, Some("a"), "e/a");
         waiting(&mut q, f, None, "f");

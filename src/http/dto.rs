@@ -212,7 +212,8 @@ pub struct ClaimBody {
     /// up (then answer as an empty claim does, `deferred` included). Absent or 0: answer at
     /// once. Out of range: 422 `invalid_argument`, nothing claimed. The longest-waiting
     /// request is served first; past the instance's bound on waiting requests
-    /// (`SWITCHBOARD_LONG_POLL_MAX_WAITERS`), or while the server stops, the answer
+    /// (`SWITCHBOARD_LONG_POLL_MAX_WAITERS`), past the owner's fair share of them
+    /// (`SWITCHBOARD_LONG_POLL_RESERVE_PERCENT`), or while the server stops, the answer
     /// comes at once.
     #[schema(minimum = 0, maximum = 30)]
     #[schemars(range(min = 0, max = 30))]

@@ -8,8 +8,9 @@
 //!   own reader (413 / 408 with the error envelope);
 //! - a session id of another endpoint answers 404, as an unknown session does;
 //! - an `initialize` that would open a session takes a place among the bounded sessions
-//!   first (refused with 429 when its endpoint holds its share, 503 when the instance is
-//!   full), which the session keeps until it closes ([`super::sessions`]);
+//!   first (refused with 429 when its endpoint holds its most or its owner scope its fair
+//!   share, 503 when the instance is full; each refusal counted), which the session keeps
+//!   until it closes ([`super::sessions`]);
 //! - a session's tool call is cancelled if its client hangs up before the answer
 //!   ([`super::hangup`]).
 //!
@@ -27,6 +28,7 @@ use super::sessions::{self, Registry, Sessions};
 use crate::error::Error;
 use crate::http::auth::Agent;
 use crate::http::body::BODY_LIMIT;
+use crate::metrics::PlaceKind;
 use crate::service::Services;
 use crate::store::endpoints::AgentPrincipal;
 use crate::web::body_read::{declared_length, read_bounded, read_timeout};
@@ -61,7 +63,15 @@ pub async fn gate(
         return Err(Error::NotFound.into());
     }
     let opening = session.is_none() && body.as_deref().is_some_and(is_initialize);
-    let place = if opening { Some(registry.reserve(me.endpoint_id)?) } else { None };
+    let place = if opening {
+        let place = registry.reserve(me.endpoint_id, me.scope_id).map_err(|refused| {
+            services.metrics().place_refused(PlaceKind::McpSession, refused.reason());
+            Error::from(refused)
+        })?;
+        Some(place)
+    } else {
+        None
+    };
     let call = match (&session, &body, req.app_data::<web::Data<Sessions>>()) {
         (Some(id), Some(bytes), Some(all)) => Call::of(bytes, id, all.clone().into_inner()),
         _ => None,

@@ -10,7 +10,7 @@
 //! | module | concern |
 //! |---|---|
 //! | [`gate`] | every HTTP request first: the endpoint's bearer (401 before any MCP exchange), the 1 MiB body, the session bounds |
-//! | [`sessions`] | how many sessions are open, per endpoint and on this instance, and whose each is |
+//! | [`sessions`] | how many sessions are open, per endpoint, per owner scope and on this instance, and whose each is |
 //! | [`hangup`] | a session's tool call whose client hung up is cancelled |
 //! | [`server`] | the MCP handler: `tools/list` filtered by grants, `tools/call`, results and refusals |
 //! | [`tools`] | the tool table: names, which action each performs, input schemas |
@@ -63,6 +63,8 @@ pub struct McpSettings {
     pub max_sessions: usize,
     /// Sessions one endpoint may hold open at once on this instance.
     pub max_sessions_per_endpoint: usize,
+    /// The share of the sessions kept for other owner scopes than any one, in percent.
+    pub reserve_percent: u8,
     /// A session without a request for this long is closed.
     pub session_idle: Duration,
 }
@@ -73,6 +75,7 @@ impl McpSettings {
         McpSettings {
             max_sessions: settings.mcp_max_sessions as usize,
             max_sessions_per_endpoint: settings.mcp_max_sessions_per_endpoint as usize,
+            reserve_percent: settings.mcp_reserve_percent,
             session_idle: Duration::from_secs(u64::from(settings.mcp_session_idle_seconds)),
         }
     }
@@ -90,7 +93,11 @@ pub struct Mcp {
 impl Mcp {
     /// The surface under `settings`' limits.
     pub fn new(settings: McpSettings) -> Self {
-        let registry = Arc::new(Registry::new(settings.max_sessions, settings.max_sessions_per_endpoint));
+        let registry = Arc::new(Registry::new(
+            settings.max_sessions,
+            settings.max_sessions_per_endpoint,
+            settings.reserve_percent,
+        ));
         let sessions = Arc::new(Sessions::new(registry.clone(), settings.session_idle));
         let server = ToolServer::new(local::Local::start());
         let transport = StreamableHttpService::builder()

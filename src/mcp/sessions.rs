@@ -2,8 +2,11 @@
 //! revision) lives in this instance's memory until the client deletes it, it sits idle
 //! for `SWITCHBOARD_MCP_SESSION_IDLE_SECONDS`, or the server stops. At most
 //! `SWITCHBOARD_MCP_MAX_SESSIONS` are open at once on an instance and at most
-//! `SWITCHBOARD_MCP_MAX_SESSIONS_PER_ENDPOINT` of them belong to one endpoint; an
-//! `initialize` past either bound is refused before a session is made ([`super::gate`]).
+//! `SWITCHBOARD_MCP_MAX_SESSIONS_PER_ENDPOINT` of them belong to one endpoint, and the
+//! endpoints of one owner scope hold at most their fair share (all but
+//! `SWITCHBOARD_MCP_RESERVE_PERCENT` of the instance's places, kept for other scopes:
+//! [`crate::domain::fair_share`]); an `initialize` past any bound is refused before a
+//! session is made ([`super::gate`]).
 //!
 //! The [`Registry`] counts places and knows whose each session is. A place is taken
 //! before the request reaches rmcp ([`Registry::reserve`]), given to the session rmcp
@@ -22,12 +25,14 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
 
-use crate::domain::ids::EndpointId;
+use crate::domain::fair_share::{Admit, Share};
+use crate::domain::ids::{EndpointId, ScopeId};
 use crate::error::Error;
+use crate::metrics::PlaceRefusal;
 
 /// How many sessions are open, and whose each is.
 pub struct Registry {
-    max_open: usize,
+    share: Share,
     max_per_endpoint: usize,
     state: Mutex<Counts>,
 }
@@ -37,21 +42,92 @@ struct Counts {
     /// Places taken: open sessions and reservations not yet settled.
     taken: usize,
     by_endpoint: HashMap<EndpointId, usize>,
-    owners: HashMap<SessionId, EndpointId>,
+    by_scope: HashMap<ScopeId, usize>,
+    owners: HashMap<SessionId, Owner>,
+}
+
+/// Whose a place is: the endpoint, and its owner scope (whose share it counts in).
+#[derive(Debug, Clone, Copy)]
+struct Owner {
+    endpoint: EndpointId,
+    scope: ScopeId,
 }
 
 /// A place among the bounded sessions, held for an `initialize` on its way to rmcp.
 /// Dropped without becoming a session's, it is given back.
 pub struct Place {
     registry: Arc<Registry>,
-    endpoint: EndpointId,
+    owner: Owner,
     settled: bool,
 }
 
+/// Why an `initialize` got no place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The endpoint holds its most sessions.
+    EndpointShare {
+        /// The sessions it holds.
+        held: usize,
+    },
+    /// The endpoint's owner scope holds its share of the instance's places.
+    ScopeShare {
+        /// The places its endpoints hold.
+        held: usize,
+    },
+    /// The instance holds its most sessions.
+    Full {
+        /// The places taken.
+        taken: usize,
+    },
+}
+
+impl Refused {
+    /// The reason, as the refusal metric labels it.
+    pub fn reason(&self) -> PlaceRefusal {
+        match self {
+            Refused::EndpointShare { .. } => PlaceRefusal::EndpointShare,
+            Refused::ScopeShare { .. } => PlaceRefusal::ScopeShare,
+            Refused::Full { .. } => PlaceRefusal::InstanceFull,
+        }
+    }
+}
+
+impl From<Refused> for Error {
+    /// A share held is the caller's to free (429 `rate_limited`); a full instance is not
+    /// (503 `unavailable`).
+    fn from(refused: Refused) -> Error {
+        match refused {
+            Refused::EndpointShare { held } => Error::rate_limited(
+                format!(
+                    "this endpoint holds {held} open MCP sessions, its most; close one (DELETE with its \
+                     Mcp-Session-Id) or let one sit idle until it closes"
+                ),
+                Duration::from_secs(1),
+            ),
+            Refused::ScopeShare { held } => Error::rate_limited(
+                format!(
+                    "the endpoints of this owner hold {held} open MCP sessions on this instance, their share \
+                     (the rest is kept for other owners); close one (DELETE with its Mcp-Session-Id) or let \
+                     one sit idle until it closes"
+                ),
+                Duration::from_secs(1),
+            ),
+            Refused::Full { taken } => {
+                Error::Unavailable(format!("this instance holds {taken} open MCP sessions, its most"))
+            }
+        }
+    }
+}
+
 impl Registry {
-    /// A registry admitting `max_open` sessions, `max_per_endpoint` of any one endpoint.
-    pub fn new(max_open: usize, max_per_endpoint: usize) -> Self {
-        Registry { max_open, max_per_endpoint, state: Mutex::new(Counts::default()) }
+    /// A registry admitting `max_open` sessions, `max_per_endpoint` of any one endpoint,
+    /// and keeping `reserve_percent` of them for scopes other than any one.
+    pub fn new(max_open: usize, max_per_endpoint: usize, reserve_percent: u8) -> Self {
+        Registry {
+            share: Share::new(max_open, reserve_percent),
+            max_per_endpoint,
+            state: Mutex::new(Counts::default()),
+        }
     }
 
     fn counts(&self) -> MutexGuard<'_, Counts> {
@@ -59,31 +135,30 @@ impl Registry {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Takes a place for a session of `endpoint`: refused with `rate_limited` when the
-    /// endpoint holds its share, `unavailable` when the instance is full.
-    pub fn reserve(self: &Arc<Self>, endpoint: EndpointId) -> Result<Place, Error> {
+    /// Takes a place for a session of `endpoint` (of owner `scope`), or says why not: the
+    /// endpoint holds its most, the instance is full, or the scope holds its share (in
+    /// that order).
+    pub fn reserve(self: &Arc<Self>, endpoint: EndpointId, scope: ScopeId) -> Result<Place, Refused> {
         let mut c = self.counts();
-        let mine = c.by_endpoint.get(&endpoint).copied().unwrap_or(0);
-        if mine >= self.max_per_endpoint {
-            return Err(Error::rate_limited(
-                format!(
-                    "this endpoint holds {mine} open MCP sessions, its most; close one (DELETE with its \
-                     Mcp-Session-Id) or let one sit idle until it closes"
-                ),
-                Duration::from_secs(1),
-            ));
+        let held = c.by_endpoint.get(&endpoint).copied().unwrap_or(0);
+        if held >= self.max_per_endpoint {
+            return Err(Refused::EndpointShare { held });
         }
-        if c.taken >= self.max_open {
-            return Err(Error::Unavailable(format!("this instance holds {} open MCP sessions, its most", c.taken)));
+        let held = c.by_scope.get(&scope).copied().unwrap_or(0);
+        match self.share.admit(c.taken, held) {
+            Admit::Take => {}
+            Admit::Full => return Err(Refused::Full { taken: c.taken }),
+            Admit::ScopeShare => return Err(Refused::ScopeShare { held }),
         }
         c.taken += 1;
         *c.by_endpoint.entry(endpoint).or_default() += 1;
-        Ok(Place { registry: self.clone(), endpoint, settled: false })
+        *c.by_scope.entry(scope).or_default() += 1;
+        Ok(Place { registry: self.clone(), owner: Owner { endpoint, scope }, settled: false })
     }
 
     /// Whose session `id` is, if it is open here.
     pub fn owner(&self, id: &str) -> Option<EndpointId> {
-        self.counts().owners.get(id).copied()
+        self.counts().owners.get(id).map(|o| o.endpoint)
     }
 
     /// Sessions open (and places reserved) on this instance now.
@@ -94,26 +169,32 @@ impl Registry {
     /// Gives `place` to the session `id`.
     fn settle(&self, mut place: Place, id: &SessionId) {
         place.settled = true;
-        self.counts().owners.insert(id.clone(), place.endpoint);
+        self.counts().owners.insert(id.clone(), place.owner);
     }
 
     /// Gives back the place of session `id` (closed), if it held one.
     fn close(&self, id: &SessionId) {
         let mut c = self.counts();
-        if let Some(endpoint) = c.owners.remove(id) {
-            c.give_back(endpoint);
+        if let Some(owner) = c.owners.remove(id) {
+            c.give_back(owner);
         }
     }
 }
 
 impl Counts {
-    fn give_back(&mut self, endpoint: EndpointId) {
+    fn give_back(&mut self, owner: Owner) {
         self.taken = self.taken.saturating_sub(1);
-        if let Some(n) = self.by_endpoint.get_mut(&endpoint) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.by_endpoint.remove(&endpoint);
-            }
+        count_down(&mut self.by_endpoint, owner.endpoint);
+        count_down(&mut self.by_scope, owner.scope);
+    }
+}
+
+/// One place fewer for `key`; a key that holds none is left out.
+fn count_down<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, usize>, key: K) {
+    if let Some(n) = counts.get_mut(&key) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            counts.remove(&key);
         }
     }
 }
@@ -121,7 +202,7 @@ impl Counts {
 impl Drop for Place {
     fn drop(&mut self) {
         if !self.settled {
-            self.registry.counts().give_back(self.endpoint);
+            self.registry.counts().give_back(self.owner);
         }
     }
 }
@@ -232,22 +313,33 @@ mod tests {
         EndpointId(uuid::Uuid::from_u128(n))
     }
 
+    fn scope(n: u128) -> ScopeId {
+        ScopeId(uuid::Uuid::from_u128(n))
+    }
+
+    /// The one owner scope of the tests that are not about shares.
+    const S: ScopeId = ScopeId(uuid::Uuid::from_u128(100));
+
+    fn refusal(registry: &Arc<Registry>, endpoint: EndpointId, scope: ScopeId) -> Error {
+        Error::from(registry.reserve(endpoint, scope).err().expect("refused"))
+    }
+
     #[test]
     fn a_place_no_session_took_is_given_back() {
-        let registry = Arc::new(Registry::new(1, 1));
-        drop(registry.reserve(endpoint(1)).unwrap());
+        let registry = Arc::new(Registry::new(1, 1, 25));
+        drop(registry.reserve(endpoint(1), S).unwrap());
         assert_eq!(registry.open(), 0);
-        assert!(registry.reserve(endpoint(1)).is_ok(), "the place is free again");
+        assert!(registry.reserve(endpoint(1), S).is_ok(), "the place is free again");
     }
 
     #[test]
     fn an_endpoint_holds_at_most_its_share_and_the_instance_at_most_its_bound() {
-        let registry = Arc::new(Registry::new(3, 2));
-        let (a, b) = (registry.reserve(endpoint(1)).unwrap(), registry.reserve(endpoint(1)).unwrap());
-        let err = registry.reserve(endpoint(1)).err().unwrap();
+        let registry = Arc::new(Registry::new(3, 2, 0));
+        let (a, b) = (registry.reserve(endpoint(1), S).unwrap(), registry.reserve(endpoint(1), S).unwrap());
+        let err = refusal(&registry, endpoint(1), S);
         assert_eq!(err.code(), "rate_limited", "{err}");
-        let c = registry.reserve(endpoint(2)).unwrap();
-        let err = registry.reserve(endpoint(3)).err().unwrap();
+        let c = registry.reserve(endpoint(2), S).unwrap();
+        let err = refusal(&registry, endpoint(3), S);
         assert_eq!(err.code(), "unavailable", "{err}");
         let ids: Vec<SessionId> = vec!["s1".into(), "s2".into(), "s3".into()];
         registry.settle(a, &ids[0]);
@@ -257,8 +349,35 @@ mod tests {
         assert_eq!(registry.owner("s3"), Some(endpoint(2)));
         registry.close(&ids[0]);
         assert_eq!(registry.owner("s1"), None);
-        assert!(registry.reserve(endpoint(1)).is_ok(), "a closed session's place is free again");
+        assert!(registry.reserve(endpoint(1), S).is_ok(), "a closed session's place is free again");
         registry.close(&ids[0]);
         assert_eq!(registry.open(), 2, "closing twice gives back once");
+    }
+
+    #[test]
+    fn the_endpoints_of_one_scope_hold_at_most_its_share_and_another_scope_opens_sessions() {
+        let registry = Arc::new(Registry::new(8, 32, 25));
+        // Six of eight over three endpoints of one scope; the seventh is refused, on any
+        // of its endpoints, with 429.
+        let mine: Vec<Place> = (0..6).map(|i| registry.reserve(endpoint(i % 3), scope(1)).unwrap()).collect();
+        let refused = registry.reserve(endpoint(9), scope(1)).err().unwrap();
+        assert_eq!(refused, Refused::ScopeShare { held: 6 });
+        assert_eq!(refused.reason(), PlaceRefusal::ScopeShare);
+        let err = Error::from(refused);
+        assert_eq!((err.code(), err.retry_after()), ("rate_limited", Some(1)), "{err}");
+        // Another scope takes the two kept places; then the instance is full for both.
+        let theirs =
+            [registry.reserve(endpoint(20), scope(2)).unwrap(), registry.reserve(endpoint(21), scope(2)).unwrap()];
+        assert_eq!(registry.reserve(endpoint(22), scope(2)).err(), Some(Refused::Full { taken: 8 }));
+        assert_eq!(refusal(&registry, endpoint(0), scope(1)).code(), "unavailable");
+        // A place the scope gives back (a session closed, or a request's place unused) is
+        // its to take again.
+        let id: SessionId = "s".into();
+        let mut mine = mine.into_iter();
+        registry.settle(mine.next().unwrap(), &id);
+        drop(theirs);
+        registry.close(&id);
+        let _again = registry.reserve(endpoint(0), scope(1)).unwrap();
+        assert!(matches!(registry.reserve(endpoint(0), scope(1)), Err(Refused::ScopeShare { .. })));
     }
 }

@@ -161,4 +161,9 @@ impl Services {
     pub fn hook_settings(&self) -> HookSettings {
         self.hooks
     }
+
+    /// The process's metrics (for the adapters' own counts, as the MCP gate's refusals).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
 }

@@ -19,8 +19,10 @@
 //! A request whose claim a budget deferred is woken by a change of the budget; a spent
 //! hourly window claims again at the next hour, a full in-flight cap every
 //! [`IN_FLIGHT_RECHECK`] (see there why). At most
-//! `SWITCHBOARD_LONG_POLL_MAX_WAITERS` requests wait per instance; past it a request
-//! claims once and answers at once. When the server stops, waiting requests answer at
+//! `SWITCHBOARD_LONG_POLL_MAX_WAITERS` requests wait per instance, and the endpoints of
+//! one owner scope hold at most their fair share of those places (all but
+//! `SWITCHBOARD_LONG_POLL_RESERVE_PERCENT`, [`crate::domain::fair_share`]); past either a
+//! request claims once and answers at once. When the server stops, waiting requests answer at
 //! once. A client that hangs up frees its place (the request's future is dropped).
 //!
 //! [`IN_FLIGHT_RECHECK`]: crate::domain::waiters::IN_FLIGHT_RECHECK
@@ -38,10 +40,10 @@ use super::Services;
 use super::agent::Claim;
 use super::agent_batch::{self, ClaimNextOutcome};
 use crate::domain::admission::Deferral;
-use crate::domain::ids::EndpointId;
+use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::waiters::{Refused, recheck_after, wait_for};
 use crate::error::{Error, Result};
-use crate::metrics::EmptyWait;
+use crate::metrics::{EmptyWait, PlaceKind, PlaceRefusal};
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::ClaimOutcome;
 
@@ -102,7 +104,7 @@ pub async fn claim_next(
         return agent_batch::claim_next(s, me, claim, limit).await;
     };
     let queue = claim.queue.clone();
-    hold(s, me.endpoint_id, queue, wait, || agent_batch::claim_next(s, me, claim.clone(), limit)).await
+    hold(s, me.scope_id, me.endpoint_id, queue, wait, || agent_batch::claim_next(s, me, claim.clone(), limit)).await
 }
 
 /// Refuses `wait_seconds` where it means nothing (a claim by id waits for no one).
@@ -124,11 +126,12 @@ enum Woke {
 }
 
 /// Claims with `claim` until it claims something or `wait` has passed, waiting in
-/// `endpoint`'s line (for `queue`, or any) between claims. The last claim's outcome is
+/// `endpoint`'s line (of owner `scope`; for `queue`, or any) between claims. The last claim's outcome is
 /// the answer. A database error ends the wait with that error (503 for a lost
 /// connection), and the place in line is given up with it.
 pub async fn hold<T, F, Fut>(
     s: &Services,
+    scope: ScopeId,
     endpoint: EndpointId,
     queue: Option<String>,
     wait: Duration,
@@ -140,14 +143,20 @@ where
     Fut: Future<Output = Result<T>>,
 {
     let deadline = Instant::now() + wait;
-    let waiting = match s.waiters.enter(endpoint, queue) {
+    let waiting = match s.waiters.enter(scope, endpoint, queue) {
         Ok(waiting) => waiting,
         Err(refused) => {
+            match refused {
+                Refused::Full => s.metrics.place_refused(PlaceKind::LongPoll, PlaceRefusal::InstanceFull),
+                Refused::ScopeShare => s.metrics.place_refused(PlaceKind::LongPoll, PlaceRefusal::ScopeShare),
+                Refused::Closed => {}
+            }
             // No place to wait: claim once, as without `wait_seconds`.
             let outcome = claim().await?;
             if !outcome.claimed() {
                 s.metrics.long_poll_empty(match refused {
                     Refused::Full => EmptyWait::Full,
+                    Refused::ScopeShare => EmptyWait::ScopeShare,
                     Refused::Closed => EmptyWait::Shutdown,
                 });
             }

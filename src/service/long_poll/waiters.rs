@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
 
-use crate::domain::ids::EndpointId;
+use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::waiters::{Refused, Ticket, WaiterQueue};
 use crate::domain::wakeups::Arrival;
 use crate::metrics::Metrics;
@@ -23,17 +23,19 @@ struct Inner {
 }
 
 impl Waiters {
-    /// No waiters yet; at most `max` at once.
-    pub fn new(max: usize, metrics: Metrics) -> Self {
-        Waiters { inner: Arc::new(Inner { queue: Mutex::new(WaiterQueue::new(max)), metrics }) }
+    /// No waiters yet; at most `max` at once, `reserve_percent` of them kept for scopes
+    /// other than any one.
+    pub fn new(max: usize, reserve_percent: u8, metrics: Metrics) -> Self {
+        let queue = Mutex::new(WaiterQueue::new(max, reserve_percent));
+        Waiters { inner: Arc::new(Inner { queue, metrics }) }
     }
 
-    /// Takes a place in `endpoint`'s line (for one queue, or any), or says why not. The
-    /// place is given up when the returned [`Waiting`] is dropped, however the request
-    /// ends (answered, failed, or its client gone).
-    pub fn enter(&self, endpoint: EndpointId, queue: Option<String>) -> Result<Waiting, Refused> {
+    /// Takes a place in `endpoint`'s line (of owner `scope`; for one queue, or any), or
+    /// says why not. The place is given up when the returned [`Waiting`] is dropped,
+    /// however the request ends (answered, failed, or its client gone).
+    pub fn enter(&self, scope: ScopeId, endpoint: EndpointId, queue: Option<String>) -> Result<Waiting, Refused> {
         let bell = Arc::new(Notify::new());
-        let ticket = self.lock().enter(endpoint, queue, bell.clone())?;
+        let ticket = self.lock().enter(scope, endpoint, queue, bell.clone())?;
         Ok(Waiting { waiters: self.clone(), ticket, bell })
     }
 

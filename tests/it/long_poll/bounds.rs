@@ -1,6 +1,7 @@
 //! The limits of waiting: `wait_seconds` out of range claims nothing, an empty wait
-//! answers as an empty claim when its time is up, past the instance's bound a request
-//! answers at once, and a waiting request does no database work.
+//! answers as an empty claim when its time is up, past the instance's bound or its
+//! owner's fair share of it a request answers at once (and another owner's still waits),
+//! and a waiting request does no database work.
 
 use std::time::Duration;
 
@@ -67,6 +68,36 @@ async fn past_the_bound_on_waiting_requests_a_claim_answers_at_once() {
     let id = app.create_todo(&ep, "inbox", "t").await;
     let got = answered(holder).await;
     assert_eq!(got.todo(), Some(id.to_string().as_str()), "{:?}", got.body);
+}
+
+#[actix_web::test]
+async fn past_its_owners_share_of_the_places_a_wait_answers_at_once_and_another_owners_still_waits() {
+    let app = spawn_with(|s| s.long_poll_max_waiters = 8).await;
+    let (greedy, other) = (app.owner("greedy@example.com").await, app.owner("other@example.com").await);
+    let mine = [app.agent(greedy.scope, "greedy-a").await, app.agent(greedy.scope, "greedy-b").await];
+    // Six of eight places (the default keeps a quarter), over two endpoints of one owner.
+    let holders: Vec<_> = (0..6).map(|i| wait_on_any(&app.base, &mine[i % 2], 30)).collect();
+    wait_for_waiters(&app.base, 6).await;
+
+    // The owner's next wait, on a third endpoint of its, answers at once, empty.
+    let third = app.agent(greedy.scope, "greedy-c").await;
+    let answer = answered(wait_on_any(&app.base, &third, 30)).await;
+    assert_eq!((answer.status, &answer.body), (200, &json!({"empty": true})));
+    assert!(answer.took < Duration::from_secs(10), "answered after {:?}", answer.took);
+    assert_eq!(metric(&app.base, r#"switchboard_long_poll_empty_total{reason="scope_share"}"#).await, 1);
+    let refused = r#"switchboard_places_refused_total{place="long_poll",reason="scope_share"}"#;
+    assert_eq!(metric(&app.base, refused).await, 1);
+    assert_eq!(metric(&app.base, r#"switchboard_long_poll_empty_total{reason="full"}"#).await, 0);
+
+    // Another owner's wait waits in a kept place, and is woken by work on its endpoint.
+    let theirs = app.agent(other.scope, "theirs").await;
+    let waiting = wait_on_any(&app.base, &theirs, 30);
+    wait_for_waiters(&app.base, 7).await;
+    assert!(!waiting.is_finished());
+    let id = app.create_todo(&theirs, "inbox", "for the other owner").await;
+    let got = answered(waiting).await;
+    assert_eq!(got.todo(), Some(id.to_string().as_str()), "{:?}", got.body);
+    assert!(holders.iter().all(|h| !h.is_finished()), "the first owner's waits wait on");
 }
 
 #[actix_web::test]

@@ -1,5 +1,6 @@
 //! The MCP surface's bounds: a body over 1 MiB is refused as REST refuses it, sessions are
-//! bounded per endpoint and per instance, an idle session closes and gives its place back,
+//! bounded per endpoint and per instance, one owner's endpoints hold at most their fair
+//! share and another owner still opens sessions, an idle session closes and gives its place back,
 //! a session is its endpoint's only, and a claim_next waiting for work writes nothing on
 //! its stream until it answers.
 
@@ -34,6 +35,8 @@ async fn sessions_are_bounded_per_endpoint_and_per_instance_and_a_deleted_one_fr
     let app = TestApp::spawn_with(|s| {
         s.mcp_max_sessions = 3;
         s.mcp_max_sessions_per_endpoint = 2;
+        // One owner fills the instance here: no share kept for others (fair shares below).
+        s.mcp_reserve_percent = 0;
     })
     .await;
     let owner = app.owner("a@example.com").await;
@@ -66,6 +69,67 @@ async fn sessions_are_bounded_per_endpoint_and_per_instance_and_a_deleted_one_fr
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
     Wire::new(&app, "a", &a).initialize().await;
+}
+
+#[actix_web::test]
+async fn one_owner_filling_its_share_of_sessions_is_refused_with_429_and_another_owner_still_opens_sessions() {
+    let app = long_poll::spawn_with(|s| s.mcp_max_sessions = 8).await;
+    let (greedy, other) = (app.owner("greedy@example.com").await, app.owner("other@example.com").await);
+    let mut slugs = Vec::new();
+    for n in 0..4 {
+        let slug = format!("greedy-{n}");
+        slugs.push((app.agent(greedy.scope, &slug).await, slug));
+    }
+    // Six of eight places (the default keeps a quarter), two on each of three endpoints.
+    let mut held = Vec::new();
+    for (ep, slug) in slugs.iter().take(3) {
+        for _ in 0..2 {
+            let mut wire = Wire::new(&app, slug, ep);
+            wire.initialize().await;
+            held.push(wire);
+        }
+    }
+    // Its seventh, on any of its endpoints (a fresh one too), is refused: 429 rate_limited.
+    for (ep, slug) in &slugs {
+        let refused = Wire::new(&app, slug, ep).post(initialize_request()).await;
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&refused.body));
+        let body: serde_json::Value = serde_json::from_slice(&refused.body).unwrap();
+        assert_eq!(body["error"]["code"], "rate_limited", "{body}");
+        assert!(refused.session.is_none());
+    }
+    let scope_share = r#"switchboard_places_refused_total{place="mcp_session",reason="scope_share"}"#;
+    assert_eq!(long_poll::metric(&app.base, scope_share).await, 4);
+
+    // Another owner opens sessions in the places kept, and calls tools in them.
+    let theirs = app.agent(other.scope, "theirs").await;
+    for id in 1..=2 {
+        let mut wire = Wire::new(&app, "theirs", &theirs);
+        wire.initialize().await;
+        let (status, answer) = wire.call(id, "list_todos", json!({})).await;
+        assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)), "{answer}");
+    }
+    // Then the instance is full, for everyone.
+    let full = Wire::new(&app, "theirs", &theirs).post(initialize_request()).await;
+    assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE);
+    let instance_full = r#"switchboard_places_refused_total{place="mcp_session",reason="instance_full"}"#;
+    assert_eq!(long_poll::metric(&app.base, instance_full).await, 1);
+
+    // The first owner's calls still work, and a session it ends gives its place back.
+    let (status, _) = held[0].call(1, "list_todos", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    let session = held[0].session.clone().unwrap();
+    let deleted = app
+        .client
+        .delete(super::mcp_url(&app, &slugs[0].1))
+        .insert_header(("Authorization", format!("Bearer {}", slugs[0].0.token)))
+        .insert_header(("Mcp-Session-Id", session.as_str()))
+        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    Wire::new(&app, &slugs[3].1, &slugs[3].0).initialize().await;
+    assert_eq!(long_poll::metric(&app.base, scope_share).await, 4);
 }
 
 #[actix_web::test]
