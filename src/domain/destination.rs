@@ -19,6 +19,10 @@ pub enum DestinationError {
     /// A query or fragment: a base URL has paths appended to it.
     #[error("must not carry a query or a fragment")]
     QueryOrFragment,
+    /// A user name or password: credentials belong in the connection's secret, and the
+    /// outbound guard refuses them on every dial.
+    #[error("must not carry a user name or password")]
+    Userinfo,
 }
 
 /// The normalised form of a base URL: lower-case scheme and host, no default port,
@@ -29,6 +33,9 @@ pub fn normalised(raw: &str) -> Result<String, DestinationError> {
     let Some(host) = url.host_str() else { return Err(DestinationError::NotAUrl) };
     if url.query().is_some() || url.fragment().is_some() {
         return Err(DestinationError::QueryOrFragment);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(DestinationError::Userinfo);
     }
     // `Url` already lower-cases the scheme and host and drops a default port.
     let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
@@ -123,10 +130,13 @@ mod tests {
     }
 
     #[test]
-    fn a_base_url_with_a_query_or_fragment_or_no_host_is_refused() {
+    fn a_base_url_with_a_query_fragment_userinfo_or_no_host_is_refused() {
         assert_eq!(normalised("https://h.example/?x=1"), Err(DestinationError::QueryOrFragment));
         assert_eq!(normalised("https://h.example/#f"), Err(DestinationError::QueryOrFragment));
         assert_eq!(normalised("mailto:a@b.example"), Err(DestinationError::NotAUrl));
+        assert_eq!(normalised("https://user:pw@h.example"), Err(DestinationError::Userinfo));
+        assert_eq!(normalised("https://user@h.example"), Err(DestinationError::Userinfo));
+        assert!(!same("https://user:pw@h.example", "https://h.example"), "never the same destination");
     }
 
     #[test]

@@ -427,7 +427,7 @@ fn api_cases() -> Vec<Case> {
             "PUT",
             "/api/v1/agent/sinks/{name}",
             NewTeamSinkName,
-            Json(r#"{"kind": "gotify", "base_url": "https://203.0.113.10", "connection_id": "{connection}"}"#),
+            Json(r#"{"kind": "gotify", "connection_id": "{connection}"}"#),
             &[201],
         ),
         case("DELETE", "/api/v1/agent/sinks/{name}", FreshTeamSinkName, Empty, &[204]),
@@ -500,7 +500,9 @@ fn api_cases() -> Vec<Case> {
             "POST",
             "/api/v1/connections",
             TeamOwner,
-            Json(r#"{"name": "{slug}", "kind": "gotify", "secret": "token-{slug}", "owner": "team:crew"}"#),
+            Json(
+                r#"{"name": "{slug}", "kind": "gotify", "secret": "token-{slug}", "base_url": "https://203.0.113.10", "owner": "team:crew"}"#,
+            ),
             &[201],
         ),
         case("GET", "/api/v1/connections", Listing(Listed::Connection), Empty, &[200]),
@@ -511,9 +513,7 @@ fn api_cases() -> Vec<Case> {
             "POST",
             "/api/v1/sinks",
             TeamOwner,
-            Json(
-                r#"{"name": "{slug}", "kind": "gotify", "base_url": "https://203.0.113.10", "connection_id": "{connection}", "owner": "team:crew"}"#,
-            ),
+            Json(r#"{"name": "{slug}", "kind": "gotify", "connection_id": "{connection}", "owner": "team:crew"}"#),
             &[201],
         ),
         case("GET", "/api/v1/sinks", Listing(Listed::Sink), Empty, &[200]),
@@ -611,7 +611,13 @@ fn board_cases() -> Vec<Case> {
             "POST",
             "/sinks/connections",
             TeamOwner,
-            Form(&[("name", "{slug}"), ("kind", "gotify"), ("secret", "token-{slug}"), ("owner", "team:crew")]),
+            Form(&[
+                ("name", "{slug}"),
+                ("kind", "gotify"),
+                ("secret", "token-{slug}"),
+                ("base_url", "https://203.0.113.10"),
+                ("owner", "team:crew"),
+            ]),
             &[303],
         ),
         case("POST", "/sinks/connections/{id}/rotate", FreshTeamConnection, Form(&[("secret", "rotated")]), &[303]),
@@ -621,13 +627,7 @@ fn board_cases() -> Vec<Case> {
             "POST",
             "/sinks",
             TeamOwner,
-            Form(&[
-                ("name", "{slug}"),
-                ("kind", "gotify"),
-                ("base_url", "https://203.0.113.10"),
-                ("connection_id", "{connection}"),
-                ("owner", "team:crew"),
-            ]),
+            Form(&[("name", "{slug}"), ("kind", "gotify"), ("connection_id", "{connection}"), ("owner", "team:crew")]),
             &[303],
         ),
         case("GET", "/sinks/{id}", TeamSink, Empty, &[200]),
@@ -812,9 +812,10 @@ impl World {
         created["id"].as_str().unwrap().to_owned()
     }
 
-    /// A gotify connection of the team's.
+    /// A gotify connection of the team's, bound to the team's receiver (where its sinks post).
     async fn connection(&self) -> String {
-        let body = json!({"name": format!("conn-{}", self.next()), "kind": "gotify", "secret": "app-token", "owner": "team:crew"});
+        let body = json!({"name": format!("conn-{}", self.next()), "kind": "gotify", "secret": "app-token",
+                          "base_url": self.receiver.base(), "owner": "team:crew"});
         let created = self.admin_call("POST", "/api/v1/connections", body).await;
         created["id"].as_str().unwrap().to_owned()
     }
@@ -844,7 +845,8 @@ impl World {
     /// A gotify sink of the outsider's own: its name.
     async fn outsider_sink(&self) -> String {
         let token = Some(self.outsider.owner.token.as_str());
-        let body = json!({"name": "outsiders-conn", "kind": "gotify", "secret": "outsiders-token"});
+        let body = json!({"name": "outsiders-conn", "kind": "gotify", "secret": "outsiders-token",
+                          "base_url": self.receiver.base()});
         let (s, conn) = self.app.call("POST", "/api/v1/connections", token, Some(&body)).await;
         assert_eq!(s, 201, "{conn}");
         let name = "outsiders-sink-marker".to_owned();

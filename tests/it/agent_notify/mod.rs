@@ -44,9 +44,9 @@ async fn agent(app: &TestApp, o: &Owner, slug: &str, extra: &[Verb]) -> Ep {
     app.endpoint(o.scope, slug, &grants).await
 }
 
-/// A gotify connection of `o` holding `secret`; its id.
-async fn connection(app: &TestApp, o: &Owner, name: &str, secret: &str) -> String {
-    let body = json!({"name": name, "kind": "gotify", "secret": secret});
+/// A gotify connection of `o` holding `secret`, bound to `base_url`; its id.
+async fn connection(app: &TestApp, o: &Owner, name: &str, secret: &str, base_url: &str) -> String {
+    let body = json!({"name": name, "kind": "gotify", "secret": secret, "base_url": base_url});
     let (s, b) = app.post("/api/v1/connections", &o.token, body).await;
     assert_eq!(s, 201, "{b}");
     b["id"].as_str().unwrap().to_owned()
@@ -55,7 +55,7 @@ async fn connection(app: &TestApp, o: &Owner, name: &str, secret: &str) -> Strin
 /// A gotify sink of `o` named `name`, posting to `rx`, subscribed as `subscriptions`
 /// says (through the operator API); its id.
 async fn subscribed_sink(app: &TestApp, o: &Owner, name: &str, rx: &Receiver, subscriptions: Value) -> SinkId {
-    let c = connection(app, o, &format!("conn-{name}"), &format!("token-{name}")).await;
+    let c = connection(app, o, &format!("conn-{name}"), &format!("token-{name}"), &rx.base()).await;
     let body = json!({"name": name, "kind": "gotify", "base_url": rx.base(), "connection_id": c});
     let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
     assert_eq!(s, 201, "{sink}");

@@ -23,7 +23,7 @@ async fn an_endpoint_with_the_default_grants_is_refused_notify_owner_and_every_s
     let o = app.owner("owner@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     subscribed_sink(&app, &o, "phone", &rx, json!([{"events": ["agent.notify", "todo.dead_lettered"]}])).await;
-    let spare = connection(&app, &o, "spare", "spare-token").await;
+    let spare = connection(&app, &o, "spare", "spare-token", &rx.base()).await;
     let plain = app.endpoint(o.scope, "plain", &[]).await;
     let todo = app.create_todo(&app.agent(o.scope, "filler").await, "inbox", "a todo").await;
     let before = footprint(&app).await;

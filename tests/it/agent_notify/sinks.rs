@@ -43,8 +43,8 @@ async fn the_notifications_verbs_create_list_replace_test_subscribe_and_delete_a
     let app = spawn().await;
     let o = app.owner("o@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let one = connection(&app, &o, "one", SECRET_ONE).await;
-    let two = connection(&app, &o, "two", SECRET_TWO).await;
+    let one = connection(&app, &o, "one", SECRET_ONE, &rx.base()).await;
+    let two = connection(&app, &o, "two", SECRET_TWO, &rx.base()).await;
     let ep = agent(&app, &o, "manager", &[Verb::Notifications]).await;
     let mut seen = Answers::default();
 
@@ -54,7 +54,7 @@ async fn the_notifications_verbs_create_list_replace_test_subscribe_and_delete_a
     assert_eq!((created["name"].as_str(), created["kind"].as_str()), (Some("phone"), Some("gotify")));
     assert_eq!((created["enabled"].clone(), created["connection_id"].clone()), (json!(true), json!(one)));
     let stored = format!("SELECT count(*) FROM sinks WHERE base_url = '{}'", rx.base());
-    assert_eq!(app.db.count(&stored).await, 1, "stored with the trailing slash trimmed, as the operator's create does");
+    assert_eq!(app.db.count(&stored).await, 1, "the slash is no other destination: it posts to its connection's");
     let id = created["id"].as_str().unwrap().to_owned();
     let (_, listed) = app.get("/api/v1/sinks", &o.token).await;
     assert_eq!(listed["sinks"][0]["id"], id.as_str(), "the owner sees it: it is theirs");
@@ -68,7 +68,8 @@ async fn the_notifications_verbs_create_list_replace_test_subscribe_and_delete_a
     assert_eq!(s, 200, "{replaced}");
     assert_eq!((replaced["id"].as_str(), replaced["enabled"].clone()), (Some(id.as_str()), json!(false)));
     assert_eq!(replaced["connection_id"], json!(two));
-    let again = json!({"kind": "gotify", "base_url": rx.base(), "connection_id": two});
+    // Kind and base URL may be left out: the connection's.
+    let again = json!({"connection_id": two});
     let (s, kept) = seen.call(&app, "PUT", "/api/v1/agent/sinks/phone", &ep, Some(again)).await;
     assert_eq!((s, kept["enabled"].clone()), (200, json!(false)), "absent, enabled stays as it was");
     assert_eq!(sinks_of(&app, o.scope).await, 1, "replaced, not added");
@@ -106,9 +107,9 @@ async fn the_notifications_verbs_never_reach_another_owners_sinks_connections_or
     let b = app.owner("b@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let b_sink = subscribed_sink(&app, &b, "b-phone", &rx, json!([{"events": ["agent.notify"]}])).await;
-    let b_conn = connection(&app, &b, "b-spare", "b-secret-token").await;
+    let b_conn = connection(&app, &b, "b-spare", "b-secret-token", &rx.base()).await;
     let b_endpoint = app.endpoint(b.scope, "b-worker", &[]).await;
-    let a_conn = connection(&app, &a, "a-conn", SECRET_ONE).await;
+    let a_conn = connection(&app, &a, "a-conn", SECRET_ONE, &rx.base()).await;
     let ep = agent(&app, &a, "a-manager", &[Verb::Notifications]).await;
     let b_subs = app.db.count("SELECT count(*) FROM sink_subscriptions").await;
     let mut seen = Answers::default();
@@ -153,7 +154,7 @@ async fn bad_input_to_the_notifications_verbs_changes_nothing() {
     let o = app.owner("o@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     subscribed_sink(&app, &o, "phone", &rx, json!([{"events": ["agent.notify"]}])).await;
-    let conn = connection(&app, &o, "spare", SECRET_ONE).await;
+    let conn = connection(&app, &o, "spare", SECRET_ONE, &rx.base()).await;
     let ep = agent(&app, &o, "manager", &[Verb::Notifications]).await;
     let before = snapshot(&app).await;
     let long = "n".repeat(101);
@@ -203,7 +204,7 @@ async fn a_replacement_at_the_sink_cap_succeeds_a_new_sink_past_it_is_refused_an
     .await;
     let o = app.owner("o@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let conn = connection(&app, &o, "conn", SECRET_ONE).await;
+    let conn = connection(&app, &o, "conn", SECRET_ONE, &rx.base()).await;
     let ep = agent(&app, &o, "manager", &[Verb::Notifications]).await;
     let body = json!({"kind": "gotify", "base_url": rx.base(), "connection_id": conn});
     let put = |name: &str| format!("/api/v1/agent/sinks/{name}");

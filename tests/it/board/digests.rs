@@ -34,7 +34,8 @@ async fn post(app: &TestApp, s: &Session, path: &str, fields: &[(&str, &str)]) -
 
 /// A gotify sink of `owner` (`None`: the token holder's own scope) named `name`; its id.
 async fn sink(app: &TestApp, o: &Owner, name: &str, owner: Option<&str>) -> String {
-    let mut body = json!({"name": format!("{name}-conn"), "kind": "gotify", "secret": SECRET});
+    let mut body = json!({"name": format!("{name}-conn"), "kind": "gotify", "secret": SECRET,
+                          "base_url": "https://203.0.113.10"});
     if let Some(owner) = owner {
         body["owner"] = json!(owner);
     }

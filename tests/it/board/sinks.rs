@@ -6,7 +6,6 @@
 
 use awc::http::StatusCode;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use switchboard::board::respond::{NOTICE_COOKIE, Notice, Tone};
 use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
@@ -32,8 +31,9 @@ async fn spawn() -> TestApp {
     .await
 }
 
+/// A connection's fingerprint: a keyed HMAC under the instance's master key.
 fn fingerprint(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))[..12].to_owned()
+    switchboard::vault::Vault::new(Some(&KEY)).fingerprint(secret.as_bytes()).unwrap()
 }
 
 /// Every part of an answer a secret could leak through: status line aside, the
@@ -80,17 +80,25 @@ async fn an_admin_stores_a_connection_adds_a_sink_edits_it_and_reads_its_deliver
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(page.body.contains("No connections yet") && page.body.contains(r#"type="password""#), "{}", page.body);
 
-    // Store a connection: the page shows the fingerprint, never the secret.
+    // Store a connection bound to the loopback receiver: the page shows its destination
+    // and fingerprint, never the secret.
     let stored = post(
         &app,
         &s,
         "/sinks/connections",
-        &[("name", "ada-gotify"), ("kind", "gotify"), ("secret", SECRET), ("owner", "ada@example.com")],
+        &[
+            ("name", "ada-gotify"),
+            ("kind", "gotify"),
+            ("secret", SECRET),
+            ("base_url", &rx.base()),
+            ("owner", "ada@example.com"),
+        ],
     )
     .await;
     assert_eq!((stored.status, stored.location()), (StatusCode::SEE_OTHER, "/sinks"), "{}", stored.body);
     let page = get(&app, "/sinks", Some(&s.cookie)).await;
     assert!(page.body.contains("ada-gotify") && page.body.contains(&fingerprint(SECRET)), "{}", page.body);
+    assert!(page.body.contains("Destination") && page.body.contains(&rx.base()), "{}", page.body);
     // The connection's id, as its rotate form names it.
     let marker = "/sinks/connections/";
     let at = page.body.find(marker).expect("a rotate form") + marker.len();
@@ -98,7 +106,7 @@ async fn an_admin_stores_a_connection_adds_a_sink_edits_it_and_reads_its_deliver
     assert!(connection.starts_with("cn_"), "{connection}");
     seen.extend([stored, page]);
 
-    // Add a sink posting to the loopback receiver.
+    // Add a sink posting with it (so to the loopback receiver): the form has no URL.
     let added = post(
         &app,
         &s,
@@ -106,7 +114,6 @@ async fn an_admin_stores_a_connection_adds_a_sink_edits_it_and_reads_its_deliver
         &[
             ("name", "ada-phone"),
             ("kind", "gotify"),
-            ("base_url", &rx.base()),
             ("connection_id", &connection),
             ("apprise_mode", ""),
             ("owner", "ada@example.com"),
@@ -210,7 +217,8 @@ async fn a_member_sees_the_teams_sinks_without_forms_and_an_outsider_finds_nothi
     let bob = board_owner(&app, "bob@example.com").await;
     app.store.add_team_member(team, bob.id, TeamRole::Member).await.unwrap();
     board_owner(&app, "carol@example.com").await;
-    let body = json!({"name": "ops-gotify", "kind": "gotify", "secret": SECRET, "owner": "team:ops"});
+    let body = json!({"name": "ops-gotify", "kind": "gotify", "secret": SECRET, "base_url": "https://203.0.113.10",
+                      "owner": "team:ops"});
     let (st, c) = app.post("/api/v1/connections", &ada.token, body).await;
     assert_eq!(st, 201, "{c}");
     let body = json!({"name": "ops-phone", "kind": "gotify", "base_url": "https://203.0.113.10",

@@ -118,10 +118,9 @@ async fn testing_a_cairn_connection_asks_whoami_with_its_token_and_reports_a_ref
     }
     assert_eq!(cairn.count(), 3, "one call per test");
 
-    // A gotify connection has no URL of its own: it is tested through a sink.
-    let (_, gotify) = app
-        .post("/api/v1/connections", &o.token, json!({"name": "phone", "kind": "gotify", "secret": "app-token"}))
-        .await;
+    // A gotify connection (bound to its Gotify) is tested through a sink, not on its own.
+    let body = json!({"name": "phone", "kind": "gotify", "secret": "app-token", "base_url": "https://203.0.113.10"});
+    let (_, gotify) = app.post("/api/v1/connections", &o.token, body).await;
     let (s, answer) =
         app.post(&format!("/api/v1/connections/{}/test", gotify["id"].as_str().unwrap()), &o.token, json!({})).await;
     assert_eq!((s.as_u16(), answer["error"]["code"].as_str()), (409, Some("conflict")), "{answer}");

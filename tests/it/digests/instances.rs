@@ -19,9 +19,8 @@ async fn two_server_processes_send_one_digest_per_send_time() {
     let fast = [("SWITCHBOARD_DIGEST_INTERVAL_MS", "20"), ("SWITCHBOARD_METRICS_TOKEN", super::METRICS_TOKEN)];
     let first = Served::start_with(&db, &fast);
     let second = Served::start_with(&db, &fast);
-    let (s, c) = first
-        .call("POST", "/api/v1/connections", &operator, json!({"name": "p", "kind": "gotify", "secret": "t"}))
-        .await;
+    let body = json!({"name": "p", "kind": "gotify", "secret": "t", "base_url": rx.base()});
+    let (s, c) = first.call("POST", "/api/v1/connections", &operator, body).await;
     assert_eq!(s, 201, "{c}");
     let (s, sink) = first
         .call(

@@ -66,9 +66,8 @@ async fn another_server(app: &TestApp, adjust: impl FnOnce(&mut Settings)) -> An
 
 /// A Gotify sink of `o` posting to `rx`; its id.
 async fn sink_to(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
-    let (s, c) = app
-        .post("/api/v1/connections", &o.token, json!({"name": "phone", "kind": "gotify", "secret": "app-token"}))
-        .await;
+    let body = json!({"name": "phone", "kind": "gotify", "secret": "app-token", "base_url": rx.base()});
+    let (s, c) = app.post("/api/v1/connections", &o.token, body).await;
     assert_eq!(s, 201, "{c}");
     let body = json!({"name": "pager", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;

@@ -19,9 +19,8 @@ const RELAY: &str = "harness/host-1/harness-a/run-7";
 
 /// A Gotify sink of the owner posting to `rx`, told of dead letters and relay exhaustion.
 async fn subscribed_sink(app: &TestApp, owner_token: &str, rx: &Receiver) {
-    let (s, c) = app
-        .post("/api/v1/connections", owner_token, json!({"name": "phone", "kind": "gotify", "secret": "app-token"}))
-        .await;
+    let body = json!({"name": "phone", "kind": "gotify", "secret": "app-token", "base_url": rx.base()});
+    let (s, c) = app.post("/api/v1/connections", owner_token, body).await;
     assert_eq!(s, 201, "{c}");
     let body = json!({"name": "phone", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (s, sink) = app.post("/api/v1/sinks", owner_token, body).await;

@@ -38,15 +38,13 @@ async fn the_notifications_verbs_manage_and_test_the_owners_sinks() {
     let owner = app.owner("a@example.com").await;
     let ep = app.endpoint(owner.scope, "ops", &[Verb::Notifications]).await;
     let rx = Receiver::start().await;
-    let (s, c) = app
-        .post("/api/v1/connections", &owner.token, json!({"name": "phone", "kind": "gotify", "secret": "app-token"}))
-        .await;
+    let body = json!({"name": "phone", "kind": "gotify", "secret": "app-token", "base_url": rx.base()});
+    let (s, c) = app.post("/api/v1/connections", &owner.token, body).await;
     assert_eq!(s, 201, "{c}");
     let mut mcp = Client::connect(&mcp_url(&app, "ops"), &ep.token, Mode::Auto).await;
 
-    let sink = mcp
-        .ok("set_sink", json!({"name": "phone", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]}))
-        .await;
+    // No URL: the sink posts to its connection's destination.
+    let sink = mcp.ok("set_sink", json!({"name": "phone", "kind": "gotify", "connection_id": c["id"]})).await;
     assert_eq!((&sink["name"], &sink["enabled"]), (&json!("phone"), &json!(true)), "{sink}");
     let tested = mcp.ok("test_sink", json!({"name": "phone"})).await;
     assert_eq!(tested["ok"], true, "{tested}");

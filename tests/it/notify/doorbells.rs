@@ -25,8 +25,8 @@ async fn rung(app: &TestApp, todo: TodoId) {
 
 /// A digest of `owner` to preview (its sink posts to `rx`); its id.
 async fn digest_of(app: &TestApp, owner: &Owner, rx: &Receiver) -> String {
-    let (_, c) =
-        app.post("/api/v1/connections", &owner.token, json!({"name": "c", "kind": "gotify", "secret": "t"})).await;
+    let body = json!({"name": "c", "kind": "gotify", "secret": "t", "base_url": rx.base()});
+    let (_, c) = app.post("/api/v1/connections", &owner.token, body).await;
     let body = json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (_, sink) = app.post("/api/v1/sinks", &owner.token, body).await;
     let (s, d) = app

@@ -9,13 +9,26 @@ use super::*;
 
 const SECRET: &str = "AbCdEf-gotify-app-token-0123456789";
 
+/// The fingerprint the contract names: the first 12 hex of an HMAC-SHA256 of the secret
+/// under a key derived from the instance's master key (here the sink tests' `KEY`).
+fn keyed_fingerprint(secret: &str) -> String {
+    switchboard::vault::Vault::new(Some(&KEY)).fingerprint(secret.as_bytes()).unwrap()
+}
+
 #[actix_web::test]
 async fn a_connection_answers_its_fingerprint_never_its_secret_and_stores_it_sealed() {
     let app = spawn().await;
     let o = app.owner("a@example.com").await;
     let created = connection(&app, &o, "phone", "gotify", SECRET).await;
     assert!(created["id"].as_str().unwrap().starts_with("cn_"), "{created}");
-    assert_eq!(created["fingerprint"], switchboard::vault::fingerprint(SECRET.as_bytes()));
+    assert_eq!(created["fingerprint"], keyed_fingerprint(SECRET));
+    let unkeyed = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(SECRET.as_bytes()))[..12].to_owned();
+    assert_ne!(
+        created["fingerprint"],
+        unkeyed.as_str(),
+        "not the bare SHA-256 prefix a guess could be checked against"
+    );
+    assert_eq!((created["base_url"].as_str(), created["bound"].as_bool()), (Some(GOTIFY_URL), Some(true)), "{created}");
     let (_, listed) = app.get("/api/v1/connections", &o.token).await;
     for answer in [created.to_string(), listed.to_string()] {
         assert!(!answer.contains(SECRET) && !answer.contains("gotify-app-token"), "{answer}");
@@ -32,7 +45,7 @@ async fn a_connection_answers_its_fingerprint_never_its_secret_and_stores_it_sea
     let path = format!("/api/v1/connections/{}/rotate", created["id"].as_str().unwrap());
     let (s, rotated) = app.post(&path, &o.token, json!({"secret": "another-token-9876543210"})).await;
     assert_eq!(s, 200, "{rotated}");
-    assert_eq!(rotated["fingerprint"], switchboard::vault::fingerprint(b"another-token-9876543210"));
+    assert_eq!(rotated["fingerprint"], keyed_fingerprint("another-token-9876543210"));
     assert!(rotated["rotated_at"].is_string() && !rotated.to_string().contains("another-token"));
 }
 
@@ -40,7 +53,8 @@ async fn a_connection_answers_its_fingerprint_never_its_secret_and_stores_it_sea
 async fn without_an_encryption_key_a_connection_is_refused_and_nothing_is_stored() {
     let app = TestApp::spawn_with(|s| s.secret_encryption_key = None).await;
     let o = app.owner("a@example.com").await;
-    let got = app.post("/api/v1/connections", &o.token, json!({"name": "p", "kind": "gotify", "secret": SECRET})).await;
+    let body = json!({"name": "p", "kind": "gotify", "secret": SECRET, "base_url": GOTIFY_URL});
+    let got = app.post("/api/v1/connections", &o.token, body).await;
     assert_eq!(got.0, StatusCode::CONFLICT, "{}", got.1);
     assert_eq!(got.1["error"]["code"], "encryption_required");
     assert!(!got.1.to_string().contains(SECRET));
@@ -52,7 +66,8 @@ async fn apprise_urls_with_a_refused_scheme_name_the_scheme_echo_no_url_and_stor
     let app = spawn().await;
     let o = app.owner("a@example.com").await;
     let urls = "tgram://bottoken/chatid, json://collector.example.com/hook?secret=hunter2";
-    let got = app.post("/api/v1/connections", &o.token, json!({"name": "a", "kind": "apprise", "secret": urls})).await;
+    let body = json!({"name": "a", "kind": "apprise", "secret": urls, "base_url": GOTIFY_URL});
+    let got = app.post("/api/v1/connections", &o.token, body).await;
     assert_eq!(got.0, StatusCode::UNPROCESSABLE_ENTITY, "{}", got.1);
     assert_eq!(got.1["error"]["code"], "forbidden_scheme");
     let message = got.1["error"]["message"].as_str().unwrap();
@@ -98,18 +113,30 @@ async fn a_sink_posts_with_a_connection_of_its_own_owner_and_kind_only() {
 }
 
 #[actix_web::test]
-async fn a_sink_url_the_outbound_guard_refuses_is_refused_on_save() {
+async fn a_destination_the_outbound_guard_refuses_is_refused_on_save() {
+    // A sink posts to its connection's destination, so the guard checks it where it is
+    // given: on the connection; a sink naming any other URL is a mismatch.
     let app = spawn().await;
     let a = app.owner("a@example.com").await;
     let c = connection(&app, &a, "phone", "gotify", SECRET).await;
     for url in
         ["https://127.0.0.1:8443", "https://169.254.169.254", "http://203.0.113.10", "https://user:pw@203.0.113.10"]
     {
-        let body = json!({"name": "x", "kind": "gotify", "base_url": url, "connection_id": c["id"]});
-        let got = app.post("/api/v1/sinks", &a.token, body).await;
+        let body = json!({"name": "x", "kind": "gotify", "secret": SECRET, "base_url": url});
+        let got = app.post("/api/v1/connections", &a.token, body).await;
         assert_eq!(got.0, StatusCode::UNPROCESSABLE_ENTITY, "{url}: {}", got.1);
         assert!(!got.1.to_string().contains("pw@"), "{}", got.1);
+        let body = json!({"name": "x", "kind": "gotify", "base_url": url, "connection_id": c["id"]});
+        let got = app.post("/api/v1/sinks", &a.token, body).await;
+        assert_eq!(
+            (got.0, got.1["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("destination_mismatch")),
+            "{url}: {}",
+            got.1
+        );
+        assert!(!got.1.to_string().contains("pw@"), "{}", got.1);
     }
+    assert_eq!(app.db.count("SELECT count(*) FROM connections").await, 1, "only the first");
     assert_eq!(app.db.count("SELECT count(*) FROM sinks").await, 0);
 }
 
@@ -123,7 +150,11 @@ async fn a_stateless_apprise_sink_rechecks_its_urls_against_the_allowlist() {
     let ok = json!({"name": "m", "kind": "apprise", "base_url": GOTIFY_URL, "connection_id": sealed["id"], "apprise_mode": "urls"});
     assert_eq!(app.post("/api/v1/sinks", &a.token, ok).await.0, StatusCode::CREATED);
     let tg = app
-        .post("/api/v1/connections", &a.token, json!({"name": "t", "kind": "apprise", "secret": "tgram://x/y"}))
+        .post(
+            "/api/v1/connections",
+            &a.token,
+            json!({"name": "t", "kind": "apprise", "secret": "tgram://x/y", "base_url": GOTIFY_URL}),
+        )
         .await;
     assert_eq!(tg.1["error"]["code"], "forbidden_scheme", "{}", tg.1);
     // A key-mode sink (the default for apprise) never reads its secret as URLs.
@@ -176,7 +207,7 @@ async fn a_team_member_sees_the_teams_sinks_and_only_an_admin_changes_them() {
         .post(
             "/api/v1/connections",
             &admin.token,
-            json!({"name": "p", "kind": "gotify", "secret": SECRET, "owner": "team:ops"}),
+            json!({"name": "p", "kind": "gotify", "secret": SECRET, "base_url": GOTIFY_URL, "owner": "team:ops"}),
         )
         .await;
     assert_eq!(s, 201, "{c}");
@@ -184,7 +215,7 @@ async fn a_team_member_sees_the_teams_sinks_and_only_an_admin_changes_them() {
         .post(
             "/api/v1/connections",
             &member.token,
-            json!({"name": "q", "kind": "gotify", "secret": SECRET, "owner": "team:ops"}),
+            json!({"name": "q", "kind": "gotify", "secret": SECRET, "base_url": GOTIFY_URL, "owner": "team:ops"}),
         )
         .await;
     assert_eq!(refused.1["error"]["code"], "invalid_argument", "a member cannot create for the team: {}", refused.1);

@@ -19,9 +19,8 @@ async fn a_dead_letter_committed_after_a_sigkill_reaches_its_sink_once_from_the_
     let operator = store.create_human("a@example.com", "A", None).await.unwrap().token;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let first = Served::start(&db);
-    let (s, c) = first
-        .call("POST", "/api/v1/connections", &operator, json!({"name": "p", "kind": "gotify", "secret": "app-token"}))
-        .await;
+    let body = json!({"name": "p", "kind": "gotify", "secret": "app-token", "base_url": rx.base()});
+    let (s, c) = first.call("POST", "/api/v1/connections", &operator, body).await;
     assert_eq!(s, 201, "{c}");
     let body = json!({"name": "s", "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (s, sink) = first.call("POST", "/api/v1/sinks", &operator, body).await;

@@ -39,7 +39,7 @@ pub(super) async fn another_instance(app: &TestApp) -> actix_web::dev::ServerHan
 
 /// A sink of `o` posting to `rx` with every dead letter subscribed and its budget lifted.
 pub(super) async fn open_sink(app: &TestApp, o: &Owner, rx: &Receiver) -> String {
-    let c = connection(app, o, &format!("c-{}", rx.port()), "gotify", "token").await;
+    let c = connection_at(app, o, &format!("c-{}", rx.port()), "gotify", "token", &rx.base()).await;
     let body =
         json!({"name": format!("s-{}", rx.port()), "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (_, sink) = app.post("/api/v1/sinks", &o.token, body).await;

@@ -111,9 +111,8 @@ async fn no_secret_token_or_payload_reaches_the_logs_even_at_trace() {
     let operator = human.token.clone();
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let served = Served::start(&db);
-    let (s, c) = served
-        .call("POST", "/api/v1/connections", &operator, json!({"name": "p", "kind": "gotify", "secret": GOTIFY_TOKEN}))
-        .await;
+    let body = json!({"name": "p", "kind": "gotify", "secret": GOTIFY_TOKEN, "base_url": rx.base()});
+    let (s, c) = served.call("POST", "/api/v1/connections", &operator, body).await;
     assert_eq!(s, 201, "{c}");
     let cid = c["id"].as_str().unwrap().to_owned();
     let (s, _) = served

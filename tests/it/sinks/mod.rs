@@ -37,10 +37,16 @@ async fn spawn() -> TestApp {
     spawn_with(|_| {}).await
 }
 
-/// Stores a connection for `owner`, asserting it was created; answers it.
+/// Stores a connection for `owner` bound to `GOTIFY_URL` (where [`gotify_sink`] posts),
+/// asserting it was created; answers it.
 async fn connection(app: &TestApp, owner: &Owner, name: &str, kind: &str, secret: &str) -> Value {
-    let (s, b) =
-        app.post("/api/v1/connections", &owner.token, json!({"name": name, "kind": kind, "secret": secret})).await;
+    connection_at(app, owner, name, kind, secret, GOTIFY_URL).await
+}
+
+/// Stores a connection for `owner` bound to `base_url`, asserting it was created; answers it.
+async fn connection_at(app: &TestApp, owner: &Owner, name: &str, kind: &str, secret: &str, base_url: &str) -> Value {
+    let body = json!({"name": name, "kind": kind, "secret": secret, "base_url": base_url});
+    let (s, b) = app.post("/api/v1/connections", &owner.token, body).await;
     assert_eq!(s, 201, "{b}");
     b
 }

@@ -27,7 +27,7 @@ async fn spawn_outbox() -> TestApp {
 
 /// A gotify sink of `o` posting to `rx`, subscribed as `subscriptions` says; its id.
 async fn subscribed_sink(app: &TestApp, o: &Owner, rx: &Receiver, subscriptions: serde_json::Value) -> String {
-    let c = connection(app, o, &format!("c-{}", rx.port()), "gotify", "token").await;
+    let c = connection_at(app, o, &format!("c-{}", rx.port()), "gotify", "token", &rx.base()).await;
     let body =
         json!({"name": format!("s-{}", rx.port()), "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;

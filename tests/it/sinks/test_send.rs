@@ -19,7 +19,7 @@ async fn spawn_local() -> TestApp {
 }
 
 async fn sink_at(app: &TestApp, o: &Owner, kind: &str, base: &str, secret: &str, mode: Option<&str>) -> String {
-    let c = connection(app, o, &format!("{kind}-{}", base.len()), kind, secret).await;
+    let c = connection_at(app, o, &format!("{kind}-{}", base.len()), kind, secret, base).await;
     let mut body = json!({"name": format!("{kind} sink {}", mode.unwrap_or("default")), "kind": kind, "base_url": base, "connection_id": c["id"]});
     if let Some(mode) = mode {
         body["apprise_mode"] = json!(mode);
@@ -99,6 +99,8 @@ async fn the_guard_checks_the_test_dial_and_a_sink_takes_six_tests_a_minute() {
     let o = app.owner("a@example.com").await;
     let rx = Receiver::start().await;
     let sink = sink_at(&app, &o, "gotify", &rx.base(), "token", None).await;
+    // Where the dial goes is the connection's destination (the sink keeps a copy).
+    app.db.exec("UPDATE connections SET base_url = 'http://10.1.2.3:9'").await;
     app.db.exec("UPDATE sinks SET base_url = 'http://10.1.2.3:9' WHERE name = 'gotify sink default'").await;
     let path = format!("/api/v1/sinks/{sink}/test");
     let (_, refused) = app.post(&path, &o.token, json!({})).await;
