@@ -241,6 +241,13 @@ struct EmptyWaitLabels {
     reason: EmptyWait,
 }
 
+/// The `reason` of an outbound refusal: one of
+/// [`crate::outbound::refusal::REFUSAL_REASONS`].
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusedLabels {
+    reason: &'static str,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ListenerLabels {
     listener: &'static str,
@@ -277,6 +284,7 @@ struct Inner {
     long_poll_waiters: Gauge,
     long_poll_wakeups: Counter,
     long_poll_empty: Family<EmptyWaitLabels, Counter>,
+    outbound_refused: Family<RefusedLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -467,6 +475,17 @@ impl Metrics {
         for &reason in EmptyWait::ALL {
             drop(long_poll_empty.get_or_create(&EmptyWaitLabels { reason }));
         }
+        let outbound_refused = Family::<RefusedLabels, Counter>::default();
+        registry.register(
+            "switchboard_outbound_refused",
+            "Outbound targets the SSRF guard refused, when saved or tested and at dial time, by cause (an \
+             address class, own_address, unresolved, dns_timeout, or a rule of the URL's own text); callers are \
+             told only forbidden_target for every cause that depends on where a name points",
+            outbound_refused.clone(),
+        );
+        for &reason in crate::outbound::refusal::REFUSAL_REASONS {
+            drop(outbound_refused.get_or_create(&RefusedLabels { reason }));
+        }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -510,6 +529,7 @@ impl Metrics {
                 long_poll_waiters,
                 long_poll_wakeups,
                 long_poll_empty,
+                outbound_refused,
             }),
         }
     }
@@ -622,6 +642,15 @@ impl Metrics {
         self.inner.long_poll_empty.get_or_create(&EmptyWaitLabels { reason }).inc();
     }
 
+    /// Counts an outbound target the guard refused, by its cause: a
+    /// [`crate::outbound::refusal::REFUSAL_REASONS`] entry (the family's series stay
+    /// that fixed set; the guard gives no other reason, which its tests pin).
+    pub fn outbound_refused(&self, reason: &'static str) {
+        if crate::outbound::refusal::REFUSAL_REASONS.contains(&reason) {
+            self.inner.outbound_refused.get_or_create(&RefusedLabels { reason }).inc();
+        }
+    }
+
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
     pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
         self.inner.outbox_depth.set(depth);
@@ -686,6 +715,9 @@ mod tests {
             r#"switchboard_long_poll_empty_total{reason="timed_out"}"#,
             r#"switchboard_long_poll_empty_total{reason="full"}"#,
             r#"switchboard_long_poll_empty_total{reason="shutdown"}"#,
+            r#"switchboard_outbound_refused_total{reason="loopback"}"#,
+            r#"switchboard_outbound_refused_total{reason="unresolved"}"#,
+            r#"switchboard_outbound_refused_total{reason="dns_timeout"}"#,
         ] {
             assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
         }

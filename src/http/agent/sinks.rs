@@ -51,7 +51,7 @@ pub async fn list_answer(s: &Services, me: &AgentPrincipal) -> Result<SinkList> 
 
 /// Creates the owner's sink `name` (201), or replaces its kind, URL, connection, mode
 /// and `enabled` (200; its budget and subscriptions stay). Refused as the operator's
-/// create is: the outbound guard, `reference_out_of_scope`, `forbidden_scheme`, the
+/// create is: the outbound guard (`forbidden_target`), `reference_out_of_scope`, `forbidden_scheme`, the
 /// per-owner cap (409); nothing changes when refused.
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_put_sink", request_body = PutSinkBody,
     tag = "agent", params(("name" = String, Path, description = "the sink's name, 1–100 characters")),
