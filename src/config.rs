@@ -150,8 +150,8 @@ pub struct Settings {
     #[arg(long, env = "SWITCHBOARD_SINK_MAX", global = true, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub sink_max: u32,
     /// Apprise URL schemes a stateless (`urls`) sink may use, comma-separated; empty:
-    /// the default allowlist (everything but json(s), xml(s), form(s), apprise(s) and
-    /// the local-system schemes).
+    /// the default allow list (`notify::sinks::schemes::DEFAULT_ALLOWED`: services whose
+    /// host Apprise fixes itself). Checked on save and before every send.
     #[arg(long, env = "SWITCHBOARD_APPRISE_ALLOWED_SCHEMES", global = true, default_value = "")]
     pub apprise_allowed_schemes: String,
     /// The outbox's first retry wait in ms (doubling after each failed attempt).

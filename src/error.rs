@@ -44,6 +44,12 @@ pub enum Error {
     /// the scheme and never echoes the URL.
     #[error("forbidden_scheme: {0}")]
     ForbiddenScheme(String),
+    /// An outbound target refused for where its host points: an address class, this
+    /// instance's own address, or a name that does not resolve. One message for every
+    /// cause (the cause goes to the log and `switchboard_outbound_refused_total`), so
+    /// that saving URLs cannot map internal DNS names.
+    #[error("{}", crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE)]
+    ForbiddenTarget,
     /// A reference to a resource of another owner scope (or an unknown one).
     #[error("{0}")]
     ReferenceOutOfScope(String),
@@ -176,6 +182,7 @@ impl Error {
             Error::InvalidArgument(_) => "invalid_argument",
             Error::EncryptionRequired => "encryption_required",
             Error::ForbiddenScheme(_) => "forbidden_scheme",
+            Error::ForbiddenTarget => "forbidden_target",
             Error::ReferenceOutOfScope(_) => "reference_out_of_scope",
             Error::DestinationMismatch(_) => "destination_mismatch",
             Error::PayloadTooLarge(_) => "payload_too_large",
@@ -259,9 +266,10 @@ impl ResponseError for Error {
             Error::InvalidArgument(_) => StatusCode::UNPROCESSABLE_ENTITY,
             // The instance, not the request, lacks something: as a wrong state, 409.
             Error::EncryptionRequired => StatusCode::CONFLICT,
-            Error::ForbiddenScheme(_) | Error::ReferenceOutOfScope(_) | Error::DestinationMismatch(_) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            Error::ForbiddenScheme(_)
+            | Error::ForbiddenTarget
+            | Error::ReferenceOutOfScope(_)
+            | Error::DestinationMismatch(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,

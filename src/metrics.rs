@@ -283,6 +283,13 @@ struct PlaceRefusedLabels {
     reason: PlaceRefusal,
 }
 
+/// The `reason` of an outbound refusal: one of
+/// [`crate::outbound::refusal::REFUSAL_REASONS`].
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusedLabels {
+    reason: &'static str,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ListenerLabels {
     listener: &'static str,
@@ -320,6 +327,7 @@ struct Inner {
     long_poll_wakeups: Counter,
     long_poll_empty: Family<EmptyWaitLabels, Counter>,
     places_refused: Family<PlaceRefusedLabels, Counter>,
+    outbound_refused: Family<RefusedLabels, Counter>,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -523,6 +531,17 @@ impl Metrics {
                 drop(places_refused.get_or_create(&PlaceRefusedLabels { place, reason }));
             }
         }
+        let outbound_refused = Family::<RefusedLabels, Counter>::default();
+        registry.register(
+            "switchboard_outbound_refused",
+            "Outbound targets the SSRF guard refused, when saved or tested and at dial time, by cause (an \
+             address class, own_address, unresolved, dns_timeout, or a rule of the URL's own text); callers are \
+             told only forbidden_target for every cause that depends on where a name points",
+            outbound_refused.clone(),
+        );
+        for &reason in crate::outbound::refusal::REFUSAL_REASONS {
+            drop(outbound_refused.get_or_create(&RefusedLabels { reason }));
+        }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
                 drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
@@ -567,6 +586,7 @@ impl Metrics {
                 long_poll_wakeups,
                 long_poll_empty,
                 places_refused,
+                outbound_refused,
             }),
         }
     }
@@ -684,6 +704,15 @@ impl Metrics {
         self.inner.places_refused.get_or_create(&PlaceRefusedLabels { place, reason }).inc();
     }
 
+    /// Counts an outbound target the guard refused, by its cause: a
+    /// [`crate::outbound::refusal::REFUSAL_REASONS`] entry (the family's series stay
+    /// that fixed set; the guard gives no other reason, which its tests pin).
+    pub fn outbound_refused(&self, reason: &'static str) {
+        if crate::outbound::refusal::REFUSAL_REASONS.contains(&reason) {
+            self.inner.outbound_refused.get_or_create(&RefusedLabels { reason }).inc();
+        }
+    }
+
     /// Sets the outbox gauges (rows not yet ended; the oldest pending row's age).
     pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
         self.inner.outbox_depth.set(depth);
@@ -749,6 +778,9 @@ mod tests {
             r#"switchboard_long_poll_empty_total{reason="full"}"#,
             r#"switchboard_long_poll_empty_total{reason="shutdown"}"#,
             r#"switchboard_long_poll_empty_total{reason="scope_share"}"#,
+            r#"switchboard_outbound_refused_total{reason="loopback"}"#,
+            r#"switchboard_outbound_refused_total{reason="unresolved"}"#,
+            r#"switchboard_outbound_refused_total{reason="dns_timeout"}"#,
             r#"switchboard_places_refused_total{place="mcp_session",reason="scope_share"}"#,
             r#"switchboard_places_refused_total{place="mcp_session",reason="endpoint_share"}"#,
             r#"switchboard_places_refused_total{place="mcp_session",reason="instance_full"}"#,

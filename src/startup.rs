@@ -218,8 +218,10 @@ impl Application {
             .port();
         let vault = crate::vault::Vault::new(settings.secret_encryption_key.as_ref());
         // The guard refuses Switchboard's own address, which only the bound listener knows.
-        let guard = Guard::from_settings(settings, SocketAddr::new(settings.addr.ip(), port))?.with_lookup(lookup);
         let metrics = Metrics::new(&emitter);
+        let guard = Guard::from_settings(settings, SocketAddr::new(settings.addr.ip(), port))?
+            .with_lookup(lookup)
+            .with_metrics(metrics.clone());
         let hook_cache = HookCache::default();
         let hooks = HookSettings::from_settings(settings);
         let (emitter, notify) = if hooks.accepting() {
@@ -277,6 +279,7 @@ impl Application {
                 database_url: database_url.to_owned(),
                 poll: Settings::interval(settings.outbox_poll_ms),
                 metrics: metrics.clone(),
+                schemes: sinks.schemes.clone(),
             };
             let arbiter = Arbiter::new();
             arbiter.spawn_fn(move || {

@@ -20,6 +20,7 @@ pub fn refusal(e: Error) -> Result<Error, BoardError> {
         | Error::Forbidden(_)
         | Error::EncryptionRequired
         | Error::ForbiddenScheme(_)
+        | Error::ForbiddenTarget
         | Error::ReferenceOutOfScope(_)
         | Error::DestinationMismatch(_) => Ok(e),
         other => Err(BoardError::App(other)),

@@ -182,8 +182,11 @@ text_enum!(
         Network => "network",
         /// A TLS failure.
         Tls => "tls",
-        /// The outbound guard refused the target.
+        /// The outbound guard refused the URL's own text (scheme, own host, ingest route).
         RejectedSsrf => "rejected_ssrf",
+        /// The outbound guard refused where the target's name points (an address class,
+        /// our own address, a name that does not resolve): one class for every cause.
+        ForbiddenTarget => "forbidden_target",
     }
 );
 

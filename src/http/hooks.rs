@@ -65,8 +65,10 @@ pub struct HookHealthView {
     /// HTTP status of the last delivery's final attempt; null if it got no response (or
     /// nothing was sent yet).
     pub last_status: Option<i32>,
-    /// `redirect`, `client_error`, `server_error`, `timeout`, `network`, `tls` or
-    /// `rejected_ssrf`; null after a success.
+    /// `redirect`, `client_error`, `server_error`, `timeout`, `network`, `tls`,
+    /// `rejected_ssrf` (the outbound guard refused the URL's own text) or
+    /// `forbidden_target` (it refused where the URL's host points, or the host does not
+    /// resolve: one class for every such cause); null after a success.
     pub last_error: Option<String>,
     /// When the last delivery ended; null before the first.
     pub last_attempt_at: Option<DateTime<Utc>>,

@@ -38,8 +38,11 @@ pub enum AttemptClass {
     Network,
     /// The TLS handshake failed.
     Tls,
-    /// The outbound guard refused the target (section 8): never retried.
+    /// The outbound guard refused the URL's own text (section 8): never retried.
     RejectedSsrf,
+    /// The outbound guard refused where the target's name points (an address class,
+    /// our own address, a name that does not resolve): never retried.
+    ForbiddenTarget,
 }
 
 pub use crate::domain::hooks::LastError;
@@ -61,8 +64,10 @@ text_enum!(
         Network => "network",
         /// A TLS failure.
         Tls => "tls",
-        /// The outbound guard refused the target.
+        /// The outbound guard refused the URL's own text.
         RejectedSsrf => "rejected_ssrf",
+        /// The outbound guard refused where the target's name points.
+        ForbiddenTarget => "forbidden_target",
     }
 );
 
@@ -99,7 +104,11 @@ impl AttemptClass {
             | AttemptClass::Redirect(s)
             | AttemptClass::ClientError(s)
             | AttemptClass::RetryableStatus(s) => Some(s),
-            AttemptClass::Timeout | AttemptClass::Network | AttemptClass::Tls | AttemptClass::RejectedSsrf => None,
+            AttemptClass::Timeout
+            | AttemptClass::Network
+            | AttemptClass::Tls
+            | AttemptClass::RejectedSsrf
+            | AttemptClass::ForbiddenTarget => None,
         }
     }
 
@@ -117,6 +126,7 @@ impl AttemptClass {
             AttemptClass::Network => LastError::Network,
             AttemptClass::Tls => LastError::Tls,
             AttemptClass::RejectedSsrf => LastError::RejectedSsrf,
+            AttemptClass::ForbiddenTarget => LastError::ForbiddenTarget,
         })
     }
 
@@ -132,6 +142,7 @@ impl AttemptClass {
             AttemptClass::Network => AttemptResult::Network,
             AttemptClass::Tls => AttemptResult::Tls,
             AttemptClass::RejectedSsrf => AttemptResult::RejectedSsrf,
+            AttemptClass::ForbiddenTarget => AttemptResult::ForbiddenTarget,
         }
     }
 }
@@ -143,6 +154,7 @@ impl From<TransportFailure> for AttemptClass {
             TransportFailure::Network => AttemptClass::Network,
             TransportFailure::Tls => AttemptClass::Tls,
             TransportFailure::RejectedSsrf => AttemptClass::RejectedSsrf,
+            TransportFailure::ForbiddenTarget => AttemptClass::ForbiddenTarget,
         }
     }
 }

@@ -19,8 +19,13 @@ pub enum TransportFailure {
     Network,
     /// The TLS handshake failed (certificate, protocol).
     Tls,
-    /// The SSRF guard refused the target (also an unusable URL): never retried.
+    /// The SSRF guard refused the URL's own text (scheme, own host, ingest route; also
+    /// an unusable URL): never retried.
     RejectedSsrf,
+    /// The SSRF guard refused where the target's name points (an address class, our
+    /// own address, a name that does not resolve): never retried, and one class for
+    /// every such cause, so a stored `last_error` does not tell them apart.
+    ForbiddenTarget,
 }
 
 impl TransportFailure {
@@ -31,12 +36,18 @@ impl TransportFailure {
             TransportFailure::Network => "network",
             TransportFailure::Tls => "tls",
             TransportFailure::RejectedSsrf => "rejected_ssrf",
+            TransportFailure::ForbiddenTarget => super::refusal::FORBIDDEN_TARGET,
         }
     }
 
     /// Whether another attempt may succeed.
     pub fn is_retryable(self) -> bool {
-        self != TransportFailure::RejectedSsrf
+        !matches!(self, TransportFailure::RejectedSsrf | TransportFailure::ForbiddenTarget)
+    }
+
+    /// The class of a guard refusal.
+    pub fn of_refusal(refusal: Refusal) -> Self {
+        if refusal.depends_on_resolution() { TransportFailure::ForbiddenTarget } else { TransportFailure::RejectedSsrf }
     }
 }
 
@@ -69,7 +80,7 @@ impl From<&CheckError> for TransportFailure {
     /// A pre-attempt check that failed counts as the attempt.
     fn from(err: &CheckError) -> Self {
         match err {
-            CheckError::Refused(_) => TransportFailure::RejectedSsrf,
+            CheckError::Refused(r) => TransportFailure::of_refusal(*r),
             CheckError::Dns(e) => classify_io(e),
         }
     }
@@ -79,13 +90,10 @@ fn classify_connect(err: &ConnectError) -> TransportFailure {
     match err {
         ConnectError::Timeout => TransportFailure::Timeout,
         ConnectError::SslIsNotSupported => TransportFailure::Tls,
-        ConnectError::Resolver(inner) => {
-            if inner.downcast_ref::<Refusal>().is_some() {
-                TransportFailure::RejectedSsrf
-            } else {
-                inner.downcast_ref::<io::Error>().map_or(TransportFailure::Network, classify_io)
-            }
-        }
+        ConnectError::Resolver(inner) => match inner.downcast_ref::<Refusal>() {
+            Some(r) => TransportFailure::of_refusal(*r),
+            None => inner.downcast_ref::<io::Error>().map_or(TransportFailure::Network, classify_io),
+        },
         ConnectError::Io(e) => classify_io(e),
         _ => TransportFailure::Network,
     }
@@ -123,12 +131,18 @@ mod tests {
     }
 
     #[test]
-    fn a_guard_refusal_is_rejected_ssrf_and_never_retried() {
+    fn a_guard_refusal_is_never_retried_and_one_that_depends_on_resolution_is_forbidden_target() {
         let err = connect(ConnectError::Resolver(Box::new(Refusal::Address(AddressClass::Loopback))));
-        assert_eq!(classify(&err), TransportFailure::RejectedSsrf);
+        assert_eq!(classify(&err), TransportFailure::ForbiddenTarget);
         assert!(!classify(&err).is_retryable());
         assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
         assert!(is_refusal(&err));
+        let unresolved = connect(ConnectError::Resolver(Box::new(Refusal::Unresolved)));
+        assert_eq!(classify(&unresolved), classify(&err), "a name that does not resolve reads as a private one");
+        let text = connect(ConnectError::Resolver(Box::new(Refusal::Scheme)));
+        assert_eq!(classify(&text), TransportFailure::RejectedSsrf);
+        assert!(!classify(&text).is_retryable());
+        assert_eq!(TransportFailure::ForbiddenTarget.as_str(), "forbidden_target");
     }
 
     #[test]
@@ -154,7 +168,11 @@ mod tests {
 
     #[test]
     fn a_failed_pre_attempt_check_classifies_like_the_attempt() {
-        assert_eq!(TransportFailure::from(&CheckError::Refused(Refusal::OwnAddress)), TransportFailure::RejectedSsrf);
+        assert_eq!(
+            TransportFailure::from(&CheckError::Refused(Refusal::OwnAddress)),
+            TransportFailure::ForbiddenTarget
+        );
+        assert_eq!(TransportFailure::from(&CheckError::Refused(Refusal::IngestRoute)), TransportFailure::RejectedSsrf);
         assert_eq!(TransportFailure::from(&CheckError::Dns(io::Error::other("nx"))), TransportFailure::Network);
     }
 }

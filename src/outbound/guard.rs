@@ -16,6 +16,7 @@ use super::lookup::{Lookup, SystemLookup};
 use super::policy::{Policy, Target};
 use super::refusal::Refusal;
 use crate::config::Settings;
+use crate::metrics::Metrics;
 
 /// Time allowed for one outbound attempt: DNS, connect, TLS and the response head.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -23,12 +24,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Why a target cannot be used now.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
-    /// The policy refuses it: never retried.
+    /// The policy refuses it (a name that does not resolve included): never retried.
     #[error(transparent)]
     Refused(#[from] Refusal),
-    /// Its host name did not resolve (or resolved to nothing, or too slowly): a network
-    /// failure, retried.
-    #[error("the target's host name could not be resolved")]
+    /// The resolver did not answer in time: a timeout, retried.
+    #[error("the target's host name could not be resolved in time")]
     Dns(#[source] io::Error),
 }
 
@@ -43,6 +43,34 @@ impl CheckError {
         match self {
             CheckError::Refused(r) => Some(*r),
             CheckError::Dns(_) => None,
+        }
+    }
+
+    /// Whether it depends on where the target's name points (an address class, our
+    /// own address, a name that does not resolve or not in time), so that a caller is
+    /// told only [`super::refusal::FORBIDDEN_TARGET_MESSAGE`].
+    pub fn depends_on_resolution(&self) -> bool {
+        match self {
+            CheckError::Refused(r) => r.depends_on_resolution(),
+            CheckError::Dns(_) => true,
+        }
+    }
+
+    /// The `reason` label of `switchboard_outbound_refused_total` and of the log line.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            CheckError::Refused(r) => r.reason(),
+            CheckError::Dns(_) => "dns_timeout",
+        }
+    }
+
+    /// The API error for a URL a caller tried to save in `field`: `forbidden_target`
+    /// (one message for every cause) when the refusal depends on resolution, else
+    /// `invalid_argument` naming the rule.
+    pub fn saving(&self, field: &str) -> crate::error::Error {
+        match self.refusal() {
+            Some(r) if !r.depends_on_resolution() => crate::error::Error::invalid(field, format!("refused: {r}")),
+            _ => crate::error::Error::ForbiddenTarget,
         }
     }
 }
@@ -60,6 +88,8 @@ pub struct Guard {
     lookup: Arc<dyn Lookup>,
     timeout: Duration,
     tls: Arc<rustls::ClientConfig>,
+    /// Counts refusals (`switchboard_outbound_refused_total`); none in unit tests.
+    metrics: Option<Metrics>,
 }
 
 impl std::fmt::Debug for Guard {
@@ -76,6 +106,7 @@ impl Guard {
             lookup: Arc::new(SystemLookup),
             timeout: DEFAULT_TIMEOUT,
             tls: Arc::new(tls_config()?),
+            metrics: None,
         })
     }
 
@@ -88,6 +119,12 @@ impl Guard {
     /// The same guard resolving names through `lookup` (tests script DNS with this).
     pub fn with_lookup(mut self, lookup: impl Lookup) -> Self {
         self.lookup = Arc::new(lookup);
+        self
+    }
+
+    /// The same guard counting every refusal in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -109,9 +146,31 @@ impl Guard {
 
     /// Checks a URL: the URL rules, then every address its host resolves to (an IP
     /// literal is not looked up). Run when a target is saved and before each attempt.
+    /// A refusal is logged and counted by its cause ([`CheckError::reason`]); what a
+    /// caller is told of it is [`CheckError::saving`].
     pub async fn check(&self, url: &str) -> Result<(), CheckError> {
-        let target = self.policy.target(url)?;
-        self.addresses(&target).await.map(drop)
+        let checked = match self.policy.target(url) {
+            Ok(target) => self.addresses(&target).await.map(drop),
+            Err(r) => Err(r.into()),
+        };
+        if let Err(e) = &checked {
+            self.note(e, "check");
+        }
+        checked
+    }
+
+    /// Logs and counts a refusal by its cause only: never the URL (it may carry a
+    /// token) nor an address it resolved to.
+    fn note(&self, err: &CheckError, at: &'static str) {
+        let reason = err.reason();
+        if at == "dial" {
+            tracing::warn!(reason, at, "outbound target refused");
+        } else {
+            tracing::info!(reason, at, "outbound target refused");
+        }
+        if let Some(metrics) = &self.metrics {
+            metrics.outbound_refused(reason);
+        }
     }
 
     /// The addresses `target` may be dialled at: all of them resolved, all admitted.
@@ -124,13 +183,20 @@ impl Guard {
         Ok(addrs)
     }
 
+    /// A name that does not resolve (the resolver's error, or no address) is a
+    /// refusal like an address class ([`Refusal::Unresolved`]), never retried: were it
+    /// a retried network failure, the attempts and `last_error` of a stored target
+    /// would tell "does not resolve" from "resolves to a private address". Only a
+    /// resolver that does not answer in time is a (retried) timeout.
     async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, CheckError> {
-        let answer = tokio::time::timeout(self.timeout, self.lookup.lookup(host, port))
-            .await
-            .map_err(|_| CheckError::Dns(io::Error::new(io::ErrorKind::TimedOut, "DNS lookup timed out")))?
-            .map_err(CheckError::Dns)?;
+        let answer = match tokio::time::timeout(self.timeout, self.lookup.lookup(host, port)).await {
+            Err(_) => return Err(CheckError::Dns(io::Error::new(io::ErrorKind::TimedOut, "DNS lookup timed out"))),
+            Ok(Err(e)) if e.kind() == io::ErrorKind::TimedOut => return Err(CheckError::Dns(e)),
+            Ok(Err(_)) => return Err(Refusal::Unresolved.into()),
+            Ok(Ok(answer)) => answer,
+        };
         if answer.is_empty() {
-            return Err(CheckError::Dns(io::Error::new(io::ErrorKind::NotFound, "no addresses")));
+            return Err(Refusal::Unresolved.into());
         }
         // A lookup answers with the port it was asked for; make sure of it, since the
         // policy judges address and port together.
@@ -180,13 +246,15 @@ impl DialCheck for Guard {
     ) -> LocalBoxFuture<'static, Result<Vec<SocketAddr>, ConnectError>> {
         let guard = self.clone();
         Box::pin(async move {
-            let target = guard.policy().target_of(&uri).map_err(|r| refused(r.into()))?;
-            if preset.is_empty() {
-                guard.addresses(&target).await.map_err(refused)
-            } else {
-                guard.policy().admit_all(&preset).map_err(|r| refused(r.into()))?;
-                Ok(preset)
-            }
+            let admitted = match guard.policy().target_of(&uri) {
+                Err(r) => Err(r.into()),
+                Ok(_) if !preset.is_empty() => guard.policy().admit_all(&preset).map(|()| preset).map_err(Into::into),
+                Ok(target) => guard.addresses(&target).await,
+            };
+            admitted.map_err(|e| {
+                guard.note(&e, "dial");
+                refused(e)
+            })
         })
     }
 }
@@ -250,12 +318,39 @@ mod tests {
     }
 
     #[actix_rt::test]
-    async fn dns_failure_and_an_empty_answer_are_retryable_network_errors() {
-        let (g, _) = guard(vec![Err(io::Error::other("SERVFAIL")), Ok(vec![])]);
+    async fn a_name_that_does_not_resolve_is_refused_like_a_private_one_and_only_a_slow_resolver_is_retried() {
+        let (g, _) = guard(vec![
+            Err(io::Error::other("NXDOMAIN")),
+            Ok(vec![]),
+            Ok(vec!["10.1.2.3"]),
+            Err(io::Error::new(io::ErrorKind::TimedOut, "slow")),
+        ]);
         for _ in 0..2 {
             let err = g.check("https://hooks.example.com/").await.unwrap_err();
-            assert!(matches!(err, CheckError::Dns(_)) && err.is_retryable(), "{err}");
+            assert_eq!(err.refusal(), Some(Refusal::Unresolved));
+            assert!(!err.is_retryable() && err.depends_on_resolution(), "{err}");
         }
+        let private = g.check("https://hooks.example.com/").await.unwrap_err();
+        assert!(!private.is_retryable() && private.depends_on_resolution());
+        assert_eq!(private.saving("url").body().message, err_body(&CheckError::Refused(Refusal::Unresolved)));
+        let slow = g.check("https://hooks.example.com/").await.unwrap_err();
+        assert!(matches!(slow, CheckError::Dns(_)) && slow.is_retryable(), "{slow}");
+        assert_eq!(slow.reason(), "dns_timeout");
+        assert_eq!(slow.saving("url").code(), "forbidden_target");
+    }
+
+    fn err_body(e: &CheckError) -> String {
+        e.saving("url").body().message
+    }
+
+    #[actix_rt::test]
+    async fn a_refusal_of_the_urls_own_text_names_its_field_and_rule() {
+        let (g, _) = guard(vec![]);
+        let err = g.check("http://hooks.example.com/").await.unwrap_err();
+        let answered = err.saving("url");
+        assert_eq!(answered.code(), "invalid_argument");
+        assert!(answered.to_string().starts_with("url: refused: "), "{answered}");
+        assert!(answered.to_string().contains("SWITCHBOARD_PUSH_ALLOW_HTTP"), "{answered}");
     }
 
     #[actix_rt::test]

@@ -1,7 +1,28 @@
 //! Why an outbound target was refused: the verdicts of the URL rules, the address
 //! rules and the self-target rules alike.
+//!
+//! Two kinds (SPEC 13, "Outbound refusals"): a refusal that depends on where a name
+//! points ([`Refusal::depends_on_resolution`]: an address class, this instance's own
+//! address, a name that does not resolve) is told to whoever saved or tests the URL
+//! only as [`FORBIDDEN_TARGET_MESSAGE`], the same for every cause, so that saving URLs
+//! cannot map internal DNS names ("db.internal resolves to a private address,
+//! nothing.internal does not resolve"); the cause goes to the server log and the
+//! `switchboard_outbound_refused_total{reason}` counter. A refusal of the URL's own text
+//! (scheme, userinfo, length, an ingest route, Switchboard's own host by name) tells
+//! nothing about the network and names its rule.
 
 use super::address::AddressClass;
+
+/// The one message of a refusal that depends on where a name points, whatever the
+/// cause: on save (`forbidden_target`), in test-send answers and in every `last_error`
+/// a member or agent reads.
+pub const FORBIDDEN_TARGET_MESSAGE: &str = "the target's host does not resolve, or resolves to an address this \
+     instance does not call (loopback, private, link-local, CGNAT, metadata, multicast or its own); an operator may \
+     allow private ranges with SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS";
+
+/// The class name a refusal that depends on where a name points is stored and answered
+/// under (a hook's or a sink delivery's `last_error`, a test send's error code).
+pub const FORBIDDEN_TARGET: &str = "forbidden_target";
 
 /// Why an outbound target was refused by policy. Never retried. The message names the
 /// rule, never a resolved address.
@@ -14,7 +35,7 @@ pub enum Refusal {
     #[error("url is longer than 2048 bytes")]
     TooLong,
     /// Not https (or http where plain http is allowed).
-    #[error("url scheme is not allowed (https only, http only where enabled)")]
+    #[error("url scheme is not allowed: https only (plain http needs SWITCHBOARD_PUSH_ALLOW_HTTP)")]
     Scheme,
     /// No host name.
     #[error("url has no host")]
@@ -37,6 +58,11 @@ pub enum Refusal {
     /// The target's path is one of Switchboard's ingest routes (on any host).
     #[error("target is a Switchboard ingest route; a hook there would feed itself")]
     IngestRoute,
+    /// The target's host name does not resolve (an error from the resolver, or no
+    /// address): to the caller, a refusal like an address class, never a retryable
+    /// network failure, or the two would tell apart.
+    #[error("target host does not resolve")]
+    Unresolved,
 }
 
 impl Refusal {
@@ -53,6 +79,83 @@ impl Refusal {
             Refusal::OwnAddress => "own_address",
             Refusal::OwnHost => "own_host",
             Refusal::IngestRoute => "ingest_route",
+            Refusal::Unresolved => "unresolved",
+        }
+    }
+
+    /// Whether the verdict depends on where the target's name points (its resolved
+    /// addresses, or that it has none) rather than on the URL's own text: such a
+    /// refusal is answered only as [`FORBIDDEN_TARGET_MESSAGE`].
+    pub fn depends_on_resolution(&self) -> bool {
+        match self {
+            Refusal::Address(_) | Refusal::OwnAddress | Refusal::Unresolved => true,
+            Refusal::Malformed
+            | Refusal::TooLong
+            | Refusal::Scheme
+            | Refusal::NoHost
+            | Refusal::Port
+            | Refusal::Userinfo
+            | Refusal::OwnHost
+            | Refusal::IngestRoute => false,
+        }
+    }
+
+    /// What a caller is told: [`FORBIDDEN_TARGET_MESSAGE`] for a refusal that depends
+    /// on resolution, else the rule.
+    pub fn public_message(&self) -> String {
+        if self.depends_on_resolution() { FORBIDDEN_TARGET_MESSAGE.to_owned() } else { self.to_string() }
+    }
+}
+
+/// Every `reason` label of `switchboard_outbound_refused_total`: each refusal's
+/// [`Refusal::reason`] and `dns_timeout` (the resolver did not answer in time).
+pub const REFUSAL_REASONS: &[&str] = &[
+    "malformed_url",
+    "url_too_long",
+    "scheme",
+    "no_host",
+    "bad_port",
+    "userinfo",
+    "unspecified",
+    "reserved",
+    "loopback",
+    "link_local",
+    "multicast",
+    "private",
+    "unique_local",
+    "cgnat",
+    "metadata",
+    "own_address",
+    "own_host",
+    "ingest_route",
+    "unresolved",
+    "dns_timeout",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_that_depends_on_resolution_reads_the_same_and_text_rules_name_themselves() {
+        let by_name = [
+            Refusal::Address(AddressClass::Loopback),
+            Refusal::Address(AddressClass::Private),
+            Refusal::Address(AddressClass::Metadata),
+            Refusal::Address(AddressClass::Cgnat),
+            Refusal::OwnAddress,
+            Refusal::Unresolved,
+        ];
+        for r in by_name {
+            assert!(r.depends_on_resolution(), "{r:?}");
+            assert_eq!(r.public_message(), FORBIDDEN_TARGET_MESSAGE, "{r:?}");
+            assert!(REFUSAL_REASONS.contains(&r.reason()), "{r:?}");
+        }
+        assert!(FORBIDDEN_TARGET_MESSAGE.contains("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS"));
+        for r in [Refusal::Scheme, Refusal::Userinfo, Refusal::TooLong, Refusal::IngestRoute, Refusal::OwnHost] {
+            assert!(!r.depends_on_resolution(), "{r:?}");
+            assert_eq!(r.public_message(), r.to_string());
+            assert!(REFUSAL_REASONS.contains(&r.reason()), "{r:?}");
         }
     }
 }

@@ -73,13 +73,15 @@ impl SelfTarget {
 
 impl SelfTarget {
     /// Refuses an address a target resolved to when it is the base URL's own IP
-    /// address (and port, for a loopback one).
+    /// address (and port, for a loopback one): [`Refusal::OwnAddress`], since the
+    /// verdict depends on where a name points (a name is answered as every other
+    /// address refusal is, SPEC 13 "Outbound refusals").
     pub fn admit_address(&self, addr: std::net::SocketAddr) -> Result<(), Refusal> {
         match &self.base {
             Some(BaseHost { literal: Some(ip), port, .. })
                 if unmap(addr.ip()) == *ip && port.is_none_or(|p| p == addr.port()) =>
             {
-                Err(Refusal::OwnHost)
+                Err(Refusal::OwnAddress)
             }
             _ => Ok(()),
         }
@@ -191,8 +193,8 @@ mod tests {
     fn an_address_that_is_the_ip_literal_base_host_is_us_however_the_target_spelled_it() {
         let rules = SelfTarget::for_base_url("https://203.0.113.5");
         let at = |ip: &str, port| std::net::SocketAddr::new(ip.parse().unwrap(), port);
-        assert_eq!(rules.admit_address(at("203.0.113.5", 443)), Err(Refusal::OwnHost));
-        assert_eq!(rules.admit_address(at("::ffff:203.0.113.5", 8443)), Err(Refusal::OwnHost));
+        assert_eq!(rules.admit_address(at("203.0.113.5", 443)), Err(Refusal::OwnAddress));
+        assert_eq!(rules.admit_address(at("::ffff:203.0.113.5", 8443)), Err(Refusal::OwnAddress));
         assert_eq!(rules.admit_address(at("203.0.113.6", 443)), Ok(()));
         let named = SelfTarget::for_base_url("https://switchboard.example.com");
         assert_eq!(named.admit_address(at("203.0.113.5", 443)), Ok(()), "a name is not compared by address");

@@ -108,13 +108,10 @@ async fn checked_destination(s: &Services, given: Option<&str>) -> Result<String
 }
 
 /// A URL a connection or sink posts to: parsed and checked by the outbound guard now
-/// (it is checked again on every dial).
+/// (it is checked again on every dial). A refusal that depends on where its host points
+/// answers `forbidden_target`, the same for every cause (SPEC 13, "Outbound refusals").
 pub(super) async fn check_url(s: &Services, url: &str) -> Result<()> {
-    use crate::outbound::CheckError;
-    s.guard.check(url).await.map_err(|e| match e {
-        CheckError::Refused(refusal) => Error::InvalidArgument(format!("base_url: refused: {refusal}")),
-        CheckError::Dns(_) => Error::InvalidArgument("base_url: its host does not resolve".into()),
-    })
+    s.guard.check(url).await.map_err(|e| e.saving("base_url"))
 }
 
 /// Every connection in the caller's scopes (names, kinds, fingerprints).
@@ -176,6 +173,7 @@ pub async fn test(s: &Services, who: &Reach, id: ConnectionId) -> Result<Option<
             ErrorClass::Auth | ErrorClass::Forbidden => "the Cairn refused the token".to_owned(),
             ErrorClass::NotFound => "no Cairn answers whoami at this base URL".to_owned(),
             ErrorClass::RejectedSsrf => "the outbound guard refused the base URL".to_owned(),
+            ErrorClass::ForbiddenTarget => crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE.to_owned(),
             other => format!("the Cairn answered with an error of class {}", other.as_str()),
         };
         (class.as_str(), means)

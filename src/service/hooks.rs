@@ -11,7 +11,6 @@ use crate::config::Settings;
 use crate::domain::hooks::HookSpec;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::error::{Error, Result};
-use crate::outbound::CheckError;
 use crate::store::endpoints::AgentPrincipal;
 use crate::store::hooks::{CreatedHook, HookReach, HookRow, RotatedHook};
 use crate::store::tenancy::Reach;
@@ -99,10 +98,9 @@ async fn create_on(s: &Services, owner: ScopeId, endpoint: EndpointId, hook: &Ne
         .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     // The same guard every delivery dials through: a private, loopback or metadata
     // target (unless allowlisted) is refused now, not only at the first attempt.
-    s.guard.check(spec.url()).await.map_err(|e| match e {
-        CheckError::Refused(refusal) => Error::InvalidArgument(format!("url: refused: {refusal}")),
-        CheckError::Dns(_) => Error::InvalidArgument("url: its host does not resolve".into()),
-    })?;
+    // Where the name points (or that it does not resolve) is answered one way,
+    // `forbidden_target`, whatever the cause.
+    s.guard.check(spec.url()).await.map_err(|e| e.saving("url"))?;
     let created = s.store.create_hook(&s.vault, owner, endpoint, &spec, s.hooks.max).await?;
     s.hook_cache.evict(endpoint);
     Ok(created)

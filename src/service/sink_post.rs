@@ -7,6 +7,7 @@ use crate::domain::sinks::{AppriseMode, SinkKind};
 use crate::notify::sinks::apprise::{self, AppriseTarget};
 use crate::notify::sinks::content::Message;
 use crate::notify::sinks::outcome::{ATTEMPT_TIMEOUT, Answer, ErrorClass, classify_status, classify_transport};
+use crate::notify::sinks::schemes::{SchemeError, SchemePolicy};
 use crate::notify::sinks::{OutboundRequest, gotify};
 use crate::outbound::classify;
 
@@ -45,6 +46,18 @@ pub fn request(target: &SinkTarget<'_>, message: &Message) -> OutboundRequest {
     }
 }
 
+/// Why the instance's current scheme policy refuses what `target` would post: the
+/// stateless URLs of an Apprise sink in mode `urls` (a key names URLs that live on the
+/// Apprise server; Gotify has none). Checked before every post, the test send's and the
+/// outbox's alike, so a scheme the operator stopped allowing is not sent to from URLs
+/// stored while it was allowed.
+pub fn scheme_refusal(target: &SinkTarget<'_>, policy: &SchemePolicy) -> Option<SchemeError> {
+    match (target.kind, target.apprise_mode) {
+        (SinkKind::Apprise, Some(AppriseMode::Urls)) => policy.check(target.secret).err(),
+        _ => None,
+    }
+}
+
 /// Posts `message` to `target` with `client` (from [`crate::outbound::Guard::client`])
 /// and classifies the answer.
 /// The whole attempt (resolving, connecting, the answer) ends within [`ATTEMPT_TIMEOUT`],
@@ -69,5 +82,29 @@ async fn attempt(client: &awc::Client, target: &SinkTarget<'_>, message: &Messag
             classify_status(target.kind, status)
         }
         Err(e) => classify_transport(classify(&e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(kind: SinkKind, mode: Option<AppriseMode>, secret: &str) -> SinkTarget<'_> {
+        SinkTarget { kind, base_url: "https://apprise.example", secret, apprise_mode: mode }
+    }
+
+    #[test]
+    fn only_stateless_apprise_urls_meet_the_scheme_policy_and_a_refusal_names_the_scheme() {
+        let strict = SchemePolicy::default();
+        let urls = "ntfys://ntfy.internal/alerts?token=SECRET";
+        let refused = scheme_refusal(&target(SinkKind::Apprise, Some(AppriseMode::Urls), urls), &strict);
+        assert_eq!(refused, Some(SchemeError::ForbiddenScheme("ntfys".into())));
+        assert_eq!(refused.map(|e| e.last_error()), Some("forbidden_scheme: ntfys"));
+        let listed = SchemePolicy::from_setting("ntfys");
+        assert_eq!(scheme_refusal(&target(SinkKind::Apprise, Some(AppriseMode::Urls), urls), &listed), None);
+        // A key, a gotify token: never read as URLs.
+        assert_eq!(scheme_refusal(&target(SinkKind::Apprise, Some(AppriseMode::Key), "json://x"), &strict), None);
+        assert_eq!(scheme_refusal(&target(SinkKind::Apprise, None, "json://x"), &strict), None);
+        assert_eq!(scheme_refusal(&target(SinkKind::Gotify, None, "json://x"), &strict), None);
     }
 }

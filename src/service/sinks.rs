@@ -317,7 +317,7 @@ pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestResult> {
 /// limit, then posted with the connection's secret (which never leaves this call).
 pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult> {
     use crate::notify::sinks::content::test_message;
-    use crate::notify::sinks::outcome::Answer;
+    use crate::notify::sinks::outcome::{Answer, ErrorClass};
     if let Err(wait) = s.store.count_sink_test(sink.scope_id, sink.id, TEST_SENDS_PER_MINUTE).await? {
         return Err(Error::rate_limited(format!("at most {TEST_SENDS_PER_MINUTE} test sends a minute per sink"), wait));
     }
@@ -332,6 +332,10 @@ pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult
         secret: &credential.secret,
         apprise_mode: sink.apprise_mode,
     };
+    // The scheme policy of now, not of when the URLs were stored.
+    if let Some(refused) = super::sink_post::scheme_refusal(&target, &s.sinks.schemes) {
+        return Ok(Some((refused.code(), refused.to_string())));
+    }
     let message = test_message(&sink.name, &s.base_url);
     let client = s.guard.client();
     Ok(match super::sink_post::post(&client, &target, &message).await {
@@ -339,6 +343,10 @@ pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult
         Answer::Partial => Some(("partial", "the Apprise server reached only some of its targets (424)".to_owned())),
         Answer::ConfigurationError => {
             Some(("configuration", "the Apprise server has no usable configuration for this key (204)".to_owned()))
+        }
+        // One message for every cause that depends on where the host points.
+        Answer::Permanent(ErrorClass::ForbiddenTarget) => {
+            Some((ErrorClass::ForbiddenTarget.as_str(), crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE.to_owned()))
         }
         Answer::Retryable(class) | Answer::Permanent(class) => {
             Some((class.as_str(), format!("the sink answered with an error of class {}", class.as_str())))

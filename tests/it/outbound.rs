@@ -122,7 +122,7 @@ async fn a_loopback_receiver_is_refused_at_save_and_at_dial_without_an_allowlist
 
     // The client refuses by itself too: a caller that skipped the check sends nothing.
     let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), TransportFailure::RejectedSsrf);
+    assert_eq!(classify(&err), TransportFailure::ForbiddenTarget);
     assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
     assert!(!err.to_string().contains("127.0.0.1"), "{err}");
     assert!(rx.seen().is_empty());
@@ -170,21 +170,35 @@ async fn a_name_that_rebinds_to_loopback_after_the_check_is_refused_at_dial() {
     g.check(&url).await.expect("public at save time");
 
     let err = g.client().post(&url).send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), TransportFailure::RejectedSsrf);
+    assert_eq!(classify(&err), TransportFailure::ForbiddenTarget);
     assert!(!classify(&err).is_retryable());
     assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
     assert_eq!(*asked.lock().unwrap(), ["hooks.rebind.test", "hooks.rebind.test"], "the dial looked the name up again");
     assert!(rx.seen().is_empty());
 }
 
+/// A name that no longer resolves at dial reads as one that now points somewhere
+/// refused: the same class, never retried, so a stored `last_error` and the attempts
+/// made do not tell the two apart. Only a resolver that does not answer in time is a
+/// (retried) timeout.
 #[actix_web::test]
-async fn a_dns_failure_at_dial_is_a_retryable_network_error() {
-    let (lookup, _) = Scripted::new(vec![Err(io::Error::other("SERVFAIL"))]);
+async fn a_name_that_does_not_resolve_at_dial_is_refused_as_a_forbidden_target() {
+    let (lookup, _) = Scripted::new(vec![
+        Err(io::Error::other("SERVFAIL")),
+        Ok("10.1.2.3"),
+        Err(io::Error::new(io::ErrorKind::TimedOut, "slow")),
+    ]);
     let g = guard(true, &[]).with_lookup(lookup);
-    let err = g.client().post("http://hooks.rebind.test:9/hook").send_body("{}").await.unwrap_err();
-    assert_eq!(classify(&err), TransportFailure::Network);
-    assert!(classify(&err).is_retryable());
-    assert_eq!(refusal(&err), None);
+    let url = "http://hooks.rebind.test:9/hook";
+    let unresolved = g.client().post(url).send_body("{}").await.unwrap_err();
+    assert_eq!(classify(&unresolved), TransportFailure::ForbiddenTarget);
+    assert!(!classify(&unresolved).is_retryable());
+    assert_eq!(refusal(&unresolved), Some(Refusal::Unresolved));
+    let private = g.client().post(url).send_body("{}").await.unwrap_err();
+    assert_eq!(classify(&private), classify(&unresolved));
+    let slow = g.client().post(url).send_body("{}").await.unwrap_err();
+    assert_eq!(classify(&slow), TransportFailure::Timeout);
+    assert!(classify(&slow).is_retryable());
 }
 
 #[actix_web::test]
@@ -197,7 +211,7 @@ async fn switchboards_own_listen_address_is_refused_even_when_allowlisted() {
     let healthz = format!("{}/healthz", app.base);
     assert_eq!(g.check(&healthz).await.unwrap_err().refusal(), Some(Refusal::OwnAddress));
     let err = g.client().get(&healthz).send().await.unwrap_err();
-    assert_eq!((classify(&err), refusal(&err)), (TransportFailure::RejectedSsrf, Some(Refusal::OwnAddress)));
+    assert_eq!((classify(&err), refusal(&err)), (TransportFailure::ForbiddenTarget, Some(Refusal::OwnAddress)));
 
     // The same host on another port is another service, and the allowlist admits it.
     let resp = g.client().post(other.url("/hook")).send_body("{}").await.unwrap();

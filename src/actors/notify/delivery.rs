@@ -72,7 +72,7 @@ pub(super) async fn deliver(
         // the same host skips that (a hook saved before a rule existed would pass).
         let class = match channel.guard.policy().target(&target.url) {
             Ok(_) => attempt_once(&client, &target.url, &msg_id, &n.body, &keys).await,
-            Err(_) => AttemptClass::RejectedSsrf,
+            Err(r) => crate::outbound::TransportFailure::of_refusal(r).into(),
         };
         channel.metrics.attempt(class.metric_result());
         let jitter = unit_jitter(&mut rand::thread_rng());

@@ -23,7 +23,7 @@ use crate::metrics::SinkOutcome;
 use crate::notify::sinks::claim_window::ClaimWindow;
 use crate::notify::sinks::content::{DeadLetterFacts, Message};
 use crate::notify::sinks::outcome::{Answer, ErrorClass, Step, after_attempt};
-use crate::service::sink_post::{SinkTarget, post};
+use crate::service::sink_post::{SinkTarget, post, scheme_refusal};
 use crate::store::Store;
 use crate::store::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
 use crate::store::sinks::Credential;
@@ -135,6 +135,19 @@ async fn drain(
         Err(e) => return Err(e),
     };
     let target = target(&dial, &credential);
+    if let Some(refused) = scheme_refusal(&target, &deps.schemes) {
+        // URLs stored under a wider policy: none of these rows will be sent while it
+        // stands. The row says which scheme, never the URL (it embeds tokens).
+        let why = refused.last_error();
+        tracing::warn!(sink = %sink, reason = why, "outbox: the sink's Apprise URLs are outside the scheme policy; its rows are undeliverable");
+        record_and_settle(store, &tally, &undeliverable(&plan.individual, why)).await?;
+        let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
+        store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(why)).await?;
+        for row in plan.individual.iter().chain(&plan.coalesced) {
+            deps.metrics.sink_delivery(row.event, SinkOutcome::Undeliverable);
+        }
+        return Ok(report);
+    }
     let window =
         ClaimWindow::new(claimed_at, crate::store::outbox::CLAIM, crate::notify::sinks::outcome::ATTEMPT_TIMEOUT);
     let rows: Vec<&OutboxRow> = plan.individual.iter().collect();

@@ -29,6 +29,7 @@ use crate::db::listen::{Follower, follow};
 use crate::domain::ids::SinkId;
 use crate::metrics::Metrics;
 use crate::notify::sinks::outcome::RetryPolicy;
+use crate::notify::sinks::schemes::SchemePolicy;
 use crate::outbound::Guard;
 use crate::store::Store;
 use crate::vault::Vault;
@@ -75,6 +76,9 @@ pub struct OutboxDeps {
     pub poll: Duration,
     /// Counts every attempt's outcome.
     pub metrics: Metrics,
+    /// `SWITCHBOARD_APPRISE_ALLOWED_SCHEMES`, checked before every send of stateless
+    /// Apprise URLs (they may have been stored under a wider policy).
+    pub schemes: SchemePolicy,
 }
 
 /// What a sink's drain did.

@@ -95,7 +95,9 @@ pub async fn create(
             let body = view::created_page(&endpoint.slug, &created.hook, &created.signing_secret);
             Ok(respond::page(&human, layout::page(&human, Nav::Hooks, "Hook added", body)))
         }
-        Err(e @ (Error::InvalidArgument(_) | Error::Conflict(_) | Error::EncryptionRequired)) => {
+        Err(
+            e @ (Error::InvalidArgument(_) | Error::ForbiddenTarget | Error::Conflict(_) | Error::EncryptionRequired),
+        ) => {
             let refused =
                 RefusedCreate { endpoint: endpoint.id, url: form.url, queues: form.queues, message: e.to_string() };
             render(&s, &human, Some(&refused), actix_web::ResponseError::status_code(&e)).await

@@ -154,7 +154,8 @@ pub async fn delete(s: web::Data<Services>, op: Operator, id: web::Path<Connecti
 /// Tests a cairn connection: one `GET {base}/v1/whoami` with its token, which changes
 /// nothing on the Cairn. Answers as a sink's test does: `{ok: true}`, or `{ok: false,
 /// error: {code, message}}` with the error class (`auth` for a refused token,
-/// `not_found`, `server_error`, `timeout`, `network`, `tls`, `rejected_ssrf`, …). A gotify
+/// `not_found`, `server_error`, `timeout`, `network`, `tls`, `rejected_ssrf`,
+/// `forbidden_target`, …). A gotify
 /// or apprise connection is tested through a sink that posts with it (409).
 #[utoipa::path(post, path = "/api/v1/connections/{id}/test", operation_id = "test_connection", tag = "operator",
     params(("id" = ConnectionId, Path, description = "connection id")), security(("operator_token" = [])),

@@ -165,7 +165,9 @@ impl From<Vec<SubscriptionRow>> for Subscriptions {
     }
 }
 
-/// Adds a sink. The URL is checked by the outbound guard; the connection must be the
+/// Adds a sink. The URL is checked by the outbound guard (`forbidden_target`, one
+/// message for every cause, when its host does not resolve or resolves to an address
+/// the instance does not call); the connection must be the
 /// same owner's and kind's (`reference_out_of_scope`); stateless Apprise URLs must pass
 /// the scheme allowlist (`forbidden_scheme`). Nothing is stored when refused.
 #[utoipa::path(post, path = "/api/v1/sinks", operation_id = "create_sink", request_body = CreateSinkBody, tag = "operator",
@@ -249,8 +251,10 @@ pub struct TestAnswer {
     /// Whether it passed: the sink took the message, or the Cairn knew the token.
     pub ok: bool,
     /// Why not: `code` is the error class (`auth`, `not_found`, `server_error`,
-    /// `timeout`, `network`, `tls`, `rejected_ssrf`, `partial`, `configuration`, …);
-    /// never a secret.
+    /// `timeout`, `network`, `tls`, `rejected_ssrf`, `forbidden_target`, `forbidden_scheme`,
+    /// `partial`, `configuration`, …); never a secret. `forbidden_target` (the host does
+    /// not resolve, or resolves to an address the instance does not call) has one
+    /// message for every cause.
     pub error: Option<TestError>,
 }
 

@@ -4,8 +4,13 @@ use rand::rngs::StdRng;
 
 use super::*;
 
-const ALL_FAILURES: [AttemptClass; 4] =
-    [AttemptClass::Timeout, AttemptClass::Network, AttemptClass::Tls, AttemptClass::RejectedSsrf];
+const ALL_FAILURES: [AttemptClass; 5] = [
+    AttemptClass::Timeout,
+    AttemptClass::Network,
+    AttemptClass::Tls,
+    AttemptClass::RejectedSsrf,
+    AttemptClass::ForbiddenTarget,
+];
 
 #[test]
 fn statuses_fall_into_their_classes() {
@@ -35,6 +40,7 @@ fn network_timeout_tls_408_429_and_5xx_are_retried_the_rest_is_not() {
     assert!(AttemptClass::Network.retryable());
     assert!(AttemptClass::Tls.retryable());
     assert!(!AttemptClass::RejectedSsrf.retryable());
+    assert!(!AttemptClass::ForbiddenTarget.retryable());
 }
 
 #[test]
@@ -50,7 +56,8 @@ fn last_error_names_the_status_class_or_the_failure() {
     assert_eq!(last(AttemptClass::Network), Some("network"));
     assert_eq!(last(AttemptClass::Tls), Some("tls"));
     assert_eq!(last(AttemptClass::RejectedSsrf), Some("rejected_ssrf"));
-    assert_eq!(LastError::ALL.len(), 7);
+    assert_eq!(last(AttemptClass::ForbiddenTarget), Some("forbidden_target"));
+    assert_eq!(LastError::ALL.len(), 8);
 }
 
 #[test]
@@ -65,8 +72,9 @@ fn the_metrics_label_is_the_status_class_or_the_failure() {
     assert_eq!(label(AttemptClass::Network), "network");
     assert_eq!(label(AttemptClass::Tls), "tls");
     assert_eq!(label(AttemptClass::RejectedSsrf), "rejected_ssrf");
+    assert_eq!(label(AttemptClass::ForbiddenTarget), "forbidden_target");
     let all: Vec<&str> = AttemptResult::ALL.iter().map(|r| r.as_str()).collect();
-    assert_eq!(all, ["2xx", "3xx", "4xx", "5xx", "timeout", "network", "tls", "rejected_ssrf"]);
+    assert_eq!(all, ["2xx", "3xx", "4xx", "5xx", "timeout", "network", "tls", "rejected_ssrf", "forbidden_target"]);
 }
 
 #[test]

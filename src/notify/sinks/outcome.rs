@@ -56,8 +56,11 @@ text_enum!(
         Network => "network",
         /// The TLS handshake failed.
         Tls => "tls",
-        /// The outbound guard refused the target.
+        /// The outbound guard refused the URL's own text (scheme, own host, ingest route).
         RejectedSsrf => "rejected_ssrf",
+        /// The outbound guard refused where the target's name points (an address class,
+        /// our own address, a name that does not resolve): one class for every cause.
+        ForbiddenTarget => "forbidden_target",
     }
 );
 
@@ -122,6 +125,7 @@ pub fn classify_transport(failure: TransportFailure) -> Answer {
         TransportFailure::Network => Answer::Retryable(ErrorClass::Network),
         TransportFailure::Tls => Answer::Retryable(ErrorClass::Tls),
         TransportFailure::RejectedSsrf => Answer::Permanent(ErrorClass::RejectedSsrf),
+        TransportFailure::ForbiddenTarget => Answer::Permanent(ErrorClass::ForbiddenTarget),
     }
 }
 
@@ -229,6 +233,10 @@ mod tests {
         assert_eq!(classify_transport(TransportFailure::Network), Answer::Retryable(ErrorClass::Network));
         assert_eq!(classify_transport(TransportFailure::Tls), Answer::Retryable(ErrorClass::Tls));
         assert_eq!(classify_transport(TransportFailure::RejectedSsrf), Answer::Permanent(ErrorClass::RejectedSsrf));
+        assert_eq!(
+            classify_transport(TransportFailure::ForbiddenTarget),
+            Answer::Permanent(ErrorClass::ForbiddenTarget)
+        );
     }
 
     #[test]

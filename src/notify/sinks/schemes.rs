@@ -3,9 +3,15 @@
 //!
 //! An Apprise URL can make the Apprise server do far more than send a phone message:
 //! `json://`, `xml://` and `form://` (and their `s` forms) POST arbitrary bodies to
-//! arbitrary hosts, which turns the Apprise server into an SSRF relay; the local-system
-//! schemes act on the Apprise host itself. So by default those are refused, and an
-//! operator may instead name exactly the schemes the instance accepts.
+//! arbitrary hosts, which turns the Apprise server into an SSRF relay; every scheme of
+//! a self-hosted service (`ntfy`, `gotify`, `matrix`, `mmost`, `rocket`, `mailto`, …)
+//! makes it dial whatever host the URL names, past this instance's outbound guard; the
+//! local-system schemes act on the Apprise host itself. So by default only the
+//! schemes of [`DEFAULT_ALLOWED`] are accepted, services whose host Apprise fixes
+//! itself, and an operator names any other scheme the instance accepts in
+//! `SWITCHBOARD_APPRISE_ALLOWED_SCHEMES`. The policy is checked when URLs are saved
+//! and again before every send ([`crate::service::sink_post::scheme_refusal`]), so a
+//! scheme the operator stops allowing is not sent to from stored URLs.
 //!
 //! **Splitting** is Apprise's own, so that what is checked is exactly what Apprise will
 //! act on. Apprise (caronc/apprise at cf17bc9e, `apprise/utils/parse.py`: `parse_urls`
@@ -30,35 +36,35 @@ use std::collections::BTreeSet;
 /// Longest scheme Apprise parses (`URL_DETAILS_RE`: `[a-z0-9]{1,32}`).
 pub const SCHEME_MAX_CHARS: usize = 32;
 
-/// The schemes refused by default.
+/// The schemes accepted when `SWITCHBOARD_APPRISE_ALLOWED_SCHEMES` is empty: services
+/// whose destination host Apprise fixes itself, so a URL chooses an account, never a
+/// host. From caronc/apprise `apprise/plugins/` at cf17bc9e (v1.13.0), each plugin's
+/// `secure_protocol` and the URL it posts to (the URL's "host" part is a token there):
+/// - `slack` (`slack.py`): `hooks.slack.com`, `hooks.slack-gov.com`, `slack.com/api`;
+/// - `discord` (`discord.py`): `discord.com/api/webhooks`;
+/// - `tgram` (`telegram.py`): `api.telegram.org`;
+/// - `pover` (`pushover.py`): `api.pushover.net`;
+/// - `pbul` (`pushbullet.py`): `api.pushbullet.com`;
+/// - `opsgenie` (`opsgenie.py`): `api.opsgenie.com` or `api.eu.opsgenie.com` (a region
+///   picks one of the two);
+/// - `pagerduty` (`pagerduty.py`): `events.pagerduty.com` or `events.eu.pagerduty.com`;
+/// - `psafers` (`pushsafer.py`): `www.pushsafer.com` over https (its plain-http twin
+///   `psafer` is left out: it sends the private key in clear).
 ///
-/// From caronc/apprise `apprise/plugins/` at cf17bc9e (each plugin's `protocol` /
-/// `secure_protocol`):
-/// - generic HTTP, any host, any body: `json`/`jsons` (`custom_json.py`),
-///   `xml`/`xmls` (`custom_xml.py`), `form`/`forms` (`custom_form.py`);
-/// - the Apprise host's own desktop and system: `windows` (`windows.py`), `macosx`
-///   (`macosx.py`), `dbus`, `qt`, `kde` (`dbus.py`, its `MAINLOOP_MAP`), `glib`, `gio`
-///   (`glib.py`), `gnome` (`gnome.py`), `syslog` (`syslog.py`, the host's syslog),
-///   `blink1` (`blink1.py`, a USB device on the host);
-/// - `rsyslog` (`rsyslog.py`): raw UDP syslog to any host and port;
-/// - `apprise`/`apprises` (`apprise_api.py`): a call to another Apprise API server at
-///   any host, which then notifies whatever *its* configuration holds: a relay of a
-///   relay that this instance's allowlist (and its SSRF guard) never sees past.
-///
-/// Apprise has no file or script plugin at that revision; custom `@notify` plugins an
-/// Apprise operator loads are unknown here, which is one more reason the allowlist
-/// setting exists.
-pub const DEFAULT_REFUSED: &[&str] = &[
-    "json", "jsons", "xml", "xmls", "form", "forms", "windows", "macosx", "dbus", "qt", "kde", "glib", "gio", "gnome",
-    "syslog", "rsyslog", "blink1", "apprise", "apprises",
-];
+/// Not here on purpose: every scheme that takes a host (`ntfy`/`ntfys`, `gotify`,
+/// `matrix`, `mmost`, `rocket`, `mailto`/`mailtos`, `signal`, `json`/`xml`/`form`, …),
+/// the Apprise host's own desktop and system schemes, and `apprise`/`apprises` (another
+/// Apprise server, a relay of a relay). Microsoft Teams is absent from that revision
+/// (its URLs named a team subdomain). An operator lists any of them explicitly.
+pub const DEFAULT_ALLOWED: &[&str] =
+    &["discord", "opsgenie", "pagerduty", "pbul", "pover", "psafers", "slack", "tgram"];
 
 /// Which Apprise schemes this instance accepts in stateless URLs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SchemePolicy {
-    /// Every scheme but [`DEFAULT_REFUSED`] (the setting is empty).
+    /// Exactly [`DEFAULT_ALLOWED`] (the setting is empty).
     #[default]
-    DefaultRefusals,
+    DefaultAllowList,
     /// Exactly these (lower-case) schemes.
     Only(BTreeSet<String>),
 }
@@ -103,24 +109,55 @@ impl SchemeError {
     }
 }
 
+/// Distinct `forbidden_scheme: <scheme>` texts kept for [`SchemeError::last_error`];
+/// past this, a refusal is recorded as plain `forbidden_scheme`.
+const NAMED_REFUSALS_MAX: usize = 256;
+
+impl SchemeError {
+    /// What an outbox row refused at send time records as its `last_error`:
+    /// `forbidden_scheme: <scheme>` (the scheme only, never the URL: it embeds service
+    /// tokens), or `malformed_apprise_urls` for URLs that no longer split cleanly.
+    ///
+    /// Outbox records carry `&'static str` error classes, so each scheme's text is made
+    /// once and kept; schemes are at most 32 ASCII letters or digits and at most
+    /// [`NAMED_REFUSALS_MAX`] texts are kept, so this holds a few kilobytes at worst.
+    pub fn last_error(&self) -> &'static str {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock, PoisonError};
+        static NAMED: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+        let SchemeError::ForbiddenScheme(scheme) = self else { return "malformed_apprise_urls" };
+        let mut named = NAMED.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(text) = named.get(scheme) {
+            return text;
+        }
+        if named.len() >= NAMED_REFUSALS_MAX {
+            return "forbidden_scheme";
+        }
+        let text: &'static str = Box::leak(format!("forbidden_scheme: {scheme}").into_boxed_str());
+        named.insert(scheme.clone(), text);
+        text
+    }
+}
+
 impl SchemePolicy {
     /// The policy of the setting `SWITCHBOARD_APPRISE_ALLOWED_SCHEMES`: a comma (and/or
     /// whitespace) separated list of schemes, accepted exactly, case-insensitively (a
-    /// trailing `://` on an entry is ignored); empty means [`SchemePolicy::default`].
+    /// trailing `://` on an entry is ignored); empty means [`SchemePolicy::default`],
+    /// [`DEFAULT_ALLOWED`].
     pub fn from_setting(setting: &str) -> SchemePolicy {
         let schemes: BTreeSet<String> = setting
             .split(|c: char| c == ',' || c.is_whitespace())
             .map(|s| s.trim_end_matches("://").to_ascii_lowercase())
             .filter(|s| !s.is_empty())
             .collect();
-        if schemes.is_empty() { SchemePolicy::DefaultRefusals } else { SchemePolicy::Only(schemes) }
+        if schemes.is_empty() { SchemePolicy::DefaultAllowList } else { SchemePolicy::Only(schemes) }
     }
 
     /// Whether `scheme` (any case) is accepted.
     pub fn allows(&self, scheme: &str) -> bool {
         let scheme = scheme.to_ascii_lowercase();
         match self {
-            SchemePolicy::DefaultRefusals => !DEFAULT_REFUSED.contains(&scheme.as_str()),
+            SchemePolicy::DefaultAllowList => DEFAULT_ALLOWED.contains(&scheme.as_str()),
             SchemePolicy::Only(allowed) => allowed.contains(&scheme),
         }
     }
@@ -284,16 +321,39 @@ mod tests {
         }
     }
 
+    /// Schemes with which the Apprise server dials a host the URL names (or acts on its
+    /// own host): refused unless the operator lists them.
+    const TAKE_A_HOST: &[&str] = &[
+        "json", "jsons", "xml", "xmls", "form", "forms", "ntfy", "ntfys", "gotify", "gotifys", "matrix", "matrixs",
+        "mmost", "mmosts", "rocket", "rockets", "mailto", "mailtos", "signal", "signals", "apprise", "apprises",
+        "syslog", "rsyslog", "windows", "dbus", "psafer", "https", "http",
+    ];
+
     #[test]
-    fn every_default_refusal_is_refused_in_any_case_and_ordinary_services_pass() {
+    fn by_default_only_services_whose_host_apprise_fixes_pass_in_any_case() {
         let p = SchemePolicy::default();
-        for scheme in DEFAULT_REFUSED {
-            let upper = scheme.to_ascii_uppercase();
-            assert_eq!(p.check(&format!("{upper}://x")), Err(SchemeError::ForbiddenScheme((*scheme).to_owned())));
+        for scheme in DEFAULT_ALLOWED {
+            assert_eq!(p.check(&format!("{}://token/target", scheme.to_ascii_uppercase())), Ok(()), "{scheme}");
         }
-        assert_eq!(p.check("tgram://bot/chat ntfys://ntfy.sh/topic,discord://a/b\nmailtos://u:p@mail.example"), Ok(()));
-        assert_eq!(p.check("46elks://user:pass@/+15551234567"), Ok(()));
-        assert_eq!(p.check("ntfys://ntfy.sh/alerts?click=https://board.example/todos"), Ok(()));
+        for scheme in TAKE_A_HOST {
+            let got = p.check(&format!("tgram://bot/chat, {scheme}://internal.lan/x"));
+            assert_eq!(got, Err(SchemeError::ForbiddenScheme((*scheme).to_owned())), "{scheme}");
+        }
+        assert_eq!(p.check("tgram://bot/chat slack://a/b/c,discord://a/b\npover://u@t"), Ok(()));
+        assert_eq!(p.check("46elks://user:pass@/+15551234567"), Err(SchemeError::ForbiddenScheme("46elks".into())));
+        assert_eq!(p.check("tgram://bot/chat?click=https://board.example/todos"), Ok(()), "a URL inside is no URL");
+    }
+
+    #[test]
+    fn a_send_time_refusal_records_the_scheme_only() {
+        let refused = SchemeError::ForbiddenScheme("ntfys".into());
+        assert_eq!(refused.last_error(), "forbidden_scheme: ntfys");
+        assert!(std::ptr::eq(refused.last_error(), refused.last_error()), "made once");
+        assert!(refused.last_error().len() <= 64, "fits the outbox's last_error column");
+        let longest = SchemeError::ForbiddenScheme("a".repeat(SCHEME_MAX_CHARS));
+        assert!(longest.last_error().len() <= 64);
+        assert_eq!(SchemeError::Malformed(2).last_error(), "malformed_apprise_urls");
+        assert_eq!(SchemeError::Empty.last_error(), "malformed_apprise_urls");
     }
 
     #[test]
@@ -317,8 +377,8 @@ mod tests {
     fn loose_text_that_apprise_keeps_inside_a_url_is_fine() {
         let p = SchemePolicy::default();
         assert_eq!(split_urls("ntfys://ntfy.sh/a, hunter2@example"), Ok(vec!["ntfys://ntfy.sh/a, hunter2@example"]));
-        assert_eq!(p.check("ntfys://a, -json://b"), Ok(()));
-        assert_eq!(p.check("ntfys://a ://b"), Ok(()));
+        assert_eq!(p.check("tgram://a, -json://b"), Ok(()));
+        assert_eq!(p.check("tgram://a ://b"), Ok(()));
     }
 
     #[test]
@@ -352,7 +412,7 @@ mod tests {
 
     #[test]
     fn a_json_url_apprise_would_find_is_caught_however_it_is_hidden() {
-        let p = SchemePolicy::default();
+        let p = SchemePolicy::from_setting("ntfys");
         let forbidden = |s: &str| SchemeError::ForbiddenScheme(s.to_owned());
         assert_eq!(p.check("ntfys://h/t, x json://evil"), Err(forbidden("json")));
         assert_eq!(p.check("ntfys://h/t\tJSONS://evil"), Err(forbidden("jsons")));
@@ -385,18 +445,21 @@ mod tests {
     proptest! {
         #[test]
         fn a_refused_scheme_anywhere_in_a_list_is_caught(
-            before in proptest::collection::vec("[a-z0-9]{1,8}://[a-z0-9./?=&;]{0,12}", 0..4),
+            before in proptest::collection::vec(
+                (proptest::sample::select(DEFAULT_ALLOWED), "[a-z0-9./?=&;]{0,12}"), 0..4),
             seps in "[ ,\t\n\u{1c}]{1,3}",
-            refused in proptest::sample::select(DEFAULT_REFUSED),
-            after in proptest::collection::vec("[a-z0-9]{1,8}://[a-z0-9./?=&;]{0,12}", 0..4),
+            refused in proptest::sample::select(TAKE_A_HOST),
+            after in proptest::collection::vec(
+                (proptest::sample::select(DEFAULT_ALLOWED), "[a-z0-9./?=&;]{0,12}"), 0..4),
         ) {
-            let mut all = before.clone();
+            let url = |(scheme, rest): &(&str, String)| format!("{scheme}://{rest}");
+            let mut all: Vec<String> = before.iter().map(url).collect();
             all.push(format!("{refused}://target"));
-            all.extend(after.iter().cloned());
+            all.extend(after.iter().map(url));
             let secret = all.join(&seps);
             prop_assert_eq!(split_urls(&secret).map(|v| v.len()), Ok(all.len()));
             let got = SchemePolicy::default().check(&secret);
-            prop_assert!(matches!(got, Err(SchemeError::ForbiddenScheme(_))), "{:?} gave {:?}", secret, got);
+            prop_assert_eq!(got, Err(SchemeError::ForbiddenScheme((*refused).to_owned())), "{:?}", secret);
         }
 
         #[test]

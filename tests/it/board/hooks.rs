@@ -109,7 +109,8 @@ async fn a_loopback_or_private_url_is_refused_by_the_guard_with_a_clear_message(
     for url in ["https://127.0.0.1/x", "https://10.0.0.5/x", "https://169.254.169.254/latest"] {
         let page = create(&app, &s, ep, url, "").await;
         assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{url}: {}", page.body);
-        assert!(page.body.contains("Nothing was created: url: refused"), "{url}: {}", page.body);
+        let message = switchboard::outbound::refusal::FORBIDDEN_TARGET_MESSAGE;
+        assert!(page.body.contains(&format!("Nothing was created: {message}")), "{url}: {}", page.body);
         assert!(page.body.contains(&format!(r#"value="{url}""#)), "the form keeps what was typed");
         assert!(!page.body.contains("whsec_"));
     }

@@ -21,6 +21,7 @@ const CODES: &[&str] = &[
     "rate_limited",
     "encryption_required",
     "forbidden_scheme",
+    "forbidden_target",
     "reference_out_of_scope",
 ];
 

@@ -4,4 +4,5 @@
 
 mod bodies;
 mod enumeration;
+mod outbound_refusals;
 mod quarantine_roles;

@@ -33,6 +33,7 @@ fn deps(app: &TestApp) -> OutboxDeps {
         database_url: app.db.url.clone(),
         poll: Duration::from_millis(50),
         metrics: switchboard::metrics::Metrics::new(&switchboard::store::signals::Emitter::none()),
+        schemes: switchboard::notify::sinks::schemes::SchemePolicy::from_setting(&settings.apprise_allowed_schemes),
     }
 }
 

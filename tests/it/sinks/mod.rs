@@ -1,6 +1,7 @@
 //! Notification sinks over HTTP: the connection vault (sealed, write-only), sinks and
 //! their subscriptions, and every refusal changing nothing.
 
+mod apprise_policy;
 mod claims;
 mod config;
 mod crash;

@@ -104,7 +104,8 @@ async fn the_guard_checks_the_test_dial_and_a_sink_takes_six_tests_a_minute() {
     app.db.exec("UPDATE sinks SET base_url = 'http://10.1.2.3:9' WHERE name = 'gotify sink default'").await;
     let path = format!("/api/v1/sinks/{sink}/test");
     let (_, refused) = app.post(&path, &o.token, json!({})).await;
-    assert_eq!(refused["error"]["code"], "rejected_ssrf", "{refused}");
+    assert_eq!(refused["error"]["code"], "forbidden_target", "{refused}");
+    assert_eq!(refused["error"]["message"], switchboard::outbound::refusal::FORBIDDEN_TARGET_MESSAGE);
     for _ in 0..5 {
         assert_eq!(app.post(&path, &o.token, json!({})).await.0, StatusCode::OK);
     }
