@@ -55,7 +55,7 @@ pub async fn list_answer(s: &Services, me: &AgentPrincipal) -> Result<SinkList> 
 /// create is: the outbound guard, `reference_out_of_scope`, `forbidden_scheme`, the
 /// per-owner cap (409); nothing changes when refused.
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_put_sink", request_body = PutSinkBody,
-    tag = "agent", params(("name" = PathName, Path, description = "the sink's name, 1–100 characters")),
+    tag = "agent", params(("name" = inline(PathName), Path, description = "the sink's name, 1–100 characters")),
     security(("endpoint_token" = [])),
     responses((status = 200, body = SinkView), (status = 201, body = SinkView), (status = 403, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
@@ -86,7 +86,7 @@ pub async fn put_answer(s: &Services, me: &AgentPrincipal, name: &str, b: PutSin
 
 /// Deletes the owner's sink `name` and its subscriptions.
 #[utoipa::path(delete, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_delete_sink", tag = "agent",
-    params(("name" = PathName, Path, description = "the sink's name")), security(("endpoint_token" = [])),
+    params(("name" = inline(PathName), Path, description = "the sink's name")), security(("endpoint_token" = [])),
     responses((status = 204), (status = 403, body = ErrorEnvelope)))]
 pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<PathName>) -> Result<HttpResponse> {
     agent_sinks::delete(&s, &agent.0, &name).await?;
@@ -96,7 +96,7 @@ pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<PathNa
 /// Sends the owner's sink `name` one harmless test message (past its budget and
 /// subscriptions, never past the outbound guard); at most 6 a minute per sink (429).
 #[utoipa::path(post, path = "/api/v1/agent/sinks/{name}/test", operation_id = "agent_test_sink", tag = "agent",
-    params(("name" = PathName, Path, description = "the sink's name")), security(("endpoint_token" = [])),
+    params(("name" = inline(PathName), Path, description = "the sink's name")), security(("endpoint_token" = [])),
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
               (status = 429, body = ErrorEnvelope)))]
 pub async fn test(s: web::Data<Services>, agent: Agent, name: web::Path<PathName>) -> Result<HttpResponse> {
@@ -111,7 +111,7 @@ pub async fn test_answer(s: &Services, me: &AgentPrincipal, name: &str) -> Resul
 /// Replaces the subscriptions of the owner's sink `name` (filters may name only the
 /// owner's endpoints and webhooks, else `reference_out_of_scope` and nothing changes).
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}/subscriptions", operation_id = "agent_set_subscriptions",
-    request_body = Subscriptions, tag = "agent", params(("name" = PathName, Path, description = "the sink's name")),
+    request_body = Subscriptions, tag = "agent", params(("name" = inline(PathName), Path, description = "the sink's name")),
     security(("endpoint_token" = [])),
     responses((status = 200, body = Subscriptions), (status = 403, body = ErrorEnvelope),
               (status = 422, body = ErrorEnvelope)))]

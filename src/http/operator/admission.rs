@@ -100,7 +100,7 @@ pub struct AdmissionList {
 #[utoipa::path(put, path = "/api/v1/endpoints/{id}/queues/{queue}/admission", operation_id = "set_admission",
     request_body = AdmissionBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id"),
-           ("queue" = PathName, Path, description = "queue name: 1–64 of a-z 0-9 . _ -, starting with a letter or digit; not quarantine")),
+           ("queue" = inline(PathName), Path, description = "queue name: 1–64 of a-z 0-9 . _ -, starting with a letter or digit; not quarantine")),
     security(("operator_token" = [])),
     responses((status = 200, body = AdmissionView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn set(
