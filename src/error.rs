@@ -223,6 +223,7 @@ impl From<diesel::result::Error> for Error {
                     crate::db::failure::note_schema_change();
                     Error::Unavailable(format!("database schema changed under a prepared statement: {other}"))
                 }
+                Failure::Nul => Error::InvalidArgument("text may not contain NUL (\\u0000, %00) characters".into()),
                 Failure::Other => Error::internal_from("database", other),
             },
         }

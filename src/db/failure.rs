@@ -28,6 +28,12 @@ pub enum Failure {
     /// "cached plan must not change result type"): every connection prepared before
     /// now is discarded at its next checkout (see [`stale`]).
     SchemaChanged,
+    /// The statement was given text PostgreSQL cannot hold: NUL in a `text` parameter
+    /// (22021, "invalid byte sequence for encoding …: 0x00") or `\u0000` in `jsonb`
+    /// (22P05, "unsupported Unicode escape sequence"). Only a request's input can carry
+    /// it (nothing stored can), so it is the caller's error, not the server's: the one
+    /// guard behind the extractors' own refusals, for any text that reaches a statement.
+    Nul,
     /// Anything else: not about the connection.
     Other,
 }
@@ -57,6 +63,10 @@ fn classify_message(message: &str) -> Failure {
         Failure::ConnectionLost
     } else if message == "cached plan must not change result type" {
         Failure::SchemaChanged
+    } else if (message.starts_with("invalid byte sequence for encoding") && message.ends_with(": 0x00"))
+        || message == "unsupported Unicode escape sequence"
+    {
+        Failure::Nul
     } else {
         Failure::Other
     }
@@ -180,6 +190,15 @@ mod tests {
         assert_eq!(classify(&Error::NotFound), Failure::Other);
         let changed = db(DatabaseErrorKind::Unknown, "cached plan must not change result type");
         assert_eq!(classify(&changed), Failure::SchemaChanged);
+    }
+
+    #[test]
+    fn nul_in_text_or_jsonb_is_the_inputs_fault() {
+        for message in ["invalid byte sequence for encoding \"UTF8\": 0x00", "unsupported Unicode escape sequence"] {
+            assert_eq!(classify(&db(DatabaseErrorKind::Unknown, message)), Failure::Nul, "{message}");
+        }
+        let other_bytes = db(DatabaseErrorKind::Unknown, "invalid byte sequence for encoding \"UTF8\": 0xff");
+        assert_eq!(classify(&other_bytes), Failure::Other);
     }
 
     #[test]

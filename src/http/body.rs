@@ -121,12 +121,45 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
     }
 }
 
-/// Refuses a query-string value holding NUL (`%00`): PostgreSQL `text` cannot store it,
-/// so it used to reach the database as a filter and come back as a 500.
-pub fn refuse_nul_param(field: &str, value: Option<&str>) -> Result<(), Error> {
-    match value {
-        Some(v) if v.contains('\0') => Err(Error::invalid(field, "may not contain NUL characters")),
-        _ => Ok(()),
+/// A query string read as `T` (malformed or wrong types: 422 `invalid_argument`), with
+/// NUL (`%00`) refused in every name and value (422) before a handler runs: PostgreSQL
+/// `text` cannot hold it, so a filter holding it used to reach a statement and come back
+/// as a 500. Every API route reads its query through this.
+#[derive(Debug)]
+pub struct Query<T>(pub T);
+
+impl<T> Query<T> {
+    /// The query, read.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for Query<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Reads `query` (without the `?`) as `T`.
+fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, Error> {
+    let parsed = serde_urlencoded::from_str::<T>(query).map_err(|e| Error::InvalidArgument(format!("query: {e}")))?;
+    if let Some((name, _)) =
+        url::form_urlencoded::parse(query.as_bytes()).find(|(k, v)| k.contains('\0') || v.contains('\0'))
+    {
+        return Err(Error::invalid(&name.replace('\0', "\\0"), "may not contain NUL (%00) characters"));
+    }
+    Ok(parsed)
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for Query<T> {
+    type Error = Error;
+    type Future = std::future::Ready<Result<Self, Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(parse_query(req.query_string()).map(Query))
     }
 }
 
@@ -135,9 +168,11 @@ pub fn query_config() -> actix_web::web::QueryConfig {
     actix_web::web::QueryConfig::default().error_handler(|e, _| Error::InvalidArgument(format!("query: {e}")).into())
 }
 
-/// Maps a path parse failure to `not_found` (a malformed id is an unknown id).
+/// Maps a path parse failure to `not_found` (a malformed id is an unknown id), or to
+/// `invalid_argument` for a name a statement cannot hold
+/// ([`crate::web::path_name::PathName`]).
 pub fn path_config() -> actix_web::web::PathConfig {
-    actix_web::web::PathConfig::default().error_handler(|_, _| Error::NotFound.into())
+    actix_web::web::PathConfig::default().error_handler(|e, _| crate::web::path_name::path_error(&e).into())
 }
 
 #[cfg(test)]
@@ -149,6 +184,21 @@ mod tests {
     struct Two {
         a: Option<i32>,
         b: Option<String>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Filter {
+        q: Option<String>,
+        limit: Option<i64>,
+    }
+
+    #[test]
+    fn a_query_holding_nul_anywhere_is_refused_and_any_other_is_read() {
+        let read = parse_query::<Filter>("q=caf%C3%A9&limit=5").unwrap();
+        assert_eq!((read.q.as_deref(), read.limit), (Some("café"), Some(5)));
+        for refused in ["q=%00", "q=a%00b", "q=ok&other=%00", "%00=x", "limit=x"] {
+            assert!(matches!(parse_query::<Filter>(refused), Err(Error::InvalidArgument(_))), "{refused}");
+        }
     }
 
     #[test]

@@ -143,6 +143,47 @@ mod tests {
         }
     }
 
+    fn refs<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match value {
+            serde_json::Value::Object(o) => {
+                out.extend(o.get("$ref").and_then(|r| r.as_str()));
+                o.values().for_each(|v| refs(v, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_reference_resolves() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let mut found = Vec::new();
+        refs(&doc, &mut found);
+        assert!(found.len() > 50, "{} references", found.len());
+        for r in found {
+            let pointer = r.strip_prefix('#').unwrap_or_else(|| panic!("{r} is not local"));
+            assert!(doc.pointer(pointer).is_some(), "{r} does not resolve");
+        }
+    }
+
+    #[test]
+    fn a_name_in_the_path_may_answer_422_and_an_id_404() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let paths = &doc["paths"];
+        for (path, method) in [
+            ("/api/v1/agent/sinks/{name}", "delete"),
+            ("/api/v1/agent/sinks/{name}/test", "post"),
+            ("/api/v1/agent/sinks/{name}/subscriptions", "put"),
+            ("/api/v1/endpoints/{id}/queues/{queue}/admission", "put"),
+        ] {
+            let responses = &paths[path][method]["responses"];
+            assert!(responses["422"].is_object(), "{method} {path}: {responses}");
+            assert!(responses["404"].is_object(), "{method} {path}: {responses}");
+        }
+        let by_id = &paths["/api/v1/hooks/{id}"]["delete"]["responses"];
+        assert!(by_id["404"].is_object() && by_id["422"].is_null(), "{by_id}");
+    }
+
     #[test]
     fn an_optional_body_is_not_required_and_not_null() {
         let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();

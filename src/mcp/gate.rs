@@ -88,8 +88,14 @@ pub async fn gate(
 async fn authenticate(req: &HttpRequest) -> Result<AgentPrincipal, Error> {
     let Agent(me) = Agent::extract(req).await?;
     // A token of another endpoint is refused like a bad one: the URL names the endpoint.
-    if req.match_info().get("slug") != Some(me.slug.as_str()) {
-        return Err(Error::Unauthenticated);
+    // A slug no endpoint could have (NUL, a segment that was not UTF-8: see
+    // `crate::web::path_name`) is a bad name, refused as every route refuses one.
+    let slug = req.match_info().get("slug").unwrap_or_default();
+    if slug != me.slug {
+        return Err(match crate::web::path_name::refusal(slug) {
+            Some(why) => Error::invalid("path", why),
+            None => Error::Unauthenticated,
+        });
     }
     Ok(me)
 }

@@ -86,33 +86,33 @@ pub async fn revoke(s: &Services, who: &Reach, id: EndpointId) -> Result<Revoked
     Ok(revoked)
 }
 
-/// The endpoint's scope (the caller must administer it for `action`) and the
-/// grantee's scope. A grantee the caller shares no team with answers 404 exactly like
-/// one that does not exist (and like an unknown grant), through the same statement,
-/// so the route tells nobody which accounts exist.
+/// The endpoint's scope (the caller must administer it for `action`) and the grantee
+/// reference, which must be well-formed (else 422) and may name anyone: a human or team
+/// the caller shares nothing with, or no account at all, is answered alike (SPEC 13,
+/// "Fan-out grants"), so the route tells nobody which accounts exist.
 async fn fanout_parties(
     s: &Services,
     who: &Reach,
     action: Action,
     id: EndpointId,
     grantee: &str,
-) -> Result<(ScopeId, ScopeId)> {
+) -> Result<(ScopeId, OwnerRef)> {
     let endpoint = s.store.endpoint_in(&who.scope_ids(), id).await?;
     check(action, Principal::Human(who), Some(Place::scope(endpoint.scope_id)))?;
-    let owner = OwnerRef::parse(grantee)?;
-    let grantee = s.store.fanout_grantee(&owner, who.human, endpoint.id).await?;
-    Ok((endpoint.scope_id, grantee.ok_or(Error::NotFound)?))
+    let owner = OwnerRef::parse_grantee(grantee)?;
+    Ok((endpoint.scope_id, owner))
 }
 
-/// Lets `grantee`'s webhooks route deliveries onto the endpoint (rules may then name it).
+/// Lets `grantee`'s webhooks route deliveries onto the endpoint (rules may then name
+/// it): at once if the account exists, else once it does.
 pub async fn grant_fanout(s: &Services, who: &Reach, id: EndpointId, grantee: &str) -> Result<()> {
-    let (scope, grantee) = fanout_parties(s, who, Action::GrantFanout, id, grantee).await?;
-    s.store.grant_fanout(scope, id, grantee, who.human).await
+    let (scope, owner) = fanout_parties(s, who, Action::GrantFanout, id, grantee).await?;
+    s.store.grant_fanout(scope, id, &owner, who.human).await
 }
 
 /// Withdraws a fan-out grant: the grantee's webhooks stop routing onto the endpoint
-/// from the next delivery on.
+/// from the next delivery on. A grant never made is withdrawn all the same (204).
 pub async fn revoke_fanout(s: &Services, who: &Reach, id: EndpointId, grantee: &str) -> Result<()> {
-    let (scope, grantee) = fanout_parties(s, who, Action::RevokeFanout, id, grantee).await?;
-    s.store.revoke_fanout(scope, id, grantee).await
+    let (scope, owner) = fanout_parties(s, who, Action::RevokeFanout, id, grantee).await?;
+    s.store.revoke_fanout(scope, id, &owner).await
 }

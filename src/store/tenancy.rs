@@ -89,6 +89,23 @@ impl OwnerRef {
             None => Err(Error::invalid("owner", "expected an email or team:<name>")),
         }
     }
+
+    /// Parses a fan-out grantee: as [`OwnerRef::parse`], and within what an account can
+    /// be called (an email of 3–320 characters, a team name of 1–100 bytes without
+    /// `:`), since a grant is kept for an account that does not exist yet: a reference
+    /// no account could ever have is refused (422), not kept.
+    pub fn parse_grantee(raw: &str) -> Result<Self> {
+        let owner = Self::parse(raw)?;
+        match &owner {
+            OwnerRef::Human(email) if !(3..=320).contains(&email.chars().count()) => {
+                Err(Error::invalid("owner", "not an email address"))
+            }
+            OwnerRef::Team(team) if team.len() > 100 || team.contains(':') => {
+                Err(Error::invalid("owner", "a team name is 1–100 bytes without ':'"))
+            }
+            _ => Ok(owner),
+        }
+    }
 }
 
 fn unique_violation(e: &diesel::result::Error) -> bool {
@@ -369,4 +386,25 @@ pub(super) async fn reach_of(conn: &mut AsyncPgConnection, human: HumanId) -> Re
         personal,
         scopes: rows.into_iter().map(|r| ScopeGrant { scope: ScopeId(r.id), role: r.role }).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grantee_is_a_well_formed_email_or_team_name_whether_or_not_it_exists() {
+        assert_eq!(
+            OwnerRef::parse_grantee(" Ghost@Example.com ").unwrap(),
+            OwnerRef::Human("Ghost@Example.com".into())
+        );
+        assert_eq!(OwnerRef::parse_grantee("team: crew ").unwrap(), OwnerRef::Team("crew".into()));
+        let long_email = format!("{}@example.com", "a".repeat(320));
+        let long_team = format!("team:{}", "t".repeat(101));
+        for refused in
+            ["", "nobody", "@", "a@\0b", "team:", "team:a:b", "a@b\u{1}", long_email.as_str(), long_team.as_str()]
+        {
+            assert!(matches!(OwnerRef::parse_grantee(refused), Err(Error::InvalidArgument(_))), "{refused:?}");
+        }
+    }
 }

@@ -248,9 +248,6 @@ async fn one_delivery_fans_out_to_two_owners_endpoints_only_once_granted_each_to
     let (app, alice, alice_ep) = app_with_key().await;
     let bob = app.owner("b@example.com").await;
     let bob_ep = app.agent(bob.scope, "bob-worker").await;
-    // Bob may grant only to someone he shares a team with.
-    let (partners, _, _) = app.store.create_team("partners", "b@example.com").await.unwrap();
-    app.store.add_team_member(partners, alice.id, switchboard::domain::todo_state::TeamRole::Member).await.unwrap();
     let w = webhook(&app, &alice, &alice_ep, json!({"source_type": "generic", "queue": "inbox"})).await;
     let path = format!("/api/v1/webhooks/{}/rules", w["id"].as_str().unwrap());
     let rules = json!({"rules": [{"id": "share", "match": {"pointer": "/share", "equals": true},

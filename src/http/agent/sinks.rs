@@ -16,6 +16,7 @@ use crate::error::{ErrorEnvelope, Result};
 use crate::service::sinks::{SinkSpec, Subscription};
 use crate::service::{Services, agent_sinks};
 use crate::store::endpoints::AgentPrincipal;
+use crate::web::path_name::PathName;
 
 /// A sink to create or replace under the name in the path. It posts to its connection's
 /// destination, which only a human admin of the owner sets: an agent never chooses
@@ -59,14 +60,14 @@ pub async fn list_answer(s: &Services, me: &AgentPrincipal) -> Result<SinkList> 
 /// `destination_mismatch`, `forbidden_scheme`, the per-owner cap (409); nothing changes
 /// when refused.
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_put_sink", request_body = PutSinkBody,
-    tag = "agent", params(("name" = String, Path, description = "the sink's name, 1–100 characters")),
+    tag = "agent", params(("name" = inline(PathName), Path, description = "the sink's name, 1–100 characters")),
     security(("endpoint_token" = [])),
     responses((status = 200, body = SinkView), (status = 201, body = SinkView), (status = 403, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn put(
     s: web::Data<Services>,
     agent: Agent,
-    name: web::Path<String>,
+    name: web::Path<PathName>,
     body: Json<PutSinkBody>,
 ) -> Result<HttpResponse> {
     let (view, created) = put_answer(&s, &agent.0, &name, body.0).await?;
@@ -90,9 +91,9 @@ pub async fn put_answer(s: &Services, me: &AgentPrincipal, name: &str, b: PutSin
 
 /// Deletes the owner's sink `name` and its subscriptions.
 #[utoipa::path(delete, path = "/api/v1/agent/sinks/{name}", operation_id = "agent_delete_sink", tag = "agent",
-    params(("name" = String, Path, description = "the sink's name")), security(("endpoint_token" = [])),
+    params(("name" = inline(PathName), Path, description = "the sink's name")), security(("endpoint_token" = [])),
     responses((status = 204), (status = 403, body = ErrorEnvelope)))]
-pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<String>) -> Result<HttpResponse> {
+pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<PathName>) -> Result<HttpResponse> {
     agent_sinks::delete(&s, &agent.0, &name).await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -100,11 +101,11 @@ pub async fn delete(s: web::Data<Services>, agent: Agent, name: web::Path<String
 /// Sends the owner's sink `name` one harmless test message (past its budget and
 /// subscriptions, never past the outbound guard); at most 6 a minute per sink (429).
 #[utoipa::path(post, path = "/api/v1/agent/sinks/{name}/test", operation_id = "agent_test_sink", tag = "agent",
-    params(("name" = String, Path, description = "the sink's name")), security(("endpoint_token" = [])),
+    params(("name" = inline(PathName), Path, description = "the sink's name")), security(("endpoint_token" = [])),
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
               (status = 409, body = ErrorEnvelope, description = "its connection is not bound to a destination"),
               (status = 429, body = ErrorEnvelope)))]
-pub async fn test(s: web::Data<Services>, agent: Agent, name: web::Path<String>) -> Result<HttpResponse> {
+pub async fn test(s: web::Data<Services>, agent: Agent, name: web::Path<PathName>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(test_answer(&s, &agent.0, &name).await?))
 }
 
@@ -118,14 +119,14 @@ pub async fn test_answer(s: &Services, me: &AgentPrincipal, name: &str) -> Resul
 /// An agent may not turn payload excerpts on (`include_excerpt: true` is 403
 /// `forbidden`); what it replaces goes, excerpts included.
 #[utoipa::path(put, path = "/api/v1/agent/sinks/{name}/subscriptions", operation_id = "agent_set_subscriptions",
-    request_body = Subscriptions, tag = "agent", params(("name" = String, Path, description = "the sink's name")),
+    request_body = Subscriptions, tag = "agent", params(("name" = inline(PathName), Path, description = "the sink's name")),
     security(("endpoint_token" = [])),
     responses((status = 200, body = Subscriptions), (status = 403, body = ErrorEnvelope),
               (status = 422, body = ErrorEnvelope)))]
 pub async fn put_subscriptions(
     s: web::Data<Services>,
     agent: Agent,
-    name: web::Path<String>,
+    name: web::Path<PathName>,
     body: Json<Subscriptions>,
 ) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(subscriptions_answer(&s, &agent.0, &name, body.0).await?))

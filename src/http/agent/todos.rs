@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::super::auth::Agent;
-use super::super::body::{Json, OptionalJson, refuse_nul_param};
+use super::super::body::{Json, OptionalJson, Query};
 use super::super::dto::*;
 use super::batch_dto::{BatchClaimAnswer, ClaimNextAnswer};
 use crate::domain::admission::Deferral;
@@ -73,13 +73,12 @@ fn finish(body: FinishBody) -> Finish {
 #[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListQuery), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn list(s: web::Data<Services>, agent: Agent, q: web::Query<ListQuery>) -> Result<HttpResponse> {
+pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListQuery>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0, q.into_inner()).await?))
 }
 
 /// What `list` answers (the route and the MCP tool `list_todos`).
 pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListQuery) -> Result<TodoList> {
-    refuse_nul_param("queue", q.queue.as_deref())?;
     let rows = agent::list(s, me, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
     Ok(TodoList { todos: rows.iter().map(TodoView::from).collect() })
 }

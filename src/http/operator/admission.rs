@@ -12,6 +12,7 @@ use crate::domain::ids::EndpointId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 use crate::service::admission::{self, Settings};
+use crate::web::path_name::PathName;
 
 /// A change of one queue's admission budget. A field left out is unchanged; a limit set
 /// to `null` is lifted. A budget set back to the defaults (not paused, no limits) is no
@@ -99,13 +100,13 @@ pub struct AdmissionList {
 #[utoipa::path(put, path = "/api/v1/endpoints/{id}/queues/{queue}/admission", operation_id = "set_admission",
     request_body = AdmissionBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id"),
-           ("queue" = String, Path, description = "queue name: 1–64 of a-z 0-9 . _ -, starting with a letter or digit; not quarantine")),
+           ("queue" = inline(PathName), Path, description = "queue name: 1–64 of a-z 0-9 . _ -, starting with a letter or digit; not quarantine")),
     security(("operator_token" = [])),
     responses((status = 200, body = AdmissionView), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn set(
     s: web::Data<Services>,
     op: Operator,
-    path: web::Path<(EndpointId, String)>,
+    path: web::Path<(EndpointId, PathName)>,
     body: Json<AdmissionBody>,
 ) -> Result<HttpResponse> {
     let (id, queue) = path.into_inner();

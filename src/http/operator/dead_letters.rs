@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::super::auth::Operator;
-use super::super::body::refuse_nul_param;
+use super::super::body::Query;
 use super::super::dto::{DeadLetterList, DeadLetterView};
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::{Services, todos};
@@ -25,9 +25,8 @@ pub struct DeadLetterQuery {
 #[utoipa::path(get, path = "/api/v1/dead-letters", operation_id = "list_dead_letters", params(DeadLetterQuery), tag = "operator",
     security(("operator_token" = [])),
     responses((status = 200, body = DeadLetterList), (status = 401, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn list(s: web::Data<Services>, op: Operator, q: web::Query<DeadLetterQuery>) -> Result<HttpResponse> {
+pub async fn list(s: web::Data<Services>, op: Operator, q: Query<DeadLetterQuery>) -> Result<HttpResponse> {
     let q = q.into_inner();
-    refuse_nul_param("q", q.q.as_deref())?;
     let rows = todos::dead_letters(&s, &op.0, q.q.as_deref(), q.limit.unwrap_or(100)).await?;
     Ok(HttpResponse::Ok().json(DeadLetterList { dead_letters: rows.into_iter().map(DeadLetterView::from).collect() }))
 }

@@ -47,12 +47,14 @@ pub struct FanoutGrantBody {
 }
 
 /// Lets another owner's webhooks route deliveries onto this endpoint (rules may then
-/// name it in `endpoints[]`). Only an admin of the endpoint's scope may grant, and only
-/// to themselves, a team they belong to or a human in one of their teams; any other
-/// owner, existing or not, is not found.
+/// name it in `endpoints[]`). Only an admin of the endpoint's scope may grant. Any
+/// well-formed email or `team:<name>` answers 204, whether or not it has an account or
+/// shares a team with the caller; a grant to an address with no account takes effect
+/// once that account (or team) exists. A malformed reference is 422.
 #[utoipa::path(post, path = "/api/v1/endpoints/{id}/fanout-grants", request_body = FanoutGrantBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
-    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
+    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
+              (status = 422, body = ErrorEnvelope)))]
 pub async fn grant_fanout(
     s: web::Data<Services>,
     op: Operator,
@@ -64,10 +66,12 @@ pub async fn grant_fanout(
 }
 
 /// Withdraws a fan-out grant: the grantee's webhooks stop routing onto this endpoint
-/// from the next delivery on.
+/// from the next delivery on. Any well-formed reference answers 204, a grant never
+/// made or an address with no account included.
 #[utoipa::path(delete, path = "/api/v1/endpoints/{id}/fanout-grants", request_body = FanoutGrantBody, tag = "operator",
     params(("id" = EndpointId, Path, description = "endpoint id")), security(("operator_token" = [])),
-    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
+    responses((status = 204), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope),
+              (status = 422, body = ErrorEnvelope)))]
 pub async fn revoke_fanout(
     s: web::Data<Services>,
     op: Operator,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::super::auth::Operator;
-use super::super::body::OptionalJson;
+use super::super::body::{OptionalJson, Query};
 use super::super::dto::TodoView;
 use crate::domain::ids::{EventId, TodoId, WebhookId};
 use crate::domain::todo_state::QuarantineReason;
@@ -66,7 +66,7 @@ pub struct Released {
 /// Deliveries held in quarantine across the caller's scopes, newest first.
 #[utoipa::path(get, path = "/api/v1/quarantine", operation_id = "list_quarantine", params(HeldQuery), tag = "operator",
     security(("operator_token" = [])), responses((status = 200, body = HeldList)))]
-pub async fn list(s: web::Data<Services>, op: Operator, q: web::Query<HeldQuery>) -> Result<HttpResponse> {
+pub async fn list(s: web::Data<Services>, op: Operator, q: Query<HeldQuery>) -> Result<HttpResponse> {
     let rows = quarantine::list(&s, &op.0, q.limit.unwrap_or(100)).await?;
     Ok(HttpResponse::Ok().json(HeldList { held: rows.iter().map(HeldView::from).collect() }))
 }

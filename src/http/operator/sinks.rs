@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::super::auth::Operator;
-use super::super::body::Json;
+use super::super::body::{Json, Query};
 use crate::domain::hooks::redact_url;
 use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
 use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
@@ -335,7 +335,7 @@ pub async fn deliveries(
     s: web::Data<Services>,
     op: Operator,
     id: web::Path<SinkId>,
-    q: web::Query<DeliveriesQuery>,
+    q: Query<DeliveriesQuery>,
 ) -> Result<HttpResponse> {
     let rows = sinks::deliveries(&s, &op.0, id.into_inner(), q.limit.unwrap_or(100)).await?;
     let deliveries = rows

@@ -8,6 +8,7 @@ mod fuzz;
 mod hooks;
 mod ids;
 mod intake;
+mod names;
 mod operator;
 mod ranges;
 mod transitions;

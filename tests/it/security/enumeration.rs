@@ -1,8 +1,9 @@
 //! Nobody learns who has an account. Every route that takes an email or a team name
 //! answers a reference to a human or team the caller shares no team with exactly as it
 //! answers one that does not exist: the same status and the same bytes (the only
-//! differences allowed are the caller's own input echoed back). Sign-in answers an
-//! unknown email exactly as a wrong password.
+//! differences allowed are the caller's own input echoed back). A fan-out grant accepts
+//! both (204); vending refuses both (422). Sign-in answers an unknown email exactly as a
+//! wrong password.
 
 use std::time::{Duration, Instant};
 
@@ -52,38 +53,41 @@ const UNKNOWN_VS_UNSHARED: [(&str, &str); 2] =
     [("ghost@example.com", "bob@example.com"), ("team:ghosts", "team:strangers")];
 
 #[actix_web::test]
-async fn a_fanout_grant_to_an_unknown_or_an_unshared_owner_answers_the_same_bytes_and_grants_nothing() {
+async fn a_fanout_grant_to_an_unknown_or_an_unshared_owner_answers_the_same_bytes_and_grants_both() {
     let w = world().await;
     let path = format!("/api/v1/endpoints/{}/fanout-grants", w.alice_ep.id);
-    for method in ["POST", "DELETE"] {
+    for method in ["POST", "DELETE", "POST"] {
         for (unknown, unshared) in UNKNOWN_VS_UNSHARED {
             let a = raw(&w.app, method, &path, &w.alice.token, &json!({"owner": unknown})).await;
             let b = raw(&w.app, method, &path, &w.alice.token, &json!({"owner": unshared})).await;
             assert_eq!(a, b, "{method} {unknown} vs {unshared}");
-            assert_eq!(a.0, StatusCode::NOT_FOUND, "{method} {unknown}: {}", a.1);
+            assert_eq!(a.0, StatusCode::NO_CONTENT, "{method} {unknown}: {}", a.1);
         }
     }
-    assert_eq!(w.app.db.count("SELECT count(*) FROM fanout_grants").await, 0, "nothing was granted");
+    // Both are kept by reference; the one with no account takes effect once it exists
+    // (tests/it/security/fanout_grants.rs).
+    assert_eq!(w.app.db.count("SELECT count(*) FROM fanout_grant_refs").await, 4);
 }
 
 #[actix_web::test]
-async fn a_fanout_grant_goes_to_a_team_of_the_callers_or_a_human_sharing_one_and_stays_withdrawable() {
+async fn a_fanout_grant_to_a_team_of_the_callers_or_a_human_sharing_one_stays_withdrawable_after_they_part() {
     let w = world().await;
     let path = format!("/api/v1/endpoints/{}/fanout-grants", w.alice_ep.id);
     for owner in ["carol@example.com", "CAROL@example.com", "team:crew", "alice@example.com"] {
         let (s, b) = w.app.post(&path, &w.alice.token, json!({"owner": owner})).await;
         assert_eq!(s, StatusCode::NO_CONTENT, "{owner}: {b}");
     }
-    assert_eq!(w.app.db.count("SELECT count(*) FROM fanout_grants").await, 3, "carol, crew and alice herself");
-    // Carol leaves the team: her grant is still Alice's to withdraw, not a 404.
+    assert_eq!(w.app.db.count("SELECT count(*) FROM fanout_grant_refs").await, 3, "carol, crew and alice herself");
+    // Carol leaves the team: her grant is still Alice's to withdraw and to make again.
     w.app
         .db
         .exec("DELETE FROM team_members WHERE human_id = (SELECT id FROM humans WHERE email = 'carol@example.com')")
         .await;
     let (s, b) = w.app.call("DELETE", &path, Some(&w.alice.token), Some(&json!({"owner": "carol@example.com"}))).await;
     assert_eq!(s, StatusCode::NO_CONTENT, "{b}");
+    assert_eq!(w.app.db.count("SELECT count(*) FROM fanout_grant_refs").await, 2);
     let (s, _) = w.app.post(&path, &w.alice.token, json!({"owner": "carol@example.com"})).await;
-    assert_eq!(s, StatusCode::NOT_FOUND, "and no new grant to someone no longer shared");
+    assert_eq!(s, StatusCode::NO_CONTENT);
 }
 
 #[actix_web::test]

@@ -94,7 +94,7 @@ impl Served {
     }
 
     /// Stops the process and answers everything it printed.
-    fn stop(mut self) -> String {
+    pub(crate) fn stop(mut self) -> String {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let _ = self.child.wait();

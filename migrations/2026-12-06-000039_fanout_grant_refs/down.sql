@@ -1,0 +1,1 @@
+DROP TABLE fanout_grant_refs;
