@@ -19,6 +19,11 @@
 -- through the `notifications` verbs; false: a human). Null: an earlier release wrote it,
 -- which did not record it.
 --
+-- `notify_hooks.created_by_agent`: whether an agent created the hook (through
+-- `notify_hooks`); only such a hook may an agent rotate or delete, since a rotation answers
+-- the new signing secret. Null: an earlier release's, which did not record it (agents
+-- may list it, not change it).
+--
 -- Nullable or with a constant default: catalogue changes only, brief ACCESS EXCLUSIVE.
 -- The previous release reads none of these and keeps working (it still pairs freely:
 -- the protection holds once every instance runs this release).
@@ -28,3 +33,4 @@ ALTER TABLE connections ADD COLUMN bound boolean;
 ALTER TABLE connections ADD COLUMN fingerprint_keyed boolean NOT NULL DEFAULT false;
 ALTER TABLE webhooks ADD COLUMN secret_fingerprint_keyed boolean NOT NULL DEFAULT false;
 ALTER TABLE sinks ADD COLUMN changed_by_agent boolean;
+ALTER TABLE notify_hooks ADD COLUMN created_by_agent boolean;

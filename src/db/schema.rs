@@ -134,6 +134,7 @@ diesel::table! {
         last_attempt_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        created_by_agent -> Nullable<Bool>,
     }
 }
 

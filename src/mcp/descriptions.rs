@@ -111,10 +111,10 @@ pub fn describe(tool: ToolName) -> &'static str {
              keep it to verify the signatures."
         }
         T::RotateHook => {
-            "Replace the signing secret of one of this endpoint's notify hooks (`id`); the old one still signs for 24 \
-             hours. Answers the new `signing_secret`, shown only here."
+            "Replace the signing secret of a notify hook this endpoint's agent created (`id`; a hook its owner added is \
+             not found); the old one still signs for 24 hours. Answers the new `signing_secret`, shown only here."
         }
-        T::DeleteHook => "Delete one of this endpoint's notify hooks (`id`). Answers {hook_id, deleted: true}.",
+        T::DeleteHook => "Delete a notify hook this endpoint's agent created (`id`). Answers {hook_id, deleted: true}.",
         T::NotifyOwner => {
             "Page this endpoint's owner (a person) through their notification sinks: `title` says what they need to \
              know, `severity` low/normal/high, `todo_id` links a todo. At most 5 an hour: use it when a human must act. \
@@ -122,9 +122,9 @@ pub fn describe(tool: ToolName) -> &'static str {
         }
         T::ListSinks => "List the owner's notification sinks (Gotify, Apprise) by name; never a secret.",
         T::SetSink => {
-            "Create or replace the owner's notification sink `name`: `kind` (gotify or apprise), `base_url`, \
-             `connection_id` (an existing connection of the owner; its secret is never read back), `apprise_mode`, \
-             `enabled`. Answers the sink."
+            "Create or replace the owner's notification sink `name` with `connection_id` (an existing connection of \
+             the owner; its secret is never read back): the sink posts to that connection's destination, which only \
+             the owner sets. Optional: `kind` (the connection's), `apprise_mode`, `enabled`. Answers the sink."
         }
         T::DeleteSink => "Delete the owner's notification sink `name` and its subscriptions. Answers `deleted`.",
         T::TestSink => {
@@ -133,7 +133,8 @@ pub fn describe(tool: ToolName) -> &'static str {
         }
         T::SetSinkSubscriptions => {
             "Replace which events the owner's sink `name` is sent: `subscriptions` of {events, queues?, endpoint_ids?, \
-             webhook_ids?, min_severity?, include_excerpt?}. Answers the subscriptions as saved."
+             webhook_ids?, min_severity?}; `include_excerpt: true` is refused (forbidden). Answers the subscriptions as \
+             saved."
         }
     }
 }

@@ -80,19 +80,25 @@ pub async fn list(s: &Services, who: &Reach, endpoint: EndpointId) -> Result<Vec
 pub async fn create(s: &Services, who: &Reach, endpoint: EndpointId, hook: NewHook) -> Result<CreatedHook> {
     let endpoint = s.store.endpoint_in(&who.scope_ids(), endpoint).await?;
     check(Action::CreateHook, Principal::Human(who), Some(Place::endpoint(endpoint.scope_id, endpoint.id)))?;
-    create_on(s, endpoint.scope_id, endpoint.id, &hook).await
+    create_on(s, endpoint.scope_id, endpoint.id, &hook, false).await
 }
 
 /// Adds a hook to the agent's own endpoint (grant `notify_hooks`).
 pub async fn agent_create(s: &Services, me: &AgentPrincipal, hook: NewHook) -> Result<CreatedHook> {
     check(Action::AgentCreateHook, Principal::Endpoint(me), None)?;
-    create_on(s, me.scope_id, me.endpoint_id, &hook).await
+    create_on(s, me.scope_id, me.endpoint_id, &hook, true).await
 }
 
 /// The create path once the caller is known to hold the endpoint: refused while hooks
 /// are switched off, then the URL and queue checks, then the outbound guard at save
 /// time, then the store (ceiling, sealing). The dispatcher's cache forgets the endpoint.
-async fn create_on(s: &Services, owner: ScopeId, endpoint: EndpointId, hook: &NewHook) -> Result<CreatedHook> {
+async fn create_on(
+    s: &Services,
+    owner: ScopeId,
+    endpoint: EndpointId,
+    hook: &NewHook,
+    by_agent: bool,
+) -> Result<CreatedHook> {
     s.hooks.refuse_when_off()?;
     let spec = HookSpec::parse(&hook.url, &hook.queues, s.hooks.allow_http)
         .map_err(|e| Error::InvalidArgument(e.to_string()))?;
@@ -101,7 +107,7 @@ async fn create_on(s: &Services, owner: ScopeId, endpoint: EndpointId, hook: &Ne
     // Where the name points (or that it does not resolve) is answered one way,
     // `forbidden_target`, whatever the cause.
     s.guard.check(spec.url()).await.map_err(|e| e.saving("url"))?;
-    let created = s.store.create_hook(&s.vault, owner, endpoint, &spec, s.hooks.max).await?;
+    let created = s.store.create_hook_by(&s.vault, owner, endpoint, &spec, s.hooks.max, by_agent).await?;
     s.hook_cache.evict(endpoint);
     Ok(created)
 }
@@ -135,7 +141,8 @@ pub async fn rotate(s: &Services, who: &Reach, id: HookId) -> Result<RotatedHook
     Ok(rotated)
 }
 
-/// Rotates one of the agent's own hooks (grant `notify_hooks`; any other hook: 404).
+/// Rotates a hook the agent created (grant `notify_hooks`; any other hook, a human's on
+/// its own endpoint included: 404, so it never holds a secret a human's receiver trusts).
 pub async fn agent_rotate(s: &Services, me: &AgentPrincipal, id: HookId) -> Result<RotatedHook> {
     check(Action::AgentRotateHook, Principal::Endpoint(me), None)?;
     let rotated = s.store.rotate_hook(&s.vault, own(me), id).await?;

@@ -184,8 +184,9 @@ fn new_sink(s: &Services, scope: ScopeId, sink: CheckedSink, by: Option<HumanId>
 
 /// Creates the sink of `scope` named as `sink` is, or replaces that sink's kind,
 /// connection (and so destination), mode and (when given) `enabled`, keeping its budget
-/// and subscriptions; answers it and whether it was created. Written as an agent's
-/// (`by` none): the upgrade never trusts such a sink's destination.
+/// and subscriptions (their payload excerpts dropped: those are the owner's to turn on);
+/// answers it and whether it was created. Written as an agent's (`by` none): the upgrade
+/// never trusts such a sink's destination.
 pub(super) async fn put_in(s: &Services, scope: ScopeId, sink: CheckedSink) -> Result<(SinkRow, bool)> {
     let keep_enabled = sink.enabled.is_none();
     s.store.put_sink(new_sink(s, scope, sink, None), keep_enabled, s.sinks.max).await

@@ -972,7 +972,10 @@ impl World {
                 made.probe = Some(Probe::Names(todo.to_string()));
             }
             On::OwnHook => {
+                // A hook the agent created: only such a hook may an agent change.
                 let hook = self.hook(holder.unwrap()).await;
+                let row = hook.strip_prefix("nh_").unwrap_or(&hook).to_owned();
+                self.app.db.exec(&format!("UPDATE notify_hooks SET created_by_agent = true WHERE id = '{row}'")).await;
                 id(&mut made, hook);
             }
             On::OwnHooks => {

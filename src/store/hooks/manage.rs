@@ -7,7 +7,7 @@ use diesel::sql_types::{Array, BigInt, Bool, Int4, Nullable, Text, Uuid as SqlUu
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::super::Store;
-use super::{HOOK_COLUMNS, HookReach, HookRow, REACH_SQL};
+use super::{CHANGE_SQL, HOOK_COLUMNS, HookReach, HookRow, REACH_SQL};
 use crate::db::schema::notify_hooks;
 use crate::domain::hooks::{HookSpec, PREVIOUS_SECRET_GRACE_HOURS};
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
@@ -66,6 +66,20 @@ impl Store {
         spec: &HookSpec,
         max: u32,
     ) -> Result<CreatedHook> {
+        self.create_hook_by(vault, owner, endpoint, spec, max, false).await
+    }
+
+    /// [`Store::create_hook`], recording whether an agent created it (only such a hook
+    /// may an agent rotate or delete later).
+    pub async fn create_hook_by(
+        &self,
+        vault: &Vault,
+        owner: ScopeId,
+        endpoint: EndpointId,
+        spec: &HookSpec,
+        max: u32,
+        by_agent: bool,
+    ) -> Result<CreatedHook> {
         #[derive(QueryableByName)]
         struct Locked {
             #[diesel(sql_type = Bool)]
@@ -110,6 +124,7 @@ impl Store {
                         notify_hooks::url.eq(spec.url()),
                         notify_hooks::queues.eq(spec.queues()),
                         notify_hooks::secret.eq(&sealed),
+                        notify_hooks::created_by_agent.eq(Some(by_agent)),
                     ))
                     .returning(HookRow::as_returning())
                     .get_result(conn)
@@ -191,7 +206,7 @@ impl Store {
                disabled_reason = CASE WHEN disabled_reason = 'consecutive_failures' THEN NULL \
                                       ELSE disabled_reason END, \
                updated_at = now() \
-             WHERE notify_hooks.id = $3 AND {REACH_SQL} RETURNING {HOOK_COLUMNS}"
+             WHERE notify_hooks.id = $3 AND {CHANGE_SQL} RETURNING {HOOK_COLUMNS}"
         ))
         .bind::<Array<SqlUuid>, _>(&scopes)
         .bind::<Nullable<SqlUuid>, _>(only)
@@ -214,7 +229,7 @@ impl Store {
                disabled_reason = CASE WHEN $4 THEN NULL ELSE 'operator' END, \
                consecutive_failures = CASE WHEN $4 THEN 0 ELSE consecutive_failures END, \
                updated_at = now() \
-             WHERE notify_hooks.id = $3 AND {REACH_SQL} RETURNING {HOOK_COLUMNS}"
+             WHERE notify_hooks.id = $3 AND {CHANGE_SQL} RETURNING {HOOK_COLUMNS}"
         ))
         .bind::<Array<SqlUuid>, _>(&scopes)
         .bind::<Nullable<SqlUuid>, _>(only)
@@ -230,7 +245,7 @@ impl Store {
     pub async fn delete_hook(&self, reach: HookReach<'_>, id: HookId) -> Result<()> {
         let (scopes, only) = reach.binds();
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(format!("DELETE FROM notify_hooks WHERE notify_hooks.id = $3 AND {REACH_SQL}"))
+        let n = diesel::sql_query(format!("DELETE FROM notify_hooks WHERE notify_hooks.id = $3 AND {CHANGE_SQL}"))
             .bind::<Array<SqlUuid>, _>(&scopes)
             .bind::<Nullable<SqlUuid>, _>(only)
             .bind::<SqlUuid, _>(id)

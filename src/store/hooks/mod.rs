@@ -100,6 +100,14 @@ impl HookReach<'_> {
 const REACH_SQL: &str = "notify_hooks.endpoint_id IN (SELECT e.id FROM endpoints e \
      WHERE e.scope_id = ANY($1) AND ($2::uuid IS NULL OR e.id = $2))";
 
+/// [`REACH_SQL`] for a change (rotate, switch, delete): an agent changes only the hooks
+/// an agent created. A hook a human put on its endpoint (or one an earlier release made,
+/// which did not record who) it may list but not rotate, since a rotation answers the
+/// new signing secret, with which it could sign doorbells that human's receiver trusts.
+const CHANGE_SQL: &str = "notify_hooks.endpoint_id IN (SELECT e.id FROM endpoints e \
+     WHERE e.scope_id = ANY($1) AND ($2::uuid IS NULL OR e.id = $2)) \
+     AND ($2::uuid IS NULL OR notify_hooks.created_by_agent IS TRUE)";
+
 /// The columns of [`HookRow`], for `RETURNING` and raw selects.
 const HOOK_COLUMNS: &str = "notify_hooks.id, notify_hooks.endpoint_id, notify_hooks.url, notify_hooks.queues, \
      notify_hooks.enabled, notify_hooks.disabled_reason, notify_hooks.previous_valid_until, \

@@ -158,11 +158,20 @@ impl Store {
             .bind::<Bool, _>(new.enabled)
             .get_result::<SinkRow>(conn)
             .await;
-            match row {
-                Ok(row) => Ok((row, false)),
-                Err(diesel::result::Error::NotFound) => Err(out_of_scope(&new)),
-                Err(e) => Err(e.into()),
+            let row = match row {
+                Ok(row) => row,
+                Err(diesel::result::Error::NotFound) => return Err(out_of_scope(&new)),
+                Err(e) => return Err(e.into()),
+            };
+            if new.by.is_none() {
+                // An agent that re-points a sink must not carry the owner's payload
+                // excerpts to another destination with it: they are the owner's to turn on.
+                diesel::sql_query("UPDATE sink_subscriptions SET include_excerpt = false WHERE sink_id = $1")
+                    .bind::<SqlUuid, _>(row.id)
+                    .execute(conn)
+                    .await?;
             }
+            Ok((row, false))
         })
         .await
     }

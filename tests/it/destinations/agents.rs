@@ -131,4 +131,14 @@ async fn an_agent_may_not_subscribe_with_excerpts_and_no_payload_of_another_endp
     let message = String::from_utf8_lossy(&got[0].body).to_string();
     assert!(message.contains("salary run"), "{message}");
     assert!(!message.contains("PAYLOAD-CANARY"), "no payload through the agent's subscription: {message}");
+
+    // The owner turns excerpts on again; an agent that re-points the sink drops them.
+    let (s, b) = app
+        .call("PUT", &format!("/api/v1/sinks/{sink_id}/subscriptions"), Some(&owner.token), Some(&with_excerpt))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (s, b) =
+        app.call("PUT", "/api/v1/agent/sinks/phone", Some(&ep.token), Some(&json!({"connection_id": c["id"]}))).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(app.db.count("SELECT count(*) FROM sink_subscriptions WHERE include_excerpt").await, 0);
 }

@@ -5,8 +5,6 @@
 //! (not lost, not sent to the rewritten host) until an admin rotates it with a
 //! destination; the digest says so; fingerprints are keyed; a second pass does nothing.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 use switchboard::domain::grants::Verb;
 use switchboard::startup::Application;
@@ -14,6 +12,7 @@ use switchboard::vault::Vault;
 
 use super::*;
 use crate::harness::{Signals, test_settings};
+use crate::sinks::wait_count;
 
 /// Turns every connection, sink and webhook back into what an earlier release left:
 /// gotify connections without a destination, undecided, their fingerprints the bare
@@ -52,19 +51,6 @@ async fn dead_letter_sink(app: &TestApp, o: &Owner, name: &str, connection: &Val
     let (s, b) = app.call("PUT", &format!("/api/v1/sinks/{id}/subscriptions"), Some(&o.token), Some(&subs)).await;
     assert_eq!(s, 200, "{b}");
     id
-}
-
-/// Waits until `sql` counts `n`.
-async fn wait_count(app: &TestApp, sql: &str, n: i64) {
-    let started = Instant::now();
-    loop {
-        let got = app.db.count(sql).await;
-        if got == n {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "waited for {n} from {sql}; have {got}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[actix_web::test]

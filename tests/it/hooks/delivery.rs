@@ -151,7 +151,7 @@ async fn a_deleted_hook_fails_its_recheck() {
     let ep = app.agent(owner.scope, "worker").await;
     let id = store_create(&app, owner.scope, ep.id, &[]).await.hook.id;
     assert!(app.store.recheck_hook(id, "q").await.unwrap().is_some());
-    app.store.delete_hook(HookReach::Endpoint { scope: owner.scope, endpoint: ep.id }, id).await.unwrap();
+    app.store.delete_hook(HookReach::Scopes(&[owner.scope]), id).await.unwrap();
     assert!(app.store.recheck_hook(id, "q").await.unwrap().is_none());
     assert_eq!(app.store.record_hook_outcome(id, delivered()).await.unwrap(), None);
 }
@@ -193,7 +193,8 @@ async fn a_second_rotation_keeps_only_the_secret_it_replaced() {
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
     let id = store_create(&app, owner.scope, ep.id, &[]).await.hook.id;
-    let reach = HookReach::Endpoint { scope: owner.scope, endpoint: ep.id };
+    let scopes = [owner.scope];
+    let reach = HookReach::Scopes(&scopes);
     let first = app.store.rotate_hook(&vault(), reach, id).await.unwrap();
     let second = app.store.rotate_hook(&vault(), reach, id).await.unwrap();
     let target = app.store.recheck_hook(id, "q").await.unwrap().unwrap();

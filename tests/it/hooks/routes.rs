@@ -378,3 +378,27 @@ async fn rotation_re_enables_a_hook_failures_disabled_but_not_one_an_operator_di
     assert_eq!((on["enabled"].clone(), on["disabled_reason"].clone()), (json!(true), Value::Null));
     assert_eq!(on["health"]["consecutive_failures"], 0);
 }
+
+#[actix_web::test]
+async fn an_agent_may_list_but_never_rotate_or_delete_a_hook_a_human_put_on_its_endpoint() {
+    // A rotation answers the new signing secret: with it an injected agent could sign
+    // doorbells the human's receiver trusts.
+    let app = spawn().await;
+    let owner = app.owner("a@example.com").await;
+    let me = app.endpoint(owner.scope, "me", &[Verb::NotifyHooks]).await;
+    let humans = operator_create(&app, &owner, &me, body("https://203.0.113.10/humans", &[])).await;
+    let humans_id = hook_id(&humans, "id");
+    let (s, listed) = app.get(AGENT_HOOKS, &me.token).await;
+    assert_eq!((s, listed["hooks"].as_array().unwrap().len()), (StatusCode::OK, 1), "{listed}");
+    let (s, b) = app.post(&format!("{AGENT_HOOKS}/{humans_id}/rotate"), &me.token, json!({})).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{b}");
+    assert!(!b.to_string().contains("signing_secret"), "{b}");
+    let (s, _) = app.call("DELETE", &format!("{AGENT_HOOKS}/{humans_id}"), Some(&me.token), None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (secret, previous) = stored_secrets(&app, humans_id).await;
+    assert_eq!(vault().open(&secret).unwrap(), humans["signing_secret"].as_str().unwrap().as_bytes());
+    assert_eq!(previous, None, "nothing rotated");
+    // The owner still rotates it.
+    let (s, b) = app.post(&format!("/api/v1/hooks/{humans_id}/rotate"), &owner.token, json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+}

@@ -42,7 +42,11 @@ async fn a_loopback_a_private_a_metadata_literal_and_a_name_that_does_not_resolv
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
     let (s, c) = app
-        .post("/api/v1/connections", owner.token.as_str(), json!({"name": "phone", "kind": "gotify", "secret": "tok"}))
+        .post(
+            "/api/v1/connections",
+            owner.token.as_str(),
+            json!({"name": "phone", "kind": "gotify", "secret": "t", "base_url": "https://203.0.113.10"}),
+        )
         .await;
     assert_eq!(s, StatusCode::CREATED, "{c}");
     let cases = [
@@ -58,15 +62,15 @@ async fn a_loopback_a_private_a_metadata_literal_and_a_name_that_does_not_resolv
             ("POST", "/api/v1/agent/hooks".into(), ep.token.as_str(), json!({"url": url})),
             (
                 "POST",
-                "/api/v1/sinks".into(),
+                "/api/v1/connections".into(),
                 owner.token.as_str(),
-                json!({"name": "s", "kind": "gotify", "base_url": url, "connection_id": c["id"]}),
+                json!({"name": "gotify", "kind": "gotify", "secret": "gt", "base_url": url}),
             ),
             (
-                "PUT",
-                "/api/v1/agent/sinks/s".into(),
-                ep.token.as_str(),
-                json!({"kind": "gotify", "base_url": url, "connection_id": c["id"]}),
+                "POST",
+                "/api/v1/connections".into(),
+                owner.token.as_str(),
+                json!({"name": "apprise", "kind": "apprise", "secret": "ak", "base_url": url}),
             ),
             (
                 "POST",
@@ -85,7 +89,7 @@ async fn a_loopback_a_private_a_metadata_literal_and_a_name_that_does_not_resolv
     for table in ["notify_hooks", "sinks"] {
         assert_eq!(app.db.count(&format!("SELECT count(*) FROM {table}")).await, 0, "{table}");
     }
-    assert_eq!(app.db.count("SELECT count(*) FROM connections WHERE kind = 'cairn'").await, 0);
+    assert_eq!(app.db.count("SELECT count(*) FROM connections WHERE name <> 'phone'").await, 0);
 
     // A refusal of the URL's own text still says which rule, and is counted apart.
     let (status, answer) = app.post("/api/v1/agent/hooks", &ep.token, json!({"url": "http://203.0.113.9/x"})).await;
@@ -127,15 +131,14 @@ async fn a_test_send_reads_the_same_for_a_name_now_private_and_a_name_that_no_lo
     )
     .await;
     let owner = app.owner("a@example.com").await;
-    let (_, c) = app
-        .post("/api/v1/connections", owner.token.as_str(), json!({"name": "phone", "kind": "gotify", "secret": "tok"}))
-        .await;
     let mut answers = Vec::new();
     for host in ["private.test", "gone.test"] {
-        let body =
-            json!({"name": host, "kind": "gotify", "base_url": format!("https://{host}"), "connection_id": c["id"]});
+        let bound = json!({"name": host, "kind": "gotify", "secret": "tok", "base_url": format!("https://{host}")});
+        let (s, c) = app.post("/api/v1/connections", owner.token.as_str(), bound).await;
+        assert_eq!(s, StatusCode::CREATED, "public when saved: {c}");
+        let body = json!({"name": host, "kind": "gotify", "connection_id": c["id"]});
         let (s, sink) = app.post("/api/v1/sinks", &owner.token, body).await;
-        assert_eq!(s, StatusCode::CREATED, "public when saved: {sink}");
+        assert_eq!(s, StatusCode::CREATED, "{sink}");
         let (s, tested) = app
             .post(&format!("/api/v1/sinks/{}/test", sink["id"].as_str().unwrap()), owner.token.as_str(), json!({}))
             .await;

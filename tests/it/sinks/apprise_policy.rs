@@ -43,7 +43,7 @@ async fn stored_apprise_urls_whose_scheme_the_operator_no_longer_allows_are_neve
     .await;
     let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let c = connection(&app, &o, "relay", "apprise", URLS).await;
+    let c = connection_at(&app, &o, "relay", "apprise", URLS, &rx.base()).await;
     let body = json!({"name": "phone", "kind": "apprise", "base_url": rx.base(), "connection_id": c["id"], "apprise_mode": "urls"});
     let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
     assert_eq!(s, 201, "{sink}");
@@ -90,7 +90,7 @@ async fn with_the_scheme_listed_the_same_stored_urls_are_sent() {
     .await;
     let o = app.owner("a@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let c = connection(&app, &o, "relay", "apprise", URLS).await;
+    let c = connection_at(&app, &o, "relay", "apprise", URLS, &rx.base()).await;
     let body = json!({"name": "phone", "kind": "apprise", "base_url": rx.base(), "connection_id": c["id"], "apprise_mode": "urls"});
     let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
     assert_eq!(s, 201, "{sink}");
