@@ -114,7 +114,8 @@ pub async fn gotify_sinks(
         owner,
         "POST",
         "/api/v1/connections",
-        serde_json::json!({ "name": format!("{name}-gotify"), "kind": "gotify", "secret": receiver.sink_token() }),
+        serde_json::json!({ "name": format!("{name}-gotify"), "kind": "gotify", "secret": receiver.sink_token(),
+                            "base_url": receiver.base() }),
         201,
     )
     .await?;
@@ -125,8 +126,7 @@ pub async fn gotify_sinks(
             owner,
             "POST",
             "/api/v1/sinks",
-            serde_json::json!({ "name": format!("{name}-{i}"), "kind": "gotify", "base_url": receiver.base(),
-                                "connection_id": connection["id"] }),
+            serde_json::json!({ "name": format!("{name}-{i}"), "kind": "gotify", "connection_id": connection["id"] }),
             201,
         )
         .await?;
