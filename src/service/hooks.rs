@@ -107,7 +107,7 @@ async fn create_on(
     // Where the name points (or that it does not resolve) is answered one way,
     // `forbidden_target`, whatever the cause.
     s.guard.check(spec.url()).await.map_err(|e| e.saving("url"))?;
-    let created = s.store.create_hook_by(&s.vault, owner, endpoint, &spec, s.hooks.max, by_agent).await?;
+    let created = s.store.create_hook(&s.vault, owner, endpoint, &spec, s.hooks.max, by_agent).await?;
     s.hook_cache.evict(endpoint);
     Ok(created)
 }

@@ -57,21 +57,9 @@ impl Store {
     /// Creates a hook on `endpoint` (owned by `owner`), unless the endpoint already
     /// holds `max` hooks. The endpoint row is locked while counting, so racing creates
     /// never pass the ceiling together. The secret is sealed by `vault` (refused without
-    /// a key) and returned once.
+    /// a key) and returned once. `by_agent`: an agent created it through `notify_hooks`
+    /// (only such a hook may an agent rotate or delete later).
     pub async fn create_hook(
-        &self,
-        vault: &Vault,
-        owner: ScopeId,
-        endpoint: EndpointId,
-        spec: &HookSpec,
-        max: u32,
-    ) -> Result<CreatedHook> {
-        self.create_hook_by(vault, owner, endpoint, spec, max, false).await
-    }
-
-    /// [`Store::create_hook`], recording whether an agent created it (only such a hook
-    /// may an agent rotate or delete later).
-    pub async fn create_hook_by(
         &self,
         vault: &Vault,
         owner: ScopeId,

@@ -147,7 +147,7 @@ async fn with_the_kill_switch_on_the_page_says_so_and_creation_is_refused() {
 async fn health_renders_after_a_recorded_failure() {
     let (app, owner, s, ep) = setup().await;
     let spec = HookSpec::parse("https://203.0.113.10/in", &[], false).unwrap();
-    let id = app.store.create_hook(&Vault::new(Some(&KEY)), owner.scope, ep, &spec, 5).await.unwrap().hook.id;
+    let id = app.store.create_hook(&Vault::new(Some(&KEY)), owner.scope, ep, &spec, 5, false).await.unwrap().hook.id;
     let failure =
         HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some(LastError::ServerError) };
     app.store.record_hook_outcome(id, failure).await.unwrap();

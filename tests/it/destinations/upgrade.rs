@@ -90,9 +90,14 @@ async fn an_upgrade_binds_what_humans_set_up_and_holds_what_an_agent_may_have_re
     assert_eq!((&c["bound"], &c["base_url"]), (&json!(false), &json!(null)), "{listed}");
     assert_ne!(c["fingerprint"], sha256_prefix(SECRET), "{listed}");
     let (_, hooks) = app.get("/api/v1/webhooks", &calm.token).await;
-    assert!(!hooks.to_string().contains(&sha256_prefix("whsec-old")), "{hooks}");
+    let rekeyed = hooks["webhooks"][0]["secret_fingerprint"].as_str().unwrap_or_default();
+    assert_eq!(rekeyed.len(), 12, "{hooks}");
+    assert_ne!(rekeyed, sha256_prefix("whsec-old"), "the earlier release's fingerprint is re-keyed: {hooks}");
 
-    // The bound one sends; the unbound one holds, sending nothing anywhere.
+    // The bound one sends to its connection's destination, even where an instance of the
+    // earlier release rewrote the sink's own copy of the URL afterwards; the unbound one
+    // holds, sending nothing anywhere.
+    app.db.exec(&format!("UPDATE sinks SET base_url = '{}' WHERE name = 'calm'", evil.base())).await;
     dead_letter(&app, &calm_worker, "calm build", json!({})).await;
     assert_eq!(calm_rx.wait_for(1).await[0].header("x-gotify-key"), Some("calm-token"));
     dead_letter(&app, &steered_worker, "steered build", json!({})).await;

@@ -52,7 +52,7 @@ async fn operator_create(app: &TestApp, owner: &Owner, ep: &Ep, body: Value) -> 
 async fn store_create(app: &TestApp, scope: ScopeId, ep: EndpointId, queues: &[&str]) -> CreatedHook {
     let queues: Vec<String> = queues.iter().map(|q| (*q).to_owned()).collect();
     let spec = HookSpec::parse("https://198.51.100.7/in?token=abc", &queues, false).unwrap();
-    app.store.create_hook(&vault(), scope, ep, &spec, 5).await.expect("create hook")
+    app.store.create_hook(&vault(), scope, ep, &spec, 5, false).await.expect("create hook")
 }
 
 /// One text column of one row (NULL as None).

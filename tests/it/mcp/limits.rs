@@ -58,16 +58,7 @@ async fn sessions_are_bounded_per_endpoint_and_per_instance_and_a_deleted_one_fr
     assert_ne!(stateless.status, StatusCode::SERVICE_UNAVAILABLE);
 
     let session = first.session.clone().unwrap();
-    let deleted = app
-        .client
-        .delete(super::mcp_url(&app, "a"))
-        .insert_header(("Authorization", format!("Bearer {}", a.token)))
-        .insert_header(("Mcp-Session-Id", session.as_str()))
-        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
-        .send()
-        .await
-        .unwrap();
-    assert!(deleted.status().is_success(), "{}", deleted.status());
+    delete_session(&app, "a", &a, &session).await;
     Wire::new(&app, "a", &a).initialize().await;
 }
 
@@ -118,16 +109,7 @@ async fn one_owner_filling_its_share_of_sessions_is_refused_with_429_and_another
     let (status, _) = held[0].call(1, "list_todos", json!({})).await;
     assert_eq!(status, StatusCode::OK);
     let session = held[0].session.clone().unwrap();
-    let deleted = app
-        .client
-        .delete(super::mcp_url(&app, &slugs[0].1))
-        .insert_header(("Authorization", format!("Bearer {}", slugs[0].0.token)))
-        .insert_header(("Mcp-Session-Id", session.as_str()))
-        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
-        .send()
-        .await
-        .unwrap();
-    assert!(deleted.status().is_success(), "{}", deleted.status());
+    delete_session(&app, &slugs[0].1, &slugs[0].0, &session).await;
     Wire::new(&app, &slugs[3].1, &slugs[3].0).initialize().await;
     assert_eq!(long_poll::metric(&app.base, scope_share).await, 4);
 }
@@ -274,4 +256,18 @@ async fn hang_up_while_waiting(app: &TestApp, ep: &Ep, request: &str) {
     let id = app.create_todo(ep, "inbox", "for someone still there").await;
     let claimed = app.claim_next(ep).await;
     assert_eq!(claimed["todo"]["id"], id.to_string(), "nobody gone took it: {claimed}");
+}
+
+/// Ends MCP session `session` of endpoint `ep` (`slug`) with a DELETE, asserting it went.
+async fn delete_session(app: &TestApp, slug: &str, ep: &Ep, session: &str) {
+    let deleted = app
+        .client
+        .delete(super::mcp_url(app, slug))
+        .insert_header(("Authorization", format!("Bearer {}", ep.token)))
+        .insert_header(("Mcp-Session-Id", session))
+        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
 }

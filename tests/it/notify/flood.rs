@@ -20,7 +20,7 @@ async fn a_flood_at_one_endpoint_is_held_to_its_supervisors_mailbox_and_every_no
     let vault = Vault::new(Some(&KEY));
     for i in 0..HOOKS {
         let spec = HookSpec::parse(&format!("{}/{i}", rx.url()), &[], true).unwrap();
-        app.store.create_hook(&vault, owner.scope, ep.id, &spec, HOOKS as u32).await.unwrap();
+        app.store.create_hook(&vault, owner.scope, ep.id, &spec, HOOKS as u32, false).await.unwrap();
     }
 
     // One todo: one notification per hook, all handed to the endpoint's new supervisor

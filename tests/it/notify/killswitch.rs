@@ -22,7 +22,7 @@ async fn with_the_kill_switch_off_creation_is_refused_and_a_stored_hook_never_fi
 
     // A hook stored earlier (as if created before the switch was thrown).
     let spec = HookSpec::parse(&rx.url(), &[], true).unwrap();
-    app.store.create_hook(&Vault::new(Some(&KEY)), owner.scope, ep.id, &spec, 5).await.unwrap();
+    app.store.create_hook(&Vault::new(Some(&KEY)), owner.scope, ep.id, &spec, 5, false).await.unwrap();
     let id = generic(&app, &owner, &ep, "builds", 1).await.deliver(&app, "build", json!({})).await;
     fail_to_dead_letter(&app, &ep, id).await;
     // The store announced both, with the sender gate passed.

@@ -41,15 +41,7 @@ async fn stored_apprise_urls_whose_scheme_the_operator_no_longer_allows_are_neve
         s.apprise_allowed_schemes = "ntfys,tgram".into();
     })
     .await;
-    let o = app.owner("a@example.com").await;
-    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let c = connection_at(&app, &o, "relay", "apprise", URLS, &rx.base()).await;
-    let body = json!({"name": "phone", "kind": "apprise", "base_url": rx.base(), "connection_id": c["id"], "apprise_mode": "urls"});
-    let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
-    assert_eq!(s, 201, "{sink}");
-    let id = sink["id"].as_str().unwrap().to_owned();
-    let subs = json!({"subscriptions": [{"events": ["todo.dead_lettered"]}]});
-    assert_eq!(app.call("PUT", &format!("/api/v1/sinks/{id}/subscriptions"), Some(&o.token), Some(&subs)).await.0, 200);
+    let (o, rx, id) = stateless_sink(&app).await;
     let ep = app.agent(o.scope, "w").await;
 
     // The operator narrows the setting to the default allow list and restarts.
@@ -88,20 +80,27 @@ async fn with_the_scheme_listed_the_same_stored_urls_are_sent() {
         s.apprise_allowed_schemes = "ntfys".into();
     })
     .await;
-    let o = app.owner("a@example.com").await;
-    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
-    let c = connection_at(&app, &o, "relay", "apprise", URLS, &rx.base()).await;
-    let body = json!({"name": "phone", "kind": "apprise", "base_url": rx.base(), "connection_id": c["id"], "apprise_mode": "urls"});
-    let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
-    assert_eq!(s, 201, "{sink}");
-    let id = sink["id"].as_str().unwrap();
-    let subs = json!({"subscriptions": [{"events": ["todo.dead_lettered"]}]});
-    assert_eq!(app.call("PUT", &format!("/api/v1/sinks/{id}/subscriptions"), Some(&o.token), Some(&subs)).await.0, 200);
+    let (o, rx, _) = stateless_sink(&app).await;
     let ep = app.agent(o.scope, "w").await;
     dead_letter_in_store(&app, ep.id, "the build broke").await;
     wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let got = rx.wait_for(1).await;
     assert_eq!((got[0].path.as_str(), got[0].json()["urls"].clone()), ("/notify/", json!(URLS)));
+}
+
+/// An owner with a stateless Apprise sink (URLS) on a loopback Apprise server that
+/// answers 200, subscribed to dead letters: the owner, the server and the sink's id.
+async fn stateless_sink(app: &TestApp) -> (Owner, Receiver, String) {
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let c = connection_at(app, &o, "relay", "apprise", URLS, &rx.base()).await;
+    let body = json!({"name": "phone", "kind": "apprise", "connection_id": c["id"], "apprise_mode": "urls"});
+    let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
+    assert_eq!(s, 201, "{sink}");
+    let id = sink["id"].as_str().unwrap().to_owned();
+    let subs = json!({"subscriptions": [{"events": ["todo.dead_lettered"]}]});
+    assert_eq!(app.call("PUT", &format!("/api/v1/sinks/{id}/subscriptions"), Some(&o.token), Some(&subs)).await.0, 200);
+    (o, rx, id)
 }
 
 /// A request to the server at `base` (not `app`'s own, which is stopped).
