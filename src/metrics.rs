@@ -15,10 +15,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::domain::admission::Deferral;
-use crate::domain::hooks::HookDisabledReason;
-use crate::domain::sinks::SinkEvent;
-use crate::notify::body::NotifyType;
-use crate::notify::retry::AttemptResult;
+use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::hook::HookDisabledReason;
+use crate::hooks::rules::retry::AttemptResult;
+use crate::sinks::rules::vocabulary::SinkEvent;
 use crate::store::signals::Emitter;
 
 /// The content type of what [`Metrics::render`] produces (Prometheus text 0.0.4).
@@ -63,7 +63,7 @@ label_values! {
     }
 }
 
-/// Label values the notify channel already names (one spelling, in `crate::notify`).
+/// Label values the notify channel already names (one spelling, in `crate::hooks::rules`).
 macro_rules! label_values_of {
     ($($name:ty),+) => {$(
         impl EncodeLabelValue for $name {
@@ -749,7 +749,7 @@ impl Drop for InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::retry::AttemptClass;
+    use crate::hooks::rules::retry::AttemptClass;
     use crate::outbound::TransportFailure;
 
     fn line<'a>(text: &'a str, series: &str) -> Option<&'a str> {

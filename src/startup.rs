@@ -8,16 +8,17 @@ use actix_web::dev::Server;
 use actix_web::middleware::{Condition, Logger};
 use actix_web::{App, HttpServer, web};
 
-use crate::actors::notify::{Dispatcher, HookCache, HookChannel};
 use crate::actors::{
     EndpointExpirer, InterruptReaper, LeaseReaper, PreviousSecretExpirer, QuarantineExpirer, RetryScheduler,
 };
 use crate::config::Settings;
 use crate::db;
+use crate::hooks::cache::HookCache;
+use crate::hooks::service::HookSettings;
+use crate::hooks::worker::{Dispatcher, HookChannel};
 use crate::metrics::Metrics;
 use crate::outbound::{Guard, Lookup, SystemLookup};
 use crate::service::auth::{AuthCache, AuthListener};
-use crate::service::hooks::HookSettings;
 use crate::service::long_poll::{Bell, ClaimWakeups, Waiters};
 use crate::service::webhook_cache::WebhookCache;
 use crate::service::{Parts, Services};
@@ -120,8 +121,8 @@ pub struct Application {
     auth_cache: AuthCache,
     _auth_listener: AuthListener,
     _outbox: OutboxRunner,
-    _digests: Addr<crate::actors::digests::DigestScheduler>,
-    _binder: Addr<crate::actors::binding::ConnectionBinder>,
+    _digests: Addr<crate::digests::worker::DigestScheduler>,
+    _binder: Addr<crate::sinks::worker::binder::ConnectionBinder>,
     waiters: Waiters,
     _claim_wakeups: ClaimWakeups,
 }
@@ -171,7 +172,7 @@ impl NotifyWorkers {
         let dispatcher = crate::actors::restarting::start_in_arbiter(
             &arbiter.handle(),
             "notify dispatcher",
-            crate::actors::notify::DISPATCH_MAILBOX,
+            crate::hooks::worker::DISPATCH_MAILBOX,
             move || Dispatcher::new(channel),
         );
         NotifyWorkers { arbiter, dispatcher }
@@ -206,7 +207,7 @@ impl Application {
         emitter: Emitter,
         lookup: impl Lookup,
     ) -> Result<Self, StartupError> {
-        let sinks = crate::service::sinks::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
+        let sinks = crate::sinks::service::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         warn_unless_messages_in_english(&pool).await;
@@ -252,8 +253,8 @@ impl Application {
         let store = Store::new(pool, emitter);
         // Before serving: connections an earlier release stored are bound (or held) and
         // fingerprints keyed, so no send of this instance pairs a secret with a sink's URL.
-        crate::actors::binding::log_pass(store.bind_earlier_connections(&vault).await);
-        let binder = crate::actors::binding::ConnectionBinder::new(store.clone(), vault.clone()).start();
+        crate::sinks::worker::binder::log_pass(store.bind_earlier_connections(&vault).await);
+        let binder = crate::sinks::worker::binder::ConnectionBinder::new(store.clone(), vault.clone()).start();
         let waiters =
             Waiters::new(settings.long_poll_max_waiters as usize, settings.long_poll_reserve_percent, metrics.clone());
         let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store, &metrics);
@@ -267,12 +268,12 @@ impl Application {
         let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
         let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache, &metrics);
         let outbox = {
-            let deps = crate::actors::outbox::OutboxDeps {
+            let deps = crate::sinks::worker::OutboxDeps {
                 store: store.clone(),
                 vault: vault.clone(),
                 guard: guard.clone(),
                 base_url: base_url.clone(),
-                retry: crate::notify::sinks::outcome::RetryPolicy {
+                retry: crate::sinks::rules::outcome::RetryPolicy {
                     base: Settings::interval(settings.outbox_retry_base_ms),
                     max_attempts: settings.outbox_max_attempts,
                 },
@@ -283,13 +284,13 @@ impl Application {
             };
             let arbiter = Arbiter::new();
             arbiter.spawn_fn(move || {
-                crate::actors::outbox::OutboxWorker::new(deps).start();
+                crate::sinks::worker::OutboxWorker::new(deps).start();
             });
             OutboxRunner { arbiter }
         };
         let base_url_for_digests = base_url.clone();
         let digests = {
-            let deps = crate::actors::digests::DigestDeps {
+            let deps = crate::digests::worker::DigestDeps {
                 store: store.clone(),
                 vault: vault.clone(),
                 guard: guard.clone(),
@@ -297,7 +298,7 @@ impl Application {
                 interval: Settings::interval(settings.digest_interval_ms),
                 metrics: metrics.clone(),
             };
-            crate::actors::digests::DigestScheduler::new(deps).start()
+            crate::digests::worker::DigestScheduler::new(deps).start()
         };
         let services = Services::new(Parts {
             store: store.clone(),

@@ -14,8 +14,9 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
 
-use switchboard::actors::notify::{HookCache, HookChannel};
 use switchboard::config::CidrList;
+use switchboard::hooks::cache::HookCache;
+use switchboard::hooks::worker::HookChannel;
 use switchboard::metrics::Metrics;
 use switchboard::outbound::{Guard, Policy};
 use switchboard::startup::NotifyWorkers;

@@ -58,11 +58,11 @@ fn intro(d: &mut String, run: &DigestRun) {
     let _ = writeln!(
         d,
         "**What it measures.** One digest built as the `DigestScheduler` builds it: \
-         `switchboard::digest::compose::compose` (the store's eight section queries, each in its own transaction \
+         `switchboard::digests::rules::compose::compose` (the store's eight section queries, each in its own transaction \
          with its own statement and lock timeouts, then the rendering), called from the bench process through a pool \
          of 2 connections, no server. The digest covers every queue of its owner (20 endpoints × 10 queues = 200 \
          queues), since its send time minus 24 hours (a first digest). {} measured builds per table size after {} \
-         unmeasured; after each build, every section's SQL (`switchboard::store::digests::sql`) is run alone with \
+         unmeasured; after each build, every section's SQL (`switchboard::digests::statements::sql`) is run alone with \
          the same binds and timed, so each section's cost is shown beside the whole. Each section's SQL is also run \
          under `EXPLAIN (ANALYZE, BUFFERS)` with those binds (custom plans, as the store's unnamed statements get; \
          in a rolled-back transaction).\n",

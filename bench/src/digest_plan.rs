@@ -2,8 +2,8 @@
 //! `EXPLAIN (ANALYZE, BUFFERS)` plans with the binds a digest sends.
 
 use chrono::{DateTime, Utc};
+use switchboard::digests::statements::sql;
 use switchboard::domain::ids::ScopeId;
-use switchboard::store::digests::sql;
 
 use crate::BenchResult;
 use crate::database::BenchDb;

@@ -28,12 +28,12 @@
 //! outbox triggers add nothing): the rows are written as the outbox worker leaves them,
 //! with `sink_id` NULL as for a deleted sink.
 
-use switchboard::digest::schedule::Schedule;
+use switchboard::digests::rules::schedule::Schedule;
+use switchboard::digests::statements::{DigestRow, DigestSpec};
 use switchboard::domain::grants::Verb;
 use switchboard::domain::ids::ScopeId;
 use switchboard::domain::todo_state::Presence;
 use switchboard::intake::verify::SourceType;
-use switchboard::store::digests::{DigestRow, DigestSpec};
 use switchboard::store::endpoints::VendEndpoint;
 use switchboard::store::webhooks::NewWebhook;
 use switchboard::vault::Vault;

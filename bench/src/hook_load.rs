@@ -25,9 +25,9 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use actix_web::web::Bytes;
-use switchboard::actors::notify::MAX_DELIVERIES_IN_FLIGHT;
 use switchboard::domain::ids::TodoId;
 use switchboard::domain::todo_state::ReadyReason;
+use switchboard::hooks::worker::MAX_DELIVERIES_IN_FLIGHT;
 use switchboard::store::Store;
 use switchboard::store::signals::{Emitter, Signal, TodoFacts, TodoReady};
 use switchboard::store::todos::Caller;

@@ -118,7 +118,7 @@ pub fn section(d: &mut String, run: &Run) {
         h.ready_body_bytes,
         h.concurrency(),
         h.feeders_per_endpoint * h.hooks_per_endpoint,
-        switchboard::actors::notify::MAX_DELIVERIES_IN_FLIGHT,
+        switchboard::hooks::worker::MAX_DELIVERIES_IN_FLIGHT,
         h.concurrency(),
         run.rounds,
         run.seconds,

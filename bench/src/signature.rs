@@ -86,7 +86,7 @@ impl Key {
 mod tests {
     use chrono::{TimeDelta, Utc};
     use switchboard::domain::tokens::mint_signing_secret;
-    use switchboard::notify::signing::{self, KeyRing, MessageId, SigningKey};
+    use switchboard::hooks::rules::signing::{self, KeyRing, MessageId, SigningKey};
 
     use super::*;
 

@@ -1,10 +1,6 @@
 //! Thin actix actors on timers or mailboxes; each wraps plain store functions that
 //! tests call directly.
 
-pub mod binding;
-pub mod digests;
-pub mod notify;
-pub mod outbox;
 pub mod periodic;
 pub mod restarting;
 pub mod retention;

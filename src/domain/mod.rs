@@ -3,15 +3,13 @@
 
 pub mod admission;
 pub mod coalescing;
-pub mod destination;
 pub mod fair_share;
 pub mod grants;
-pub mod hooks;
 pub mod ids;
+pub mod neutralise;
 pub mod passwords;
 pub mod pills;
 pub mod retention;
-pub mod sinks;
 pub mod text;
 pub(crate) mod text_enum;
 pub mod todo_search;

@@ -1,5 +1,5 @@
 //! Notify hooks on the API, the part operator and agent routes share: the JSON shapes
-//! (the actions themselves are [`crate::service::hooks`]).
+//! (the actions themselves are [`crate::hooks::service`]).
 //! Answers show a hook's URL with its query redacted; the signing secret appears only
 //! in the create and rotate answers, which do not implement Debug.
 
@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::hooks::{HookDisabledReason, redact_url};
 use crate::domain::ids::{EndpointId, HookId};
-use crate::service::hooks::NewHook;
-use crate::store::hooks::{CreatedHook, HookRow, RotatedHook};
+use crate::hooks::rules::hook::{HookDisabledReason, redact_url};
+use crate::hooks::service::NewHook;
+use crate::hooks::statements::{CreatedHook, HookRow, RotatedHook};
 
 /// Hook creation request.
 #[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]

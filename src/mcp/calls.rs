@@ -12,7 +12,8 @@ use crate::domain::ids::{HookId, TodoId};
 use crate::domain::todo_state::Presence;
 use crate::error::{Error, Result};
 use crate::http::agent::{batches, hooks, notify_owner, presence, sinks, todos};
-use crate::service::{Services, agent_sinks};
+use crate::service::Services;
+use crate::sinks::service::agent as agent_sinks;
 use crate::store::endpoints::AgentPrincipal;
 
 /// What a tool answers.

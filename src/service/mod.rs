@@ -31,58 +31,50 @@
 pub mod admission;
 pub mod agent;
 pub mod agent_batch;
-pub mod agent_sinks;
 pub mod auth;
-pub mod cairn_publish;
 pub mod coalesce;
-pub mod connections;
-pub mod digests;
 pub mod endpoints;
 pub mod health;
-pub mod hooks;
 pub mod intake;
 pub mod long_poll;
-pub mod notify_owner;
 pub mod owners;
 pub mod permissions;
 pub mod principal;
 pub mod quarantine;
 pub mod sessions;
-pub mod sink_post;
-pub mod sinks;
 pub mod todos;
 pub mod webhook_cache;
 pub mod webhooks;
 
 pub use principal::Principal;
 
-use crate::actors::notify::HookCache;
+use crate::hooks::cache::HookCache;
+use crate::hooks::service::HookSettings;
 use crate::metrics::Metrics;
 use crate::outbound::Guard;
 use crate::store::Store;
 use crate::vault::Vault;
 use auth::AuthCache;
-use hooks::HookSettings;
 use webhook_cache::WebhookCache;
 
 /// Everything the services need, shared by every worker. Its fields are private:
 /// adapters hold a `Services` and call its modules' functions, never the store.
 #[derive(Clone)]
 pub struct Services {
-    store: Store,
-    auth_cache: AuthCache,
-    webhook_cache: WebhookCache,
-    vault: Vault,
-    base_url: String,
-    metrics: Metrics,
-    metrics_token: Option<String>,
-    hooks: HookSettings,
-    guard: Guard,
-    hook_cache: HookCache,
-    sinks: sinks::SinkSettings,
-    digests: crate::digest::compose::DigestSettings,
-    waiters: long_poll::Waiters,
-    coalescers: coalesce::Coalescers,
+    pub(crate) store: Store,
+    pub(crate) auth_cache: AuthCache,
+    pub(crate) webhook_cache: WebhookCache,
+    pub(crate) vault: Vault,
+    pub(crate) base_url: String,
+    pub(crate) metrics: Metrics,
+    pub(crate) metrics_token: Option<String>,
+    pub(crate) hooks: HookSettings,
+    pub(crate) guard: Guard,
+    pub(crate) hook_cache: HookCache,
+    pub(crate) sinks: crate::sinks::service::SinkSettings,
+    pub(crate) digests: crate::digests::rules::compose::DigestSettings,
+    pub(crate) waiters: long_poll::Waiters,
+    pub(crate) coalescers: coalesce::Coalescers,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -108,9 +100,9 @@ pub struct Parts {
     /// The dispatcher's view of which hooks exist (evicted when one changes here).
     pub hook_cache: HookCache,
     /// Sink budgets, the per-owner cap and the Apprise scheme allowlist.
-    pub sinks: sinks::SinkSettings,
+    pub sinks: crate::sinks::service::SinkSettings,
     /// Digest links, the doorbell window and section timeouts.
-    pub digests: crate::digest::compose::DigestSettings,
+    pub digests: crate::digests::rules::compose::DigestSettings,
     /// The instance's waiting `claim-next` requests (woken by its claim listener).
     pub waiters: long_poll::Waiters,
 }

@@ -26,7 +26,11 @@ pub async fn show(s: &Services, who: &Reach, id: TodoId) -> Result<TodoWithAttem
 
 /// The notifications about a todo in the caller's scopes (else 404): which sinks were
 /// told and how that went, newest first.
-pub async fn told_about(s: &Services, who: &Reach, id: TodoId) -> Result<Vec<crate::store::outbox::ToldSink>> {
+pub async fn told_about(
+    s: &Services,
+    who: &Reach,
+    id: TodoId,
+) -> Result<Vec<crate::sinks::statements::outbox::ToldSink>> {
     show(s, who, id).await?;
     s.store.told_about(&who.scope_ids(), id).await
 }

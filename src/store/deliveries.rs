@@ -205,7 +205,7 @@ pub struct RuleNotice {
     /// (resolved again here, at fire time; another scope's or a deleted one is skipped).
     pub sink: String,
     /// The rule's `notify_severity` (default normal).
-    pub severity: crate::domain::sinks::Severity,
+    pub severity: crate::sinks::rules::vocabulary::Severity,
     /// The rule.
     pub rule_id: String,
     /// The queue the delivery went to, if it went to one.

@@ -104,23 +104,17 @@
 //!   row, so that read is a primary-key lookup in any join order (`attempt_close`).
 
 pub mod admission;
-pub mod agent_notify;
 pub mod board;
 pub mod board_sessions;
 pub mod claim_notices;
 pub mod dead_letters;
 pub mod deliveries;
-pub mod digests;
-pub mod doorbells;
 pub mod endpoints;
 pub mod fanout;
 pub mod held_work;
-pub mod hooks;
-pub mod outbox;
 pub mod quarantine;
 pub mod retention;
 pub mod signals;
-pub mod sinks;
 pub mod tenancy;
 pub mod todos;
 pub mod webhooks;
@@ -132,8 +126,8 @@ use signals::{Emitter, Signal};
 /// The store: a pool and where to send signals after commit.
 #[derive(Clone)]
 pub struct Store {
-    pool: DbPool,
-    emitter: Emitter,
+    pub(crate) pool: DbPool,
+    pub(crate) emitter: Emitter,
 }
 
 impl Store {

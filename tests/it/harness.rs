@@ -375,7 +375,7 @@ pub struct TestApp {
     pub client: awc::Client,
     handle: actix_web::dev::ServerHandle,
     /// The notify-hook dispatcher (none with hooks switched off).
-    pub dispatcher: Option<Addr<switchboard::actors::notify::Dispatcher>>,
+    pub dispatcher: Option<Addr<switchboard::hooks::worker::Dispatcher>>,
 }
 
 /// Settings for a test server: port 0, and sweeps slow enough that tests drive them.

@@ -13,8 +13,8 @@ use super::paths;
 use super::runs::runs_table;
 use super::view::{cairn_connections, delete_button, refusal};
 use crate::board::csrf::CsrfToken;
-use crate::store::digests::{DigestRow, RunRow};
-use crate::store::sinks::{ConnectionRow, SinkRow};
+use crate::digests::statements::{DigestRow, RunRow};
+use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Everything a digest's page shows.
 #[derive(Debug, Clone, Copy)]

@@ -7,8 +7,8 @@ use maud::{Markup, html};
 use super::form::DigestForm;
 use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
-use crate::notify::cairn::{DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MIN_TTL_SECONDS};
-use crate::store::sinks::{ConnectionRow, SinkRow};
+use crate::digests::clients::cairn::{DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MIN_TTL_SECONDS};
+use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// The example the schedule field shows.
 pub const SCHEDULE_EXAMPLE: &str = "TZ=Europe/Berlin Mon-Fri 09:00,17:00";

@@ -3,10 +3,10 @@
 //! checked here (an id, a whole number); the schedule, the queues, the sinks' scope and
 //! every bound are the service's validation, so the Board and the API refuse alike.
 
+use crate::digests::service::{DEFAULT_AGE_THRESHOLD_SECONDS, DigestInput};
+use crate::digests::statements::DigestRow;
 use crate::domain::ids::{ConnectionId, SinkId};
 use crate::error::{Error, Result};
-use crate::service::digests::{DEFAULT_AGE_THRESHOLD_SECONDS, DigestInput};
-use crate::store::digests::DigestRow;
 
 /// The digest form's fields, as typed (kept to show the form again after a refusal).
 #[derive(Debug, Clone, PartialEq, Eq)]

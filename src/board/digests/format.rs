@@ -6,11 +6,11 @@ use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
 use crate::board::todos::format::{ago, machine};
-use crate::digest::render::age;
-use crate::digest::schedule::Schedule;
+use crate::digests::rules::render::age;
+use crate::digests::rules::schedule::Schedule;
+use crate::digests::statements::DigestRow;
 use crate::domain::ids::SinkId;
-use crate::store::digests::DigestRow;
-use crate::store::sinks::{ConnectionRow, SinkRow};
+use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// `at` in UTC: `Tue 01 Dec 2026 08:00 UTC`.
 pub fn in_utc(at: DateTime<Utc>) -> String {

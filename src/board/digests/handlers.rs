@@ -1,6 +1,6 @@
-//! The Digests pages' handlers: parse, call [`crate::service::digests`] (the same
+//! The Digests pages' handlers: parse, call [`crate::digests::service`] (the same
 //! service the operator API takes; the sinks and connections it names come from
-//! [`crate::service::sinks`] and [`crate::service::connections`]), render. A digest
+//! [`crate::sinks::service`] and [`crate::sinks::service::connections`]), render. A digest
 //! outside the human's scopes answers 404; changing one in a team they do not
 //! administer answers 403. A refusal about what was typed shows the page again with why
 //! beside the form, and nothing changes.
@@ -25,10 +25,13 @@ use crate::board::respond::{self, Notice};
 use crate::board::session::Human;
 use crate::board::sinks::handlers::explain;
 use crate::board::state::BoardState;
+use crate::digests::service as digests;
+use crate::digests::statements::{DigestRow, RunRow};
 use crate::domain::ids::DigestId;
 use crate::error::Error;
-use crate::service::{Services, connections, digests, sinks};
-use crate::store::digests::{DigestRow, RunRow};
+use crate::service::Services;
+use crate::sinks::service as sinks;
+use crate::sinks::service::connections;
 
 /// Every digest of the human's scopes with its recent send times. A digest deleted
 /// between the listing and its send times is left out.

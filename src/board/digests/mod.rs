@@ -6,7 +6,7 @@
 //!
 //! The views ([`view`], [`detail`], [`preview`], [`runs`], [`editor`]) are pure
 //! functions from rows to markup; the [`handlers`] call the same service as the
-//! operator API ([`crate::service::digests`]), so the Board and the API validate
+//! operator API ([`crate::digests::service`]), so the Board and the API validate
 //! alike. Changing a team's digests takes an admin of the team, as in the API.
 
 pub mod detail;

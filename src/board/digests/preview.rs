@@ -8,10 +8,10 @@ use maud::{Markup, html};
 
 use super::format::in_utc;
 use super::paths;
-use crate::digest::compose::Composed;
-use crate::digest::render::age;
-use crate::digest::report::{Measured, Report};
-use crate::store::digests::DigestRow;
+use crate::digests::rules::compose::Composed;
+use crate::digests::rules::render::age;
+use crate::digests::rules::report::{Measured, Report};
+use crate::digests::statements::DigestRow;
 
 /// One section as the preview reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]

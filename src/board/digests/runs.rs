@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
 use super::format::{artifact, outcome, outcome_chip, send_time};
-use crate::store::digests::RunRow;
+use crate::digests::statements::RunRow;
 
 /// Sections unavailable: `none`, or the count, marked (never a reassuring blank).
 fn unavailable(n: i32) -> Markup {

@@ -14,10 +14,10 @@ use super::paths;
 use super::runs::last_run;
 use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
+use crate::digests::statements::{DigestRow, RunRow};
 use crate::domain::ids::DigestId;
-use crate::domain::sinks::ConnectionKind;
-use crate::store::digests::{DigestRow, RunRow};
-use crate::store::sinks::{ConnectionRow, SinkRow};
+use crate::sinks::rules::vocabulary::ConnectionKind;
+use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Which form a refusal belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,14 +11,14 @@ use super::view::{DigestsView, Refused, digests_page};
 use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
 use crate::board::session::Human;
-use crate::digest::compose::Composed;
-use crate::digest::render::{self, Heading};
-use crate::digest::report::{DeadLine, Measured, PendingLine, QueueKey, Report};
+use crate::digests::rules::compose::Composed;
+use crate::digests::rules::render::{self, Heading};
+use crate::digests::rules::report::{DeadLine, Measured, PendingLine, QueueKey, Report};
+use crate::digests::statements::{DigestRow, RunRow};
 use crate::domain::ids::{ConnectionId, DigestId, DigestRunId, HumanId, ScopeId, SinkId};
-use crate::domain::sinks::{ConnectionKind, SinkKind};
 use crate::domain::todo_state::TeamRole;
-use crate::store::digests::{DigestRow, RunRow};
-use crate::store::sinks::{ConnectionRow, SinkRow};
+use crate::sinks::rules::vocabulary::{ConnectionKind, SinkKind};
+use crate::sinks::statements::{ConnectionRow, SinkRow};
 use crate::store::tenancy::{Reach, ScopeGrant};
 
 /// A sink URL's token and a connection's base URL secret: neither may reach a page.
@@ -318,7 +318,7 @@ fn an_artifact_that_is_not_a_web_address_is_never_a_link() {
     assert!(!evil.contains("href") && evil.contains("<code>javascript:alert(1)</code>"), "{evil}");
 }
 
-fn report(unheard: Measured<Vec<crate::digest::report::UnheardLine>>) -> Report {
+fn report(unheard: Measured<Vec<crate::digests::rules::report::UnheardLine>>) -> Report {
     let key = QueueKey { endpoint: "ci-bot".into(), queue: "builds".into() };
     Report {
         since: now() - Duration::days(1),

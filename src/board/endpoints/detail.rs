@@ -10,10 +10,10 @@ use crate::board::csrf::CsrfToken;
 use crate::board::todos::format::{ago, machine, utc};
 use crate::board::webhooks::paths as webhook_paths;
 use crate::db::models::EndpointRow;
-use crate::domain::hooks::redact_url;
 use crate::domain::todo_state::EndpointState;
+use crate::hooks::rules::hook::redact_url;
+use crate::hooks::statements::HookRow;
 use crate::store::held_work::Held;
-use crate::store::hooks::HookRow;
 use crate::store::webhooks::WebhookRow;
 
 /// Everything an endpoint's page shows.

@@ -20,7 +20,8 @@ use crate::board::session::Human;
 use crate::board::state::BoardState;
 use crate::domain::ids::EndpointId;
 use crate::error::Error;
-use crate::service::{Services, endpoints, hooks, webhooks};
+use crate::hooks::service as hooks;
+use crate::service::{Services, endpoints, webhooks};
 
 async fn list_page(
     s: &Services,

@@ -1,4 +1,4 @@
-//! The hook pages' handlers: parse, call [`crate::service::hooks`] (the same services
+//! The hook pages' handlers: parse, call [`crate::hooks::service`] (the same services
 //! the operator API takes), render. A hook or endpoint outside the human's scopes
 //! answers 404; changing one in a team they do not administer answers 403.
 
@@ -15,10 +15,10 @@ use crate::board::layout::{self, Nav};
 use crate::board::respond::{self, Notice};
 use crate::board::session::Human;
 use crate::board::state::BoardState;
-use crate::domain::hooks::url_host;
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Error;
-use crate::service::hooks::{self, NewHook};
+use crate::hooks::rules::hook::url_host;
+use crate::hooks::service::{self as hooks, NewHook};
 use crate::service::{Services, endpoints};
 
 /// The create form's fields.

@@ -3,7 +3,7 @@
 //! secret shown once), rotate, enable, disable, delete.
 //!
 //! The page bodies are pure ([`view`]); the handlers ([`handlers`]) take the same
-//! same services as the operator API ([`crate::service::hooks`]): the kill switch, the URL
+//! same services as the operator API ([`crate::hooks::service`]): the kill switch, the URL
 //! checks, the outbound guard at save time, the ceiling, and the dispatcher's cache
 //! eviction. Changing a team's hooks takes an admin of the team, as in the API.
 

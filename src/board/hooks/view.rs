@@ -9,10 +9,10 @@ use maud::{Markup, html};
 use super::paths;
 use crate::board::todos::format::{ago, machine, until, utc};
 use crate::db::models::EndpointRow;
-use crate::domain::hooks::{HookDisabledReason, redact_url};
 use crate::domain::ids::EndpointId;
 use crate::domain::todo_state::EndpointState;
-use crate::store::hooks::HookRow;
+use crate::hooks::rules::hook::{HookDisabledReason, redact_url};
+use crate::hooks::statements::HookRow;
 
 /// Failures in a row after which the dispatcher switches a hook off.
 pub const DISABLE_AFTER_FAILURES: i32 = 10;

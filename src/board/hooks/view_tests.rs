@@ -5,10 +5,10 @@ use maud::{Markup, html};
 
 use super::view::*;
 use crate::db::models::EndpointRow;
-use crate::domain::hooks::HookDisabledReason;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::domain::todo_state::{EndpointState, Presence};
-use crate::store::hooks::HookRow;
+use crate::hooks::rules::hook::HookDisabledReason;
+use crate::hooks::statements::HookRow;
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-30T03:00:00Z").unwrap().with_timezone(&Utc)

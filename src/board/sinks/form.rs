@@ -5,11 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::domain::ids::{ConnectionId, EndpointId, WebhookId};
-use crate::domain::sinks::{AppriseMode, ConnectionKind, Severity, SinkEvent, SinkKind};
 use crate::error::{Error, Result};
-use crate::service::connections::CreateConnection;
-use crate::service::sinks::{CreateSink, SinkSpec, Subscription};
-use crate::store::sinks::{SinkChange, SubscriptionRow};
+use crate::sinks::rules::vocabulary::{AppriseMode, ConnectionKind, Severity, SinkEvent, SinkKind};
+use crate::sinks::service::connections::CreateConnection;
+use crate::sinks::service::{CreateSink, SinkSpec, Subscription};
+use crate::sinks::statements::{SinkChange, SubscriptionRow};
 
 /// The new-connection form. Its Debug form hides the secret.
 #[derive(Clone, Default, Deserialize)]

@@ -1,5 +1,5 @@
-//! The Sinks pages' handlers: parse, call [`crate::service::connections`] and
-//! [`crate::service::sinks`] (the same services the operator API takes), render. A
+//! The Sinks pages' handlers: parse, call [`crate::sinks::service::connections`] and
+//! [`crate::sinks::service`] (the same services the operator API takes), render. A
 //! connection or sink outside the human's scopes answers 404; changing one in a team
 //! they do not administer answers 403. A refusal about what was typed shows the page
 //! again with why beside the form, and nothing changes. Secrets are never logged, put
@@ -23,8 +23,10 @@ use crate::board::session::Human;
 use crate::board::state::BoardState;
 use crate::domain::ids::{ConnectionId, SinkId};
 use crate::error::Error;
-use crate::service::{Services, connections, sinks};
-use crate::store::sinks::SinkRow;
+use crate::service::Services;
+use crate::sinks::service as sinks;
+use crate::sinks::service::connections;
+use crate::sinks::statements::SinkRow;
 
 /// Most delivery-log rows a sink's page shows.
 pub const DELIVERY_LOG_LIMIT: i64 = 100;

@@ -5,8 +5,8 @@
 //! delivery log (pending, sent, held, coalesced, partial, undeliverable).
 //!
 //! The views ([`view`]) are pure functions from rows to markup; the [`handlers`] call
-//! the same services as the operator API ([`crate::service::connections`],
-//! [`crate::service::sinks`]), so the Board and the API validate alike. Changing a
+//! the same services as the operator API ([`crate::sinks::service::connections`],
+//! [`crate::sinks::service`]), so the Board and the API validate alike. Changing a
 //! team's connections and sinks takes an admin of the team, as in the API.
 
 pub mod form;

@@ -13,11 +13,11 @@ use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
 use crate::board::todos::format::{ago, machine, utc};
 use crate::board::todos::paths as todo_paths;
-use crate::domain::hooks::redact_url;
 use crate::domain::ids::{ConnectionId, SinkId};
-use crate::domain::sinks::{AppriseMode, ConnectionKind, SinkKind};
-use crate::store::outbox::DeliveryRow;
-use crate::store::sinks::{ConnectionRow, SinkRow};
+use crate::hooks::rules::hook::redact_url;
+use crate::sinks::rules::vocabulary::{AppriseMode, ConnectionKind, SinkKind};
+use crate::sinks::statements::outbox::DeliveryRow;
+use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Which form a refusal belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,10 +8,10 @@ use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
 use crate::board::session::Human;
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId, SinkId, TodoId};
-use crate::domain::sinks::{ConnectionKind, OutboxStatus, Severity, SinkEvent, SinkKind};
 use crate::domain::todo_state::TeamRole;
-use crate::store::outbox::DeliveryRow;
-use crate::store::sinks::{ConnectionRow, SinkRow, SubscriptionRow};
+use crate::sinks::rules::vocabulary::{ConnectionKind, OutboxStatus, Severity, SinkEvent, SinkKind};
+use crate::sinks::statements::outbox::DeliveryRow;
+use crate::sinks::statements::{ConnectionRow, SinkRow, SubscriptionRow};
 use crate::store::tenancy::{Reach, ScopeGrant};
 
 fn now() -> DateTime<Utc> {

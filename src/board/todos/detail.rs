@@ -11,7 +11,7 @@ use crate::db::models::{AttemptRow, TodoRow};
 use crate::domain::pills::Pill;
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::{DeadReason, TodoState};
-use crate::store::outbox::ToldSink;
+use crate::sinks::statements::outbox::ToldSink;
 
 /// Most bytes of a result or payload shown inline (the rest is cut, and says so).
 const JSON_SHOWN_BYTES: usize = 64 * 1024;

@@ -8,7 +8,8 @@ use super::super::body::Json;
 use super::super::hooks::{CreateHookBody, CreatedHookView, DeletedHookView, HookList, RotatedHookView};
 use crate::domain::ids::HookId;
 use crate::error::{ErrorEnvelope, Result};
-use crate::service::{Services, hooks};
+use crate::hooks::service as hooks;
+use crate::service::Services;
 use crate::store::endpoints::AgentPrincipal;
 
 /// Adds a notify hook to this endpoint; the signing secret is answered once.

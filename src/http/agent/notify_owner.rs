@@ -8,10 +8,10 @@ use utoipa::ToSchema;
 use super::super::auth::Agent;
 use super::super::body::Json;
 use crate::domain::ids::TodoId;
-use crate::domain::sinks::Severity;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::notify_owner::{self, OwnerNotice};
+use crate::sinks::rules::vocabulary::Severity;
+use crate::sinks::service::owner_page::{self as notify_owner, OwnerNotice};
 use crate::store::endpoints::AgentPrincipal;
 
 /// A page of the owner.

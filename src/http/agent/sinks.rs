@@ -11,10 +11,11 @@ use super::super::auth::Agent;
 use super::super::body::Json;
 use super::super::operator::sinks::{SinkList, SinkView, Subscriptions, TestAnswer};
 use crate::domain::ids::ConnectionId;
-use crate::domain::sinks::{AppriseMode, SinkKind};
 use crate::error::{ErrorEnvelope, Result};
-use crate::service::sinks::{SinkSpec, Subscription};
-use crate::service::{Services, agent_sinks};
+use crate::service::Services;
+use crate::sinks::rules::vocabulary::{AppriseMode, SinkKind};
+use crate::sinks::service::agent as agent_sinks;
+use crate::sinks::service::{SinkSpec, Subscription};
 use crate::store::endpoints::AgentPrincipal;
 use crate::web::path_name::PathName;
 

@@ -11,11 +11,11 @@ use super::super::auth::Operator;
 use super::super::body::Json;
 use super::sinks::TestAnswer;
 use crate::domain::ids::ConnectionId;
-use crate::domain::sinks::ConnectionKind;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::connections::{self, CreateConnection};
-use crate::store::sinks::ConnectionRow;
+use crate::sinks::rules::vocabulary::ConnectionKind;
+use crate::sinks::service::connections::{self, CreateConnection};
+use crate::sinks::statements::ConnectionRow;
 
 /// A connection to store. Its Debug form hides the secret.
 #[derive(Deserialize, ToSchema)]

@@ -8,13 +8,13 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::Json;
-use crate::digest::compose::local_label;
-use crate::digest::render;
+use crate::digests::rules::compose::local_label;
+use crate::digests::rules::render;
+use crate::digests::service::{self as digests, DigestInput};
+use crate::digests::statements::{DigestRow, RunRow};
 use crate::domain::ids::{ConnectionId, DigestId, DigestRunId, SinkId};
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::digests::{self, DigestInput};
-use crate::store::digests::{DigestRow, RunRow};
 
 /// A digest to schedule (or the whole of one to replace it with).
 #[derive(Debug, Deserialize, ToSchema)]

@@ -10,7 +10,8 @@ use super::super::body::Json;
 use super::super::hooks::{CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView};
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::{ErrorEnvelope, Result};
-use crate::service::{Services, hooks};
+use crate::hooks::service as hooks;
+use crate::service::Services;
 
 /// Adds a notify hook to an endpoint: `todo.ready` and `todo.dead_lettered` of its
 /// queues are posted to `url`, signed (Standard Webhooks) with the secret answered

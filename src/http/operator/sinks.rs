@@ -8,13 +8,13 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::{Json, Query};
-use crate::domain::hooks::redact_url;
 use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
-use crate::domain::sinks::{AppriseMode, Severity, SinkEvent, SinkKind};
 use crate::error::{ErrorEnvelope, Result};
+use crate::hooks::rules::hook::redact_url;
 use crate::service::Services;
-use crate::service::sinks::{self, CreateSink, SinkSpec, Subscription};
-use crate::store::sinks::{SinkChange, SinkRow, SubscriptionRow};
+use crate::sinks::rules::vocabulary::{AppriseMode, Severity, SinkEvent, SinkKind};
+use crate::sinks::service::{self as sinks, CreateSink, SinkSpec, Subscription};
+use crate::sinks::statements::{SinkChange, SinkRow, SubscriptionRow};
 
 /// A sink to add.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -306,7 +306,7 @@ pub struct DeliveryView {
     /// What it is about: a todo id, or (a revocation cascade) an endpoint id.
     pub subject: String,
     /// `pending`, `sent`, `held`, `coalesced`, `partial` or `undeliverable`.
-    pub status: crate::domain::sinks::OutboxStatus,
+    pub status: crate::sinks::rules::vocabulary::OutboxStatus,
     /// Repeats folded into it (1: none).
     pub count: i32,
     /// Attempts made.

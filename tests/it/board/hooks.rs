@@ -4,10 +4,10 @@
 
 use awc::http::StatusCode;
 use switchboard::config::{SecretKey, Settings};
-use switchboard::domain::hooks::{HookSpec, LastError};
 use switchboard::domain::ids::{EndpointId, HookId};
 use switchboard::domain::todo_state::TeamRole;
-use switchboard::store::hooks::HookHealthUpdate;
+use switchboard::hooks::rules::hook::{HookSpec, LastError};
+use switchboard::hooks::statements::HookHealthUpdate;
 use switchboard::vault::Vault;
 
 use super::{Page, Session, board_owner, get, post_form, sign_in, text_after};

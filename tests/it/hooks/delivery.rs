@@ -1,10 +1,10 @@
 //! What the dispatcher relies on: which hooks a todo matches, the re-check before each
 //! attempt, health after each delivery, and previous secrets that expire.
 
-use switchboard::domain::hooks::FAILURES_BEFORE_DISABLE;
-use switchboard::domain::hooks::LastError;
 use switchboard::domain::ids::HookId;
-use switchboard::store::hooks::{HookHealthUpdate, HookReach, HookTarget};
+use switchboard::hooks::rules::hook::FAILURES_BEFORE_DISABLE;
+use switchboard::hooks::rules::hook::LastError;
+use switchboard::hooks::statements::{HookHealthUpdate, HookReach, HookTarget};
 
 use super::*;
 

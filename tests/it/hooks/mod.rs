@@ -8,9 +8,9 @@ mod routes;
 use awc::http::StatusCode;
 use serde_json::{Value, json};
 use switchboard::config::SecretKey;
-use switchboard::domain::hooks::HookSpec;
 use switchboard::domain::ids::{EndpointId, HookId, ScopeId};
-use switchboard::store::hooks::CreatedHook;
+use switchboard::hooks::rules::hook::HookSpec;
+use switchboard::hooks::statements::CreatedHook;
 use switchboard::vault::Vault;
 
 use crate::harness::{Ep, Owner, TestApp};

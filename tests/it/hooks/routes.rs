@@ -4,10 +4,10 @@ use awc::http::StatusCode;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use switchboard::domain::grants::Verb;
-use switchboard::domain::hooks::LastError;
 use switchboard::domain::ids::HookId;
 use switchboard::domain::todo_state::TeamRole;
-use switchboard::store::hooks::HookHealthUpdate;
+use switchboard::hooks::rules::hook::LastError;
+use switchboard::hooks::statements::HookHealthUpdate;
 
 use super::*;
 

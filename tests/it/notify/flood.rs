@@ -1,8 +1,8 @@
 //! A flood at one endpoint is bounded by its supervisor's mailbox and delivery slots,
 //! and every notification is counted once: delivered, failed or dropped.
 
-use switchboard::actors::notify::{MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_MAILBOX};
-use switchboard::domain::hooks::HookSpec;
+use switchboard::hooks::rules::hook::HookSpec;
+use switchboard::hooks::worker::{MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_MAILBOX};
 use switchboard::vault::Vault;
 
 use super::receiver::Receiver;

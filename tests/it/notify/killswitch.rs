@@ -2,7 +2,7 @@
 //! runs, so even a hook already stored hears nothing.
 
 use serde_json::json;
-use switchboard::domain::hooks::HookSpec;
+use switchboard::hooks::rules::hook::HookSpec;
 use switchboard::store::signals::Signal;
 use switchboard::vault::Vault;
 
@@ -35,7 +35,7 @@ async fn with_the_kill_switch_off_creation_is_refused_and_a_stored_hook_never_fi
     assert!(app.dispatcher.is_none(), "no dispatcher runs");
     let listeners = format!(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database()",
-        switchboard::actors::notify::HOOK_LISTENER_NAME
+        switchboard::hooks::worker::HOOK_LISTENER_NAME
     );
     assert_eq!(app.db.count(&listeners).await, 0, "no hook change listener");
     assert_eq!(rx.count(), 0);

@@ -232,7 +232,7 @@ async fn wait_until_listening(app: &TestApp) {
     let sql = format!(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database() \
          AND state = 'idle' AND (query LIKE '%set_config%' OR query LIKE '%pg_notify%')",
-        switchboard::actors::notify::HOOK_LISTENER_NAME
+        switchboard::hooks::worker::HOOK_LISTENER_NAME
     );
     let started = Instant::now();
     while app.db.count(&sql).await == 0 {
@@ -254,7 +254,7 @@ pub(super) async fn wait_for_listener(app: &TestApp, not: i64) -> i64 {
     let sql = format!(
         "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
          WHERE application_name = '{}' AND datname = current_database()",
-        switchboard::actors::notify::HOOK_LISTENER_NAME
+        switchboard::hooks::worker::HOOK_LISTENER_NAME
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {

@@ -1,7 +1,7 @@
 //! A dispatcher that panics is restarted behind the same address: hooks keep ringing,
 //! and what must outlive it (the hook-change listener, the metrics) is kept.
 
-use switchboard::actors::notify::CrashForTest;
+use switchboard::hooks::worker::CrashForTest;
 
 use super::receiver::Receiver;
 use super::*;

@@ -6,12 +6,12 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use switchboard::actors::outbox::{OutboxDeps, SinkShare, Tally, drain_sink};
 use switchboard::domain::ids::SinkId;
-use switchboard::domain::sinks::OutboxStatus;
-use switchboard::notify::sinks::outcome::RetryPolicy;
 use switchboard::outbound::Guard;
-use switchboard::store::outbox::{Outcome, Record};
+use switchboard::sinks::rules::outcome::RetryPolicy;
+use switchboard::sinks::rules::vocabulary::OutboxStatus;
+use switchboard::sinks::statements::outbox::{Outcome, Record};
+use switchboard::sinks::worker::{OutboxDeps, SinkShare, Tally, drain_sink};
 use switchboard::vault::Vault;
 
 use super::instances::{another_instance, dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
@@ -33,7 +33,7 @@ fn deps(app: &TestApp) -> OutboxDeps {
         database_url: app.db.url.clone(),
         poll: Duration::from_millis(50),
         metrics: switchboard::metrics::Metrics::new(&switchboard::store::signals::Emitter::none()),
-        schemes: switchboard::notify::sinks::schemes::SchemePolicy::from_setting(&settings.apprise_allowed_schemes),
+        schemes: switchboard::sinks::rules::schemes::SchemePolicy::from_setting(&settings.apprise_allowed_schemes),
     }
 }
 

@@ -1,0 +1,131 @@
+//! Notification sinks, the pure part (SPEC section 10, ADR-0034): what a message to a
+//! human says, the exact request each kind of sink gets, what the sink's answer means
+//! and when to try again, which stateless Apprise URLs an instance accepts, the per-sink
+//! budget, and the keys that fold repeats together.
+//!
+//! Nothing here touches the database or the network: the outbox worker (elsewhere)
+//! renders a [`content::Message`], builds an [`OutboundRequest`], sends it through the
+//! outbound guard, and feeds the answer to [`outcome`].
+//!
+//! - [`content`]: titles, bodies, links and labels, from plain facts.
+//! - [`gotify`] and [`apprise`]: the request for one message.
+//! - [`outcome`]: the class of a sink's answer, and the retry schedule.
+//! - [`schemes`]: parsing stateless Apprise URLs and the instance's scheme allowlist.
+//! - [`budget`]: the per-sink token bucket and what to send, hold or coalesce.
+//! - [`dedup`]: the keys under which a repeat folds into the pending row.
+
+pub mod apprise;
+pub mod gotify;
+pub mod post;
+
+use crate::sinks::rules::vocabulary::Severity;
+
+/// One HTTP request to a sink: always `POST url` with `json` as the body
+/// (`Content-Type: application/json`) and `headers` added.
+///
+/// Its `Debug` form shows the URL, the header **names** and the body's top-level keys
+/// only: header values carry the Gotify token, and the body carries the message text
+/// and (stateless Apprise) the service URLs, none of which may reach a log line.
+#[derive(Clone, PartialEq)]
+pub struct OutboundRequest {
+    /// The full URL to `POST` to.
+    pub url: String,
+    /// Headers to add, as (name, value).
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub json: serde_json::Value,
+}
+
+impl std::fmt::Debug for OutboundRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<String> = self.headers.iter().map(|(name, _)| format!("{name}: <redacted>")).collect();
+        let keys: Vec<&str> = match &self.json {
+            serde_json::Value::Object(map) => map.keys().map(String::as_str).collect(),
+            _ => Vec::new(),
+        };
+        f.debug_struct("OutboundRequest")
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("json_keys", &keys)
+            .finish()
+    }
+}
+
+/// `base` without its trailing slashes, so `{base}/message` has exactly one.
+pub(crate) fn trim_base(base: &str) -> &str {
+    base.trim_end_matches('/')
+}
+
+/// Percent-encodes `segment` for use as one URL path segment: everything but ASCII
+/// letters, digits, `-`, `_` and `~` becomes `%XX` (`.` too, so `.` and `..` can never
+/// act as dot-segments).
+pub fn encode_path_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+        }
+    }
+    out
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// A routing rule's `notify_severity` is the same scale as a sink event's severity.
+impl From<crate::intake::rules::Severity> for Severity {
+    fn from(s: crate::intake::rules::Severity) -> Self {
+        match s {
+            crate::intake::rules::Severity::Low => Severity::Low,
+            crate::intake::rules::Severity::Normal => Severity::Normal,
+            crate::intake::rules::Severity::High => Severity::High,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn path_segments_are_percent_encoded_and_dots_cannot_climb() {
+        assert_eq!(encode_path_segment("team-alerts_2~x"), "team-alerts_2~x");
+        assert_eq!(encode_path_segment("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
+        assert_eq!(encode_path_segment(".."), "%2E%2E");
+        assert_eq!(encode_path_segment("é"), "%C3%A9");
+        assert_eq!(encode_path_segment(""), "");
+    }
+
+    #[test]
+    fn a_request_debug_never_prints_header_values_or_body_text() {
+        let r = OutboundRequest {
+            url: "https://gotify.example/message".into(),
+            headers: vec![("X-Gotify-Key".into(), "AbCdEfSecretToken".into())],
+            json: json!({"title": "Dead letter · builds", "message": "private text", "urls": "tgram://bot/chat"}),
+        };
+        let shown = format!("{r:?}");
+        assert!(shown.contains("X-Gotify-Key: <redacted>"), "{shown}");
+        assert!(shown.contains("https://gotify.example/message"));
+        assert!(shown.contains("\"urls\""));
+        for secret in ["AbCdEfSecretToken", "private text", "tgram://", "Dead letter"] {
+            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
+    }
+
+    #[test]
+    fn a_rules_severity_converts_to_the_same_sink_severity() {
+        for s in crate::intake::rules::Severity::ALL {
+            assert_eq!(Severity::from(*s).as_str(), s.as_str());
+        }
+    }
+
+    #[test]
+    fn the_base_url_loses_trailing_slashes_only() {
+        assert_eq!(trim_base("https://h/x//"), "https://h/x");
+        assert_eq!(trim_base("https://h"), "https://h");
+    }
+}
