@@ -6,8 +6,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use crate::db::failure::Failure;
-
 /// Everything that can go wrong in a request or a worker.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -208,31 +206,6 @@ impl Error {
             _ => None,
         };
         ErrorBody { code: self.code(), message, deferred }
-    }
-}
-
-impl From<diesel::result::Error> for Error {
-    #[track_caller]
-    fn from(e: diesel::result::Error) -> Self {
-        match e {
-            diesel::result::Error::NotFound => Error::NotFound,
-            // The request did not happen and a retry on another connection succeeds.
-            other => match crate::db::failure::classify(&other) {
-                Failure::ConnectionLost => Error::Unavailable(format!("database connection lost: {other}")),
-                Failure::SchemaChanged => {
-                    crate::db::failure::note_schema_change();
-                    Error::Unavailable(format!("database schema changed under a prepared statement: {other}"))
-                }
-                Failure::Nul => Error::InvalidArgument("text may not contain NUL (\\u0000, %00) characters".into()),
-                Failure::Other => Error::internal_from("database", other),
-            },
-        }
-    }
-}
-
-impl From<deadpool::managed::PoolError<diesel_async::pooled_connection::PoolError>> for Error {
-    fn from(e: deadpool::managed::PoolError<diesel_async::pooled_connection::PoolError>) -> Self {
-        Error::Unavailable(format!("database unavailable: {e}"))
     }
 }
 

@@ -750,7 +750,7 @@ impl Drop for InFlight {
 mod tests {
     use super::*;
     use crate::hooks::rules::retry::AttemptClass;
-    use crate::outbound::TransportFailure;
+    use crate::outbound::failure::TransportFailure;
 
     fn line<'a>(text: &'a str, series: &str) -> Option<&'a str> {
         text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use diesel::sql_types::{Array, Double, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
-use switchboard::digests::rules::compose::{Composed, DigestSettings, compose};
+use switchboard::digests::service::compose::{Composed, DigestSettings, compose};
 use switchboard::store::Store;
 
 use crate::database::BenchDb;
@@ -143,7 +143,7 @@ async fn stages(args: &Args, db: &BenchDb) -> BenchResult<(bool, Vec<Stage>)> {
         let until = Utc::now();
         let binds = Binds {
             scope: tenancy.scope,
-            since: until - switchboard::digests::rules::compose::FIRST_DIGEST_COVERS,
+            since: until - switchboard::digests::service::compose::FIRST_DIGEST_COVERS,
             until,
             ack_seconds: ACK_SECONDS,
         };
@@ -199,7 +199,7 @@ async fn measure(
         let build = t.elapsed();
         let binds = Binds {
             scope: digest.scope_id,
-            since: until - switchboard::digests::rules::compose::FIRST_DIGEST_COVERS,
+            since: until - switchboard::digests::service::compose::FIRST_DIGEST_COVERS,
             until,
             ack_seconds: ACK_SECONDS,
         };

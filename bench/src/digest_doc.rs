@@ -58,7 +58,7 @@ fn intro(d: &mut String, run: &DigestRun) {
     let _ = writeln!(
         d,
         "**What it measures.** One digest built as the `DigestScheduler` builds it: \
-         `switchboard::digests::rules::compose::compose` (the store's eight section queries, each in its own transaction \
+         `switchboard::digests::service::compose::compose` (the store's eight section queries, each in its own transaction \
          with its own statement and lock timeouts, then the rendering), called from the bench process through a pool \
          of 2 connections, no server. The digest covers every queue of its owner (20 endpoints × 10 queues = 200 \
          queues), since its send time minus 24 hours (a first digest). {} measured builds per table size after {} \

@@ -7,8 +7,8 @@ use serde_json::json;
 use super::Output;
 use super::admin::Context;
 use crate::config::Settings;
-use crate::digests::rules::compose::{DigestSettings, compose};
 use crate::digests::rules::render;
+use crate::digests::service::compose::{DigestSettings, compose};
 use crate::domain::ids::DigestId;
 use crate::error::{Error, Result};
 

@@ -19,6 +19,8 @@ use std::time::Instant;
 
 use diesel::result::{DatabaseErrorKind, Error};
 
+use crate::error::Error as ServiceError;
+
 /// How a database error bears on the connection that produced it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
@@ -139,6 +141,35 @@ pub fn note_schema_change() {
 pub fn stale(created: Instant) -> bool {
     let at = SCHEMA_CHANGED_AT.load(Ordering::Relaxed);
     at != 0 && created.checked_duration_since(anchor()).is_none_or(|c| (c.as_nanos() as u64) < at)
+}
+
+// The one place a database failure becomes the service's error: the error type itself
+// stays free of the database layer.
+impl From<diesel::result::Error> for ServiceError {
+    #[track_caller]
+    fn from(e: diesel::result::Error) -> Self {
+        match e {
+            diesel::result::Error::NotFound => ServiceError::NotFound,
+            // The request did not happen and a retry on another connection succeeds.
+            other => match classify(&other) {
+                Failure::ConnectionLost => ServiceError::Unavailable(format!("database connection lost: {other}")),
+                Failure::SchemaChanged => {
+                    note_schema_change();
+                    ServiceError::Unavailable(format!("database schema changed under a prepared statement: {other}"))
+                }
+                Failure::Nul => {
+                    ServiceError::InvalidArgument("text may not contain NUL (\\u0000, %00) characters".into())
+                }
+                Failure::Other => ServiceError::internal_from("database", other),
+            },
+        }
+    }
+}
+
+impl From<deadpool::managed::PoolError<diesel_async::pooled_connection::PoolError>> for ServiceError {
+    fn from(e: deadpool::managed::PoolError<diesel_async::pooled_connection::PoolError>) -> Self {
+        ServiceError::Unavailable(format!("database unavailable: {e}"))
+    }
 }
 
 #[cfg(test)]

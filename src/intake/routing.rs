@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::rules::{Decision, Route};
 use crate::domain::ids::EndpointId;
+use crate::domain::new_todo::NewTodo;
 use crate::domain::text::{QUARANTINE_QUEUE, TITLE_MAX_BYTES, scrub_nul_json, strip_controls, truncate_bytes};
 use crate::domain::todo_state::{Disposition, QuarantineReason};
-use crate::store::todos::NewTodo;
 
 /// What a delivery becomes.
 #[derive(Debug, Clone)]

@@ -13,13 +13,15 @@
 pub mod address;
 pub mod classify;
 mod connector;
+pub mod failure;
 pub mod guard;
 pub mod lookup;
 pub mod policy;
 pub mod refusal;
 pub mod self_target;
 
-pub use classify::{TransportFailure, classify, is_refusal, refusal};
+pub use classify::{classify, is_refusal, refusal};
+pub use failure::TransportFailure;
 pub use guard::{CheckError, Guard, TlsSetupError};
 pub use lookup::{Lookup, SystemLookup};
 pub use policy::{AddressClass, Policy, Refusal, Target};

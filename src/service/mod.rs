@@ -72,7 +72,7 @@ pub struct Services {
     pub(crate) guard: Guard,
     pub(crate) hook_cache: HookCache,
     pub(crate) sinks: crate::sinks::service::SinkSettings,
-    pub(crate) digests: crate::digests::rules::compose::DigestSettings,
+    pub(crate) digests: crate::digests::service::compose::DigestSettings,
     pub(crate) waiters: long_poll::Waiters,
     pub(crate) coalescers: coalesce::Coalescers,
 }
@@ -102,7 +102,7 @@ pub struct Parts {
     /// Sink budgets, the per-owner cap and the Apprise scheme allowlist.
     pub sinks: crate::sinks::service::SinkSettings,
     /// Digest links, the doorbell window and section timeouts.
-    pub digests: crate::digests::rules::compose::DigestSettings,
+    pub digests: crate::digests::service::compose::DigestSettings,
     /// The instance's waiting `claim-next` requests (woken by its claim listener).
     pub waiters: long_poll::Waiters,
 }

@@ -8,9 +8,9 @@ use maud::{Markup, html};
 
 use super::format::in_utc;
 use super::paths;
-use crate::digests::rules::compose::Composed;
 use crate::digests::rules::render::age;
 use crate::digests::rules::report::{Measured, Report};
+use crate::digests::service::compose::Composed;
 use crate::digests::statements::DigestRow;
 
 /// One section as the preview reads it.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
 
-use crate::digests::rules::compose::DigestSettings;
+use crate::digests::service::compose::DigestSettings;
 use crate::metrics::Metrics;
 use crate::outbound::Guard;
 use crate::store::Store;

@@ -9,10 +9,10 @@ use chrono::{DateTime, Utc};
 
 use super::DigestDeps;
 use crate::digests::clients::publish::publish;
-use crate::digests::rules::compose::{compose, message};
 use crate::digests::rules::firing::plan;
 use crate::digests::rules::render;
 use crate::digests::rules::schedule::Schedule;
+use crate::digests::service::compose::{compose, message};
 use crate::digests::statements::{Committed, DigestRow, Evaluated, Publication, RunOutcome, SendTime};
 use crate::error::Result;
 

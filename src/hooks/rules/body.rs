@@ -26,10 +26,10 @@ use serde::{Serialize, Serializer};
 
 use crate::domain::ids::TodoId;
 use crate::domain::neutralise::{LABEL_MAX_CHARS, SUMMARY_MAX_CHARS, neutralise_to};
+use crate::domain::signals::{DeadLettered, FinalAttempt, TodoFacts, TodoReady};
 use crate::domain::text::ARTIFACT_MAX_BYTES;
 use crate::domain::text_enum::text_enum;
 use crate::domain::todo_state::{AttemptOutcome, DeadReason, ReadyReason};
-use crate::store::signals::{DeadLettered, FinalAttempt, TodoFacts, TodoReady};
 
 /// Largest body ever sent, in bytes.
 pub const MAX_BODY_BYTES: usize = 4096;

@@ -10,8 +10,8 @@
 
 use std::time::Duration;
 
+use crate::hooks::rules::hook::LastError;
 use crate::hooks::rules::retry::AttemptClass;
-use crate::hooks::statements::HookHealthUpdate;
 
 /// How stale `last_attempt_at` may get on a hook whose deliveries keep succeeding.
 pub const HEALTH_REFRESH: Duration = Duration::from_secs(10);
@@ -19,6 +19,17 @@ pub const HEALTH_REFRESH: Duration = Duration::from_secs(10);
 /// Whether a delivery's health must be written, given what this supervisor last wrote
 /// for the hook and how long ago: always for a failure (it counts toward the disable),
 /// for the first success after a failure or with another status, and when the last
+/// What one delivery (all its attempts) left behind, written in one UPDATE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookHealthUpdate {
+    /// A 2xx arrived.
+    pub delivered: bool,
+    /// The status of the last attempt, if it got one.
+    pub last_status: Option<i32>,
+    /// The class of the failure; none on success.
+    pub last_error: Option<LastError>,
+}
+
 /// write is older than [`HEALTH_REFRESH`].
 pub fn needs_write(last_written: Option<(&HookHealthUpdate, Duration)>, new: &HookHealthUpdate) -> bool {
     match last_written {

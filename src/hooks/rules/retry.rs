@@ -10,7 +10,7 @@ use std::time::Duration;
 use rand::Rng;
 
 use crate::domain::text_enum::text_enum;
-use crate::outbound::TransportFailure;
+use crate::outbound::failure::TransportFailure;
 
 /// Most attempts per (notification, hook).
 pub const MAX_ATTEMPTS: u32 = 3;

@@ -8,7 +8,8 @@ use diesel_async::RunQueryDsl;
 
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Result;
-use crate::hooks::rules::hook::{FAILURES_BEFORE_DISABLE, LastError, redact_url};
+use crate::hooks::rules::health::HookHealthUpdate;
+use crate::hooks::rules::hook::{FAILURES_BEFORE_DISABLE, redact_url};
 use crate::store::Store;
 
 /// A hook to deliver to, with what signing needs. Its Debug form shows neither the
@@ -48,17 +49,6 @@ impl std::fmt::Debug for HookTarget {
             .field("dual_signing", &self.sealed_previous_secret.is_some())
             .finish_non_exhaustive()
     }
-}
-
-/// What one delivery (all its attempts) left behind, written in one UPDATE.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookHealthUpdate {
-    /// A 2xx arrived.
-    pub delivered: bool,
-    /// The status of the last attempt, if it got one.
-    pub last_status: Option<i32>,
-    /// The class of the failure; none on success.
-    pub last_error: Option<LastError>,
 }
 
 /// Columns of [`HookTarget`] over `notify_hooks h` (the previous secret only while valid).

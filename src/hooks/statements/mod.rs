@@ -14,7 +14,7 @@ use crate::db::schema::notify_hooks;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::hooks::rules::hook::{HookDisabledReason, redact_url};
 
-pub use delivery::{HookHealthUpdate, HookTarget};
+pub use delivery::HookTarget;
 pub use manage::{CreatedHook, RotatedHook};
 
 /// A hook as stored, without its secrets. Its Debug form redacts the URL's query.

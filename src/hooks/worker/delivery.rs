@@ -10,11 +10,12 @@ use chrono::Utc;
 
 use super::{HookChannel, Notification};
 use crate::domain::ids::HookId;
+use crate::hooks::rules::health::HookHealthUpdate;
 use crate::hooks::rules::health::health_after;
 use crate::hooks::rules::hook::HookDisabledReason;
 use crate::hooks::rules::retry::{ATTEMPT_TIMEOUT, AttemptClass, NextStep, after_attempt, unit_jitter};
 use crate::hooks::rules::signing::{self, KeyRing, MessageId, SigningKey};
-use crate::hooks::statements::{HookHealthUpdate, HookTarget};
+use crate::hooks::statements::HookTarget;
 use crate::metrics::NotificationOutcome;
 use crate::outbound::classify;
 
@@ -72,7 +73,7 @@ pub(super) async fn deliver(
         // the same host skips that (a hook saved before a rule existed would pass).
         let class = match channel.guard.policy().target(&target.url) {
             Ok(_) => attempt_once(&client, &target.url, &msg_id, &n.body, &keys).await,
-            Err(r) => crate::outbound::TransportFailure::of_refusal(r).into(),
+            Err(r) => crate::outbound::failure::TransportFailure::of_refusal(r).into(),
         };
         channel.metrics.attempt(class.metric_result());
         let jitter = unit_jitter(&mut rand::thread_rng());

@@ -12,8 +12,9 @@ use super::delivery::{deliver, record};
 use super::{HookChannel, Notification};
 use crate::domain::ids::{EndpointId, HookId};
 use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::health::HookHealthUpdate;
 use crate::hooks::rules::health::needs_write;
-use crate::hooks::statements::{HookHealthUpdate, HookTarget};
+use crate::hooks::statements::HookTarget;
 use crate::metrics::NotificationOutcome;
 
 /// Notifications waiting for one supervisor; beyond this they are dropped and counted.

@@ -8,8 +8,8 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::Json;
-use crate::digests::rules::compose::local_label;
 use crate::digests::rules::render;
+use crate::digests::service::compose::local_label;
 use crate::digests::service::{self as digests, DigestInput};
 use crate::digests::statements::{DigestRow, RunRow};
 use crate::domain::ids::{ConnectionId, DigestId, DigestRunId, SinkId};

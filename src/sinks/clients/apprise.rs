@@ -7,8 +7,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::sinks::clients::{OutboundRequest, encode_path_segment, trim_base};
+use crate::sinks::clients::OutboundRequest;
 use crate::sinks::rules::content::Message;
+use crate::sinks::rules::url_path::{encode_path_segment, trim_base};
 use crate::sinks::rules::vocabulary::{AppriseMode, Severity};
 
 /// Longest configuration key the Apprise API routes (`^notify/(?P<key>[\w_-]{1,128})/?$`

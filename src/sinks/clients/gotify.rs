@@ -6,8 +6,9 @@
 
 use serde_json::json;
 
-use crate::sinks::clients::{OutboundRequest, trim_base};
+use crate::sinks::clients::OutboundRequest;
 use crate::sinks::rules::content::Message;
+use crate::sinks::rules::url_path::trim_base;
 use crate::sinks::rules::vocabulary::Severity;
 
 /// The header that carries the application token.

@@ -51,30 +51,6 @@ impl std::fmt::Debug for OutboundRequest {
     }
 }
 
-/// `base` without its trailing slashes, so `{base}/message` has exactly one.
-pub(crate) fn trim_base(base: &str) -> &str {
-    base.trim_end_matches('/')
-}
-
-/// Percent-encodes `segment` for use as one URL path segment: everything but ASCII
-/// letters, digits, `-`, `_` and `~` becomes `%XX` (`.` too, so `.` and `..` can never
-/// act as dot-segments).
-pub fn encode_path_segment(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-        }
-    }
-    out
-}
-
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
-
 /// A routing rule's `notify_severity` is the same scale as a sink event's severity.
 impl From<crate::intake::rules::Severity> for Severity {
     fn from(s: crate::intake::rules::Severity) -> Self {
@@ -90,15 +66,6 @@ impl From<crate::intake::rules::Severity> for Severity {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn path_segments_are_percent_encoded_and_dots_cannot_climb() {
-        assert_eq!(encode_path_segment("team-alerts_2~x"), "team-alerts_2~x");
-        assert_eq!(encode_path_segment("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
-        assert_eq!(encode_path_segment(".."), "%2E%2E");
-        assert_eq!(encode_path_segment("é"), "%C3%A9");
-        assert_eq!(encode_path_segment(""), "");
-    }
 
     #[test]
     fn a_request_debug_never_prints_header_values_or_body_text() {
@@ -121,11 +88,5 @@ mod tests {
         for s in crate::intake::rules::Severity::ALL {
             assert_eq!(Severity::from(*s).as_str(), s.as_str());
         }
-    }
-
-    #[test]
-    fn the_base_url_loses_trailing_slashes_only() {
-        assert_eq!(trim_base("https://h/x//"), "https://h/x");
-        assert_eq!(trim_base("https://h"), "https://h");
     }
 }

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::neutralise::neutralise;
-use crate::sinks::clients::{encode_path_segment, trim_base};
+use crate::sinks::rules::url_path::{encode_path_segment, trim_base};
 use crate::sinks::rules::vocabulary::{Severity, SinkEvent};
 
 /// Longest title of a message, in characters (and longest sender- or agent-written

@@ -11,6 +11,7 @@
 //! - [`budget`]: the per-sink token bucket and what to send, hold or coalesce.
 //! - [`dedup`]: the keys under which a repeat folds into the pending row.
 //! - [`claim_window`]: how long a worker holds the rows it took.
+//! - [`url_path`]: a base URL's trailing slashes and a path segment's encoding.
 //! - [`destination`]: a connection's destination, normalised, and how an earlier
 //!   release's connection is bound to one.
 
@@ -21,4 +22,5 @@ pub mod dedup;
 pub mod destination;
 pub mod outcome;
 pub mod schemes;
+pub mod url_path;
 pub mod vocabulary;

@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use crate::domain::text_enum::text_enum;
-use crate::outbound::TransportFailure;
+use crate::outbound::failure::TransportFailure;
 use crate::sinks::rules::vocabulary::{OutboxStatus, SinkKind};
 
 /// Longest one attempt may take (DNS, connect, TLS, the whole answer).

@@ -6,8 +6,8 @@ use awc::http::StatusCode;
 use switchboard::config::{SecretKey, Settings};
 use switchboard::domain::ids::{EndpointId, HookId};
 use switchboard::domain::todo_state::TeamRole;
+use switchboard::hooks::rules::health::HookHealthUpdate;
 use switchboard::hooks::rules::hook::{HookSpec, LastError};
-use switchboard::hooks::statements::HookHealthUpdate;
 use switchboard::vault::Vault;
 
 use super::{Page, Session, board_owner, get, post_form, sign_in, text_after};

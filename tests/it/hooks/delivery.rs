@@ -4,7 +4,8 @@
 use switchboard::domain::ids::HookId;
 use switchboard::hooks::rules::hook::FAILURES_BEFORE_DISABLE;
 use switchboard::hooks::rules::hook::LastError;
-use switchboard::hooks::statements::{HookHealthUpdate, HookReach, HookTarget};
+use switchboard::hooks::rules::health::HookHealthUpdate;
+use switchboard::hooks::statements::{HookReach, HookTarget};
 
 use super::*;
 

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 use switchboard::domain::grants::Verb;
 use switchboard::domain::ids::HookId;
 use switchboard::domain::todo_state::TeamRole;
+use switchboard::hooks::rules::health::HookHealthUpdate;
 use switchboard::hooks::rules::hook::LastError;
-use switchboard::hooks::statements::HookHealthUpdate;
 
 use super::*;
 

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::render::{self, Heading};
-use super::report::Report;
-use super::schedule::Schedule;
+use crate::digests::rules::render::{self, Heading};
+use crate::digests::rules::report::Report;
+use crate::digests::rules::schedule::Schedule;
 use crate::digests::statements::{Coverage, DigestRow};
 use crate::error::Result;
 use crate::sinks::rules::content::Message;

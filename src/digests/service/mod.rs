@@ -4,11 +4,13 @@
 //! be the digest's scope's (`reference_out_of_scope`); a schedule that does not parse
 //! is refused naming the offending token (`schedule: hour 25 out of range`).
 
+pub mod compose;
+
 use chrono::{DateTime, Utc};
 
 use crate::digests::clients::cairn;
-use crate::digests::rules::compose::{Composed, compose};
 use crate::digests::rules::schedule::Schedule;
+use crate::digests::service::compose::{Composed, compose};
 use crate::digests::statements::{DigestRow, DigestSpec, RunRow};
 use crate::domain::ids::{ConnectionId, DigestId, SinkId};
 use crate::domain::text::valid_queue_name;
