@@ -791,6 +791,35 @@ mod tests {
         }
     }
 
+    /// The exposition with each family's series sorted (a family keeps its series in a
+    /// hash map, so their order changes from one registry to the next) and the families
+    /// by name.
+    fn normalized(text: &str) -> String {
+        let mut families: Vec<Vec<&str>> = Vec::new();
+        for line in text.lines().filter(|l| *l != "# EOF") {
+            if line.starts_with("# HELP ") || families.is_empty() {
+                families.push(Vec::new());
+            }
+            families.last_mut().unwrap().push(line);
+        }
+        for family in &mut families {
+            family.sort_by_key(|l| (!l.starts_with('#'), if l.starts_with('#') { "" } else { *l }));
+        }
+        families.sort();
+        families.concat().join("\n") + "\n"
+    }
+
+    /// Every family's name, help text, type and series of a fresh registry, byte for byte
+    /// (`exposition.txt`; a new or changed family changes that file).
+    #[test]
+    fn a_fresh_registry_shows_the_checked_in_families() {
+        let text = normalized(&Metrics::new(&Emitter::none()).render().unwrap());
+        if std::env::var_os("SWITCHBOARD_WRITE_EXPOSITION").is_some() {
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/src/metrics/exposition.txt"), &text).unwrap();
+        }
+        assert_eq!(text, include_str!("exposition.txt"), "SWITCHBOARD_WRITE_EXPOSITION=1 rewrites exposition.txt");
+    }
+
     #[test]
     fn counts_land_on_their_own_label_set_and_clones_share_them() {
         let m = Metrics::new(&Emitter::none());
