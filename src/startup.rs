@@ -14,7 +14,7 @@ use crate::actors::{
 use crate::config::Settings;
 use crate::db;
 use crate::hooks::cache::HookCache;
-use crate::hooks::service::HookSettings;
+use crate::hooks::settings::HookSettings;
 use crate::hooks::worker::{Dispatcher, HookChannel};
 use crate::metrics::Metrics;
 use crate::outbound::{Guard, Lookup, SystemLookup};
@@ -207,7 +207,7 @@ impl Application {
         emitter: Emitter,
         lookup: impl Lookup,
     ) -> Result<Self, StartupError> {
-        let sinks = crate::sinks::service::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
+        let sinks = crate::sinks::settings::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         warn_unless_messages_in_english(&pool).await;

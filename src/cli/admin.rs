@@ -201,89 +201,17 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
     let store = &ctx.store;
     match cmd {
         AdminCommand::CreateHuman { email, name, password_stdin } => {
-            let password_hash = if password_stdin { Some(hash_password(&read_stdin("password")?)?) } else { None };
-            let h = store.create_human(&email, &name, password_hash).await?;
-            Ok(Output {
-                json: json!({"id": h.human.id, "email": h.human.email, "token": h.token}),
-                text: format!(
-                    "created human {} ({})\noperator token (shown once): {}",
-                    h.human.email, h.human.id, h.token
-                ),
-            })
+            create_human(store, &email, &name, password_stdin).await
         }
-        AdminCommand::SetPassword { email, password_stdin } => {
-            if !password_stdin {
-                return Err(Error::invalid(
-                    "password",
-                    "pass --password-stdin and write the password to standard input",
-                ));
-            }
-            let hash = hash_password(&read_stdin("password")?)?;
-            let human = human(store, &email).await?;
-            let ended = store.set_password(human.id, &hash).await?;
-            Ok(Output {
-                json: json!({"id": human.id, "email": human.email, "sessions_ended": ended}),
-                text: format!("password set for {}; {ended} Board session(s) ended", human.email),
-            })
-        }
-        AdminCommand::CreateTeam { name, admin } => {
-            let (id, name, _) = store.create_team(&name, &admin).await?;
-            Ok(Output { json: json!({"id": id, "name": name}), text: format!("created team {name} ({id})") })
-        }
+        AdminCommand::SetPassword { email, password_stdin } => set_password(store, &email, password_stdin).await,
+        AdminCommand::CreateTeam { name, admin } => create_team(store, &name, &admin).await,
         AdminCommand::VendEndpoint { owner, slug, grants, default_lease_seconds } => {
-            let scope = store.resolve_owner(&OwnerRef::parse(&owner)?).await?;
-            let v = store
-                .vend_endpoint(VendEndpoint { scope, slug, grants, default_lease_seconds, expires_at: None })
-                .await?;
-            let grants = v.endpoint.verbs();
-            let names: Vec<&str> = grants.iter().map(|g| g.as_str()).collect();
-            Ok(Output {
-                json: json!({"id": v.endpoint.id, "slug": v.endpoint.slug, "token": v.token, "grants": grants}),
-                text: format!(
-                    "vended endpoint {} ({})\ngrants: {}\nendpoint token (shown once): {}",
-                    v.endpoint.slug,
-                    v.endpoint.id,
-                    names.join(", "),
-                    v.token
-                ),
-            })
+            vend_endpoint(store, &owner, slug, grants, default_lease_seconds).await
         }
-        AdminCommand::AddTeamMember { team, email, role } => {
-            let team_id = store.team_by_name(&team).await?.ok_or_else(|| Error::invalid("team", "no such team"))?;
-            let human = human(store, &email).await?;
-            store.add_team_member(team_id, human.id, role).await?;
-            Ok(Output {
-                json: json!({"team": team_id, "email": human.email, "role": role}),
-                text: format!("{} is now {role} of team {team}", human.email),
-            })
-        }
-        AdminCommand::MintOperatorToken { email, label } => {
-            let human = human(store, &email).await?;
-            let token = store.mint_operator_token(human.id, &label).await?;
-            Ok(Output {
-                json: json!({"email": human.email, "token": token}),
-                text: format!("operator token for {} (shown once): {token}", human.email),
-            })
-        }
-        AdminCommand::RevokeOperatorTokens { email } => {
-            let human = human(store, &email).await?;
-            let revoked = store.revoke_operator_tokens(human.id, None).await?;
-            Ok(Output {
-                json: json!({"email": human.email, "revoked": revoked}),
-                text: format!("revoked {revoked} operator token(s) of {}", human.email),
-            })
-        }
-        AdminCommand::RevokeEndpoint { slug } => {
-            let endpoint = store.endpoint_by_slug(&slug).await?;
-            // Returns once every running instance forgot the token.
-            let scope = [endpoint.scope_id];
-            let revocation = store.revoke_endpoint(&scope, endpoint.id);
-            let r = crate::service::auth::confirm::everywhere(store, endpoint.id, revocation).await?;
-            Ok(Output {
-                json: json!({"id": r.endpoint_id, "revoked": true, "dead_lettered": r.dead_lettered}),
-                text: format!("revoked endpoint {slug}; {} live todos became dead letters", r.dead_lettered),
-            })
-        }
+        AdminCommand::AddTeamMember { team, email, role } => add_team_member(store, &team, &email, role).await,
+        AdminCommand::MintOperatorToken { email, label } => mint_operator_token(store, &email, &label).await,
+        AdminCommand::RevokeOperatorTokens { email } => revoke_operator_tokens(store, &email).await,
+        AdminCommand::RevokeEndpoint { slug } => revoke_endpoint(store, &slug).await,
         AdminCommand::CreateWebhook {
             endpoint,
             source,
@@ -294,111 +222,223 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
             secret_stdin,
             unverified,
         } => {
-            let endpoint = store.endpoint_by_slug(&endpoint).await?;
-            let policy = if allow_all_actors {
-                Some(TrustedActors::AllowAll { allow_all: true })
-            } else if !trusted_logins.is_empty() {
-                Some(TrustedActors::Logins { logins: trusted_logins })
-            } else {
-                None
-            };
-            let secret = if secret_stdin { Some(read_stdin("secret")?) } else { None };
-            let created = store
-                .create_webhook(
-                    &ctx.vault,
-                    NewWebhook {
-                        scope: endpoint.scope_id,
-                        endpoint_id: endpoint.id,
-                        source_type: source,
-                        queue,
-                        max_attempts,
-                        trusted_actors: trusted_actors_json(policy.as_ref())?,
-                        secret,
-                        unverified,
-                    },
-                )
-                .await?;
-            let view = CreatedWebhookView::new(created, &ctx.base_url);
-            let mut text = format!(
-                "created {source} webhook {} on endpoint {}\ningest URL (shown once): {}",
-                view.id, endpoint.slug, view.ingest_url
-            );
-            if let Some(secret) = &view.signing_secret {
-                text.push_str(&format!("\nsigning secret (shown once): {secret}"));
-            }
-            Ok(Output { json: to_json(&view)?, text })
+            let trusted = trust_policy(trusted_logins, allow_all_actors);
+            let request = WebhookRequest { source, queue, max_attempts, trusted, secret_stdin, unverified };
+            create_webhook(ctx, &endpoint, request).await
         }
-        AdminCommand::ListWebhooks => {
-            let rows = store.list_all_webhooks().await?;
-            let list = WebhookList { webhooks: rows.iter().map(WebhookView::from).collect() };
-            let text = if list.webhooks.is_empty() {
-                "no webhooks".to_owned()
-            } else {
-                let lines: Vec<String> = list
-                    .webhooks
-                    .iter()
-                    .map(|w| {
-                        format!(
-                            "{} {} queue={} ingest token {}… refused={}",
-                            w.id, w.source_type, w.queue, w.ingest_token_prefix, w.refused_deliveries
-                        )
-                    })
-                    .collect();
-                lines.join("\n")
-            };
-            Ok(Output { json: to_json(&list)?, text })
-        }
-        AdminCommand::ListSinks { owner } => {
-            let scope = store.resolve_owner(&OwnerRef::parse(&owner)?).await?;
-            let rows = store.list_sinks(&[scope]).await?;
-            let list = SinkList { sinks: rows.into_iter().map(SinkView::from).collect() };
-            let text = if list.sinks.is_empty() {
-                "no sinks".to_owned()
-            } else {
-                let lines: Vec<String> = list
-                    .sinks
-                    .iter()
-                    .map(|k| {
-                        let state = if k.enabled { "enabled" } else { "disabled" };
-                        format!(
-                            "{} {} {} {} {state} budget {}/h burst {}",
-                            k.id, k.name, k.kind, k.base_url, k.budget_per_hour, k.burst
-                        )
-                    })
-                    .collect();
-                lines.join("\n")
-            };
-            Ok(Output { json: to_json(&list)?, text })
-        }
-        AdminCommand::SinkDeliveries { sink, limit } => {
-            let id: SinkId = sink.parse().map_err(|_| Error::NotFound)?;
-            let dial = store.sink_dial(id).await?.ok_or(Error::NotFound)?;
-            let rows = store.sink_deliveries(&[dial.scope_id], id, limit).await?;
-            let lines: Vec<String> = rows
-                .iter()
-                .map(|r| {
-                    let subject = r.todo_id.map(|t| t.to_string()).or_else(|| r.endpoint_id.map(|e| e.to_string()));
-                    format!(
-                        "{} {} {} {} attempts={} count={}{}",
-                        r.created_at.to_rfc3339(),
-                        r.event,
-                        subject.unwrap_or_default(),
-                        r.status,
-                        r.attempts,
-                        r.count,
-                        r.last_error.as_deref().map(|e| format!(" last_error={e}")).unwrap_or_default()
-                    )
-                })
-                .collect();
-            let json = serde_json::json!({"deliveries": rows.iter().map(|r| serde_json::json!({
-                "id": r.id, "event": r.event, "todo_id": r.todo_id, "endpoint_id": r.endpoint_id, "status": r.status,
-                "count": r.count, "attempts": r.attempts, "last_error": r.last_error,
-                "created_at": r.created_at, "sent_at": r.sent_at,
-            })).collect::<Vec<_>>()});
-            let text = if lines.is_empty() { "no deliveries".to_owned() } else { lines.join("\n") };
-            Ok(Output { json, text })
-        }
+        AdminCommand::ListWebhooks => list_webhooks(store).await,
+        AdminCommand::ListSinks { owner } => list_sinks(store, &owner).await,
+        AdminCommand::SinkDeliveries { sink, limit } => sink_deliveries(store, &sink, limit).await,
     }
+}
+
+async fn create_human(store: &Store, email: &str, name: &str, password_stdin: bool) -> Result<Output> {
+    let password_hash = if password_stdin { Some(hash_password(&read_stdin("password")?)?) } else { None };
+    let h = store.create_human(email, name, password_hash).await?;
+    Ok(Output {
+        json: json!({"id": h.human.id, "email": h.human.email, "token": h.token}),
+        text: format!("created human {} ({})\noperator token (shown once): {}", h.human.email, h.human.id, h.token),
+    })
+}
+
+async fn set_password(store: &Store, email: &str, password_stdin: bool) -> Result<Output> {
+    if !password_stdin {
+        return Err(Error::invalid("password", "pass --password-stdin and write the password to standard input"));
+    }
+    let hash = hash_password(&read_stdin("password")?)?;
+    let human = human(store, email).await?;
+    let ended = store.set_password(human.id, &hash).await?;
+    Ok(Output {
+        json: json!({"id": human.id, "email": human.email, "sessions_ended": ended}),
+        text: format!("password set for {}; {ended} Board session(s) ended", human.email),
+    })
+}
+
+async fn create_team(store: &Store, name: &str, admin: &str) -> Result<Output> {
+    let (id, name, _) = store.create_team(name, admin).await?;
+    Ok(Output { json: json!({"id": id, "name": name}), text: format!("created team {name} ({id})") })
+}
+
+async fn vend_endpoint(
+    store: &Store,
+    owner: &str,
+    slug: String,
+    grants: Vec<Verb>,
+    default_lease_seconds: Option<i32>,
+) -> Result<Output> {
+    let scope = store.resolve_owner(&OwnerRef::parse(owner)?).await?;
+    let v = store.vend_endpoint(VendEndpoint { scope, slug, grants, default_lease_seconds, expires_at: None }).await?;
+    let grants = v.endpoint.verbs();
+    let names: Vec<&str> = grants.iter().map(|g| g.as_str()).collect();
+    Ok(Output {
+        json: json!({"id": v.endpoint.id, "slug": v.endpoint.slug, "token": v.token, "grants": grants}),
+        text: format!(
+            "vended endpoint {} ({})\ngrants: {}\nendpoint token (shown once): {}",
+            v.endpoint.slug,
+            v.endpoint.id,
+            names.join(", "),
+            v.token
+        ),
+    })
+}
+
+async fn add_team_member(store: &Store, team: &str, email: &str, role: TeamRole) -> Result<Output> {
+    let team_id = store.team_by_name(team).await?.ok_or_else(|| Error::invalid("team", "no such team"))?;
+    let human = human(store, email).await?;
+    store.add_team_member(team_id, human.id, role).await?;
+    Ok(Output {
+        json: json!({"team": team_id, "email": human.email, "role": role}),
+        text: format!("{} is now {role} of team {team}", human.email),
+    })
+}
+
+async fn mint_operator_token(store: &Store, email: &str, label: &str) -> Result<Output> {
+    let human = human(store, email).await?;
+    let token = store.mint_operator_token(human.id, label).await?;
+    Ok(Output {
+        json: json!({"email": human.email, "token": token}),
+        text: format!("operator token for {} (shown once): {token}", human.email),
+    })
+}
+
+async fn revoke_operator_tokens(store: &Store, email: &str) -> Result<Output> {
+    let human = human(store, email).await?;
+    let revoked = store.revoke_operator_tokens(human.id, None).await?;
+    Ok(Output {
+        json: json!({"email": human.email, "revoked": revoked}),
+        text: format!("revoked {revoked} operator token(s) of {}", human.email),
+    })
+}
+
+async fn revoke_endpoint(store: &Store, slug: &str) -> Result<Output> {
+    let endpoint = store.endpoint_by_slug(slug).await?;
+    // Returns once every running instance forgot the token.
+    let scope = [endpoint.scope_id];
+    let revocation = store.revoke_endpoint(&scope, endpoint.id);
+    let r = crate::service::auth::confirm::everywhere(store, endpoint.id, revocation).await?;
+    Ok(Output {
+        json: json!({"id": r.endpoint_id, "revoked": true, "dead_lettered": r.dead_lettered}),
+        text: format!("revoked endpoint {slug}; {} live todos became dead letters", r.dead_lettered),
+    })
+}
+
+/// Whom a new webhook trusts: everyone, the logins named, or (neither given) no one.
+fn trust_policy(trusted_logins: Vec<String>, allow_all_actors: bool) -> Option<TrustedActors> {
+    if allow_all_actors {
+        Some(TrustedActors::AllowAll { allow_all: true })
+    } else if !trusted_logins.is_empty() {
+        Some(TrustedActors::Logins { logins: trusted_logins })
+    } else {
+        None
+    }
+}
+
+/// What `create-webhook` asks for besides its endpoint.
+struct WebhookRequest {
+    source: SourceType,
+    queue: String,
+    max_attempts: Option<i32>,
+    trusted: Option<TrustedActors>,
+    secret_stdin: bool,
+    unverified: bool,
+}
+
+async fn create_webhook(ctx: &Context, endpoint: &str, request: WebhookRequest) -> Result<Output> {
+    let WebhookRequest { source, queue, max_attempts, trusted, secret_stdin, unverified } = request;
+    let endpoint = ctx.store.endpoint_by_slug(endpoint).await?;
+    let secret = if secret_stdin { Some(read_stdin("secret")?) } else { None };
+    let created = ctx
+        .store
+        .create_webhook(
+            &ctx.vault,
+            NewWebhook {
+                scope: endpoint.scope_id,
+                endpoint_id: endpoint.id,
+                source_type: source,
+                queue,
+                max_attempts,
+                trusted_actors: trusted_actors_json(trusted.as_ref())?,
+                secret,
+                unverified,
+            },
+        )
+        .await?;
+    let view = CreatedWebhookView::new(created, &ctx.base_url);
+    let mut text = format!(
+        "created {source} webhook {} on endpoint {}\ningest URL (shown once): {}",
+        view.id, endpoint.slug, view.ingest_url
+    );
+    if let Some(secret) = &view.signing_secret {
+        text.push_str(&format!("\nsigning secret (shown once): {secret}"));
+    }
+    Ok(Output { json: to_json(&view)?, text })
+}
+
+async fn list_webhooks(store: &Store) -> Result<Output> {
+    let rows = store.list_all_webhooks().await?;
+    let list = WebhookList { webhooks: rows.iter().map(WebhookView::from).collect() };
+    let lines: Vec<String> = list
+        .webhooks
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {} queue={} ingest token {}… refused={}",
+                w.id, w.source_type, w.queue, w.ingest_token_prefix, w.refused_deliveries
+            )
+        })
+        .collect();
+    Ok(Output { json: to_json(&list)?, text: lines_or(lines, "no webhooks") })
+}
+
+async fn list_sinks(store: &Store, owner: &str) -> Result<Output> {
+    let scope = store.resolve_owner(&OwnerRef::parse(owner)?).await?;
+    let rows = store.list_sinks(&[scope]).await?;
+    let list = SinkList { sinks: rows.into_iter().map(SinkView::from).collect() };
+    let lines: Vec<String> = list
+        .sinks
+        .iter()
+        .map(|k| {
+            let state = if k.enabled { "enabled" } else { "disabled" };
+            format!(
+                "{} {} {} {} {state} budget {}/h burst {}",
+                k.id, k.name, k.kind, k.base_url, k.budget_per_hour, k.burst
+            )
+        })
+        .collect();
+    Ok(Output { json: to_json(&list)?, text: lines_or(lines, "no sinks") })
+}
+
+async fn sink_deliveries(store: &Store, sink: &str, limit: i64) -> Result<Output> {
+    let id: SinkId = sink.parse().map_err(|_| Error::NotFound)?;
+    let dial = store.sink_dial(id).await?.ok_or(Error::NotFound)?;
+    let rows = store.sink_deliveries(&[dial.scope_id], id, limit).await?;
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let subject = r.todo_id.map(|t| t.to_string()).or_else(|| r.endpoint_id.map(|e| e.to_string()));
+            format!(
+                "{} {} {} {} attempts={} count={}{}",
+                r.created_at.to_rfc3339(),
+                r.event,
+                subject.unwrap_or_default(),
+                r.status,
+                r.attempts,
+                r.count,
+                r.last_error.as_deref().map(|e| format!(" last_error={e}")).unwrap_or_default()
+            )
+        })
+        .collect();
+    let json = serde_json::json!({"deliveries": rows.iter().map(|r| serde_json::json!({
+        "id": r.id, "event": r.event, "todo_id": r.todo_id, "endpoint_id": r.endpoint_id, "status": r.status,
+        "count": r.count, "attempts": r.attempts, "last_error": r.last_error,
+        "created_at": r.created_at, "sent_at": r.sent_at,
+    })).collect::<Vec<_>>()});
+    Ok(Output { json, text: lines_or(lines, "no deliveries") })
+}
+
+/// One line each, or `none` when there are none.
+fn lines_or(lines: Vec<String>, none: &str) -> String {
+    if lines.is_empty() { none.to_owned() } else { lines.join("\n") }
 }
 
 fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value> {

@@ -20,5 +20,6 @@
 pub mod cache;
 pub mod rules;
 pub mod service;
+pub mod settings;
 pub mod statements;
 pub mod worker;

@@ -49,7 +49,7 @@ pub mod webhooks;
 pub use principal::Principal;
 
 use crate::hooks::cache::HookCache;
-use crate::hooks::service::HookSettings;
+use crate::hooks::settings::HookSettings;
 use crate::metrics::Metrics;
 use crate::outbound::Guard;
 use crate::store::Store;
@@ -71,7 +71,7 @@ pub struct Services {
     pub(crate) hooks: HookSettings,
     pub(crate) guard: Guard,
     pub(crate) hook_cache: HookCache,
-    pub(crate) sinks: crate::sinks::service::SinkSettings,
+    pub(crate) sinks: crate::sinks::settings::SinkSettings,
     pub(crate) digests: crate::digests::service::compose::DigestSettings,
     pub(crate) waiters: long_poll::Waiters,
     pub(crate) coalescers: coalesce::Coalescers,
@@ -100,7 +100,7 @@ pub struct Parts {
     /// The dispatcher's view of which hooks exist (evicted when one changes here).
     pub hook_cache: HookCache,
     /// Sink budgets, the per-owner cap and the Apprise scheme allowlist.
-    pub sinks: crate::sinks::service::SinkSettings,
+    pub sinks: crate::sinks::settings::SinkSettings,
     /// Digest links, the doorbell window and section timeouts.
     pub digests: crate::digests::service::compose::DigestSettings,
     /// The instance's waiting `claim-next` requests (woken by its claim listener).

@@ -19,5 +19,6 @@
 pub mod clients;
 pub mod rules;
 pub mod service;
+pub mod settings;
 pub mod statements;
 pub mod worker;

@@ -134,6 +134,13 @@ impl Emitter {
     }
 }
 
+/// The metrics read the drop count at each scrape (`switchboard_signals_dropped_total`).
+impl crate::metrics::DroppedSignals for Emitter {
+    fn signals_dropped(&self) -> u64 {
+        self.dropped()
+    }
+}
+
 /// Offers `message` to every recipient without waiting; returns how many refused it.
 fn send_to_all<M>(recipients: &[Recipient<M>], message: M) -> u64
 where

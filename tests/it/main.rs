@@ -49,3 +49,4 @@ mod signals;
 mod sinks;
 mod startup;
 mod sweepers;
+mod trigger_functions;

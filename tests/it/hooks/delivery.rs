@@ -2,9 +2,9 @@
 //! attempt, health after each delivery, and previous secrets that expire.
 
 use switchboard::domain::ids::HookId;
+use switchboard::hooks::rules::health::HookHealthUpdate;
 use switchboard::hooks::rules::hook::FAILURES_BEFORE_DISABLE;
 use switchboard::hooks::rules::hook::LastError;
-use switchboard::hooks::rules::health::HookHealthUpdate;
 use switchboard::hooks::statements::{HookReach, HookTarget};
 
 use super::*;

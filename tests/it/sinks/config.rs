@@ -280,11 +280,11 @@ async fn a_sinks_own_budget_must_stay_within_the_operators_bounds_and_a_lifted_b
 fn defaults_above_the_operators_bounds_refuse_to_start() {
     let mut settings = switchboard::config::Settings::from_env().expect("settings");
     settings.sink_burst = 200;
-    let refused = switchboard::sinks::service::SinkSettings::from_settings(&settings).map(|_| ()).unwrap_err();
+    let refused = switchboard::sinks::settings::SinkSettings::from_settings(&settings).map(|_| ()).unwrap_err();
     assert!(refused.contains("SWITCHBOARD_SINK_BURST (200) exceeds SWITCHBOARD_SINK_BURST_MAX (100)"), "{refused}");
     settings.sink_burst = 10;
     settings.sink_budget_per_hour = 4_000;
-    assert!(switchboard::sinks::service::SinkSettings::from_settings(&settings).is_err());
+    assert!(switchboard::sinks::settings::SinkSettings::from_settings(&settings).is_err());
     settings.sink_budget_max_per_hour = 4_000;
-    assert!(switchboard::sinks::service::SinkSettings::from_settings(&settings).is_ok());
+    assert!(switchboard::sinks::settings::SinkSettings::from_settings(&settings).is_ok());
 }

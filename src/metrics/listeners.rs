@@ -1,0 +1,41 @@
+//! Change listeners (the LISTEN sessions that keep caches and waiters coherent): whether
+//! each is listening.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use super::Metrics;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListenerLabels {
+    listener: &'static str,
+}
+
+/// The change-listener family (a series per listener, made as each first reports).
+pub(super) struct Families {
+    listening: Family<ListenerLabels, Gauge>,
+}
+
+impl Families {
+    /// Registers it in `registry`.
+    pub(super) fn register(registry: &mut Registry) -> Self {
+        let families = Families { listening: Family::default() };
+        registry.register(
+            "switchboard_change_listener_listening",
+            "1 while this instance's change listener (LISTEN session, by its session name) is \
+             listening, 0 while it is away: what it keeps coherent is off meanwhile (the auth and hook \
+             caches ask the database, waiting claims and the outbox fall back on their polls)",
+            families.listening.clone(),
+        );
+        families
+    }
+}
+
+impl Metrics {
+    /// Records whether the change listener named `listener` is listening.
+    pub fn listener_listening(&self, listener: &'static str, listening: bool) {
+        self.inner.listeners.listening.get_or_create(&ListenerLabels { listener }).set(i64::from(listening));
+    }
+}
