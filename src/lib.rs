@@ -3,12 +3,14 @@
 //!
 //! Where things live: [`domain`] decides (pure logic), [`store`] commits and emits,
 //! [`service`] is the one door for every action and its permission check, [`http`]
-//! (the API) and [`board`] (the pages) are thin adapters over it that never import
-//! each other ([`web`] holds what they share), [`mcp`] serves the API's agent verbs as MCP
-//! tools through the API's own answers, [`actors`] move todos on their own,
-//! [`db`] is the database.
+//! (the API) and [`board`] (the pages) are thin adapters over it, and [`mcp`] serves the
+//! API's agent verbs as MCP tools; the three never import one another ([`web`] holds
+//! what they share, [`agent_api`] the agent verbs' answers and bodies that the API and
+//! the MCP tools both return and read), [`actors`] move todos on their own, [`db`] is
+//! the database.
 
 pub mod actors;
+pub mod agent_api;
 pub mod board;
 pub mod cli;
 pub mod coherent_cache;

@@ -7,13 +7,13 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::Output;
+use crate::agent_api::sink_dto::{SinkList, SinkView};
 use crate::config::Settings;
 use crate::domain::grants::Verb;
 use crate::domain::ids::SinkId;
 use crate::domain::todo_state::TeamRole;
 use crate::error::{Error, Result};
 use crate::http::dto::{CreatedWebhookView, WebhookList, WebhookView};
-use crate::http::operator::sinks::{SinkList, SinkView};
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::Store;

@@ -1,6 +1,8 @@
 //! The REST API: one route table (each route naming the service action it performs),
-//! auth extractors, agent and operator handlers, health, metrics and the OpenAPI
-//! document. Handlers parse, call one [`crate::service`] function, and render JSON.
+//! the operator's auth extractor, body extractors, agent and operator handlers, health,
+//! metrics and the OpenAPI document. Handlers parse, call one [`crate::service`]
+//! function (an agent route: its verb's answer in [`crate::agent_api`], shared with the
+//! MCP tools), and render JSON.
 
 pub mod abandoned;
 pub mod agent;
@@ -8,7 +10,6 @@ pub mod auth;
 pub mod body;
 pub mod dto;
 pub mod health;
-pub mod hooks;
 pub mod intake;
 pub mod metrics;
 pub mod openapi;

@@ -1,7 +1,7 @@
 //! A tool's arguments are its route's path parameter (if the route has one) and its body,
 //! side by side in one object: `complete` takes `{"id": "td_…", "lease_token": "…", …}`
 //! where the route takes `/todos/{id}/complete` with `{"lease_token": "…", …}`. The body
-//! is read by the REST API's own rules ([`crate::http::body::from_object`]: unknown
+//! is read by the REST API's own rules ([`crate::web::json_body::from_object`]: unknown
 //! fields, wrong types and NUL characters refused with `invalid_argument`), and the
 //! input schema is the body type's, generated from it, with the path parameter added.
 
@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::error::Error;
-use crate::http::body::from_object;
+use crate::web::json_body::from_object;
 
 /// The path parameter a tool's route has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,8 +136,8 @@ struct Empty {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent_api::todo_bodies::FinishBody;
     use crate::domain::ids::TodoId;
-    use crate::http::dto::FinishBody;
 
     fn args(v: Value) -> Args {
         let Value::Object(o) = v else { panic!("not an object") };

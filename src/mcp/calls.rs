@@ -1,5 +1,5 @@
-//! A tool call to the answer function of its REST route: the same service call, the same
-//! rules, the same answer body.
+//! A tool call to the answer function of its verb ([`crate::agent_api`]), which its REST
+//! route returns too: the same service call, the same rules, the same answer body.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -8,10 +8,10 @@ use super::args::Args;
 use super::gate::Caller;
 use super::local::Local;
 use super::tools::ToolName;
+use crate::agent_api::{batches, hooks, notify_owner, presence, sinks, todos};
 use crate::domain::ids::{HookId, TodoId};
 use crate::domain::todo_state::Presence;
 use crate::error::{Error, Result};
-use crate::http::agent::{batches, hooks, notify_owner, presence, sinks, todos};
 use crate::service::Services;
 use crate::sinks::service::agent as agent_sinks;
 use crate::store::endpoints::AgentPrincipal;

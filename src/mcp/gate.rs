@@ -25,13 +25,13 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 
 use super::hangup::{Call, Watched};
 use super::sessions::{self, Registry, Sessions};
+use crate::agent_api::auth::Agent;
 use crate::error::Error;
-use crate::http::auth::Agent;
-use crate::http::body::BODY_LIMIT;
 use crate::metrics::PlaceKind;
 use crate::service::Services;
 use crate::store::endpoints::AgentPrincipal;
 use crate::web::body_read::{declared_length, read_bounded, read_timeout};
+use crate::web::json_body::BODY_LIMIT;
 
 /// The header that carries a session's id (Streamable HTTP).
 pub const SESSION_HEADER: &str = "mcp-session-id";

@@ -1,9 +1,9 @@
 //! The agent verbs as MCP tools over Streamable HTTP, at `/mcp/{slug}` (SPEC 13, "MCP").
 //!
-//! A third adapter beside the REST API ([`crate::http`]) and the Board. Every tool calls
-//! the answer function of its REST route (`crate::http::agent::…::*_answer`), which calls
-//! the service layer: a verb cannot behave differently over MCP, and a tool's result is
-//! the route's answer body. The protocol itself (initialize, `tools/list`, `tools/call`,
+//! A third adapter beside the REST API and the Board, importing neither. Every tool calls
+//! the answer function its REST route returns too ([`crate::agent_api`]'s `*_answer`),
+//! which calls the service layer: a verb cannot behave differently over MCP, and a
+//! tool's result is the route's answer body. The protocol itself (initialize, `tools/list`, `tools/call`,
 //! sessions, JSON or SSE answers, the stateless 2026-07-28 revision) is rmcp's, bridged
 //! onto actix-web by rmcp-actix-web.
 //!
@@ -16,7 +16,7 @@
 //! | [`tools`] | the tool table: names, which action each performs, input schemas |
 //! | [`descriptions`] | what each tool tells the model that calls it |
 //! | [`table`] | the tools as `tools/list` gives them, built once |
-//! | [`calls`] | a tool call to its route's answer function |
+//! | [`calls`] | a tool call to its verb's answer function |
 //! | [`args`] | a tool's arguments read as its route's path and body |
 //! | [`local`] | the one verb whose work is bound to its thread (`test_sink`) |
 //!
@@ -44,7 +44,7 @@ use actix_web::web;
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::config::Settings;
-use crate::http::body::BODY_LIMIT;
+use crate::web::json_body::BODY_LIMIT;
 use server::ToolServer;
 use sessions::{Registry, Sessions};
 

@@ -13,13 +13,13 @@
 use serde_json::{Map, Value};
 
 use super::args::{PathParam, bare_schema, input_schema};
-use crate::http::agent::batch_dto::{BatchCreateBody, BatchFinishBody};
-use crate::http::agent::notify_owner::NotifyOwnerBody;
-use crate::http::agent::sinks::PutSinkBody;
-use crate::http::agent::todos::ListQuery;
-use crate::http::dto::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
-use crate::http::hooks::CreateHookBody;
-use crate::http::operator::sinks::Subscriptions;
+use crate::agent_api::batch_dto::{BatchCreateBody, BatchFinishBody};
+use crate::agent_api::hook_dto::CreateHookBody;
+use crate::agent_api::notify_owner::NotifyOwnerBody;
+use crate::agent_api::sink_dto::Subscriptions;
+use crate::agent_api::sinks::PutSinkBody;
+use crate::agent_api::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
+use crate::agent_api::todos::ListQuery;
 use crate::service::Principal;
 use crate::service::permissions::{Action, check};
 use crate::store::endpoints::AgentPrincipal;

@@ -1,30 +1,15 @@
 //! The agent's batch routes: complete, fail and create many in one transaction each
-//! (claim-next's `limit` is on its own route, [`super::todos::claim_next`]).
+//! (claim-next's `limit` is on its own route, [`super::todos::claim_next`]). Each
+//! returns its verb's answer, [`crate::agent_api::batches`], as the MCP tool does.
 
 use actix_web::{HttpResponse, web};
 
-use super::super::auth::Agent;
 use super::super::body::Json;
-use super::batch_dto::{BatchCreateAnswer, BatchCreateBody, BatchFinishAnswer, BatchFinishBody, FinishItemBody};
-use crate::domain::ids::TodoId;
+use crate::agent_api::auth::Agent;
+use crate::agent_api::batch_dto::{BatchCreateAnswer, BatchCreateBody, BatchFinishAnswer, BatchFinishBody};
+use crate::agent_api::batches::{complete_answer, create_answer, fail_answer};
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::agent::NewAgentTodo;
-use crate::service::agent_batch;
-use crate::store::endpoints::AgentPrincipal;
-use crate::store::todos::Finish;
-
-/// The items' ids as given, in order, and each item as the single verb's body would be,
-/// with its todo id if it is one.
-fn items_of(body: BatchFinishBody) -> (Vec<String>, Vec<(Option<TodoId>, Finish)>) {
-    body.items
-        .into_iter()
-        .map(|FinishItemBody { id, result, summary, artifact, lease_token }| {
-            let todo = id.parse().ok();
-            (id, (todo, Finish { result, summary, artifact, lease_token }))
-        })
-        .unzip()
-}
 
 /// Completes many claimed todos in one transaction, each exactly as
 /// `POST /api/v1/agent/todos/{id}/complete` would. Answers 200 with one result per item,
@@ -39,13 +24,6 @@ pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFini
     Ok(HttpResponse::Ok().json(complete_answer(&s, &agent.0, body.0).await?))
 }
 
-/// What `complete` answers (the route and the MCP tool `complete_many`).
-pub async fn complete_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
-    let (ids, items) = items_of(body);
-    let answers = agent_batch::complete(s, me, items).await?;
-    Ok(BatchFinishAnswer::new(ids, answers))
-}
-
 /// Fails many claimed todos in one transaction, each exactly as
 /// `POST /api/v1/agent/todos/{id}/fail` would: a retry with backoff below the cap, a dead
 /// letter at it (announced after the commit, recorded for the sinks in the same
@@ -58,13 +36,6 @@ pub async fn complete_answer(s: &Services, me: &AgentPrincipal, body: BatchFinis
     responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(fail_answer(&s, &agent.0, body.0).await?))
-}
-
-/// What `fail` answers (the route and the MCP tool `fail_many`).
-pub async fn fail_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
-    let (ids, items) = items_of(body);
-    let answers = agent_batch::fail(s, me, items).await?;
-    Ok(BatchFinishAnswer::new(ids, answers))
 }
 
 /// Creates many todos on this endpoint's queues in one transaction, each exactly as
@@ -82,10 +53,4 @@ pub async fn fail_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBod
     responses((status = 200, body = BatchCreateAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<BatchCreateBody>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(create_answer(&s, &agent.0, body.0).await?))
-}
-
-/// What `create` answers (the route and the MCP tool `create_todos`).
-pub async fn create_answer(s: &Services, me: &AgentPrincipal, body: BatchCreateBody) -> Result<BatchCreateAnswer> {
-    let items = body.items.into_iter().map(NewAgentTodo::from).collect();
-    Ok(BatchCreateAnswer::from(agent_batch::create(s, me, items).await?))
 }

@@ -1,6 +1,6 @@
-//! Routes agents call with their `sbk_…` endpoint token.
+//! Routes agents call with their `sbk_…` endpoint token. Each returns its verb's answer
+//! from [`crate::agent_api`], which the MCP tools return too.
 
-pub mod batch_dto;
 pub mod batches;
 pub mod hooks;
 pub mod notify_owner;

@@ -1,20 +1,14 @@
 //! Presence: an agent says it is (or is no longer) working its queues. Any valid
-//! endpoint token may set its own presence.
+//! endpoint token may set its own presence. The routes return the verbs' answer,
+//! [`crate::agent_api::presence`], as the MCP tools do.
 
 use actix_web::{HttpResponse, web};
 
-use super::super::auth::Agent;
-use super::super::dto::PresenceView;
+use crate::agent_api::auth::Agent;
+use crate::agent_api::presence::{PresenceView, clock_answer};
 use crate::domain::todo_state::Presence;
 use crate::error::{ErrorEnvelope, Result};
-use crate::service::{Services, agent as service};
-use crate::store::endpoints::AgentPrincipal;
-
-/// What `clock_in` and `clock_out` answer (the routes and the MCP tools of the same names).
-pub async fn clock_answer(s: &Services, me: &AgentPrincipal, presence: Presence) -> Result<PresenceView> {
-    let row = service::clock(s, me, presence).await?;
-    Ok(PresenceView { endpoint: row.slug, presence: row.presence, changed_at: row.presence_changed_at })
-}
+use crate::service::Services;
 
 async fn set(s: web::Data<Services>, agent: Agent, presence: Presence) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(clock_answer(&s, &agent.0, presence).await?))

@@ -1,73 +1,22 @@
 //! The agent's todo routes: the drain family, get, create, interrupt and resume. Each
-//! route's answer is built by a `*_answer` function, which the MCP tool of the same verb
-//! ([`crate::mcp`]) calls too: the two surfaces share every rule and every answer.
+//! route returns the answer of its verb's `*_answer` function in
+//! [`crate::agent_api::todos`], which the MCP tool of the same verb returns too: the two
+//! surfaces share every rule and every answer.
 
 use actix_web::{HttpResponse, web};
-use serde::Deserialize;
-use utoipa::IntoParams;
 
-use super::super::auth::Agent;
 use super::super::body::{Json, OptionalJson, Query};
-use super::super::dto::*;
-use super::batch_dto::{BatchClaimAnswer, ClaimNextAnswer};
-use crate::domain::admission::Deferral;
+use crate::agent_api::auth::Agent;
+use crate::agent_api::batch_dto::ClaimNextAnswer;
+use crate::agent_api::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
+use crate::agent_api::todo_views::{ClaimAnswer, CreatedTodo, TodoDetail, TodoList, TodoView};
+use crate::agent_api::todos::{
+    ListQuery, claim_answer, claim_next_answer, complete_answer, create_answer, fail_answer, get_answer,
+    heartbeat_answer, interrupt_answer, list_answer, release_answer, resume_answer,
+};
 use crate::domain::ids::TodoId;
-use crate::domain::todo_state::TodoState;
-use crate::error::{Error, ErrorEnvelope, Result};
+use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::agent::{self, Claim, Interrupt, NewAgentTodo};
-use crate::service::agent_batch::ClaimNextOutcome;
-use crate::service::long_poll;
-use crate::store::endpoints::AgentPrincipal;
-use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
-
-/// Query of `list_todos`.
-#[derive(Debug, Deserialize, IntoParams, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    /// Only this queue.
-    pub queue: Option<String>,
-    /// Only this drainable state.
-    pub state: Option<TodoState>,
-    /// 1–200, default 50.
-    pub limit: Option<i64>,
-}
-
-fn claim_view(outcome: ClaimOutcome) -> ClaimAnswer {
-    let unclaimed = |deferred: Option<Deferral>| ClaimAnswer {
-        todo: None,
-        lease_token: None,
-        attempt_seq: None,
-        attempts_total: None,
-        prior_attempts: None,
-        empty: true,
-        deferred,
-    };
-    match outcome {
-        ClaimOutcome::Claimed(c) => ClaimAnswer {
-            attempt_seq: Some(c.attempt_seq),
-            attempts_total: Some(c.todo.attempts_total),
-            prior_attempts: Some(c.prior_attempts.iter().map(AttemptView::from).collect()),
-            todo: Some(TodoDetail::new(&c.todo, None)),
-            lease_token: Some(c.lease_token),
-            empty: false,
-            deferred: None,
-        },
-        ClaimOutcome::Empty => unclaimed(None),
-        ClaimOutcome::Deferred(why) => unclaimed(Some(why)),
-    }
-}
-
-/// The claim a body asks for, its `limit` and its `wait_seconds` (claim-next only): how
-/// many and how long are how to claim, not what.
-fn claim_of(b: ClaimBody) -> (Claim, Option<i32>, Option<i32>) {
-    let claim = Claim { queue: b.queue, lease_ttl_seconds: b.lease_ttl_seconds, claimant: b.claimant, relay: b.relay };
-    (claim, b.limit, b.wait_seconds)
-}
-
-fn finish(body: FinishBody) -> Finish {
-    Finish { result: body.result, summary: body.summary, artifact: body.artifact, lease_token: body.lease_token }
-}
 
 /// This endpoint's drainable work, newest first, without payloads.
 #[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListQuery), tag = "agent",
@@ -75,12 +24,6 @@ fn finish(body: FinishBody) -> Finish {
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListQuery>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0, q.into_inner()).await?))
-}
-
-/// What `list` answers (the route and the MCP tool `list_todos`).
-pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListQuery) -> Result<TodoList> {
-    let rows = agent::list(s, me, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
-    Ok(TodoList { todos: rows.iter().map(TodoView::from).collect() })
 }
 
 /// Claims the oldest pending todo (optionally of one queue) under a lease, within the
@@ -108,15 +51,6 @@ pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson
     Ok(HttpResponse::Ok().json(claim_next_answer(&s, &agent.0, body.0).await?))
 }
 
-/// What `claim_next` answers (the route and the MCP tool `claim_next`).
-pub async fn claim_next_answer(s: &Services, me: &AgentPrincipal, body: ClaimBody) -> Result<ClaimNextAnswer> {
-    let (claim, limit, wait_seconds) = claim_of(body);
-    Ok(match long_poll::claim_next(s, me, claim, limit, wait_seconds).await? {
-        ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(Box::new(claim_view(outcome))),
-        ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
-    })
-}
-
 /// Claims one todo by id, within its queue's admission budget: a deferred claim answers
 /// `{"empty": true, "deferred": <reason>}`.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/claim", request_body = Option<ClaimBody>, tag = "agent",
@@ -131,28 +65,12 @@ pub async fn claim(
     Ok(HttpResponse::Ok().json(claim_answer(&s, &agent.0, id.into_inner(), body.0).await?))
 }
 
-/// What `claim` answers (the route and the MCP tool `claim`).
-pub async fn claim_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: ClaimBody) -> Result<ClaimAnswer> {
-    let (claim, limit, wait_seconds) = claim_of(body);
-    if limit.is_some() {
-        return Err(Error::invalid("limit", "not accepted when claiming by id"));
-    }
-    long_poll::refuse_wait(wait_seconds)?;
-    Ok(claim_view(agent::claim(s, me, id, claim).await?))
-}
-
 /// One todo with its payload, result and attempts.
 #[utoipa::path(get, path = "/api/v1/agent/todos/{id}", operation_id = "agent_get_todo", tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
     responses((status = 200, body = TodoDetail), (status = 403, body = ErrorEnvelope), (status = 404, body = ErrorEnvelope)))]
 pub async fn get(s: web::Data<Services>, agent: Agent, id: web::Path<TodoId>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(get_answer(&s, &agent.0, id.into_inner()).await?))
-}
-
-/// What `get` answers (the route and the MCP tool `get_todo`).
-pub async fn get_answer(s: &Services, me: &AgentPrincipal, id: TodoId) -> Result<TodoDetail> {
-    let t = agent::get(s, me, id).await?;
-    Ok(TodoDetail::new(&t.todo, Some(&t.attempts)))
 }
 
 /// Extends the lease (or renews the interrupt lease).
@@ -168,12 +86,6 @@ pub async fn heartbeat(
     Ok(HttpResponse::Ok().json(heartbeat_answer(&s, &agent.0, id.into_inner(), body.0).await?))
 }
 
-/// What `heartbeat` answers (the route and the MCP tool `heartbeat`).
-pub async fn heartbeat_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: HeartbeatBody) -> Result<TodoView> {
-    let row = agent::heartbeat(s, me, id, b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
-    Ok(TodoView::from(&row))
-}
-
 /// Completes a claimed todo.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/complete", request_body = Option<FinishBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
@@ -185,11 +97,6 @@ pub async fn complete(
     body: OptionalJson<FinishBody>,
 ) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(complete_answer(&s, &agent.0, id.into_inner(), body.0).await?))
-}
-
-/// What `complete` answers (the route and the MCP tool `complete`).
-pub async fn complete_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: FinishBody) -> Result<TodoView> {
-    Ok(TodoView::from(&agent::complete(s, me, id, finish(body)).await?))
 }
 
 /// Fails a claimed todo: a retry with backoff below the cap, a dead letter at it.
@@ -205,11 +112,6 @@ pub async fn fail(
     Ok(HttpResponse::Ok().json(fail_answer(&s, &agent.0, id.into_inner(), body.0).await?))
 }
 
-/// What `fail` answers (the route and the MCP tool `fail`).
-pub async fn fail_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: FinishBody) -> Result<TodoView> {
-    Ok(TodoView::from(&agent::fail(s, me, id, finish(body)).await?))
-}
-
 /// Hands a claimed todo back to pending.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/release", operation_id = "agent_release", request_body = Option<FinishBody>, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
@@ -223,11 +125,6 @@ pub async fn release(
     Ok(HttpResponse::Ok().json(release_answer(&s, &agent.0, id.into_inner(), body.0).await?))
 }
 
-/// What `release` answers (the route and the MCP tool `release`).
-pub async fn release_answer(s: &Services, me: &AgentPrincipal, id: TodoId, body: FinishBody) -> Result<TodoView> {
-    Ok(TodoView::from(&agent::release(s, me, id, finish(body)).await?))
-}
-
 /// Interrupts a claimed todo to wait on a human or an outside event.
 #[utoipa::path(post, path = "/api/v1/agent/todos/{id}/interrupt", request_body = InterruptBody, tag = "agent",
     params(("id" = TodoId, Path, description = "todo id")), security(("endpoint_token" = [])),
@@ -239,12 +136,6 @@ pub async fn interrupt(
     body: Json<InterruptBody>,
 ) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(interrupt_answer(&s, &agent.0, id.into_inner(), body.0).await?))
-}
-
-/// What `interrupt` answers (the route and the MCP tool `interrupt`).
-pub async fn interrupt_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: InterruptBody) -> Result<TodoView> {
-    let i = Interrupt { state: b.state, wait_seconds: b.wait_seconds, reason: b.reason, lease_token: b.lease_token };
-    Ok(TodoView::from(&agent::interrupt(s, me, id, i).await?))
 }
 
 /// Resumes an interrupted todo under a fresh lease (the same attempt goes on), within its
@@ -267,12 +158,6 @@ pub async fn resume(
     Ok(HttpResponse::Ok().json(resume_answer(&s, &agent.0, id.into_inner(), body.0).await?))
 }
 
-/// What `resume` answers (the route and the MCP tool `resume`).
-pub async fn resume_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: ResumeBody) -> Result<TodoView> {
-    let row = agent::resume(s, me, id, b.lease_ttl_seconds, b.lease_token.as_deref()).await?;
-    Ok(TodoView::from(&row))
-}
-
 /// Creates a todo on one of this endpoint's queues (no delivery: never announced on hooks).
 #[utoipa::path(post, path = "/api/v1/agent/todos", operation_id = "agent_create_todo", request_body = CreateTodoBody, tag = "agent",
     security(("endpoint_token" = [])),
@@ -280,10 +165,4 @@ pub async fn resume_answer(s: &Services, me: &AgentPrincipal, id: TodoId, b: Res
 pub async fn create(s: web::Data<Services>, agent: Agent, body: Json<CreateTodoBody>) -> Result<HttpResponse> {
     let body = create_answer(&s, &agent.0, body.0).await?;
     Ok(if body.created { HttpResponse::Created().json(body) } else { HttpResponse::Ok().json(body) })
-}
-
-/// What `create` answers (the route and the MCP tool `create_todo`).
-pub async fn create_answer(s: &Services, me: &AgentPrincipal, body: CreateTodoBody) -> Result<CreatedTodo> {
-    let outcome = agent::create(s, me, NewAgentTodo::from(body)).await?;
-    Ok(CreatedTodo { todo: TodoDetail::new(&outcome.todo, None), created: outcome.created })
 }

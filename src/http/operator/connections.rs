@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::Json;
-use super::sinks::TestAnswer;
+use crate::agent_api::sink_dto::TestAnswer;
 use crate::domain::ids::ConnectionId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;

@@ -7,7 +7,9 @@ use actix_web::{HttpResponse, web};
 
 use super::super::auth::Operator;
 use super::super::body::Json;
-use super::super::hooks::{CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView};
+use crate::agent_api::hook_dto::{
+    CreateHookBody, CreatedHookView, DeletedHookView, HookList, HookView, RotatedHookView,
+};
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::{ErrorEnvelope, Result};
 use crate::hooks::service as hooks;

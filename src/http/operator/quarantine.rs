@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::super::auth::Operator;
 use super::super::body::{OptionalJson, Query};
-use super::super::dto::TodoView;
+use crate::agent_api::todo_views::TodoView;
 use crate::domain::ids::{EventId, TodoId, WebhookId};
 use crate::domain::todo_state::QuarantineReason;
 use crate::error::{ErrorEnvelope, Result};

@@ -1,5 +1,6 @@
 //! Operator routes for notification sinks: add, list, change (enabled, budget),
-//! delete, and replace or read a sink's subscriptions.
+//! delete, and replace or read a sink's subscriptions. The shapes the agent's sink
+//! verbs answer too are [`crate::agent_api::sink_dto`].
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
@@ -8,13 +9,13 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::{Json, Query};
-use crate::domain::ids::{ConnectionId, EndpointId, SinkId, WebhookId};
+use crate::agent_api::sink_dto::{SinkList, SinkView, Subscriptions, TestAnswer};
+use crate::domain::ids::{ConnectionId, SinkId};
 use crate::error::{ErrorEnvelope, Result};
-use crate::hooks::rules::hook::redact_url;
 use crate::service::Services;
-use crate::sinks::rules::vocabulary::{AppriseMode, Severity, SinkEvent, SinkKind};
+use crate::sinks::rules::vocabulary::{AppriseMode, SinkEvent, SinkKind};
 use crate::sinks::service::{self as sinks, CreateSink, SinkSpec, Subscription};
-use crate::sinks::statements::{SinkChange, SinkRow, SubscriptionRow};
+use crate::sinks::statements::SinkChange;
 
 /// A sink to add.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -51,118 +52,6 @@ pub struct UpdateSinkBody {
     pub budget_per_hour: Option<i32>,
     /// Messages at once before the budget holds the rest, 1 to the operator's bound (`SWITCHBOARD_SINK_BURST_MAX`, default 100).
     pub burst: Option<i32>,
-}
-
-/// A sink as answered.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SinkView {
-    /// The sink's id.
-    pub id: SinkId,
-    /// Its name.
-    pub name: String,
-    /// `gotify` or `apprise`.
-    pub kind: SinkKind,
-    /// Where it posts: its connection's destination, its query redacted.
-    pub base_url: String,
-    /// The connection it posts with.
-    pub connection_id: ConnectionId,
-    /// Apprise only: `key` or `urls`; null for gotify.
-    pub apprise_mode: Option<AppriseMode>,
-    /// Whether notifications go out.
-    pub enabled: bool,
-    /// Messages per hour.
-    pub budget_per_hour: i32,
-    /// Messages at once.
-    pub burst: i32,
-    /// When it was added.
-    pub created_at: DateTime<Utc>,
-}
-
-impl From<SinkRow> for SinkView {
-    fn from(r: SinkRow) -> Self {
-        SinkView {
-            id: r.id,
-            name: r.name,
-            kind: r.kind,
-            base_url: redact_url(&r.base_url),
-            connection_id: r.connection_id,
-            apprise_mode: r.apprise_mode,
-            enabled: r.enabled,
-            budget_per_hour: r.budget_per_hour,
-            burst: r.burst,
-            created_at: r.created_at,
-        }
-    }
-}
-
-/// Every sink in the caller's scopes.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SinkList {
-    /// By name.
-    pub sinks: Vec<SinkView>,
-}
-
-/// One subscription.
-#[derive(Debug, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SubscriptionBody {
-    /// The events it matches: `todo.dead_lettered`, `relay.exhausted`,
-    /// `delivery.quarantined`, `rule.notify`, `digest`, `agent.notify` (1–16).
-    pub events: Vec<SinkEvent>,
-    /// Only todos on these queues (absent or empty: any).
-    #[serde(default)]
-    pub queues: Vec<String>,
-    /// Only these endpoints of the sink's owner (absent or empty: any).
-    #[serde(default)]
-    pub endpoint_ids: Vec<EndpointId>,
-    /// Only these webhooks of the sink's owner (absent or empty: any).
-    #[serde(default)]
-    pub webhook_ids: Vec<WebhookId>,
-    /// Events below it are not sent; default `low`.
-    pub min_severity: Option<Severity>,
-    /// Messages carry up to 280 characters of the subject's body, labelled as
-    /// sender-written; default false.
-    pub include_excerpt: Option<bool>,
-}
-
-impl From<SubscriptionRow> for SubscriptionBody {
-    fn from(r: SubscriptionRow) -> Self {
-        SubscriptionBody {
-            events: r.events,
-            queues: r.queues,
-            endpoint_ids: r.endpoint_ids,
-            webhook_ids: r.webhook_ids,
-            min_severity: Some(r.min_severity),
-            include_excerpt: Some(r.include_excerpt),
-        }
-    }
-}
-
-impl From<SubscriptionBody> for Subscription {
-    fn from(b: SubscriptionBody) -> Self {
-        Subscription {
-            events: b.events,
-            queues: b.queues,
-            endpoint_ids: b.endpoint_ids,
-            webhook_ids: b.webhook_ids,
-            min_severity: b.min_severity,
-            include_excerpt: b.include_excerpt,
-        }
-    }
-}
-
-/// A sink's subscriptions, in order.
-#[derive(Debug, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Subscriptions {
-    /// At most 32; an empty list subscribes to nothing.
-    pub subscriptions: Vec<SubscriptionBody>,
-}
-
-impl From<Vec<SubscriptionRow>> for Subscriptions {
-    fn from(rows: Vec<SubscriptionRow>) -> Self {
-        Subscriptions { subscriptions: rows.into_iter().map(SubscriptionBody::from).collect() }
-    }
 }
 
 /// Adds a sink. The URL is checked by the outbound guard (`forbidden_target`, one
@@ -243,37 +132,6 @@ pub async fn put_subscriptions(
 pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -> Result<HttpResponse> {
     let (_, rows) = sinks::subscriptions(&s, &op.0, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(Subscriptions::from(rows)))
-}
-
-/// What a test found: a sink's test send, or a cairn connection's whoami.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TestAnswer {
-    /// Whether it passed: the sink took the message, or the Cairn knew the token.
-    pub ok: bool,
-    /// Why not: `code` is the error class (`auth`, `not_found`, `server_error`,
-    /// `timeout`, `network`, `tls`, `rejected_ssrf`, `forbidden_target`, `forbidden_scheme`,
-    /// `partial`, `configuration`, …); never a secret. `forbidden_target` (the host does
-    /// not resolve, or resolves to an address the instance does not call) has one
-    /// message for every cause.
-    pub error: Option<TestError>,
-}
-
-/// A failed test send's class and explanation.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TestError {
-    /// The error class.
-    pub code: &'static str,
-    /// What it means.
-    pub message: String,
-}
-
-impl From<sinks::TestResult> for TestAnswer {
-    fn from(found: sinks::TestResult) -> Self {
-        match found {
-            None => TestAnswer { ok: true, error: None },
-            Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }) },
-        }
-    }
 }
 
 /// Sends the sink one harmless test message (past its budget and subscriptions, never

@@ -4,7 +4,8 @@ use actix_web::{HttpResponse, web};
 
 use super::super::auth::Operator;
 use super::super::body::OptionalJson;
-use super::super::dto::*;
+use super::super::dto::OperatorActionBody;
+use crate::agent_api::todo_views::{TodoDetail, TodoView};
 use crate::domain::ids::TodoId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::{Services, todos};

@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::super::dto::{ClaimAnswer, CreateTodoBody, TodoDetail, TodoView};
+use super::todo_bodies::CreateTodoBody;
+use super::todo_views::{ClaimAnswer, TodoDetail, TodoView};
 use crate::db::models::TodoRow;
 use crate::domain::admission::Deferral;
 use crate::error::{ErrorBody, Result};

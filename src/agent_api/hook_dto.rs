@@ -1,5 +1,5 @@
-//! Notify hooks on the API, the part operator and agent routes share: the JSON shapes
-//! (the actions themselves are [`crate::hooks::service`]).
+//! Notify hooks' JSON shapes, which the agent's hook verbs (REST and MCP) and the
+//! operator's hook routes share (the actions themselves are [`crate::hooks::service`]).
 //! Answers show a hook's URL with its query redacted; the signing secret appears only
 //! in the create and rotate answers, which do not implement Debug.
 
