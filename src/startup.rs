@@ -211,12 +211,7 @@ impl Application {
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         warn_unless_messages_in_english(&pool).await;
-        let listener = TcpListener::bind(settings.addr)
-            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?;
-        let port = listener
-            .local_addr()
-            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
-            .port();
+        let (listener, port) = bind(settings)?;
         let vault = crate::vault::Vault::new(settings.secret_encryption_key.as_ref());
         // The guard refuses Switchboard's own address, which only the bound listener knows.
         let metrics = Metrics::new(&emitter);
@@ -225,27 +220,17 @@ impl Application {
             .with_metrics(metrics.clone());
         let hook_cache = HookCache::default();
         let hooks = HookSettings::from_settings(settings);
-        let (emitter, notify) = if hooks.accepting() {
-            let channel = HookChannel {
-                // The dispatcher only reads hooks and writes their health: it never emits.
-                store: Store::new(pool.clone(), Emitter::none()),
-                vault: vault.clone(),
-                guard: guard.clone(),
-                metrics: metrics.clone(),
-                rate_per_minute: settings.notify_hook_rate_per_minute,
-                cache: hook_cache.clone(),
-                database_url: database_url.to_owned(),
-            };
-            let workers = NotifyWorkers::start(channel);
-            let emitter = emitter.and(workers.emitter());
-            (emitter, Some(workers))
-        } else {
-            tracing::info!(
-                "notify hooks are off (SWITCHBOARD_NOTIFY_HOOKS_ENABLED=false or SWITCHBOARD_NOTIFY_HOOK_MAX=0): \
-                 no dispatcher started, hook creation refused"
-            );
-            (emitter, None)
+        let hook_channel = HookChannel {
+            // The dispatcher only reads hooks and writes their health: it never emits.
+            store: Store::new(pool.clone(), Emitter::none()),
+            vault: vault.clone(),
+            guard: guard.clone(),
+            metrics: metrics.clone(),
+            rate_per_minute: settings.notify_hook_rate_per_minute,
+            cache: hook_cache.clone(),
+            database_url: database_url.to_owned(),
         };
+        let (emitter, notify) = start_hooks(&hooks, hook_channel, emitter);
         // Every commit that may make work claimable rings the bell; the claim listener
         // wakes this instance's waiting requests (service::long_poll).
         let bell = Bell::new();
@@ -267,39 +252,30 @@ impl Application {
         let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
         let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
         let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache, &metrics);
-        let outbox = {
-            let deps = crate::sinks::worker::OutboxDeps {
-                store: store.clone(),
-                vault: vault.clone(),
-                guard: guard.clone(),
-                base_url: base_url.clone(),
-                retry: crate::sinks::rules::outcome::RetryPolicy {
-                    base: Settings::interval(settings.outbox_retry_base_ms),
-                    max_attempts: settings.outbox_max_attempts,
-                },
-                database_url: database_url.to_owned(),
-                poll: Settings::interval(settings.outbox_poll_ms),
-                metrics: metrics.clone(),
-                schemes: sinks.schemes.clone(),
-            };
-            let arbiter = Arbiter::new();
-            arbiter.spawn_fn(move || {
-                crate::sinks::worker::OutboxWorker::new(deps).start();
-            });
-            OutboxRunner { arbiter }
-        };
-        let base_url_for_digests = base_url.clone();
-        let digests = {
-            let deps = crate::digests::worker::DigestDeps {
-                store: store.clone(),
-                vault: vault.clone(),
-                guard: guard.clone(),
-                settings: crate::cli::digest::digest_settings(settings, &base_url),
-                interval: Settings::interval(settings.digest_interval_ms),
-                metrics: metrics.clone(),
-            };
-            crate::digests::worker::DigestScheduler::new(deps).start()
-        };
+        let outbox = start_outbox(crate::sinks::worker::OutboxDeps {
+            store: store.clone(),
+            vault: vault.clone(),
+            guard: guard.clone(),
+            base_url: base_url.clone(),
+            retry: crate::sinks::rules::outcome::RetryPolicy {
+                base: Settings::interval(settings.outbox_retry_base_ms),
+                max_attempts: settings.outbox_max_attempts,
+            },
+            database_url: database_url.to_owned(),
+            poll: Settings::interval(settings.outbox_poll_ms),
+            metrics: metrics.clone(),
+            schemes: sinks.schemes.clone(),
+        });
+        let digest_settings = crate::cli::digest::digest_settings(settings, &base_url);
+        let digests = crate::digests::worker::DigestScheduler::new(crate::digests::worker::DigestDeps {
+            store: store.clone(),
+            vault: vault.clone(),
+            guard: guard.clone(),
+            settings: digest_settings.clone(),
+            interval: Settings::interval(settings.digest_interval_ms),
+            metrics: metrics.clone(),
+        })
+        .start();
         let services = Services::new(Parts {
             store: store.clone(),
             auth_cache: auth_cache.clone(),
@@ -312,58 +288,18 @@ impl Application {
             guard,
             hook_cache,
             sinks,
-            digests: crate::cli::digest::digest_settings(settings, &base_url_for_digests),
+            digests: digest_settings,
             waiters: waiters.clone(),
         });
         // One MCP surface for every worker: its sessions are found from any of them.
         let mcp = crate::mcp::Mcp::new(crate::mcp::McpSettings::from_settings(settings));
-        let read_timeout = ReadTimeout(Settings::interval(settings.body_read_timeout_ms));
-        let watched = metrics.clone();
-        // actix's Logger renders its request fields (the route: a second match of the
-        // path) for every request, whether or not the line is then logged; a server
-        // whose filter drops the access log (`SWITCHBOARD_LOG=warn`) does not pay for it.
-        let access_log = tracing::enabled!(target: "actix_web::middleware::logger", tracing::Level::INFO);
-        let mut server = HttpServer::new(move || {
-            let watched = watched.clone();
-            App::new()
-                .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
-                // Log the route pattern, never the concrete path: paths may carry ids
-                // or (for intake) credentials.
-                .wrap(Condition::new(
-                    access_log,
-                    Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
-                        format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
-                    }),
-                ))
-                .app_data(web::Data::new(services.clone()))
-                .app_data(web::Data::new(board.clone()))
-                .app_data(web::Data::new(read_timeout))
-                // The surfaces side by side; neither the API nor the Board knows the
-                // other, and the MCP tools answer through the API's own answers.
-                .configure(crate::http::routes)
-                .configure(|cfg| mcp.routes(cfg))
-                .configure(crate::board::routes)
-                .default_service(web::to(crate::http::not_found))
-        })
-        .shutdown_timeout(10)
-        // A client that closes its connection while its request is still being answered
-        // (a long-poll claim-next waiting for work) ends the request at once: its future is
-        // dropped and its place in line freed. By default a half-closed connection is
-        // answered anyway, which would keep a gone client's place for its whole wait.
-        // (Committing store calls finish on tasks of their own either way.)
-        .h1_allow_half_closed(false)
-        // A streamed answer (an MCP tool result as server-sent events) is written in more
-        // than one piece; with Nagle's algorithm the second small write waits for the
-        // client's delayed ACK (40 ms on Linux) before it leaves. Measured: an MCP
-        // claim_next → complete cycle took 88 ms at p50 with it, against 20 ms over REST.
-        .tcp_nodelay(true);
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let workers = settings.workers.map_or_else(|| default_workers(cores, database_url), |w| w as usize);
-        server = server.workers(workers);
-        let server = server
-            .listen(listener)
-            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
-            .run();
+        let surfaces = Surfaces {
+            services,
+            board,
+            mcp,
+            read_timeout: ReadTimeout(Settings::interval(settings.body_read_timeout_ms)),
+        };
+        let server = serve(settings, database_url, listener, surfaces, metrics.clone())?;
         Ok(Application {
             port,
             server,
@@ -465,4 +401,106 @@ async fn warn_unless_messages_in_english(pool: &db::DbPool) {
              and such a connection stays in the pool; set lc_messages to 'C' or an English locale"
         );
     }
+}
+
+/// Binds the listening socket (port 0 picks a free port, which tests use) and says which
+/// port it got.
+fn bind(settings: &Settings) -> Result<(TcpListener, u16), StartupError> {
+    let refused = |source| StartupError::Listen { addr: settings.addr.to_string(), source };
+    let listener = TcpListener::bind(settings.addr).map_err(refused)?;
+    let port = listener.local_addr().map_err(refused)?.port();
+    Ok((listener, port))
+}
+
+/// Starts the hook dispatcher when hooks are on, and adds it to the emitter's
+/// recipients; with hooks off, says so once and starts nothing.
+fn start_hooks(hooks: &HookSettings, channel: HookChannel, emitter: Emitter) -> (Emitter, Option<NotifyWorkers>) {
+    if hooks.accepting() {
+        let workers = NotifyWorkers::start(channel);
+        let emitter = emitter.and(workers.emitter());
+        (emitter, Some(workers))
+    } else {
+        tracing::info!(
+            "notify hooks are off (SWITCHBOARD_NOTIFY_HOOKS_ENABLED=false or SWITCHBOARD_NOTIFY_HOOK_MAX=0): \
+             no dispatcher started, hook creation refused"
+        );
+        (emitter, None)
+    }
+}
+
+/// Starts the outbox worker on an arbiter of its own: its sends never share a thread
+/// with the sweeps or the hook dispatcher.
+fn start_outbox(deps: crate::sinks::worker::OutboxDeps) -> OutboxRunner {
+    let arbiter = Arbiter::new();
+    arbiter.spawn_fn(move || {
+        crate::sinks::worker::OutboxWorker::new(deps).start();
+    });
+    OutboxRunner { arbiter }
+}
+
+/// What the HTTP workers serve: the services, the Board's state, the MCP surface and
+/// the body read timeout, each worker holding a clone.
+struct Surfaces {
+    services: Services,
+    board: crate::board::BoardState,
+    mcp: crate::mcp::Mcp,
+    read_timeout: ReadTimeout,
+}
+
+/// The HTTP server over `listener`: the access log, the three surfaces side by side,
+/// and the connection settings that long-poll and MCP streaming need.
+fn serve(
+    settings: &Settings,
+    database_url: &str,
+    listener: TcpListener,
+    surfaces: Surfaces,
+    watched: Metrics,
+) -> Result<Server, StartupError> {
+    let Surfaces { services, board, mcp, read_timeout } = surfaces;
+    // actix's Logger renders its request fields (the route: a second match of the
+    // path) for every request, whether or not the line is then logged; a server
+    // whose filter drops the access log (`SWITCHBOARD_LOG=warn`) does not pay for it.
+    let access_log = tracing::enabled!(target: "actix_web::middleware::logger", tracing::Level::INFO);
+    let mut server = HttpServer::new(move || {
+        let watched = watched.clone();
+        App::new()
+            .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
+            // Log the route pattern, never the concrete path: paths may carry ids
+            // or (for intake) credentials.
+            .wrap(Condition::new(
+                access_log,
+                Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
+                    format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
+                }),
+            ))
+            .app_data(web::Data::new(services.clone()))
+            .app_data(web::Data::new(board.clone()))
+            .app_data(web::Data::new(read_timeout))
+            // The surfaces side by side; neither the API nor the Board knows the
+            // other, and the MCP tools answer through the API's own answers.
+            .configure(crate::http::routes)
+            .configure(|cfg| mcp.routes(cfg))
+            .configure(crate::board::routes)
+            .default_service(web::to(crate::http::not_found))
+    })
+    .shutdown_timeout(10)
+    // A client that closes its connection while its request is still being answered
+    // (a long-poll claim-next waiting for work) ends the request at once: its future is
+    // dropped and its place in line freed. By default a half-closed connection is
+    // answered anyway, which would keep a gone client's place for its whole wait.
+    // (Committing store calls finish on tasks of their own either way.)
+    .h1_allow_half_closed(false)
+    // A streamed answer (an MCP tool result as server-sent events) is written in more
+    // than one piece; with Nagle's algorithm the second small write waits for the
+    // client's delayed ACK (40 ms on Linux) before it leaves. Measured: an MCP
+    // claim_next → complete cycle took 88 ms at p50 with it, against 20 ms over REST.
+    .tcp_nodelay(true);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let workers = settings.workers.map_or_else(|| default_workers(cores, database_url), |w| w as usize);
+    server = server.workers(workers);
+    let server = server
+        .listen(listener)
+        .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
+        .run();
+    Ok(server)
 }
