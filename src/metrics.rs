@@ -174,8 +174,9 @@ impl BatchItemOutcome {
 }
 
 label_values! {
-    /// A single agent verb whose concurrent requests are coalesced (`service::coalesce`).
-    CoalescedVerb {
+    /// A single agent verb whose concurrent requests are committed as a group
+    /// (`service::group_commit`).
+    GroupCommitVerb {
         /// `claim-next` without a `limit` above 1.
         ClaimNext => "claim_next",
         /// `POST /api/v1/agent/todos/{id}/complete`.
@@ -184,8 +185,8 @@ label_values! {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct CoalescedLabels {
-    verb: CoalescedVerb,
+struct GroupCommitLabels {
+    verb: GroupCommitVerb,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -319,10 +320,10 @@ struct Inner {
     digest_ticks: Counter,
     batch_calls: Family<BatchCallLabels, Counter>,
     batch_items: Family<BatchItemLabels, Counter>,
-    coalesced_runs: Family<CoalescedLabels, Counter>,
-    coalesced_requests: Family<CoalescedLabels, Counter>,
-    coalesce_waiting: Family<CoalescedLabels, Gauge>,
-    coalesced_alone: Family<CoalescedLabels, Counter>,
+    group_commit_runs: Family<GroupCommitLabels, Counter>,
+    group_commit_requests: Family<GroupCommitLabels, Counter>,
+    group_commit_waiting: Family<GroupCommitLabels, Gauge>,
+    group_commit_alone: Family<GroupCommitLabels, Counter>,
     long_poll_waiters: Gauge,
     long_poll_wakeups: Counter,
     long_poll_empty: Family<EmptyWaitLabels, Counter>,
@@ -461,40 +462,40 @@ impl Metrics {
                 drop(batch_items.get_or_create(&BatchItemLabels { verb, outcome }));
             }
         }
-        let coalesced_runs = Family::<CoalescedLabels, Counter>::default();
+        let group_commit_runs = Family::<GroupCommitLabels, Counter>::default();
         registry.register(
             "switchboard_coalesced_runs",
             "Statements (claims) or transactions (completions) that answered single agent requests, by verb; a \
              run answers one request, or several that arrived while the verb's earlier runs were at the database",
-            coalesced_runs.clone(),
+            group_commit_runs.clone(),
         );
-        let coalesced_requests = Family::<CoalescedLabels, Counter>::default();
+        let group_commit_requests = Family::<GroupCommitLabels, Counter>::default();
         registry.register(
             "switchboard_coalesced_requests",
             "Single agent requests answered by those runs, by verb (requests / runs is the mean batch)",
-            coalesced_requests.clone(),
+            group_commit_requests.clone(),
         );
-        let coalesce_waiting = Family::<CoalescedLabels, Gauge>::default();
+        let group_commit_waiting = Family::<GroupCommitLabels, Gauge>::default();
         registry.register(
             "switchboard_coalesce_waiting",
             "Single agent requests waiting for their verb's earlier runs to leave the database, by verb (they go \
              in the next run)",
-            coalesce_waiting.clone(),
+            group_commit_waiting.clone(),
         );
-        let coalesced_alone = Family::<CoalescedLabels, Counter>::default();
+        let group_commit_alone = Family::<GroupCommitLabels, Counter>::default();
         registry.register(
             "switchboard_coalesced_alone",
             "Single agent requests a run gave back to run on their own, by verb: claims on a budgeted queue, \
              completions its statement did not complete (refusals, misses, attempts an earlier release opened), \
              and every request of a run that failed",
-            coalesced_alone.clone(),
+            group_commit_alone.clone(),
         );
-        for &verb in CoalescedVerb::ALL {
-            let labels = CoalescedLabels { verb };
-            drop(coalesced_alone.get_or_create(&labels));
-            drop(coalesced_runs.get_or_create(&labels));
-            drop(coalesced_requests.get_or_create(&labels));
-            drop(coalesce_waiting.get_or_create(&labels));
+        for &verb in GroupCommitVerb::ALL {
+            let labels = GroupCommitLabels { verb };
+            drop(group_commit_alone.get_or_create(&labels));
+            drop(group_commit_runs.get_or_create(&labels));
+            drop(group_commit_requests.get_or_create(&labels));
+            drop(group_commit_waiting.get_or_create(&labels));
         }
         let long_poll_waiters = Gauge::default();
         registry.register(
@@ -578,10 +579,10 @@ impl Metrics {
                 digest_ticks,
                 batch_calls,
                 batch_items,
-                coalesced_runs,
-                coalesced_requests,
-                coalesce_waiting,
-                coalesced_alone,
+                group_commit_runs,
+                group_commit_requests,
+                group_commit_waiting,
+                group_commit_alone,
                 long_poll_waiters,
                 long_poll_wakeups,
                 long_poll_empty,
@@ -660,23 +661,23 @@ impl Metrics {
         }
     }
 
-    /// Counts one run of coalesced single requests that answered `n` of them.
-    pub fn coalesced(&self, verb: CoalescedVerb, n: usize) {
-        let labels = CoalescedLabels { verb };
-        self.inner.coalesced_runs.get_or_create(&labels).inc();
-        self.inner.coalesced_requests.get_or_create(&labels).inc_by(n as u64);
+    /// Counts one run of a group commit of single requests that answered `n` of them.
+    pub fn group_commit_run(&self, verb: GroupCommitVerb, n: usize) {
+        let labels = GroupCommitLabels { verb };
+        self.inner.group_commit_runs.get_or_create(&labels).inc();
+        self.inner.group_commit_requests.get_or_create(&labels).inc_by(n as u64);
     }
 
     /// Counts `n` requests of `verb` a run gave back to run on their own.
-    pub fn coalesced_alone(&self, verb: CoalescedVerb, n: usize) {
+    pub fn group_commit_alone(&self, verb: GroupCommitVerb, n: usize) {
         if n > 0 {
-            self.inner.coalesced_alone.get_or_create(&CoalescedLabels { verb }).inc_by(n as u64);
+            self.inner.group_commit_alone.get_or_create(&GroupCommitLabels { verb }).inc_by(n as u64);
         }
     }
 
     /// How many single requests of `verb` wait for a run now.
-    pub fn coalesce_waiting(&self, verb: CoalescedVerb, n: usize) {
-        self.inner.coalesce_waiting.get_or_create(&CoalescedLabels { verb }).set(n as i64);
+    pub fn group_commit_waiting(&self, verb: GroupCommitVerb, n: usize) {
+        self.inner.group_commit_waiting.get_or_create(&GroupCommitLabels { verb }).set(n as i64);
     }
 
     /// Counts one finished digest scheduler tick.

@@ -20,7 +20,7 @@
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`agent_batch`] | the agent's verbs in batches: claim-next with a limit, complete, fail and create many |
-//! | [`coalesce`] | single claim-next and complete requests, answered by one statement while many are in flight |
+//! | [`group_commit`] | single claim-next and complete requests, answered by one statement while many are in flight |
 //! | [`long_poll`] | `claim-next` with `wait_seconds`: the waiting requests, the claim bell and listener |
 //! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
 //! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
@@ -32,8 +32,8 @@ pub mod admission;
 pub mod agent;
 pub mod agent_batch;
 pub mod auth;
-pub mod coalesce;
 pub mod endpoints;
+pub mod group_commit;
 pub mod health;
 pub mod intake;
 pub mod long_poll;
@@ -74,7 +74,7 @@ pub struct Services {
     pub(crate) sinks: crate::sinks::service::SinkSettings,
     pub(crate) digests: crate::digests::rules::compose::DigestSettings,
     pub(crate) waiters: long_poll::Waiters,
-    pub(crate) coalescers: coalesce::Coalescers,
+    pub(crate) group_commits: group_commit::GroupCommits,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -125,7 +125,7 @@ impl Services {
             digests,
             waiters,
         } = parts;
-        let coalescers = coalesce::Coalescers::new(&metrics);
+        let group_commits = group_commit::GroupCommits::new(&metrics);
         Services {
             store,
             auth_cache,
@@ -140,7 +140,7 @@ impl Services {
             sinks,
             digests,
             waiters,
-            coalescers,
+            group_commits,
         }
     }
 

@@ -35,7 +35,7 @@
 //!    items sorted, joined to `todos` by primary key); were a plan ever to take them
 //!    otherwise and meet another in a cycle, PostgreSQL aborts one statement, which
 //!    changed nothing, and its callers complete alone, one row each
-//!    (`service/coalesce.rs`). A batch create inserts its rows in idempotency-key
+//!    (`service/group_commit.rs`). A batch create inserts its rows in idempotency-key
 //!    order, so two racing on the same keys wait on each other's insert in one order;
 //! 4. **their attempt rows** (`todo_attempts`), through the todo they belong to: a
 //!    history row is inserted by the statement that closes its attempt (or, for a row an
