@@ -15,7 +15,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::domain::admission::Deferral;
-use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::body::HookEvent;
 use crate::hooks::rules::hook::HookDisabledReason;
 use crate::hooks::rules::retry::AttemptResult;
 use crate::sinks::rules::vocabulary::SinkEvent;
@@ -52,8 +52,8 @@ macro_rules! label_values {
 }
 
 label_values! {
-    /// What became of one notification to one hook.
-    NotificationOutcome {
+    /// What became of one ring of one hook.
+    RingOutcome {
         /// A 2xx answer.
         Delivered => "delivered",
         /// Every attempt failed, or a failure was not retryable.
@@ -63,7 +63,7 @@ label_values! {
     }
 }
 
-/// Label values the notify channel already names (one spelling, in `crate::hooks::rules`).
+/// Label values the hook channel already names (one spelling, in `crate::hooks::rules`).
 macro_rules! label_values_of {
     ($($name:ty),+) => {$(
         impl EncodeLabelValue for $name {
@@ -74,12 +74,12 @@ macro_rules! label_values_of {
     )+};
 }
 
-label_values_of!(NotifyType, AttemptResult, HookDisabledReason, Deferral);
+label_values_of!(HookEvent, AttemptResult, HookDisabledReason, Deferral);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct NotificationLabels {
-    r#type: NotifyType,
-    outcome: NotificationOutcome,
+struct RingLabels {
+    r#type: HookEvent,
+    outcome: RingOutcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -304,7 +304,7 @@ struct SinkLabels {
 
 struct Inner {
     registry: Registry,
-    notifications: Family<NotificationLabels, Counter>,
+    rings: Family<RingLabels, Counter>,
     attempts: Family<AttemptLabels, Counter>,
     hooks_disabled: Family<DisabledLabels, Counter>,
     webhook_deliveries: Counter,
@@ -312,8 +312,8 @@ struct Inner {
     requests_abandoned: Counter,
     hook_change_notices: Counter,
     listeners_listening: Family<ListenerLabels, Gauge>,
-    notifications_in_flight: Gauge,
-    sink_deliveries: Family<SinkLabels, Counter>,
+    rings_in_flight: Gauge,
+    sink_sends: Family<SinkLabels, Counter>,
     outbox_depth: Gauge,
     outbox_oldest: Gauge<f64, std::sync::atomic::AtomicU64>,
     claims_deferred: Family<DeferredLabels, Counter>,
@@ -347,7 +347,7 @@ impl Metrics {
     /// A registry with every family, reading dropped signals from `signals`.
     pub fn new(signals: &Emitter) -> Self {
         let mut registry = Registry::default();
-        let notifications = Family::<NotificationLabels, Counter>::default();
+        let rings = Family::<RingLabels, Counter>::default();
         let attempts = Family::<AttemptLabels, Counter>::default();
         let hooks_disabled = Family::<DisabledLabels, Counter>::default();
         let webhook_deliveries = Counter::default();
@@ -357,7 +357,7 @@ impl Metrics {
         registry.register(
             "switchboard_notify_hook_notifications",
             "Notifications to notify hooks, by event type and outcome",
-            notifications.clone(),
+            rings.clone(),
         );
         registry.register(
             "switchboard_notify_hook_attempts",
@@ -398,18 +398,18 @@ impl Metrics {
              caches ask the database, waiting claims and the outbox fall back on their polls)",
             listeners_listening.clone(),
         );
-        let notifications_in_flight = Gauge::default();
+        let rings_in_flight = Gauge::default();
         registry.register(
             "switchboard_notify_hook_notifications_in_flight",
             "Notifications to hooks not yet ended: waiting for their hook lookup, queued at their \
              endpoint's supervisor, or being delivered",
-            notifications_in_flight.clone(),
+            rings_in_flight.clone(),
         );
-        let sink_deliveries = Family::<SinkLabels, Counter>::default();
+        let sink_sends = Family::<SinkLabels, Counter>::default();
         registry.register(
             "switchboard_sink_deliveries",
             "Outbox rows' attempts at notification sinks, by event type and outcome",
-            sink_deliveries.clone(),
+            sink_sends.clone(),
         );
         let outbox_depth = Gauge::default();
         registry.register(
@@ -545,13 +545,13 @@ impl Metrics {
         }
         for &event in SinkEvent::ALL {
             for &outcome in SinkOutcome::ALL {
-                drop(sink_deliveries.get_or_create(&SinkLabels { event, outcome }));
+                drop(sink_sends.get_or_create(&SinkLabels { event, outcome }));
             }
         }
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
-        for &event in NotifyType::ALL {
-            for &outcome in NotificationOutcome::ALL {
-                drop(notifications.get_or_create(&NotificationLabels { r#type: event, outcome }));
+        for &event in HookEvent::ALL {
+            for &outcome in RingOutcome::ALL {
+                drop(rings.get_or_create(&RingLabels { r#type: event, outcome }));
             }
         }
         for &result in AttemptResult::ALL {
@@ -563,7 +563,7 @@ impl Metrics {
         Metrics {
             inner: Arc::new(Inner {
                 registry,
-                notifications,
+                rings,
                 attempts,
                 hooks_disabled,
                 webhook_deliveries,
@@ -571,8 +571,8 @@ impl Metrics {
                 requests_abandoned,
                 hook_change_notices,
                 listeners_listening,
-                notifications_in_flight,
-                sink_deliveries,
+                rings_in_flight,
+                sink_sends,
                 outbox_depth,
                 outbox_oldest,
                 claims_deferred,
@@ -592,9 +592,9 @@ impl Metrics {
         }
     }
 
-    /// Counts one notification's fate.
-    pub fn notification(&self, event: NotifyType, outcome: NotificationOutcome) {
-        self.inner.notifications.get_or_create(&NotificationLabels { r#type: event, outcome }).inc();
+    /// Counts one ring's fate.
+    pub fn ring(&self, event: HookEvent, outcome: RingOutcome) {
+        self.inner.rings.get_or_create(&RingLabels { r#type: event, outcome }).inc();
     }
 
     /// Counts one delivery attempt.
@@ -632,16 +632,16 @@ impl Metrics {
         self.inner.listeners_listening.get_or_create(&ListenerLabels { listener }).set(i64::from(listening));
     }
 
-    /// Counts one notification as under way for as long as the returned token, or a
+    /// Counts one announcement as under way for as long as the returned token, or a
     /// clone of it, exists.
-    pub fn notification_in_flight(&self) -> InFlight {
-        self.inner.notifications_in_flight.inc();
-        InFlight(self.inner.notifications_in_flight.clone())
+    pub fn ring_in_flight(&self) -> InFlight {
+        self.inner.rings_in_flight.inc();
+        InFlight(self.inner.rings_in_flight.clone())
     }
 
-    /// Counts an outbox row's attempt at a sink.
-    pub fn sink_delivery(&self, event: SinkEvent, outcome: SinkOutcome) {
-        self.inner.sink_deliveries.get_or_create(&SinkLabels { event, outcome }).inc();
+    /// Counts an outbox row's send to a sink.
+    pub fn sink_send(&self, event: SinkEvent, outcome: SinkOutcome) {
+        self.inner.sink_sends.get_or_create(&SinkLabels { event, outcome }).inc();
     }
 
     /// Counts a claim (or a resume) an admission budget refused.
@@ -728,8 +728,8 @@ impl Metrics {
     }
 }
 
-/// One notification under way (see [`Metrics::notification_in_flight`]): each clone
-/// counts once more, and each drop once less, however the notification ends (delivered,
+/// One announcement to hooks under way (see [`Metrics::ring_in_flight`]): each clone
+/// counts once more, and each drop once less, however the ring ends (delivered,
 /// dropped, refused by a full mailbox, or lost with a panicking actor).
 #[derive(Debug)]
 pub struct InFlight(Gauge);
@@ -796,8 +796,8 @@ mod tests {
     fn counts_land_on_their_own_label_set_and_clones_share_them() {
         let m = Metrics::new(&Emitter::none());
         let clone = m.clone();
-        m.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
-        clone.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
+        m.ring(HookEvent::DeadLettered, RingOutcome::Failed);
+        clone.ring(HookEvent::DeadLettered, RingOutcome::Failed);
         m.attempt(AttemptClass::from_status(503).metric_result());
         m.attempt(AttemptClass::from(TransportFailure::RejectedSsrf).metric_result());
         m.hook_disabled(HookDisabledReason::ConsecutiveFailures);

@@ -373,7 +373,7 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
         AdminCommand::SinkDeliveries { sink, limit } => {
             let id: SinkId = sink.parse().map_err(|_| Error::NotFound)?;
             let dial = store.sink_dial(id).await?.ok_or(Error::NotFound)?;
-            let rows = store.sink_deliveries(&[dial.scope_id], id, limit).await?;
+            let rows = store.sink_sends(&[dial.scope_id], id, limit).await?;
             let lines: Vec<String> = rows
                 .iter()
                 .map(|r| {

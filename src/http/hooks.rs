@@ -1,4 +1,4 @@
-//! Notify hooks on the API, the part operator and agent routes share: the JSON shapes
+//! Hooks on the API, the part operator and agent routes share: the JSON shapes
 //! (the actions themselves are [`crate::hooks::service`]).
 //! Answers show a hook's URL with its query redacted; the signing secret appears only
 //! in the create and rotate answers, which do not implement Debug.

@@ -11,7 +11,7 @@ use super::tools::ToolName;
 use crate::domain::ids::{HookId, TodoId};
 use crate::domain::todo_state::Presence;
 use crate::error::{Error, Result};
-use crate::http::agent::{batches, hooks, notify_owner, presence, sinks, todos};
+use crate::http::agent::{batches, hooks, owner_page, presence, sinks, todos};
 use crate::service::Services;
 use crate::sinks::service::agent as agent_sinks;
 use crate::store::endpoints::AgentPrincipal;
@@ -81,7 +81,7 @@ pub async fn call(tool: ToolName, local: &Local, caller: Caller, args: Args) -> 
         T::CreateHook => body(hooks::create_answer(s, me, args.body()?).await?),
         T::RotateHook => body(hooks::rotate_answer(s, me, args.only::<HookId>(path)?).await?),
         T::DeleteHook => body(hooks::delete_answer(s, me, args.only::<HookId>(path)?).await?),
-        T::NotifyOwner => body(notify_owner::notify_answer(s, me, args.body()?).await?),
+        T::PageOwner => body(owner_page::page_answer(s, me, args.body()?).await?),
         T::ListSinks => {
             args.none()?;
             body(sinks::list_answer(s, me).await?)

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::args::{PathParam, bare_schema, input_schema};
 use crate::http::agent::batch_dto::{BatchCreateBody, BatchFinishBody};
-use crate::http::agent::notify_owner::NotifyOwnerBody;
+use crate::http::agent::owner_page::OwnerPageBody;
 use crate::http::agent::sinks::PutSinkBody;
 use crate::http::agent::todos::ListQuery;
 use crate::http::dto::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
@@ -70,7 +70,7 @@ tools! {
     CreateHook => "create_hook",
     RotateHook => "rotate_hook",
     DeleteHook => "delete_hook",
-    NotifyOwner => "notify_owner",
+    PageOwner => "notify_owner",
     ListSinks => "list_sinks",
     SetSink => "set_sink",
     DeleteSink => "delete_sink",
@@ -103,7 +103,7 @@ impl ToolName {
             T::CreateHook => Action::AgentCreateHook,
             T::RotateHook => Action::AgentRotateHook,
             T::DeleteHook => Action::AgentDeleteHook,
-            T::NotifyOwner => Action::NotifyOwner,
+            T::PageOwner => Action::PageOwner,
             T::ListSinks => Action::AgentListSinks,
             T::SetSink => Action::AgentPutSink,
             T::DeleteSink => Action::AgentDeleteSink,
@@ -131,7 +131,7 @@ impl ToolName {
             | T::ClockOut
             | T::ListHooks
             | T::CreateHook
-            | T::NotifyOwner
+            | T::PageOwner
             | T::ListSinks => PathParam::None,
         }
     }
@@ -151,7 +151,7 @@ impl ToolName {
             T::CreateTodo => input_schema::<CreateTodoBody>(path),
             T::CreateTodos => input_schema::<BatchCreateBody>(path),
             T::CreateHook => input_schema::<CreateHookBody>(path),
-            T::NotifyOwner => input_schema::<NotifyOwnerBody>(path),
+            T::PageOwner => input_schema::<OwnerPageBody>(path),
             T::SetSink => input_schema::<PutSinkBody>(path),
             T::SetSinkSubscriptions => input_schema::<Subscriptions>(path),
             T::GetTodo
@@ -192,7 +192,7 @@ mod tests {
         for verb in Verb::ALL {
             let named = match verb {
                 // Grants of a family: each of their tools is named for its verb.
-                Verb::NotifyHooks | Verb::Notifications => continue,
+                Verb::ManageHooks | Verb::Notifications => continue,
                 other => other.as_str(),
             };
             assert!(ToolName::parse(named).is_some(), "no tool for {verb}");

@@ -103,7 +103,7 @@ async fn check_fan_out(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Res
 /// Refuses a rule whose `notify` names a sink that is not the webhook's scope's (by id
 /// `sk_…` or by name): `reference_out_of_scope`, as for an unknown one. Checked again
 /// when the rule fires.
-async fn check_notify(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Result<()> {
+async fn check_rule_sinks(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Result<()> {
     for rule in &set.rules {
         let Some((sink, _)) = rule.action.notification() else { continue };
         let found = match sink.parse::<crate::domain::ids::SinkId>() {
@@ -132,7 +132,7 @@ pub async fn save_rules(s: &Services, who: &Reach, id: WebhookId, body: &serde_j
     check(Action::SaveRules, Principal::Human(who), Some(Place::scope(webhook.scope_id)))?;
     let set = checked_rules(body)?;
     check_fan_out(s, &webhook, &set).await?;
-    check_notify(s, &webhook, &set).await?;
+    check_rule_sinks(s, &webhook, &set).await?;
     let stored = serde_json::to_value(&set).map_err(|e| Error::internal_from("encoding rules", e))?;
     let row = s.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
     s.webhook_cache.evict(row.id);

@@ -27,7 +27,7 @@ pub struct EndpointPage<'a> {
     pub may_admin: bool,
     /// Its webhooks.
     pub webhooks: &'a [WebhookRow],
-    /// Its notify hooks.
+    /// Its hooks.
     pub hooks: &'a [HookRow],
     /// Now, for "3 min ago".
     pub now: DateTime<Utc>,

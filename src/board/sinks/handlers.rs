@@ -28,8 +28,8 @@ use crate::sinks::service as sinks;
 use crate::sinks::service::connections;
 use crate::sinks::statements::SinkRow;
 
-/// Most delivery-log rows a sink's page shows.
-pub const DELIVERY_LOG_LIMIT: i64 = 100;
+/// Most send-log rows a sink's page shows.
+pub const SEND_LOG_LIMIT: i64 = 100;
 
 async fn list_page(
     s: &Services,
@@ -239,7 +239,7 @@ async fn detail_page(
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
-    let deliveries = sinks::deliveries(s, &human.reach, sink.id, DELIVERY_LOG_LIMIT).await?;
+    let sends = sinks::sends(s, &human.reach, sink.id, SEND_LOG_LIMIT).await?;
     let owners = Owners::of(s, human).await?;
     let connections = connections::list(s, &human.reach).await?;
     let connection = connections.iter().find(|c| c.id == sink.connection_id).map_or("(unknown)", |c| c.name.as_str());
@@ -251,7 +251,7 @@ async fn detail_page(
             may_admin: owners.administers(sink.scope_id),
             editor,
             error,
-            deliveries: &deliveries,
+            sends: &sends,
             now: Utc::now(),
         },
         &human.csrf,
@@ -260,7 +260,7 @@ async fn detail_page(
     Ok(forms::page_with_status(human, status, layout::page(human, Nav::Sinks, &title, body)))
 }
 
-/// `GET /sinks/{id}`: the sink, its subscriptions and its delivery log.
+/// `GET /sinks/{id}`: the sink, its subscriptions and its send log.
 pub async fn show(s: web::Data<Services>, human: Human, path: web::Path<String>) -> Result<HttpResponse, BoardError> {
     let id: SinkId = parse_id(&path)?;
     let (sink, subs) = sinks::subscriptions(&s, &human.reach, id).await?;

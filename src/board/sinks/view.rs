@@ -1,6 +1,6 @@
 //! The Sinks pages' bodies: the connections (fingerprints only, never a secret) and
 //! sinks of every scope the human belongs to, with the forms an admin of the scope
-//! gets; and one sink's page with its subscriptions editor and delivery log. Pure
+//! gets; and one sink's page with its subscriptions editor and send log. Pure
 //! functions from rows to [`Markup`]; every value is escaped by maud, and a sink's URL
 //! is always shown with its query redacted.
 
@@ -16,7 +16,7 @@ use crate::board::todos::paths as todo_paths;
 use crate::domain::ids::{ConnectionId, SinkId};
 use crate::hooks::rules::hook::redact_url;
 use crate::sinks::rules::vocabulary::{AppriseMode, ConnectionKind, SinkKind};
-use crate::sinks::statements::outbox::DeliveryRow;
+use crate::sinks::statements::outbox::SendRow;
 use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Which form a refusal belongs to.
@@ -416,8 +416,8 @@ pub struct SinkPage<'a> {
     pub editor: &'a str,
     /// Why the last save was refused.
     pub error: Option<&'a str>,
-    /// The delivery log, newest first.
-    pub deliveries: &'a [DeliveryRow],
+    /// The send log, newest first.
+    pub sends: &'a [SendRow],
     /// Now, for "3 min ago".
     pub now: DateTime<Utc>,
 }
@@ -463,7 +463,7 @@ pub fn sink_page(p: &SinkPage<'_>, csrf: &CsrfToken) -> Markup {
         }
         section #deliveries aria-labelledby="sb-deliveries-heading" {
             h2 #sb-deliveries-heading { "Delivery log" }
-            (delivery_log(p.deliveries, p.now))
+            (send_log(p.sends, p.now))
         }
     }
 }
@@ -482,8 +482,8 @@ fn subscriptions_hint() -> Markup {
     }
 }
 
-/// The delivery log: newest first, each row's event, subject, status and attempts.
-pub fn delivery_log(rows: &[DeliveryRow], now: DateTime<Utc>) -> Markup {
+/// The send log: newest first, each row's event, subject, status and attempts.
+pub fn send_log(rows: &[SendRow], now: DateTime<Utc>) -> Markup {
     html! {
         @if rows.is_empty() {
             p.sb-empty { "Nothing has been sent to this sink yet." }

@@ -1,4 +1,4 @@
-//! The agent's notify-hook routes (grant `notify_hooks`, never implied): an agent
+//! The agent's hook routes (grant `notify_hooks`, never implied): an agent
 //! manages its own endpoint's hooks only; any other hook is not found.
 
 use actix_web::{HttpResponse, web};

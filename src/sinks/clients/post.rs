@@ -1,4 +1,4 @@
-//! Posting one message to one sink: the request its kind takes (`notify::sinks`),
+//! Posting one message to one sink: the request its kind takes (`sinks::clients`),
 //! sent through the guarded client (the SSRF guard checks every dial; redirects are
 //! never followed), and the class of the answer. Used by a sink's test send and by the
 //! outbox worker alike, so what a test proves is what a notification does.

@@ -359,13 +359,13 @@ pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult
     })
 }
 
-/// A sink's delivery log, newest first, for any member of its scope.
-pub async fn deliveries(
+/// A sink's send log, newest first, for any member of its scope.
+pub async fn sends(
     s: &Services,
     who: &Reach,
     id: SinkId,
     limit: i64,
-) -> Result<Vec<crate::sinks::statements::outbox::DeliveryRow>> {
-    let sink = sink_for(s, who, Action::ListSinkDeliveries, id).await?;
-    s.store.sink_deliveries(&[sink.scope_id], id, limit).await
+) -> Result<Vec<crate::sinks::statements::outbox::SendRow>> {
+    let sink = sink_for(s, who, Action::ListSinkSends, id).await?;
+    s.store.sink_sends(&[sink.scope_id], id, limit).await
 }

@@ -1,6 +1,6 @@
 //! One sink's share of a claim: its budget decides what goes out alone, what goes out as
 //! one coalesced message and what is held; the messages are rendered from facts read
-//! for all its rows at once; up to [`MAX_DELIVERIES_IN_FLIGHT`] are on the wire at a
+//! for all its rows at once; up to [`MAX_SENDS_IN_FLIGHT`] are on the wire at a
 //! time; and a recorder beside the senders writes the answers in batches (what has come
 //! back within [`RECORD_LINGER`] of the first unrecorded answer, or [`RECORD_BATCH`]
 //! answers, or the last of the share), so a backlog costs one commit per batch instead
@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::render::{coalesced, render};
 use super::tally::Tally;
-use super::{DrainReport, MAX_DELIVERIES_IN_FLIGHT, OutboxDeps};
+use super::{DrainReport, MAX_SENDS_IN_FLIGHT, OutboxDeps};
 use crate::domain::ids::{SinkId, TodoId};
 use crate::error::{Error, Result};
 use crate::metrics::SinkOutcome;
@@ -108,7 +108,7 @@ async fn drain(
         let held_now: Vec<_> = due.iter().map(|row| row.event).collect();
         tally.written_refs(store.hold_for_unbound(due).await?);
         for event in held_now {
-            deps.metrics.sink_delivery(event, SinkOutcome::Held);
+            deps.metrics.sink_send(event, SinkOutcome::Held);
         }
         return Ok(report);
     }
@@ -116,7 +116,7 @@ async fn drain(
     tally.written_refs(plan.written.iter().copied());
     report.held += plan.held;
     for event in &plan.held_now {
-        deps.metrics.sink_delivery(*event, SinkOutcome::Held);
+        deps.metrics.sink_send(*event, SinkOutcome::Held);
     }
     if plan.individual.is_empty() && plan.coalesced.is_empty() {
         return Ok(report);
@@ -144,7 +144,7 @@ async fn drain(
         let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
         store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(why)).await?;
         for row in plan.individual.iter().chain(&plan.coalesced) {
-            deps.metrics.sink_delivery(row.event, SinkOutcome::Undeliverable);
+            deps.metrics.sink_send(row.event, SinkOutcome::Undeliverable);
         }
         return Ok(report);
     }
@@ -165,7 +165,7 @@ async fn drain(
     Ok(report)
 }
 
-/// Sends `rows` one message each, at most [`MAX_DELIVERIES_IN_FLIGHT`] at a time, and
+/// Sends `rows` one message each, at most [`MAX_SENDS_IN_FLIGHT`] at a time, and
 /// records every answer; how many were sent. Every row runs to its end even when a
 /// record fails, so none is left sent but unrecorded while others still go out. Tells
 /// `done_sending` when the last send has ended.
@@ -183,7 +183,7 @@ async fn send_individually(
     let (answers, mut recorded) = mpsc::unbounded_channel::<(Record, bool)>();
     let sending = async move {
         stream::iter(rows)
-            .for_each_concurrent(MAX_DELIVERIES_IN_FLIGHT, |row| {
+            .for_each_concurrent(MAX_SENDS_IN_FLIGHT, |row| {
                 let answers = answers.clone();
                 async move {
                     let answer = attempt(deps, client, target, window, &row, facts).await;
@@ -303,11 +303,11 @@ fn step(deps: &OutboxDeps, answer: Answer, row: &OutboxRow) -> Outcome {
                 OutboxStatus::Partial => SinkOutcome::Partial,
                 _ => SinkOutcome::Undeliverable,
             };
-            deps.metrics.sink_delivery(event, outcome);
+            deps.metrics.sink_send(event, outcome);
             Outcome::Done(status, class.map(ErrorClass::as_str))
         }
         Step::RetryAfter(wait, class) => {
-            deps.metrics.sink_delivery(event, SinkOutcome::Retried);
+            deps.metrics.sink_send(event, SinkOutcome::Retried);
             Outcome::RetryAfter(wait, class.as_str())
         }
     }
@@ -332,7 +332,7 @@ async fn send_coalesced(
         Answer::Sent => {
             store.finish_coalesced(&ids, OutboxStatus::Coalesced, None).await?;
             for row in rows {
-                deps.metrics.sink_delivery(row.event, SinkOutcome::Coalesced);
+                deps.metrics.sink_send(row.event, SinkOutcome::Coalesced);
             }
             return Ok(1);
         }

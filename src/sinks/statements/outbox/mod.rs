@@ -18,7 +18,7 @@ mod record;
 
 use facts::DeadLetterColumns;
 pub use facts::SubjectFacts;
-pub use log::{DeliveryRow, ToldSink};
+pub use log::{SendRow, ToldSink};
 pub use record::{Fresh, Outcome, Record};
 
 use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
