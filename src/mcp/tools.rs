@@ -16,7 +16,7 @@ use super::args::{PathParam, bare_schema, input_schema};
 use crate::http::agent::batch_dto::{BatchCreateBody, BatchFinishBody};
 use crate::http::agent::owner_page::OwnerPageBody;
 use crate::http::agent::sinks::PutSinkBody;
-use crate::http::agent::todos::ListQuery;
+use crate::http::agent::todos::ListTodosQuery;
 use crate::http::dto::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
 use crate::http::hooks::CreateHookBody;
 use crate::http::operator::sinks::Subscriptions;
@@ -141,7 +141,7 @@ impl ToolName {
         use ToolName as T;
         let path = self.path();
         match self {
-            T::ListTodos => input_schema::<ListQuery>(path),
+            T::ListTodos => input_schema::<ListTodosQuery>(path),
             T::Claim | T::ClaimNext => input_schema::<ClaimBody>(path),
             T::Heartbeat => input_schema::<HeartbeatBody>(path),
             T::Complete | T::Fail | T::Release => input_schema::<FinishBody>(path),

@@ -93,7 +93,7 @@ pub struct Parts {
     pub metrics: Metrics,
     /// Bearer token for `/metrics`; none refuses every scrape.
     pub metrics_token: Option<String>,
-    /// Notify-hook kill switch, ceiling and plain-http allowance.
+    /// Hook kill switch, ceiling and plain-http allowance.
     pub hooks: HookSettings,
     /// The outbound SSRF guard (hook URLs are checked with it when saved).
     pub guard: Guard,
@@ -149,7 +149,7 @@ impl Services {
         &self.base_url
     }
 
-    /// What the notify-hook routes obey (the Board shows the ceiling and the switch).
+    /// What the hook routes obey (the Board shows the ceiling and the switch).
     pub fn hook_settings(&self) -> HookSettings {
         self.hooks
     }

@@ -9,7 +9,7 @@ use super::permissions::{Action, Place, check};
 use super::principal::Principal;
 use crate::domain::ids::{EndpointId, WebhookId};
 use crate::error::{Error, Result};
-use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
+use crate::intake::rules::{self, Envelope, Route, RoutingDecision, RuleSet};
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::tenancy::Reach;
@@ -179,19 +179,19 @@ pub async fn dry_run(s: &Services, who: &Reach, id: WebhookId, sample: Sample) -
         body: sample.body,
     };
     Ok(match rules::evaluate(&set, &envelope, rules::DEFAULT_BUDGET) {
-        Decision::NoMatch => RuleTestAnswer {
+        RoutingDecision::NoMatch => RuleTestAnswer {
             matched_rule: None,
             outcome: "default_queue".into(),
             queue: Some(webhook.queue),
             fault: None,
         },
-        Decision::Fault { rule_id, reason } => RuleTestAnswer {
+        RoutingDecision::Fault { rule_id, reason } => RuleTestAnswer {
             matched_rule: Some(rule_id),
             outcome: "fault".into(),
             queue: Some("quarantine".into()),
             fault: Some(reason),
         },
-        Decision::Matched { rule_id, action } => {
+        RoutingDecision::Matched { rule_id, action } => {
             let (outcome, queue) = match action.route {
                 Route::Queue { queue, .. } => ("queue", Some(queue)),
                 Route::Drop => ("drop", None),

@@ -11,7 +11,7 @@ use chrono::Utc;
 
 use super::form::{ConnectionForm, RotateForm, SinkForm, SubscriptionsForm, UpdateForm, saved_text};
 use super::paths;
-use super::view::{Refused, SinkPage, SinksView, sink_page, sinks_page};
+use super::view::{RefusedSinkForm, SinkPage, SinksView, sink_page, sinks_page};
 use crate::board::error::BoardError;
 use crate::board::extract::{NoFields, Posted};
 use crate::board::forms;
@@ -34,7 +34,7 @@ pub const SEND_LOG_LIMIT: i64 = 100;
 async fn list_page(
     s: &Services,
     human: &Human,
-    refused: Option<(&Refused, &str)>,
+    refused: Option<(&RefusedSinkForm, &str)>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
     let connections = connections::list(s, &human.reach).await?;
@@ -54,7 +54,7 @@ pub fn explain(e: &Error) -> String {
 
 /// The list page again with `e` beside the form `which`, if `e` is about what was
 /// typed; anything else is the Board's usual refusal page.
-async fn refused(s: &Services, human: &Human, which: Refused, e: Error) -> Result<HttpResponse, BoardError> {
+async fn refused(s: &Services, human: &Human, which: RefusedSinkForm, e: Error) -> Result<HttpResponse, BoardError> {
     let why = forms::refusal(e)?;
     list_page(s, human, Some((&which, &explain(&why))), why.status_code()).await
 }
@@ -86,7 +86,7 @@ pub async fn create_connection(
             let text = format!("Stored the connection {} (fingerprint {}).", row.name, row.fingerprint);
             Ok(done(&board, paths::SINKS, text))
         }
-        Err(e) => refused(&s, &human, Refused::NewConnection(form.without_secret()), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::NewConnection(form.without_secret()), e).await,
     }
 }
 
@@ -106,7 +106,7 @@ pub async fn rotate_connection(
             let text = format!("Replaced the secret of {} (fingerprint now {}).", row.name, row.fingerprint);
             Ok(done(&board, paths::SINKS, text))
         }
-        Err(e) => refused(&s, &human, Refused::Connection(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Connection(id), e).await,
     }
 }
 
@@ -125,7 +125,7 @@ pub async fn delete_connection(
             tracing::info!(human = %human.reach.human, connection = %id, "board: connection deleted");
             Ok(done(&board, paths::SINKS, "Deleted the connection.".to_owned()))
         }
-        Err(e) => refused(&s, &human, Refused::Connection(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Connection(id), e).await,
     }
 }
 
@@ -142,7 +142,7 @@ pub async fn test_connection(
     let notice = match connections::test(&s, &human.reach, id).await {
         Ok(None) => Notice::done("Test passed: the Cairn knows the token."),
         Ok(Some((code, message))) => Notice::warn(format!("Test failed ({code}): {message}.")),
-        Err(e) => return refused(&s, &human, Refused::Connection(id), e).await,
+        Err(e) => return refused(&s, &human, RefusedSinkForm::Connection(id), e).await,
     };
     Ok(respond::see_other_with_notice(&board.cookies, paths::SINKS, &notice))
 }
@@ -164,7 +164,7 @@ pub async fn create_sink(
             let text = format!("Added the sink {}. It sends nothing until it has subscriptions.", row.name);
             Ok(done(&board, &paths::sink(row.id), text))
         }
-        Err(e) => refused(&s, &human, Refused::NewSink(form), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::NewSink(form), e).await,
     }
 }
 
@@ -190,7 +190,7 @@ pub async fn update_sink(
             };
             Ok(done(&board, paths::SINKS, text))
         }
-        Err(e) => refused(&s, &human, Refused::Sink(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Sink(id), e).await,
     }
 }
 
@@ -208,7 +208,7 @@ pub async fn delete_sink(
             tracing::info!(human = %human.reach.human, sink = %id, "board: sink deleted");
             Ok(done(&board, paths::SINKS, "Deleted the sink and its subscriptions.".to_owned()))
         }
-        Err(e) => refused(&s, &human, Refused::Sink(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Sink(id), e).await,
     }
 }
 

@@ -21,7 +21,7 @@ use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Which form a refusal belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub enum RefusedSinkForm {
     /// The new-connection form, with what was typed (never the secret).
     NewConnection(ConnectionForm),
     /// A connection's rotate form or delete button.
@@ -53,7 +53,7 @@ pub struct SinksView<'a> {
     /// The human's owner scopes and which they administer.
     pub owners: &'a Owners,
     /// A refused form and why.
-    pub refused: Option<(&'a Refused, &'a str)>,
+    pub refused: Option<(&'a RefusedSinkForm, &'a str)>,
     /// Now, for "3 min ago".
     pub now: DateTime<Utc>,
 }
@@ -67,7 +67,7 @@ fn refusal(why: &str) -> Markup {
 }
 
 impl SinksView<'_> {
-    fn why(&self, which: &Refused) -> Option<&str> {
+    fn why(&self, which: &RefusedSinkForm) -> Option<&str> {
         self.refused.filter(|(r, _)| *r == which).map(|(_, why)| why)
     }
 
@@ -142,7 +142,7 @@ fn connection_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                                 @match c.rotated_at { Some(at) => { (when(v.now, at)) }, None => { "never" } }
                             }
                             td data-label="Actions" {
-                                @if let Some(why) = v.why(&Refused::Connection(c.id)) { (refusal(why)) }
+                                @if let Some(why) = v.why(&RefusedSinkForm::Connection(c.id)) { (refusal(why)) }
                                 @if v.owners.administers(c.scope_id) {
                                     (connection_actions(c, csrf))
                                 } @else {
@@ -217,7 +217,7 @@ fn connection_actions(c: &ConnectionRow, csrf: &CsrfToken) -> Markup {
 
 fn connection_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
     let (typed, why) = match v.refused {
-        Some((Refused::NewConnection(f), why)) => (Some(f), Some(why)),
+        Some((RefusedSinkForm::NewConnection(f), why)) => (Some(f), Some(why)),
         _ => (None, None),
     };
     let blank = ConnectionForm::default();
@@ -278,7 +278,7 @@ fn sink_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                             td data-label="Budget" { (s.budget_per_hour) " an hour, burst " (s.burst) }
                             td data-label="Connection" { (v.connection_name(s.connection_id)) }
                             td data-label="Actions" {
-                                @if let Some(why) = v.why(&Refused::Sink(s.id)) { (refusal(why)) }
+                                @if let Some(why) = v.why(&RefusedSinkForm::Sink(s.id)) { (refusal(why)) }
                                 @if v.owners.administers(s.scope_id) {
                                     (sink_actions(s, csrf))
                                 } @else {
@@ -348,7 +348,7 @@ fn sink_actions(s: &SinkRow, csrf: &CsrfToken) -> Markup {
 
 fn sink_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
     let (typed, why) = match v.refused {
-        Some((Refused::NewSink(f), why)) => (Some(f), Some(why)),
+        Some((RefusedSinkForm::NewSink(f), why)) => (Some(f), Some(why)),
         _ => (None, None),
     };
     let blank = SinkForm::default();

@@ -71,7 +71,12 @@ fn sink(scope: ScopeId, conn: &ConnectionRow, name: &str) -> SinkRow {
     }
 }
 
-fn render(conns: &[ConnectionRow], sinks: &[SinkRow], owners: &Owners, refused: Option<(&Refused, &str)>) -> String {
+fn render(
+    conns: &[ConnectionRow],
+    sinks: &[SinkRow],
+    owners: &Owners,
+    refused: Option<(&RefusedSinkForm, &str)>,
+) -> String {
     let v = SinksView { connections: conns, sinks, owners, refused, now: now() };
     sinks_page(&v, &CsrfToken::random()).into_string()
 }
@@ -139,7 +144,7 @@ fn a_refused_create_is_shown_beside_its_form_with_what_was_typed_but_never_the_s
         base_url: String::new(),
         owner: "team:ops".into(),
     };
-    let refused = Refused::NewConnection(typed.without_secret());
+    let refused = RefusedSinkForm::NewConnection(typed.without_secret());
     let html = render(&[], &[], &o, Some((&refused, "forbidden_scheme: json")));
     assert!(html.contains("Refused, nothing changed: forbidden_scheme: json"), "{html}");
     assert!(html.contains(r#"value="phone""#) && !html.contains("hush"), "{html}");

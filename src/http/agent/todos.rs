@@ -24,7 +24,7 @@ use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 /// Query of `list_todos`.
 #[derive(Debug, Deserialize, IntoParams, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListQuery {
+pub struct ListTodosQuery {
     /// Only this queue.
     pub queue: Option<String>,
     /// Only this drainable state.
@@ -70,15 +70,15 @@ fn finish(body: FinishBody) -> Finish {
 }
 
 /// This endpoint's drainable work, newest first, without payloads.
-#[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListQuery), tag = "agent",
+#[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListTodosQuery), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListQuery>) -> Result<HttpResponse> {
+pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListTodosQuery>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0, q.into_inner()).await?))
 }
 
 /// What `list` answers (the route and the MCP tool `list_todos`).
-pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListQuery) -> Result<TodoList> {
+pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListTodosQuery) -> Result<TodoList> {
     let rows = agent::list(s, me, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
     Ok(TodoList { todos: rows.iter().map(TodoView::from).collect() })
 }

@@ -22,10 +22,10 @@ use crate::metrics::SinkOutcome;
 use crate::sinks::clients::post::{SinkTarget, post, scheme_refusal};
 use crate::sinks::rules::claim_window::ClaimWindow;
 use crate::sinks::rules::content::{DeadLetterFacts, Message};
-use crate::sinks::rules::outcome::{Answer, ErrorClass, Step, after_attempt};
+use crate::sinks::rules::outcome::{ErrorClass, SinkAnswer, Step, after_attempt};
 use crate::sinks::rules::vocabulary::OutboxStatus;
 use crate::sinks::statements::Credential;
-use crate::sinks::statements::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
+use crate::sinks::statements::outbox::{OutboxRow, Record, SendOutcome, SinkDial, SubjectFacts};
 use crate::store::Store;
 
 /// Answers one recorder write takes at most.
@@ -281,18 +281,18 @@ async fn attempt(
 ) -> (Record, bool) {
     let end = |outcome| Record::of(row, outcome);
     let Some(message) = render(row, facts, &deps.base_url) else {
-        return (end(Outcome::Done(OutboxStatus::Undeliverable, Some("subject_gone"))), false);
+        return (end(SendOutcome::Done(OutboxStatus::Undeliverable, Some("subject_gone"))), false);
     };
     if !window.may_start(Instant::now()) {
-        return (end(Outcome::GivenBack), false);
+        return (end(SendOutcome::GivenBack), false);
     }
     let answer = post(client, target, &message).await;
-    let sent = answer == Answer::Sent;
+    let sent = answer == SinkAnswer::Sent;
     (end(step(deps, answer, row)), sent)
 }
 
 /// What `answer` makes of `row`, counted in the metrics.
-fn step(deps: &OutboxDeps, answer: Answer, row: &OutboxRow) -> Outcome {
+fn step(deps: &OutboxDeps, answer: SinkAnswer, row: &OutboxRow) -> SendOutcome {
     let event = row.event;
     let previous = row.last_error.as_deref().and_then(|e| e.parse::<ErrorClass>().ok());
     let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
@@ -304,11 +304,11 @@ fn step(deps: &OutboxDeps, answer: Answer, row: &OutboxRow) -> Outcome {
                 _ => SinkOutcome::Undeliverable,
             };
             deps.metrics.sink_send(event, outcome);
-            Outcome::Done(status, class.map(ErrorClass::as_str))
+            SendOutcome::Done(status, class.map(ErrorClass::as_str))
         }
         Step::RetryAfter(wait, class) => {
             deps.metrics.sink_send(event, SinkOutcome::Retried);
-            Outcome::RetryAfter(wait, class.as_str())
+            SendOutcome::RetryAfter(wait, class.as_str())
         }
     }
 }
@@ -329,28 +329,28 @@ async fn send_coalesced(
     }
     let message: Message = coalesced(rows, &deps.base_url);
     match post(client, target, &message).await {
-        Answer::Sent => {
+        SinkAnswer::Sent => {
             store.finish_coalesced(&ids, OutboxStatus::Coalesced, None).await?;
             for row in rows {
                 deps.metrics.sink_send(row.event, SinkOutcome::Coalesced);
             }
             return Ok(1);
         }
-        Answer::Permanent(class) => {
+        SinkAnswer::Permanent(class) => {
             store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(class.as_str())).await?
         }
-        Answer::ConfigurationError => {
+        SinkAnswer::ConfigurationError => {
             store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some("configuration")).await?
         }
         // The sink may take it later: the rows wait for the next token.
-        Answer::Retryable(_) | Answer::Partial => store.unclaim_held_outbox(&ids).await?,
+        SinkAnswer::Retryable(_) | SinkAnswer::Partial => store.unclaim_held_outbox(&ids).await?,
     }
     Ok(0)
 }
 
 /// Records ending every row of `rows` undeliverable for `why`.
 pub fn undeliverable(rows: &[OutboxRow], why: &'static str) -> Vec<Record> {
-    rows.iter().map(|row| Record::of(row, Outcome::Done(OutboxStatus::Undeliverable, Some(why)))).collect()
+    rows.iter().map(|row| Record::of(row, SendOutcome::Done(OutboxStatus::Undeliverable, Some(why)))).collect()
 }
 
 /// Records `records` and deletes the dead-letter records that leaves owed nothing.

@@ -35,7 +35,7 @@ use crate::sinks::rules::schemes::SchemePolicy;
 use crate::store::Store;
 use crate::vault::Vault;
 
-pub use claim::{Claim, claim};
+pub use claim::{OutboxClaim, claim};
 use drain::drain_sink_telling;
 pub use drain::{SinkShare, drain_sink};
 pub use tally::Tally;
