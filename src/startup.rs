@@ -117,7 +117,7 @@ pub struct Application {
     store: Store,
     metrics: Metrics,
     _sweepers: Sweepers,
-    _notify: Option<NotifyWorkers>,
+    _hooks: Option<HookWorkers>,
     auth_cache: AuthCache,
     _auth_listener: AuthListener,
     _outbox: OutboxRunner,
@@ -156,14 +156,14 @@ impl Drop for OutboxRunner {
     }
 }
 
-/// The notify-hook dispatcher (and the supervisors it starts) on an arbiter of its own:
+/// The hook dispatcher (and the supervisors it starts) on an arbiter of its own:
 /// outbound calls never share a thread with the sweeps. Stopped with the application.
-pub struct NotifyWorkers {
+pub struct HookWorkers {
     arbiter: Arbiter,
     dispatcher: Addr<Dispatcher>,
 }
 
-impl NotifyWorkers {
+impl HookWorkers {
     /// Starts a dispatcher over `channel` on a new arbiter, its mailbox bounded from the
     /// first send and restarted after a panic behind the same address (the emitter's
     /// recipients stay valid).
@@ -171,11 +171,11 @@ impl NotifyWorkers {
         let arbiter = Arbiter::new();
         let dispatcher = crate::actors::restarting::start_in_arbiter(
             &arbiter.handle(),
-            "notify dispatcher",
+            "hook dispatcher",
             crate::hooks::worker::DISPATCH_MAILBOX,
             move || Dispatcher::new(channel),
         );
-        NotifyWorkers { arbiter, dispatcher }
+        HookWorkers { arbiter, dispatcher }
     }
 
     /// An emitter sending both kinds of signal to the dispatcher.
@@ -184,7 +184,7 @@ impl NotifyWorkers {
     }
 }
 
-impl Drop for NotifyWorkers {
+impl Drop for HookWorkers {
     fn drop(&mut self) {
         self.arbiter.stop();
     }
@@ -230,7 +230,7 @@ impl Application {
             cache: hook_cache.clone(),
             database_url: database_url.to_owned(),
         };
-        let (emitter, notify) = start_hooks(&hooks, hook_channel, emitter);
+        let (emitter, hook_workers) = start_hooks(&hooks, hook_channel, emitter);
         // Every commit that may make work claimable rings the bell; the claim listener
         // wakes this instance's waiting requests (service::long_poll).
         let bell = Bell::new();
@@ -307,7 +307,7 @@ impl Application {
             metrics,
             _sweepers: sweepers,
             _binder: binder,
-            _notify: notify,
+            _hooks: hook_workers,
             auth_cache,
             _auth_listener: auth_listener,
             _outbox: outbox,
@@ -317,10 +317,10 @@ impl Application {
         })
     }
 
-    /// The notify-hook dispatcher, when hooks are on (tests reach it through this).
+    /// The hook dispatcher, when hooks are on (tests reach it through this).
     #[doc(hidden)]
-    pub fn notify_dispatcher(&self) -> Option<Addr<Dispatcher>> {
-        self._notify.as_ref().map(|n| n.dispatcher.clone())
+    pub fn hook_dispatcher(&self) -> Option<Addr<Dispatcher>> {
+        self._hooks.as_ref().map(|n| n.dispatcher.clone())
     }
 
     /// The bound port.
@@ -333,7 +333,7 @@ impl Application {
         &self.store
     }
 
-    /// The process's metrics (workers that count, such as the notify-hook dispatcher,
+    /// The process's metrics (workers that count, such as the hook dispatcher,
     /// take a clone).
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
@@ -414,9 +414,9 @@ fn bind(settings: &Settings) -> Result<(TcpListener, u16), StartupError> {
 
 /// Starts the hook dispatcher when hooks are on, and adds it to the emitter's
 /// recipients; with hooks off, says so once and starts nothing.
-fn start_hooks(hooks: &HookSettings, channel: HookChannel, emitter: Emitter) -> (Emitter, Option<NotifyWorkers>) {
+fn start_hooks(hooks: &HookSettings, channel: HookChannel, emitter: Emitter) -> (Emitter, Option<HookWorkers>) {
     if hooks.accepting() {
-        let workers = NotifyWorkers::start(channel);
+        let workers = HookWorkers::start(channel);
         let emitter = emitter.and(workers.emitter());
         (emitter, Some(workers))
     } else {

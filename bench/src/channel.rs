@@ -1,6 +1,6 @@
 //! The notify-hook channel built inside the bench process, from the library, the way
 //! `startup.rs` builds the server's: a `Dispatcher` on an arbiter of its own
-//! (`NotifyWorkers::start`) over a `HookChannel` with a store on the benchmark database,
+//! (`HookWorkers::start`) over a `HookChannel` with a store on the benchmark database,
 //! a vault with the server's encryption key (so the secrets of hooks created through
 //! the server's API open), an outbound guard with the server's policy (plain http,
 //! 127.0.0.1/32 allowlisted, the server's own address refused), in-process metrics and
@@ -19,7 +19,7 @@ use switchboard::hooks::cache::HookCache;
 use switchboard::hooks::worker::HookChannel;
 use switchboard::metrics::Metrics;
 use switchboard::outbound::{Guard, Policy};
-use switchboard::startup::NotifyWorkers;
+use switchboard::startup::HookWorkers;
 use switchboard::store::signals::Emitter;
 use switchboard::vault::Vault;
 
@@ -31,7 +31,7 @@ use crate::server::{NOTIFY_RATE_PER_MINUTE, Server};
 
 /// The running channel. Dropping it stops its arbiter.
 pub struct BenchChannel {
-    _workers: NotifyWorkers,
+    _workers: HookWorkers,
     feed: Emitter,
     metrics: Metrics,
     threads: Vec<u32>,
@@ -59,7 +59,7 @@ impl BenchChannel {
             database_url: db.url.clone(),
         };
         let before = machine::own_threads();
-        let workers = NotifyWorkers::start(channel);
+        let workers = HookWorkers::start(channel);
         // The arbiter's thread is running once `start` returns: it is the new one.
         let threads = machine::own_threads().into_iter().filter(|t| !before.contains(t)).collect();
         let feed = signals.and(workers.emitter());

@@ -11,7 +11,7 @@
 //! through the server's intake (so its facts, hooks and sender gate are real). A
 //! feeder's cycle emits that todo's `TodoReady` and waits until all H hooks' verified
 //! `todo.ready` POSTs are held by the receiver. So at most lines × F × H deliveries are
-//! in flight, kept under the per-endpoint cap (`MAX_DELIVERIES_IN_FLIGHT`) so that the
+//! in flight, kept under the per-endpoint cap (`MAX_RINGS_IN_FLIGHT`) so that the
 //! figure is what the channel delivers, not what it sheds; the channel's metrics are
 //! read around the windows to show that nothing was dropped. Spreading the load over
 //! several endpoints is what lets it go past one endpoint's cap.
@@ -27,7 +27,7 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use switchboard::domain::ids::TodoId;
 use switchboard::domain::todo_state::ReadyReason;
-use switchboard::hooks::worker::MAX_DELIVERIES_IN_FLIGHT;
+use switchboard::hooks::worker::MAX_RINGS_IN_FLIGHT;
 use switchboard::store::Store;
 use switchboard::store::signals::{Emitter, Signal, TodoFacts, TodoReady};
 use switchboard::store::todos::Caller;
@@ -195,10 +195,10 @@ async fn measure(
     ));
 
     let in_flight = args.feeders_per_endpoint * args.hooks_per_endpoint;
-    if in_flight > MAX_DELIVERIES_IN_FLIGHT {
+    if in_flight > MAX_RINGS_IN_FLIGHT {
         crate::progress(&format!(
             "hooks: {in_flight} deliveries per endpoint may be in flight, over the channel's cap of \
-             {MAX_DELIVERIES_IN_FLIGHT}: expect drops"
+             {MAX_RINGS_IN_FLIGHT}: expect drops"
         ));
     }
     // The feeders' todos, made through the server: their POSTs fill the ready sample.

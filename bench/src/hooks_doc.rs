@@ -92,7 +92,7 @@ pub fn section(d: &mut String, run: &Run) {
     let _ = writeln!(
         d,
         "**Ready deliveries per second — the notify channel itself.** What is measured is the real channel from the \
-         library (`NotifyWorkers::start(HookChannel {{ .. }})`, built as `startup.rs` builds the server's: dispatcher \
+         library (`HookWorkers::start(HookChannel {{ .. }})`, built as `startup.rs` builds the server's: dispatcher \
          on an arbiter of its own, a store on the benchmark database with a pool of {}, the server's encryption key, \
          the server's outbound policy), run inside the bench process and fed `TodoReady` signals through an emitter \
          exactly as the store hands them over after a commit. Every delivery does the whole channel's work: sender \
@@ -118,7 +118,7 @@ pub fn section(d: &mut String, run: &Run) {
         h.ready_body_bytes,
         h.concurrency(),
         h.feeders_per_endpoint * h.hooks_per_endpoint,
-        switchboard::hooks::worker::MAX_DELIVERIES_IN_FLIGHT,
+        switchboard::hooks::worker::MAX_RINGS_IN_FLIGHT,
         h.concurrency(),
         run.rounds,
         run.seconds,

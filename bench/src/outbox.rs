@@ -32,7 +32,7 @@ pub const INSTANCES: usize = 2;
 /// Deliveries one server's `OutboxWorker` has in flight at once for one sink: a sink's
 /// drain sends its rows at most this many at a time (`src/actors/outbox/drain.rs`; one
 /// drain per sink per server), so with one sink, exactly this.
-pub const IN_FLIGHT_PER_INSTANCE: usize = switchboard::sinks::worker::MAX_DELIVERIES_IN_FLIGHT;
+pub const IN_FLIGHT_PER_INSTANCE: usize = switchboard::sinks::worker::MAX_SENDS_IN_FLIGHT;
 /// The Board links' base (messages only link to it).
 pub const BASE_URL: &str = "https://switchboard.bench.example";
 

@@ -53,7 +53,7 @@ impl Sweep for EndpointExpiry {
     }
 }
 
-/// Forgets notify-hook secrets whose 24 hours after a rotation are over.
+/// Forgets hook secrets whose 24 hours after a rotation are over.
 pub struct PreviousSecretExpiry;
 
 impl Sweep for PreviousSecretExpiry {

@@ -24,14 +24,14 @@
 //! | [`hooks`] | what the hook verbs answer |
 //! | [`sink_dto`] | a sink's shapes, its subscriptions, a test's answer |
 //! | [`sinks`] | what the `notifications` verbs take and answer |
-//! | [`notify_owner`] | what `notify_owner` takes and answers |
+//! | [`owner_page`] | what `notify_owner` (an owner page) takes and answers |
 
 pub mod auth;
 pub mod batch_dto;
 pub mod batches;
 pub mod hook_dto;
 pub mod hooks;
-pub mod notify_owner;
+pub mod owner_page;
 pub mod presence;
 pub mod sink_dto;
 pub mod sinks;

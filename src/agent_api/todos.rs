@@ -23,7 +23,7 @@ use crate::store::todos::{ClaimOutcome, Finish, ListFilter};
 /// Query of `list_todos`.
 #[derive(Debug, Deserialize, IntoParams, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListQuery {
+pub struct ListTodosQuery {
     /// Only this queue.
     pub queue: Option<String>,
     /// Only this drainable state.
@@ -69,7 +69,7 @@ fn finish(body: FinishBody) -> Finish {
 }
 
 /// What `GET /api/v1/agent/todos` and the MCP tool `list_todos` answer.
-pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListQuery) -> Result<TodoList> {
+pub async fn list_answer(s: &Services, me: &AgentPrincipal, q: ListTodosQuery) -> Result<TodoList> {
     let rows = agent::list(s, me, ListFilter { queue: q.queue, state: q.state, limit: q.limit }).await?;
     Ok(TodoList { todos: rows.iter().map(TodoView::from).collect() })
 }

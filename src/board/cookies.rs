@@ -4,7 +4,7 @@
 //! Cookie attributes, and why:
 //! - `HttpOnly`: no script can read the session.
 //! - `SameSite=Lax`, not `Strict`: with `Strict` a link into the Board from a chat
-//!   message, an alert e-mail or a notify hook's receiver arrives without the cookie and
+//!   message, an alert e-mail or a hook's receiver arrives without the cookie and
 //!   shows the sign-in page to someone who is signed in (and some browsers drop a
 //!   `Strict` cookie set on the response to a cross-site-initiated POST redirect).
 //!   `Lax` still withholds the cookie from cross-site POSTs; the CSRF token is the real

@@ -16,7 +16,7 @@ pub enum Nav {
     Endpoints,
     /// Webhooks and routing rules.
     Webhooks,
-    /// Notify hooks and their health.
+    /// Hooks and their health.
     Hooks,
     /// Deliveries held by the sender gate.
     Quarantine,

@@ -228,7 +228,7 @@ pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
         }
         AdminCommand::ListWebhooks => list_webhooks(store).await,
         AdminCommand::ListSinks { owner } => list_sinks(store, &owner).await,
-        AdminCommand::SinkDeliveries { sink, limit } => sink_deliveries(store, &sink, limit).await,
+        AdminCommand::SinkDeliveries { sink, limit } => sink_sends(store, &sink, limit).await,
     }
 }
 
@@ -408,10 +408,10 @@ async fn list_sinks(store: &Store, owner: &str) -> Result<Output> {
     Ok(Output { json: to_json(&list)?, text: lines_or(lines, "no sinks") })
 }
 
-async fn sink_deliveries(store: &Store, sink: &str, limit: i64) -> Result<Output> {
+async fn sink_sends(store: &Store, sink: &str, limit: i64) -> Result<Output> {
     let id: SinkId = sink.parse().map_err(|_| Error::NotFound)?;
     let dial = store.sink_dial(id).await?.ok_or(Error::NotFound)?;
-    let rows = store.sink_deliveries(&[dial.scope_id], id, limit).await?;
+    let rows = store.sink_sends(&[dial.scope_id], id, limit).await?;
     let lines: Vec<String> = rows
         .iter()
         .map(|r| {

@@ -25,12 +25,12 @@ text_enum!(
         Interrupt => "interrupt",
         /// Create todos on this endpoint's queues.
         CreateTodo => "create_todo",
-        /// Manage this endpoint's notify hooks (off by default).
-        NotifyHooks => "notify_hooks",
+        /// Manage this endpoint's hooks (off by default).
+        ManageHooks => "notify_hooks",
         /// Manage the owner's notification sinks (off by default).
         Notifications => "notifications",
         /// Page the owner (off by default).
-        NotifyOwner => "notify_owner",
+        PageOwner => "notify_owner",
     }
 );
 
@@ -48,14 +48,14 @@ pub const DRAIN_FAMILY: &[Verb] = &[
 
 /// Verbs that are never implied and must be named explicitly, because their holder can
 /// reach people or redirect the owner's alerts.
-pub const SENSITIVE: &[Verb] = &[Verb::NotifyHooks, Verb::Notifications, Verb::NotifyOwner];
+pub const SENSITIVE: &[Verb] = &[Verb::ManageHooks, Verb::Notifications, Verb::PageOwner];
 
 /// Why `verb` is sensitive, in words a grant screen shows beside it (none: it is not).
 pub fn why_sensitive(verb: Verb) -> Option<&'static str> {
     match verb {
-        Verb::NotifyHooks => Some("its holder can send this endpoint's doorbells to any URL it chooses"),
+        Verb::ManageHooks => Some("its holder can send this endpoint's doorbells to any URL it chooses"),
         Verb::Notifications => Some("its holder can redirect or silence the owner's alerts"),
-        Verb::NotifyOwner => Some("its holder can page a person (at most 5 times an hour)"),
+        Verb::PageOwner => Some("its holder can page a person (at most 5 times an hour)"),
         _ => None,
     }
 }

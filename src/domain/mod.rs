@@ -2,9 +2,9 @@
 //! touches the database or the network, so all of it is unit-tested directly.
 
 pub mod admission;
-pub mod coalescing;
 pub mod fair_share;
 pub mod grants;
+pub mod group_commit;
 pub mod ids;
 pub mod neutralise;
 pub mod new_todo;

@@ -77,7 +77,7 @@ pub struct Ticket {
 
 /// Why a request may not wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
+pub enum WaitRefused {
     /// The instance already holds its most waiters.
     Full,
     /// The request's owner scope holds its share of the waiters.
@@ -160,15 +160,15 @@ impl<H: Clone> WaiterQueue<H> {
         endpoint: EndpointId,
         queue: Option<String>,
         handle: H,
-    ) -> Result<Ticket, Refused> {
+    ) -> Result<Ticket, WaitRefused> {
         if self.closed {
-            return Err(Refused::Closed);
+            return Err(WaitRefused::Closed);
         }
         let mine = self.by_scope.get(&scope).copied().unwrap_or(0);
         match self.share.admit(self.len, mine) {
             Admit::Take => {}
-            Admit::Full => return Err(Refused::Full),
-            Admit::ScopeShare => return Err(Refused::ScopeShare),
+            Admit::Full => return Err(WaitRefused::Full),
+            Admit::ScopeShare => return Err(WaitRefused::ScopeShare),
         }
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -369,12 +369,12 @@ mod tests {
         let mut q = WaiterQueue::new(2, 0);
         let a = q.enter(S, e, None, "a").unwrap();
         q.enter(S, e, None, "b").unwrap();
-        assert_eq!(q.enter(S, e, None, "c"), Err(Refused::Full));
+        assert_eq!(q.enter(S, e, None, "c"), Err(WaitRefused::Full));
         q.leave(&a);
         assert!(q.enter(S, e, None, "c").is_ok());
         assert_eq!(q.close().len(), 2);
         q.leave(&a);
-        assert_eq!(q.enter(S, e, None, "d"), Err(Refused::Closed));
+        assert_eq!(q.enter(S, e, None, "d"), Err(WaitRefused::Closed));
         assert!(q.is_closed());
     }
 
@@ -385,19 +385,19 @@ mod tests {
         // Six of eight, over three endpoints of the one scope; the seventh is refused.
         let endpoints = [EndpointId::new(), EndpointId::new(), EndpointId::new()];
         let tickets: Vec<Ticket> = (0..6).map(|i| q.enter(greedy, endpoints[i % 3], None, "greedy").unwrap()).collect();
-        assert_eq!(q.enter(greedy, EndpointId::new(), None, "greedy"), Err(Refused::ScopeShare));
+        assert_eq!(q.enter(greedy, EndpointId::new(), None, "greedy"), Err(WaitRefused::ScopeShare));
         // Another scope takes the two places kept for it; then the instance is full.
         let theirs = EndpointId::new();
         let kept = q.enter(other, theirs, None, "other").unwrap();
         q.enter(other, theirs, None, "other").unwrap();
-        assert_eq!(q.enter(other, theirs, None, "other"), Err(Refused::Full));
-        assert_eq!(q.enter(greedy, endpoints[0], None, "greedy"), Err(Refused::Full));
+        assert_eq!(q.enter(other, theirs, None, "other"), Err(WaitRefused::Full));
+        assert_eq!(q.enter(greedy, endpoints[0], None, "greedy"), Err(WaitRefused::Full));
         // A place given back is the scope's to take again, within its share.
         q.leave(&kept);
         q.leave(&tickets[0]);
         q.leave(&tickets[0]);
         assert!(q.enter(greedy, endpoints[0], None, "greedy").is_ok());
-        assert_eq!(q.enter(greedy, endpoints[0], None, "greedy"), Err(Refused::ScopeShare));
+        assert_eq!(q.enter(greedy, endpoints[0], None, "greedy"), Err(WaitRefused::ScopeShare));
         assert!(q.enter(other, theirs, None, "other").is_ok());
         assert_eq!(q.len(), 8);
     }

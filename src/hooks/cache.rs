@@ -8,7 +8,7 @@
 //! instance, or psql, made the change. While that listener is connected, a cached
 //! match is current and serves as the re-check before a first attempt; while it is
 //! not, entries still answer for their TTL ("no hooks" needs no re-check), but a
-//! delivery from them re-checks its hook in the database first. Every retry re-checks
+//! ring from them re-checks its hook in the database first. Every retry re-checks
 //! in the database anyway.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Notify hooks, the **doorbell** (SPEC section 9): when a todo becomes ready
+//! Hooks, the **doorbell** (SPEC section 9): when a todo becomes ready
 //! (`todo.ready`) or becomes a dead letter (`todo.dead_lettered`), the store emits a
 //! signal after commit and the dispatcher rings every matching hook once, signed with
 //! Standard Webhooks. Nothing of a ring is persisted: one lost to a full mailbox, the

@@ -1,8 +1,8 @@
-//! Notify hooks, for humans (an endpoint's hooks, in their scopes: any member lists,
+//! Hooks, for humans (an endpoint's hooks, in their scopes: any member lists,
 //! an admin changes) and for agents (their own endpoint's hooks, with the
 //! `notify_hooks` grant). Every change makes the dispatcher forget what it cached of
 //! the endpoint's hooks. Creation obeys the kill switch and the ceiling, and checks the
-//! URL with the same outbound guard every delivery dials through.
+//! URL with the same outbound guard every ring dials through.
 
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ use crate::store::tenancy::Reach;
 /// What a new hook is to be.
 #[derive(Debug, Clone, Default)]
 pub struct NewHook {
-    /// Where notifications are posted.
+    /// Where rings are posted.
     pub url: String,
     /// Only todos on these queues; empty: every queue.
     pub queues: Vec<String>,
@@ -59,7 +59,7 @@ async fn create_on(
     s.hooks.refuse_when_off()?;
     let spec = HookSpec::parse(&hook.url, &hook.queues, s.hooks.allow_http)
         .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    // The same guard every delivery dials through: a private, loopback or metadata
+    // The same guard every ring dials through: a private, loopback or metadata
     // target (unless allowlisted) is refused now, not only at the first attempt.
     // Where the name points (or that it does not resolve) is answered one way,
     // `forbidden_target`, whatever the cause.

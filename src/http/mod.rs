@@ -33,7 +33,7 @@ pub async fn not_found() -> Result<HttpResponse, Error> {
 /// before `{id}`.
 pub fn table() -> Vec<Entry> {
     use Method as M;
-    use agent::{batches, hooks as ah, notify_owner, presence, sinks as asinks, todos as at};
+    use agent::{batches, hooks as ah, owner_page, presence, sinks as asinks, todos as at};
     use operator::{
         admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
     };
@@ -74,7 +74,7 @@ pub fn table() -> Vec<Entry> {
             Action::AgentSetSubscriptions,
             asinks::put_subscriptions,
         ),
-        Entry::new(M::POST, "/api/v1/agent/notify-owner", Action::NotifyOwner, notify_owner::notify),
+        Entry::new(M::POST, "/api/v1/agent/notify-owner", Action::PageOwner, owner_page::page),
         Entry::new(M::POST, "/api/v1/endpoints", Action::VendEndpoint, endpoints::vend),
         Entry::new(M::GET, "/api/v1/endpoints", Action::ListEndpoints, endpoints::list),
         Entry::new(M::POST, "/api/v1/endpoints/{id}/revoke", Action::RevokeEndpoint, endpoints::revoke),
@@ -109,7 +109,7 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::PATCH, "/api/v1/sinks/{id}", Action::UpdateSink, sinks::update),
         Entry::new(M::DELETE, "/api/v1/sinks/{id}", Action::DeleteSink, sinks::delete),
         Entry::new(M::POST, "/api/v1/sinks/{id}/test", Action::TestSink, sinks::test),
-        Entry::new(M::GET, "/api/v1/sinks/{id}/deliveries", Action::ListSinkDeliveries, sinks::deliveries),
+        Entry::new(M::GET, "/api/v1/sinks/{id}/deliveries", Action::ListSinkSends, sinks::sends),
         Entry::new(M::PUT, "/api/v1/sinks/{id}/subscriptions", Action::SetSubscriptions, sinks::put_subscriptions),
         Entry::new(M::GET, "/api/v1/sinks/{id}/subscriptions", Action::ShowSubscriptions, sinks::get_subscriptions),
         Entry::new(M::POST, "/api/v1/digests", Action::CreateDigest, digests::create),

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::rules::{Decision, Route};
+use super::rules::{Route, RoutingDecision};
 use crate::domain::ids::EndpointId;
 use crate::domain::new_todo::NewTodo;
 use crate::domain::text::{QUARANTINE_QUEUE, TITLE_MAX_BYTES, scrub_nul_json, strip_controls, truncate_bytes};
@@ -44,22 +44,22 @@ pub struct Inputs<'a> {
 /// is the rules' verdict (ignored for an untrusted sender, whose delivery is held).
 /// `fan_out` are the extra endpoints a queue rule named, already limited to those the
 /// webhook's owner may reach.
-pub fn route(inputs: &Inputs, trusted: bool, decision: &Decision, fan_out: &[EndpointId]) -> Routed {
+pub fn route(inputs: &Inputs, trusted: bool, decision: &RoutingDecision, fan_out: &[EndpointId]) -> Routed {
     if !trusted {
         return held(inputs, QuarantineReason::UntrustedActor, None);
     }
     match decision {
-        Decision::NoMatch => Routed {
+        RoutingDecision::NoMatch => Routed {
             disposition: Disposition::Routed,
             todos: vec![todo(inputs, inputs.endpoint_id, inputs.default_queue)],
             rule_id: None,
         },
-        Decision::Fault { rule_id, .. } => {
+        RoutingDecision::Fault { rule_id, .. } => {
             let mut r = held(inputs, QuarantineReason::RuleFault, Some(rule_id.clone()));
             r.disposition = Disposition::Faulted;
             r
         }
-        Decision::Matched { rule_id, action } => match &action.route {
+        RoutingDecision::Matched { rule_id, action } => match &action.route {
             Route::Drop => {
                 Routed { disposition: Disposition::Dropped, todos: Vec::new(), rule_id: Some(rule_id.clone()) }
             }
@@ -123,7 +123,7 @@ fn label(raw: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::intake::rules::{Action, RuleSet, parse};
+    use crate::intake::rules::{RuleAction, RuleSet, parse};
     use serde_json::json;
 
     fn inputs<'a>(body: Option<&'a Value>) -> Inputs<'a> {
@@ -138,7 +138,7 @@ mod tests {
         }
     }
 
-    fn action(route: serde_json::Value) -> Action {
+    fn action(route: serde_json::Value) -> RuleAction {
         let rules: RuleSet =
             parse(&json!({"rules": [{"id": "r", "match": {"header": "x", "exists": true}, "action": route}]})).unwrap();
         rules.rules[0].action.clone()
@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn no_matching_rule_routes_to_the_default_queue() {
         let body = json!({"a": 1});
-        let r = route(&inputs(Some(&body)), true, &Decision::NoMatch, &[]);
+        let r = route(&inputs(Some(&body)), true, &RoutingDecision::NoMatch, &[]);
         assert_eq!(r.disposition, Disposition::Routed);
         assert_eq!(r.todos.len(), 1);
         assert_eq!((r.todos[0].queue.as_str(), r.todos[0].title.as_str()), ("inbox", "github push"));
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn an_untrusted_sender_is_held_whatever_the_rules_say() {
-        let r = route(&inputs(None), false, &Decision::NoMatch, &[]);
+        let r = route(&inputs(None), false, &RoutingDecision::NoMatch, &[]);
         assert_eq!(r.disposition, Disposition::Quarantined);
         assert_eq!(r.todos[0].queue, QUARANTINE_QUEUE);
         assert_eq!(r.todos[0].quarantine_reason, Some(QuarantineReason::UntrustedActor));
@@ -165,13 +165,13 @@ mod tests {
 
     #[test]
     fn a_faulting_rule_quarantines_and_a_drop_creates_nothing() {
-        let fault = Decision::Fault { rule_id: "r".into(), reason: "x".into() };
+        let fault = RoutingDecision::Fault { rule_id: "r".into(), reason: "x".into() };
         let r = route(&inputs(None), true, &fault, &[]);
         assert_eq!(
             (r.disposition, r.todos[0].quarantine_reason),
             (Disposition::Faulted, Some(QuarantineReason::RuleFault))
         );
-        let drop = Decision::Matched { rule_id: "r".into(), action: action(json!({"drop": true})) };
+        let drop = RoutingDecision::Matched { rule_id: "r".into(), action: action(json!({"drop": true})) };
         let r = route(&inputs(None), true, &drop, &[]);
         assert_eq!((r.disposition, r.todos.len()), (Disposition::Dropped, 0));
     }
@@ -179,7 +179,7 @@ mod tests {
     #[test]
     fn a_queue_rule_fans_out_once_per_endpoint() {
         let other = EndpointId(uuid::Uuid::from_u128(7));
-        let matched = Decision::Matched { rule_id: "r".into(), action: action(json!({"queue": "builds"})) };
+        let matched = RoutingDecision::Matched { rule_id: "r".into(), action: action(json!({"queue": "builds"})) };
         let r = route(&inputs(None), true, &matched, &[other, other]);
         let targets: Vec<_> = r.todos.iter().map(|t| (t.endpoint_id, t.queue.as_str())).collect();
         assert_eq!(targets, vec![(EndpointId(uuid::Uuid::nil()), "builds"), (other, "builds")]);
@@ -190,7 +190,7 @@ mod tests {
     fn a_body_that_is_not_json_travels_as_text() {
         let mut i = inputs(None);
         i.raw_text = "not json";
-        let r = route(&i, true, &Decision::NoMatch, &[]);
+        let r = route(&i, true, &RoutingDecision::NoMatch, &[]);
         assert_eq!(r.todos[0].payload, Some(json!({"raw_body": "not json"})));
     }
 }

@@ -18,7 +18,7 @@ pub enum PathParam {
     None,
     /// `{id}`, a todo id (`td_…`).
     TodoId,
-    /// `{id}`, a notify hook id (`nh_…`).
+    /// `{id}`, a hook id (`nh_…`).
     HookId,
     /// `{name}`, a sink's name.
     SinkName,

@@ -5,10 +5,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::args::Args;
-use super::gate::Caller;
+use super::gate::ToolCaller;
 use super::local::Local;
 use super::tools::ToolName;
-use crate::agent_api::{batches, hooks, notify_owner, presence, sinks, todos};
+use crate::agent_api::{batches, hooks, owner_page, presence, sinks, todos};
 use crate::domain::ids::{HookId, TodoId};
 use crate::domain::todo_state::Presence;
 use crate::error::{Error, Result};
@@ -17,19 +17,19 @@ use crate::sinks::service::agent as agent_sinks;
 use crate::store::endpoints::AgentPrincipal;
 
 /// What a tool answers.
-pub enum Answer {
+pub enum ToolAnswer {
     /// The route's answer body.
     Body(Value),
     /// The route answers no body (204): what happened, in words.
     Done(&'static str),
 }
 
-fn body(answer: impl Serialize) -> Result<Answer> {
-    serde_json::to_value(answer).map(Answer::Body).map_err(|e| Error::internal_from("rendering a tool's answer", e))
+fn body(answer: impl Serialize) -> Result<ToolAnswer> {
+    serde_json::to_value(answer).map(ToolAnswer::Body).map_err(|e| Error::internal_from("rendering a tool's answer", e))
 }
 
 /// Calls `tool` for `caller` with `args` (thread-bound work on `local`).
-pub async fn call(tool: ToolName, local: &Local, caller: Caller, args: Args) -> Result<Answer> {
+pub async fn call(tool: ToolName, local: &Local, caller: ToolCaller, args: Args) -> Result<ToolAnswer> {
     use ToolName as T;
     let (s, me): (&Services, &AgentPrincipal) = (&caller.services, &caller.me);
     let path = tool.path();
@@ -81,7 +81,7 @@ pub async fn call(tool: ToolName, local: &Local, caller: Caller, args: Args) -> 
         T::CreateHook => body(hooks::create_answer(s, me, args.body()?).await?),
         T::RotateHook => body(hooks::rotate_answer(s, me, args.only::<HookId>(path)?).await?),
         T::DeleteHook => body(hooks::delete_answer(s, me, args.only::<HookId>(path)?).await?),
-        T::NotifyOwner => body(notify_owner::notify_answer(s, me, args.body()?).await?),
+        T::PageOwner => body(owner_page::page_answer(s, me, args.body()?).await?),
         T::ListSinks => {
             args.none()?;
             body(sinks::list_answer(s, me).await?)
@@ -93,11 +93,11 @@ pub async fn call(tool: ToolName, local: &Local, caller: Caller, args: Args) -> 
         T::DeleteSink => {
             let name = args.only::<String>(path)?;
             agent_sinks::delete(s, me, &name).await?;
-            Ok(Answer::Done("deleted"))
+            Ok(ToolAnswer::Done("deleted"))
         }
         T::TestSink => {
             let name = args.only::<String>(path)?;
-            let Caller { services, me } = caller.clone();
+            let ToolCaller { services, me } = caller.clone();
             body(local.run(move || async move { sinks::test_answer(&services, &me, &name).await }).await?)
         }
         T::SetSinkSubscriptions => {

@@ -115,7 +115,7 @@ pub fn describe(tool: ToolName) -> &'static str {
              not found); the old one still signs for 24 hours. Answers the new `signing_secret`, shown only here."
         }
         T::DeleteHook => "Delete a notify hook this endpoint's agent created (`id`). Answers {hook_id, deleted: true}.",
-        T::NotifyOwner => {
+        T::PageOwner => {
             "Page this endpoint's owner (a person) through their notification sinks: `title` says what they need to \
              know, `severity` low/normal/high, `todo_id` links a todo. At most 5 an hour: use it when a human must act. \
              Answers {enqueued: <messages queued>} (0: no sink of the owner subscribes)."

@@ -38,7 +38,7 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Who calls a tool: the authenticated endpoint of this request, and the services.
 #[derive(Clone)]
-pub struct Caller {
+pub struct ToolCaller {
     /// The endpoint whose bearer the request carried, with its grants as of this request.
     pub me: AgentPrincipal,
     /// The services every tool calls through.
@@ -79,7 +79,7 @@ pub async fn gate(
     if let Some(bytes) = body {
         req.set_payload(actix_web::dev::Payload::from(bytes));
     }
-    req.extensions_mut().insert(Caller { me, services });
+    req.extensions_mut().insert(ToolCaller { me, services });
     let res = sessions::opening(place, next.call(req)).await?;
     Ok(res.map_body(|_, body| Watched::new(body.boxed(), call)))
 }
@@ -121,7 +121,7 @@ fn is_initialize(body: &[u8]) -> bool {
 /// Hands the caller the gate authenticated to rmcp, which carries it to the tool handler
 /// (rmcp-actix-web's `on_request` hook).
 pub fn hand_over(req: &HttpRequest, extensions: &mut rmcp::model::Extensions) {
-    if let Some(caller) = req.extensions().get::<Caller>() {
+    if let Some(caller) = req.extensions().get::<ToolCaller>() {
         extensions.insert(caller.clone());
     }
 }

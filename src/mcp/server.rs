@@ -16,9 +16,9 @@ use rmcp_actix_web::transport::on_request_extensions;
 use serde_json::json;
 
 use super::args::Args;
-use super::calls::{Answer, call};
+use super::calls::{ToolAnswer, call};
 use super::descriptions::INSTRUCTIONS;
-use super::gate::Caller;
+use super::gate::ToolCaller;
 use super::local::Local;
 use super::table::Tools;
 use super::tools::ToolName;
@@ -41,9 +41,9 @@ impl ToolServer {
 }
 
 /// The caller the gate authenticated for this HTTP request.
-fn caller(context: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
+fn caller(context: &RequestContext<RoleServer>) -> Result<ToolCaller, McpError> {
     on_request_extensions(&context.extensions)
-        .and_then(|e| e.get::<Caller>())
+        .and_then(|e| e.get::<ToolCaller>())
         .cloned()
         // The gate runs before every request; a request without its caller is a bug.
         .ok_or_else(|| McpError::internal_error("no authenticated caller", None))
@@ -71,10 +71,10 @@ fn refused(error: &Error) -> CallToolResult {
     result
 }
 
-fn answered(answer: Answer) -> CallToolResult {
+fn answered(answer: ToolAnswer) -> CallToolResult {
     match answer {
-        Answer::Body(value) => CallToolResult::structured(value),
-        Answer::Done(what) => CallToolResult::success(vec![ContentBlock::text(what)]),
+        ToolAnswer::Body(value) => CallToolResult::structured(value),
+        ToolAnswer::Done(what) => CallToolResult::success(vec![ContentBlock::text(what)]),
     }
 }
 

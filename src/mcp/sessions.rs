@@ -55,7 +55,7 @@ struct Owner {
 
 /// A place among the bounded sessions, held for an `initialize` on its way to rmcp.
 /// Dropped without becoming a session's, it is given back.
-pub struct Place {
+pub struct SessionPlace {
     registry: Arc<Registry>,
     owner: Owner,
     settled: bool,
@@ -63,7 +63,7 @@ pub struct Place {
 
 /// Why an `initialize` got no place.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub enum SessionRefused {
     /// The endpoint holds its most sessions.
     EndpointShare {
         /// The sessions it holds.
@@ -81,30 +81,30 @@ pub enum Refused {
     },
 }
 
-impl Refused {
+impl SessionRefused {
     /// The reason, as the refusal metric labels it.
     pub fn reason(&self) -> PlaceRefusal {
         match self {
-            Refused::EndpointShare { .. } => PlaceRefusal::EndpointShare,
-            Refused::ScopeShare { .. } => PlaceRefusal::ScopeShare,
-            Refused::Full { .. } => PlaceRefusal::InstanceFull,
+            SessionRefused::EndpointShare { .. } => PlaceRefusal::EndpointShare,
+            SessionRefused::ScopeShare { .. } => PlaceRefusal::ScopeShare,
+            SessionRefused::Full { .. } => PlaceRefusal::InstanceFull,
         }
     }
 }
 
-impl From<Refused> for Error {
+impl From<SessionRefused> for Error {
     /// A share held is the caller's to free (429 `rate_limited`); a full instance is not
     /// (503 `unavailable`).
-    fn from(refused: Refused) -> Error {
+    fn from(refused: SessionRefused) -> Error {
         match refused {
-            Refused::EndpointShare { held } => Error::rate_limited(
+            SessionRefused::EndpointShare { held } => Error::rate_limited(
                 format!(
                     "this endpoint holds {held} open MCP sessions, its most; close one (DELETE with its \
                      Mcp-Session-Id) or let one sit idle until it closes"
                 ),
                 Duration::from_secs(1),
             ),
-            Refused::ScopeShare { held } => Error::rate_limited(
+            SessionRefused::ScopeShare { held } => Error::rate_limited(
                 format!(
                     "the endpoints of this owner hold {held} open MCP sessions on this instance, their share \
                      (the rest is kept for other owners); close one (DELETE with its Mcp-Session-Id) or let \
@@ -112,7 +112,7 @@ impl From<Refused> for Error {
                 ),
                 Duration::from_secs(1),
             ),
-            Refused::Full { taken } => {
+            SessionRefused::Full { taken } => {
                 Error::Unavailable(format!("this instance holds {taken} open MCP sessions, its most"))
             }
         }
@@ -138,22 +138,22 @@ impl Registry {
     /// Takes a place for a session of `endpoint` (of owner `scope`), or says why not: the
     /// endpoint holds its most, the instance is full, or the scope holds its share (in
     /// that order).
-    pub fn reserve(self: &Arc<Self>, endpoint: EndpointId, scope: ScopeId) -> Result<Place, Refused> {
+    pub fn reserve(self: &Arc<Self>, endpoint: EndpointId, scope: ScopeId) -> Result<SessionPlace, SessionRefused> {
         let mut c = self.counts();
         let held = c.by_endpoint.get(&endpoint).copied().unwrap_or(0);
         if held >= self.max_per_endpoint {
-            return Err(Refused::EndpointShare { held });
+            return Err(SessionRefused::EndpointShare { held });
         }
         let held = c.by_scope.get(&scope).copied().unwrap_or(0);
         match self.share.admit(c.taken, held) {
             Admit::Take => {}
-            Admit::Full => return Err(Refused::Full { taken: c.taken }),
-            Admit::ScopeShare => return Err(Refused::ScopeShare { held }),
+            Admit::Full => return Err(SessionRefused::Full { taken: c.taken }),
+            Admit::ScopeShare => return Err(SessionRefused::ScopeShare { held }),
         }
         c.taken += 1;
         *c.by_endpoint.entry(endpoint).or_default() += 1;
         *c.by_scope.entry(scope).or_default() += 1;
-        Ok(Place { registry: self.clone(), owner: Owner { endpoint, scope }, settled: false })
+        Ok(SessionPlace { registry: self.clone(), owner: Owner { endpoint, scope }, settled: false })
     }
 
     /// Whose session `id` is, if it is open here.
@@ -167,7 +167,7 @@ impl Registry {
     }
 
     /// Gives `place` to the session `id`.
-    fn settle(&self, mut place: Place, id: &SessionId) {
+    fn settle(&self, mut place: SessionPlace, id: &SessionId) {
         place.settled = true;
         self.counts().owners.insert(id.clone(), place.owner);
     }
@@ -199,7 +199,7 @@ fn count_down<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, usize>, key: K) {
     }
 }
 
-impl Drop for Place {
+impl Drop for SessionPlace {
     fn drop(&mut self) {
         if !self.settled {
             self.registry.counts().give_back(self.owner);
@@ -209,12 +209,12 @@ impl Drop for Place {
 
 tokio::task_local! {
     /// The place the request being served took for the session it may open.
-    static OPENING: std::cell::RefCell<Option<Place>>;
+    static OPENING: std::cell::RefCell<Option<SessionPlace>>;
 }
 
 /// Runs `request` (the rest of the request's handling, rmcp included) with `place` ready
 /// for the session it opens; a place no session took is given back when it ends.
-pub async fn opening<F: std::future::Future>(place: Option<Place>, request: F) -> F::Output {
+pub async fn opening<F: std::future::Future>(place: Option<SessionPlace>, request: F) -> F::Output {
     OPENING.scope(std::cell::RefCell::new(place), request).await
 }
 
@@ -359,16 +359,16 @@ mod tests {
         let registry = Arc::new(Registry::new(8, 32, 25));
         // Six of eight over three endpoints of one scope; the seventh is refused, on any
         // of its endpoints, with 429.
-        let mine: Vec<Place> = (0..6).map(|i| registry.reserve(endpoint(i % 3), scope(1)).unwrap()).collect();
+        let mine: Vec<SessionPlace> = (0..6).map(|i| registry.reserve(endpoint(i % 3), scope(1)).unwrap()).collect();
         let refused = registry.reserve(endpoint(9), scope(1)).err().unwrap();
-        assert_eq!(refused, Refused::ScopeShare { held: 6 });
+        assert_eq!(refused, SessionRefused::ScopeShare { held: 6 });
         assert_eq!(refused.reason(), PlaceRefusal::ScopeShare);
         let err = Error::from(refused);
         assert_eq!((err.code(), err.retry_after()), ("rate_limited", Some(1)), "{err}");
         // Another scope takes the two kept places; then the instance is full for both.
         let theirs =
             [registry.reserve(endpoint(20), scope(2)).unwrap(), registry.reserve(endpoint(21), scope(2)).unwrap()];
-        assert_eq!(registry.reserve(endpoint(22), scope(2)).err(), Some(Refused::Full { taken: 8 }));
+        assert_eq!(registry.reserve(endpoint(22), scope(2)).err(), Some(SessionRefused::Full { taken: 8 }));
         assert_eq!(refusal(&registry, endpoint(0), scope(1)).code(), "unavailable");
         // A place the scope gives back (a session closed, or a request's place unused) is
         // its to take again.
@@ -378,6 +378,6 @@ mod tests {
         drop(theirs);
         registry.close(&id);
         let _again = registry.reserve(endpoint(0), scope(1)).unwrap();
-        assert!(matches!(registry.reserve(endpoint(0), scope(1)), Err(Refused::ScopeShare { .. })));
+        assert!(matches!(registry.reserve(endpoint(0), scope(1)), Err(SessionRefused::ScopeShare { .. })));
     }
 }

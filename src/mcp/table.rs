@@ -21,7 +21,7 @@ impl Tools {
                 let annotations = ToolAnnotations::new()
                     .read_only(t.read_only())
                     .destructive(t.deletes())
-                    .open_world(matches!(t, ToolName::TestSink | ToolName::NotifyOwner));
+                    .open_world(matches!(t, ToolName::TestSink | ToolName::PageOwner));
                 let tool = Tool::new(t.as_str(), describe(t), Arc::new(t.input_schema())).annotate(annotations);
                 (t, tool)
             })

@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 use super::args::{PathParam, bare_schema, input_schema};
 use crate::agent_api::batch_dto::{BatchCreateBody, BatchFinishBody};
 use crate::agent_api::hook_dto::CreateHookBody;
-use crate::agent_api::notify_owner::NotifyOwnerBody;
+use crate::agent_api::owner_page::OwnerPageBody;
 use crate::agent_api::sink_dto::Subscriptions;
 use crate::agent_api::sinks::PutSinkBody;
 use crate::agent_api::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
-use crate::agent_api::todos::ListQuery;
+use crate::agent_api::todos::ListTodosQuery;
 use crate::service::Principal;
 use crate::service::permissions::{Action, check};
 use crate::store::endpoints::AgentPrincipal;
@@ -70,7 +70,7 @@ tools! {
     CreateHook => "create_hook",
     RotateHook => "rotate_hook",
     DeleteHook => "delete_hook",
-    NotifyOwner => "notify_owner",
+    PageOwner => "notify_owner",
     ListSinks => "list_sinks",
     SetSink => "set_sink",
     DeleteSink => "delete_sink",
@@ -103,7 +103,7 @@ impl ToolName {
             T::CreateHook => Action::AgentCreateHook,
             T::RotateHook => Action::AgentRotateHook,
             T::DeleteHook => Action::AgentDeleteHook,
-            T::NotifyOwner => Action::NotifyOwner,
+            T::PageOwner => Action::PageOwner,
             T::ListSinks => Action::AgentListSinks,
             T::SetSink => Action::AgentPutSink,
             T::DeleteSink => Action::AgentDeleteSink,
@@ -131,7 +131,7 @@ impl ToolName {
             | T::ClockOut
             | T::ListHooks
             | T::CreateHook
-            | T::NotifyOwner
+            | T::PageOwner
             | T::ListSinks => PathParam::None,
         }
     }
@@ -141,7 +141,7 @@ impl ToolName {
         use ToolName as T;
         let path = self.path();
         match self {
-            T::ListTodos => input_schema::<ListQuery>(path),
+            T::ListTodos => input_schema::<ListTodosQuery>(path),
             T::Claim | T::ClaimNext => input_schema::<ClaimBody>(path),
             T::Heartbeat => input_schema::<HeartbeatBody>(path),
             T::Complete | T::Fail | T::Release => input_schema::<FinishBody>(path),
@@ -151,7 +151,7 @@ impl ToolName {
             T::CreateTodo => input_schema::<CreateTodoBody>(path),
             T::CreateTodos => input_schema::<BatchCreateBody>(path),
             T::CreateHook => input_schema::<CreateHookBody>(path),
-            T::NotifyOwner => input_schema::<NotifyOwnerBody>(path),
+            T::PageOwner => input_schema::<OwnerPageBody>(path),
             T::SetSink => input_schema::<PutSinkBody>(path),
             T::SetSinkSubscriptions => input_schema::<Subscriptions>(path),
             T::GetTodo
@@ -192,7 +192,7 @@ mod tests {
         for verb in Verb::ALL {
             let named = match verb {
                 // Grants of a family: each of their tools is named for its verb.
-                Verb::NotifyHooks | Verb::Notifications => continue,
+                Verb::ManageHooks | Verb::Notifications => continue,
                 other => other.as_str(),
             };
             assert!(ToolName::parse(named).is_some(), "no tool for {verb}");

@@ -74,15 +74,15 @@ struct BatchItemLabels {
 }
 
 /// The batch families.
-pub(super) struct Families {
+pub(super) struct BatchFamilies {
     calls: Family<BatchCallLabels, Counter>,
     items: Family<BatchItemLabels, Counter>,
 }
 
-impl Families {
+impl BatchFamilies {
     /// Registers them in `registry`, every label set at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families { calls: Family::default(), items: Family::default() };
+        let families = BatchFamilies { calls: Family::default(), items: Family::default() };
         registry.register(
             "switchboard_agent_batches",
             "Agent batch requests (claim-next with a limit above 1, batch complete, fail and create), by verb \

@@ -38,17 +38,17 @@ struct EmptyWaitLabels {
 }
 
 /// The claim families.
-pub(super) struct Families {
+pub(super) struct ClaimFamilies {
     deferred: Family<DeferredLabels, Counter>,
     long_poll_waiters: Gauge,
     long_poll_wakeups: Counter,
     long_poll_empty: Family<EmptyWaitLabels, Counter>,
 }
 
-impl Families {
+impl ClaimFamilies {
     /// Registers them in `registry`, every label set at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families {
+        let families = ClaimFamilies {
             deferred: Family::default(),
             long_poll_waiters: Gauge::default(),
             long_poll_wakeups: Counter::default(),

@@ -1,5 +1,5 @@
-//! Notify hooks: notifications by type and outcome, delivery attempts, hooks switched
-//! off, change notices applied to the hook cache, notifications under way.
+//! Notify hooks: rings by type and outcome, delivery attempts, hooks switched
+//! off, change notices applied to the hook cache, rings under way.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -8,13 +8,13 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::Metrics;
-use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::body::HookEvent;
 use crate::hooks::rules::hook::HookDisabledReason;
 use crate::hooks::rules::retry::AttemptResult;
 
 label_values! {
     /// What became of one notification to one hook.
-    NotificationOutcome {
+    RingOutcome {
         /// A 2xx answer.
         Delivered => "delivered",
         /// Every attempt failed, or a failure was not retryable.
@@ -24,12 +24,12 @@ label_values! {
     }
 }
 
-label_values_of!(NotifyType, AttemptResult, HookDisabledReason);
+label_values_of!(HookEvent, AttemptResult, HookDisabledReason);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct NotificationLabels {
-    r#type: NotifyType,
-    outcome: NotificationOutcome,
+struct RingLabels {
+    r#type: HookEvent,
+    outcome: RingOutcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -43,19 +43,19 @@ struct DisabledLabels {
 }
 
 /// The notify-hook families.
-pub(super) struct Families {
-    notifications: Family<NotificationLabels, Counter>,
+pub(super) struct HookFamilies {
+    rings: Family<RingLabels, Counter>,
     attempts: Family<AttemptLabels, Counter>,
     disabled: Family<DisabledLabels, Counter>,
     change_notices: Counter,
     in_flight: Gauge,
 }
 
-impl Families {
+impl HookFamilies {
     /// Registers them in `registry`, every label set at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families {
-            notifications: Family::default(),
+        let families = HookFamilies {
+            rings: Family::default(),
             attempts: Family::default(),
             disabled: Family::default(),
             change_notices: Counter::default(),
@@ -65,7 +65,7 @@ impl Families {
         registry.register(
             "switchboard_notify_hook_notifications",
             "Notifications to notify hooks, by event type and outcome",
-            families.notifications.clone(),
+            families.rings.clone(),
         );
         registry.register(
             "switchboard_notify_hook_attempts",
@@ -88,9 +88,9 @@ impl Families {
              endpoint's supervisor, or being delivered",
             families.in_flight.clone(),
         );
-        for &event in NotifyType::ALL {
-            for &outcome in NotificationOutcome::ALL {
-                drop(families.notifications.get_or_create(&NotificationLabels { r#type: event, outcome }));
+        for &event in HookEvent::ALL {
+            for &outcome in RingOutcome::ALL {
+                drop(families.rings.get_or_create(&RingLabels { r#type: event, outcome }));
             }
         }
         for &result in AttemptResult::ALL {
@@ -105,8 +105,8 @@ impl Families {
 
 impl Metrics {
     /// Counts one notification's fate.
-    pub fn notification(&self, event: NotifyType, outcome: NotificationOutcome) {
-        self.inner.hooks.notifications.get_or_create(&NotificationLabels { r#type: event, outcome }).inc();
+    pub fn ring(&self, event: HookEvent, outcome: RingOutcome) {
+        self.inner.hooks.rings.get_or_create(&RingLabels { r#type: event, outcome }).inc();
     }
 
     /// Counts one delivery attempt.
@@ -126,13 +126,13 @@ impl Metrics {
 
     /// Counts one notification as under way for as long as the returned token, or a
     /// clone of it, exists.
-    pub fn notification_in_flight(&self) -> InFlight {
+    pub fn ring_in_flight(&self) -> InFlight {
         self.inner.hooks.in_flight.inc();
         InFlight(self.inner.hooks.in_flight.clone())
     }
 }
 
-/// One notification under way (see [`Metrics::notification_in_flight`]): each clone
+/// One notification under way (see [`Metrics::ring_in_flight`]): each clone
 /// counts once more, and each drop once less, however the notification ends (delivered,
 /// dropped, refused by a full mailbox, or lost with a panicking actor).
 #[derive(Debug)]

@@ -48,17 +48,17 @@ struct PlaceRefusedLabels {
 }
 
 /// The families of requests.
-pub(super) struct Families {
+pub(super) struct HttpFamilies {
     webhook_deliveries: Counter,
     webhook_verify_failures: Counter,
     requests_abandoned: Counter,
     places_refused: Family<PlaceRefusedLabels, Counter>,
 }
 
-impl Families {
+impl HttpFamilies {
     /// Registers them in `registry`, every label set at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families {
+        let families = HttpFamilies {
             webhook_deliveries: Counter::default(),
             webhook_verify_failures: Counter::default(),
             requests_abandoned: Counter::default(),

@@ -14,14 +14,14 @@ struct ListenerLabels {
 }
 
 /// The change-listener family (a series per listener, made as each first reports).
-pub(super) struct Families {
+pub(super) struct ListenerFamilies {
     listening: Family<ListenerLabels, Gauge>,
 }
 
-impl Families {
+impl ListenerFamilies {
     /// Registers it in `registry`.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families { listening: Family::default() };
+        let families = ListenerFamilies { listening: Family::default() };
         registry.register(
             "switchboard_change_listener_listening",
             "1 while this instance's change listener (LISTEN session, by its session name) is \

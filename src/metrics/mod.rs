@@ -5,7 +5,7 @@
 //! Each file of this module registers one group of families and counts into them:
 //! `hooks` (notify hooks), `http` (webhook intake, abandoned requests, bounded places),
 //! `listeners` (change listeners), `sinks` (sinks, the outbox, digests), `claims`
-//! (admission, long polls), `batches` and `coalescing` (agent verbs), `outbound` (the
+//! (admission, long polls), `batches` and `group_commit` (agent verbs), `outbound` (the
 //! SSRF guard). This one holds the registry and reads the signals the store dropped.
 
 use std::sync::Arc;
@@ -55,7 +55,7 @@ macro_rules! label_values_of {
 
 mod batches;
 mod claims;
-mod coalescing;
+mod group_commit;
 mod hooks;
 mod http;
 mod listeners;
@@ -64,8 +64,8 @@ mod sinks;
 
 pub use batches::{BatchCallOutcome, BatchItemOutcome, BatchVerb};
 pub use claims::EmptyWait;
-pub use coalescing::CoalescedVerb;
-pub use hooks::{InFlight, NotificationOutcome};
+pub use group_commit::GroupCommitVerb;
+pub use hooks::{InFlight, RingOutcome};
 pub use http::{PlaceKind, PlaceRefusal};
 pub use sinks::SinkOutcome;
 
@@ -104,14 +104,14 @@ impl<S: DroppedSignals> Collector for SignalsDropped<S> {
 
 struct Inner {
     registry: Registry,
-    hooks: hooks::Families,
-    http: http::Families,
-    listeners: listeners::Families,
-    sinks: sinks::Families,
-    claims: claims::Families,
-    batches: batches::Families,
-    coalescing: coalescing::Families,
-    outbound: outbound::Families,
+    hooks: hooks::HookFamilies,
+    http: http::HttpFamilies,
+    listeners: listeners::ListenerFamilies,
+    sinks: sinks::SinkFamilies,
+    claims: claims::ClaimFamilies,
+    batches: batches::BatchFamilies,
+    group_commit: group_commit::GroupCommitFamilies,
+    outbound: outbound::OutboundFamilies,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -130,16 +130,16 @@ impl Metrics {
     /// A registry with every family, reading dropped signals from `signals`.
     pub fn new(signals: &impl DroppedSignals) -> Self {
         let mut registry = Registry::default();
-        let hooks = hooks::Families::register(&mut registry);
-        let http = http::Families::register(&mut registry);
-        let listeners = listeners::Families::register(&mut registry);
-        let sinks = sinks::Families::register(&mut registry);
-        let claims = claims::Families::register(&mut registry);
-        let batches = batches::Families::register(&mut registry);
-        let coalescing = coalescing::Families::register(&mut registry);
-        let outbound = outbound::Families::register(&mut registry);
+        let hooks = hooks::HookFamilies::register(&mut registry);
+        let http = http::HttpFamilies::register(&mut registry);
+        let listeners = listeners::ListenerFamilies::register(&mut registry);
+        let sinks = sinks::SinkFamilies::register(&mut registry);
+        let claims = claims::ClaimFamilies::register(&mut registry);
+        let batches = batches::BatchFamilies::register(&mut registry);
+        let group_commit = group_commit::GroupCommitFamilies::register(&mut registry);
+        let outbound = outbound::OutboundFamilies::register(&mut registry);
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
-        let inner = Inner { registry, hooks, http, listeners, sinks, claims, batches, coalescing, outbound };
+        let inner = Inner { registry, hooks, http, listeners, sinks, claims, batches, group_commit, outbound };
         Metrics { inner: Arc::new(inner) }
     }
 

@@ -16,14 +16,14 @@ struct RefusedLabels {
 }
 
 /// The outbound family.
-pub(super) struct Families {
+pub(super) struct OutboundFamilies {
     refused: Family<RefusedLabels, Counter>,
 }
 
-impl Families {
+impl OutboundFamilies {
     /// Registers it in `registry`, every reason at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families { refused: Family::default() };
+        let families = OutboundFamilies { refused: Family::default() };
         registry.register(
             "switchboard_outbound_refused",
             "Outbound targets the SSRF guard refused, when saved or tested and at dial time, by cause (an \

@@ -39,17 +39,17 @@ struct SinkLabels {
 }
 
 /// The sink, outbox and digest families.
-pub(super) struct Families {
+pub(super) struct SinkFamilies {
     deliveries: Family<SinkLabels, Counter>,
     outbox_depth: Gauge,
     outbox_oldest: Gauge<f64, AtomicU64>,
     digest_ticks: Counter,
 }
 
-impl Families {
+impl SinkFamilies {
     /// Registers them in `registry`, every label set at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families {
+        let families = SinkFamilies {
             deliveries: Family::default(),
             outbox_depth: Gauge::default(),
             outbox_oldest: Gauge::default(),
@@ -87,7 +87,7 @@ impl Families {
 
 impl Metrics {
     /// Counts an outbox row's attempt at a sink.
-    pub fn sink_delivery(&self, event: SinkEvent, outcome: SinkOutcome) {
+    pub fn sink_send(&self, event: SinkEvent, outcome: SinkOutcome) {
         self.inner.sinks.deliveries.get_or_create(&SinkLabels { event, outcome }).inc();
     }
 

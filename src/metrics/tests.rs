@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
-use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::body::HookEvent;
 use crate::hooks::rules::hook::HookDisabledReason;
 use crate::hooks::rules::retry::AttemptClass;
 use crate::outbound::failure::TransportFailure;
@@ -94,8 +94,8 @@ fn a_fresh_registry_shows_the_checked_in_families() {
 fn counts_land_on_their_own_label_set_and_clones_share_them() {
     let m = Metrics::new(&Dropped::default());
     let clone = m.clone();
-    m.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
-    clone.notification(NotifyType::DeadLettered, NotificationOutcome::Failed);
+    m.ring(HookEvent::DeadLettered, RingOutcome::Failed);
+    clone.ring(HookEvent::DeadLettered, RingOutcome::Failed);
     m.attempt(AttemptClass::from_status(503).metric_result());
     m.attempt(AttemptClass::from(TransportFailure::RejectedSsrf).metric_result());
     m.hook_disabled(HookDisabledReason::ConsecutiveFailures);

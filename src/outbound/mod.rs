@@ -1,5 +1,5 @@
 //! Every call Switchboard makes to the outside goes through here (SPEC section 8): one
-//! SSRF guard for notify hooks, sinks, test sends and digests.
+//! SSRF guard for hooks, sinks, test sends and digests.
 //!
 //! - [`policy`]: the pure rules (URL shape, the operator's allowlist, our own listen
 //!   address) over [`address`] classes; [`self_target`]: our own base URL's host and

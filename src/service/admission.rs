@@ -15,7 +15,7 @@ use crate::store::tenancy::Reach;
 
 /// One queue's budget as the API answers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub struct QueueBudget {
     /// The endpoint.
     pub endpoint_id: EndpointId,
     /// The queue.
@@ -34,7 +34,7 @@ pub async fn set(
     endpoint: EndpointId,
     queue: &str,
     change: AdmissionChange,
-) -> Result<Settings> {
+) -> Result<QueueBudget> {
     let found = s.store.endpoint_in(&who.scope_ids(), endpoint).await?;
     check(Action::SetAdmission, Principal::Human(who), Some(Place::scope(found.scope_id)))?;
     check_queue(queue)?;
@@ -42,7 +42,7 @@ pub async fn set(
     let budget = s.store.set_admission(endpoint, queue, change, Some(who.human)).await?;
     tracing::info!(human = %who.human, endpoint = %endpoint, queue, paused = budget.paused,
         max_in_flight = ?budget.max_in_flight, per_hour = ?budget.per_hour, "admission budget changed");
-    Ok(Settings { endpoint_id: endpoint, queue: queue.to_owned(), budget })
+    Ok(QueueBudget { endpoint_id: endpoint, queue: queue.to_owned(), budget })
 }
 
 /// The budgets of one endpoint's queues (in the caller's scopes, else 404).

@@ -101,7 +101,7 @@ pub async fn create(s: &Services, me: &AgentPrincipal, t: NewAgentTodo) -> Resul
 /// work (counted in the metrics, as in `queue_deferrals`).
 pub async fn claim_next(s: &Services, me: &AgentPrincipal, claim: Claim) -> Result<ClaimOutcome> {
     may(me, Action::ClaimNext)?;
-    counted(s, super::coalesce::claim_next(s, me.endpoint_id, claim.request(me)).await?)
+    counted(s, super::group_commit::claim_next(s, me.endpoint_id, claim.request(me)).await?)
 }
 
 /// Claims one todo by id within its queue's admission budget: the claim, or the reason
@@ -137,7 +137,7 @@ pub async fn heartbeat(
 /// Completes a claimed todo.
 pub async fn complete(s: &Services, me: &AgentPrincipal, id: TodoId, finish: Finish) -> Result<TodoRow> {
     may(me, Action::Complete)?;
-    super::coalesce::complete(s, me.endpoint_id, id, finish).await
+    super::group_commit::complete(s, me.endpoint_id, id, finish).await
 }
 
 /// Fails a claimed todo: a retry with backoff below the cap, a dead letter at it.

@@ -11,7 +11,7 @@ use crate::domain::grants::Verb;
 use crate::domain::ids::{EndpointId, ScopeId};
 use crate::error::{Error, Result};
 use crate::store::endpoints::{Revoked, VendEndpoint, VendedEndpoint};
-use crate::store::held_work::Held;
+use crate::store::held_work::HeldWork;
 use crate::store::tenancy::{OwnerRef, Reach};
 
 /// What a vend asks for.
@@ -66,7 +66,7 @@ pub async fn show(s: &Services, who: &Reach, id: EndpointId) -> Result<EndpointR
 
 /// What revoking the endpoint would dead-letter, for the confirmation page: asked by
 /// someone who may revoke it (a member who may not: 403, before any counting).
-pub async fn held_work(s: &Services, who: &Reach, id: EndpointId) -> Result<(EndpointRow, Held)> {
+pub async fn held_work(s: &Services, who: &Reach, id: EndpointId) -> Result<(EndpointRow, HeldWork)> {
     let endpoint = s.store.endpoint_in(&who.scope_ids(), id).await?;
     check(Action::RevokeEndpoint, Principal::Human(who), Some(Place::scope(endpoint.scope_id)))?;
     let held = s.store.held_work(&endpoint).await?;

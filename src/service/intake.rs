@@ -15,7 +15,7 @@ use crate::domain::tokens;
 use crate::error::{Error, Result};
 use crate::intake::redact::redacted_headers;
 use crate::intake::routing::{Inputs, Routed, route};
-use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
+use crate::intake::rules::{self, Envelope, Route, RoutingDecision, RuleSet};
 use crate::intake::trusted_senders::is_trusted;
 use crate::intake::verify::{self, Inbound, VerifyError};
 use crate::store::deliveries::{Delivery, Recorded, RuleNotice};
@@ -137,7 +137,7 @@ pub(super) async fn route_delivery(
 ) -> Result<(Routed, Option<RuleNotice>)> {
     let decision = match rules {
         Ok(set) => rules::evaluate(set, envelope, rules::DEFAULT_BUDGET),
-        Err(e) => Decision::Fault { rule_id: String::new(), reason: e.clone() },
+        Err(e) => RoutingDecision::Fault { rule_id: String::new(), reason: e.clone() },
     };
     let fan_out = granted_fan_out(s, &wh.scope_id, &decision).await?;
     let inputs = Inputs {
@@ -151,10 +151,12 @@ pub(super) async fn route_delivery(
     };
     let routed = route(&inputs, trusted, &decision, &fan_out);
     let notice = match &decision {
-        Decision::Matched { rule_id, action } if trusted && routed.rule_id.as_deref() == Some(rule_id.as_str()) => {
+        RoutingDecision::Matched { rule_id, action }
+            if trusted && routed.rule_id.as_deref() == Some(rule_id.as_str()) =>
+        {
             action.notification().map(|(sink, severity)| RuleNotice {
                 sink: sink.to_owned(),
-                severity: severity.into(),
+                severity,
                 rule_id: rule_id.clone(),
                 queue: match &action.route {
                     Route::Queue { queue, .. } => Some(queue.clone()),
@@ -169,8 +171,8 @@ pub(super) async fn route_delivery(
 
 /// The extra endpoints a matched queue rule names that the webhook's owner may still
 /// reach (own scope, or granted by the endpoint's owner); the others are skipped.
-async fn granted_fan_out(s: &Services, scope: &ScopeId, decision: &Decision) -> Result<Vec<EndpointId>> {
-    let Decision::Matched { action, .. } = decision else { return Ok(Vec::new()) };
+async fn granted_fan_out(s: &Services, scope: &ScopeId, decision: &RoutingDecision) -> Result<Vec<EndpointId>> {
+    let RoutingDecision::Matched { action, .. } = decision else { return Ok(Vec::new()) };
     let Route::Queue { endpoints, .. } = &action.route else { return Ok(Vec::new()) };
     let mut out = Vec::new();
     for raw in endpoints {

@@ -12,28 +12,27 @@
 //! | [`endpoints`] | vend, list, show, revoke, fan-out grants |
 //! | [`webhooks`] | create, list, show, save rules, dry run |
 //! | [`intake`] | receive a delivery (verify, trust, route, record) |
-//! | [`hooks`] | notify hooks: create, list, rotate, enable, disable, delete (humans and agents) |
 //! | [`quarantine`] | list, show, release, discard held deliveries |
-//! | [`connections`] | the connection vault: create, list, rotate, delete (write-only secrets) |
-//! | [`sinks`] | notification sinks: create, list, update, delete, test, subscriptions |
 //! | [`admission`] | admission budgets per (endpoint, queue): set, list |
 //! | [`todos`] | operator reads, fail, retry now, bulk retry, dead letters, the Board's Todos view |
 //! | [`agent`] | the agent's verbs: list, get, create, claim, heartbeat, complete, fail, release, interrupt, resume, presence |
 //! | [`agent_batch`] | the agent's verbs in batches: claim-next with a limit, complete, fail and create many |
-//! | [`coalesce`] | single claim-next and complete requests, answered by one statement while many are in flight |
+//! | [`group_commit`] | single claim-next and complete requests, answered by one statement while many are in flight |
 //! | [`long_poll`] | `claim-next` with `wait_seconds`: the waiting requests, the claim bell and listener |
-//! | [`agent_sinks`] | the agent's `notifications` verbs: list, create or replace, delete, test, subscriptions of its owner's sinks |
-//! | [`notify_owner`] | the agent pages its owner through the owner's subscribed sinks |
 //! | [`auth`] | who a token or a session is (with the NOTIFY-coherent token cache) |
 //! | [`sessions`] | Board sign-in and sign-out |
 //! | [`health`] | readiness, metrics |
+//!
+//! The features of the second seed keep their actions in their own homes, behind the
+//! same door: [`crate::hooks::service`] (hooks), [`crate::sinks::service`] (connections,
+//! sinks, the agent's `notifications` verbs, owner pages) and [`crate::digests::service`].
 
 pub mod admission;
 pub mod agent;
 pub mod agent_batch;
 pub mod auth;
-pub mod coalesce;
 pub mod endpoints;
+pub mod group_commit;
 pub mod health;
 pub mod intake;
 pub mod long_poll;
@@ -74,7 +73,7 @@ pub struct Services {
     pub(crate) sinks: crate::sinks::settings::SinkSettings,
     pub(crate) digests: crate::digests::service::compose::DigestSettings,
     pub(crate) waiters: long_poll::Waiters,
-    pub(crate) coalescers: coalesce::Coalescers,
+    pub(crate) group_commits: group_commit::GroupCommits,
 }
 
 /// The parts start-up assembles [`Services`] from.
@@ -93,7 +92,7 @@ pub struct Parts {
     pub metrics: Metrics,
     /// Bearer token for `/metrics`; none refuses every scrape.
     pub metrics_token: Option<String>,
-    /// Notify-hook kill switch, ceiling and plain-http allowance.
+    /// Hook kill switch, ceiling and plain-http allowance.
     pub hooks: HookSettings,
     /// The outbound SSRF guard (hook URLs are checked with it when saved).
     pub guard: Guard,
@@ -125,7 +124,7 @@ impl Services {
             digests,
             waiters,
         } = parts;
-        let coalescers = coalesce::Coalescers::new(&metrics);
+        let group_commits = group_commit::GroupCommits::new(&metrics);
         Services {
             store,
             auth_cache,
@@ -140,7 +139,7 @@ impl Services {
             sinks,
             digests,
             waiters,
-            coalescers,
+            group_commits,
         }
     }
 
@@ -149,7 +148,7 @@ impl Services {
         &self.base_url
     }
 
-    /// What the notify-hook routes obey (the Board shows the ceiling and the switch).
+    /// What the hook routes obey (the Board shows the ceiling and the switch).
     pub fn hook_settings(&self) -> HookSettings {
         self.hooks
     }

@@ -62,21 +62,21 @@ pub enum Action {
     SaveRules,
     /// Try rules on a sample delivery; changes nothing.
     DryRunRules,
-    /// Add a notify hook to an endpoint (signing secret shown once).
+    /// Add a hook to an endpoint (signing secret shown once).
     CreateHook,
-    /// List notify hooks with their health.
+    /// List hooks with their health.
     ListHooks,
-    /// Replace a notify hook's signing secret.
+    /// Replace a hook's signing secret.
     RotateHook,
-    /// Switch a notify hook on.
+    /// Switch a hook on.
     EnableHook,
-    /// Switch a notify hook off.
+    /// Switch a hook off.
     DisableHook,
-    /// Delete a notify hook.
+    /// Delete a hook.
     DeleteHook,
-    /// An agent adds a notify hook to its own endpoint.
+    /// An agent adds a hook to its own endpoint.
     AgentCreateHook,
-    /// An agent lists its own endpoint's notify hooks.
+    /// An agent lists its own endpoint's hooks.
     AgentListHooks,
     /// An agent rotates one of its own hooks' secret.
     AgentRotateHook,
@@ -93,7 +93,7 @@ pub enum Action {
     /// An agent replaces a sink's subscriptions (grant `notifications`).
     AgentSetSubscriptions,
     /// An agent pages its owner through the owner's subscribed sinks (grant `notify_owner`).
-    NotifyOwner,
+    PageOwner,
     /// Store a credential in the connection vault (write-only).
     CreateConnection,
     /// List connections (names, kinds, fingerprints; never a secret).
@@ -119,7 +119,7 @@ pub enum Action {
     /// See a sink's subscriptions.
     ShowSubscriptions,
     /// See a sink's delivery log.
-    ListSinkDeliveries,
+    ListSinkSends,
     /// Schedule a queue digest.
     CreateDigest,
     /// List digests.
@@ -213,7 +213,7 @@ impl Action {
             ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks
             | ListDigests => Rule::Human,
             ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions
-            | ListSinkDeliveries | ShowDigest | PreviewDigest | ListAdmission => Rule::Member,
+            | ListSinkSends | ShowDigest | PreviewDigest | ListAdmission => Rule::Member,
             CreateDigest | UpdateDigest | DeleteDigest => Rule::Admin,
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
             | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
@@ -222,11 +222,11 @@ impl Action {
             // Operator fail and retries move work that any member may see and drain;
             // they change no configuration, so membership is enough.
             OperatorFail | RetryNow | BulkRetry => Rule::Member,
-            AgentCreateHook | AgentListHooks | AgentRotateHook | AgentDeleteHook => Rule::Grant(Verb::NotifyHooks),
+            AgentCreateHook | AgentListHooks | AgentRotateHook | AgentDeleteHook => Rule::Grant(Verb::ManageHooks),
             AgentListSinks | AgentPutSink | AgentDeleteSink | AgentTestSink | AgentSetSubscriptions => {
                 Rule::Grant(Verb::Notifications)
             }
-            NotifyOwner => Rule::Grant(Verb::NotifyOwner),
+            PageOwner => Rule::Grant(Verb::PageOwner),
             AgentListTodos => Rule::Grant(Verb::ListTodos),
             AgentGetTodo => Rule::Grant(Verb::GetTodo),
             AgentCreateTodo | AgentCreateTodos => Rule::Grant(Verb::CreateTodo),
@@ -262,7 +262,7 @@ impl Action {
             AgentListSinks | AgentPutSink | AgentDeleteSink | AgentTestSink | AgentSetSubscriptions => {
                 "manage the owner's notification sinks"
             }
-            NotifyOwner => "page the owner",
+            PageOwner => "page the owner",
             CreateConnection | RotateConnection | DeleteConnection => "manage the team's connections",
             ListConnections => "list connections",
             TestConnection => "test the team's connections",
@@ -270,7 +270,7 @@ impl Action {
             TestSink => "test the team's sinks",
             ListSinks => "list sinks",
             ShowSubscriptions => "see this sink's subscriptions",
-            ListSinkDeliveries => "see this sink's deliveries",
+            ListSinkSends => "see this sink's deliveries",
             CreateDigest | UpdateDigest | DeleteDigest => "manage the team's digests",
             ListDigests => "list digests",
             ShowDigest => "see this digest",

@@ -12,19 +12,19 @@ use crate::domain::text::{QUARANTINE_QUEUE, valid_queue_name};
 use crate::domain::todo_state::{Disposition, TodoState};
 use crate::error::{Error, Result};
 use crate::intake::routing::{Inputs, route};
-use crate::intake::rules::{Decision, Envelope};
-use crate::store::quarantine::Held;
+use crate::intake::rules::{Envelope, RoutingDecision};
+use crate::store::quarantine::HeldDelivery;
 use crate::store::tenancy::Reach;
 
 /// Deliveries held across the caller's scopes, newest first (`limit` 1–500).
-pub async fn list(s: &Services, who: &Reach, limit: i64) -> Result<Vec<Held>> {
+pub async fn list(s: &Services, who: &Reach, limit: i64) -> Result<Vec<HeldDelivery>> {
     check(Action::ListHeld, Principal::Human(who), None)?;
     s.store.list_quarantine(&who.scope_ids(), limit).await
 }
 
 /// One held delivery in the caller's scopes (else 404) with its payload as received
 /// (or, when its event is gone, the todo's own copy).
-pub async fn show(s: &Services, who: &Reach, id: TodoId) -> Result<(Held, Vec<u8>)> {
+pub async fn show(s: &Services, who: &Reach, id: TodoId) -> Result<(HeldDelivery, Vec<u8>)> {
     let scopes = who.scope_ids();
     let held = s.store.held(&scopes, id).await?;
     check(Action::ShowHeld, Principal::Human(who), Some(Place::scope(held.todo.scope_id)))?;
@@ -92,7 +92,7 @@ pub async fn release(s: &Services, who: &Reach, id: TodoId, to_queue: Option<&st
                 body: envelope.body.as_ref(),
                 raw_text: &raw_text,
             };
-            route(&inputs, true, &Decision::NoMatch, &[])
+            route(&inputs, true, &RoutingDecision::NoMatch, &[])
         }
         None => {
             let rules = crate::intake::rules::parse(&webhook.rules).map_err(|e| e.to_string());

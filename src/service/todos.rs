@@ -77,17 +77,17 @@ pub async fn bulk_retry(
 
 /// What the Board's Todos view shows for one pill.
 #[derive(Debug)]
-pub struct TodosView {
+pub struct TodosContent {
     /// Every pill's count.
     pub counts: PillCounts,
     /// The pill's list.
-    pub rows: Rows,
+    pub rows: PillList,
 }
 
 /// One pill's list: the Dead pill shows dead letters with the chart and how many
 /// match the search; every other pill shows todos.
 #[derive(Debug)]
-pub enum Rows {
+pub enum PillList {
     /// The Dead pill.
     Dead {
         /// The dead letters shown.
@@ -103,7 +103,7 @@ pub enum Rows {
 
 /// The Todos view of `pill` across the caller's scopes: the counts and the list
 /// (matching `search`, at most `limit`).
-pub async fn view(s: &Services, who: &Reach, pill: Pill, search: Option<&str>, limit: i64) -> Result<TodosView> {
+pub async fn view(s: &Services, who: &Reach, pill: Pill, search: Option<&str>, limit: i64) -> Result<TodosContent> {
     check(Action::ListTodos, Principal::Human(who), None)?;
     let store = &s.store;
     let scopes = who.scope_ids();
@@ -122,10 +122,10 @@ pub async fn view(s: &Services, who: &Reach, pill: Pill, search: Option<&str>, l
             matching,
         )?;
         let matching = matching.unwrap_or(counts.dead);
-        Ok(TodosView { counts, rows: Rows::Dead { rows, chart, matching } })
+        Ok(TodosContent { counts, rows: PillList::Dead { rows, chart, matching } })
     } else {
         let (counts, rows) =
             tokio::try_join!(store.pill_counts(&scopes), store.list_todos_for(&scopes, pill, search, limit))?;
-        Ok(TodosView { counts, rows: Rows::Todos(rows) })
+        Ok(TodosContent { counts, rows: PillList::Todos(rows) })
     }
 }

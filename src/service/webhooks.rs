@@ -9,7 +9,7 @@ use super::permissions::{Action, Place, check};
 use super::principal::Principal;
 use crate::domain::ids::{EndpointId, WebhookId};
 use crate::error::{Error, Result};
-use crate::intake::rules::{self, Decision, Envelope, Route, RuleSet};
+use crate::intake::rules::{self, Envelope, Route, RoutingDecision, RuleSet};
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::tenancy::Reach;
@@ -103,7 +103,7 @@ async fn check_fan_out(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Res
 /// Refuses a rule whose `notify` names a sink that is not the webhook's scope's (by id
 /// `sk_…` or by name): `reference_out_of_scope`, as for an unknown one. Checked again
 /// when the rule fires.
-async fn check_notify(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Result<()> {
+async fn check_rule_sinks(s: &Services, webhook: &WebhookRow, set: &RuleSet) -> Result<()> {
     for rule in &set.rules {
         let Some((sink, _)) = rule.action.notification() else { continue };
         let found = match sink.parse::<crate::domain::ids::SinkId>() {
@@ -132,7 +132,7 @@ pub async fn save_rules(s: &Services, who: &Reach, id: WebhookId, body: &serde_j
     check(Action::SaveRules, Principal::Human(who), Some(Place::scope(webhook.scope_id)))?;
     let set = checked_rules(body)?;
     check_fan_out(s, &webhook, &set).await?;
-    check_notify(s, &webhook, &set).await?;
+    check_rule_sinks(s, &webhook, &set).await?;
     let stored = serde_json::to_value(&set).map_err(|e| Error::internal_from("encoding rules", e))?;
     let row = s.store.set_webhook_rules(&[webhook.scope_id], webhook.id, stored).await?;
     s.webhook_cache.evict(row.id);
@@ -179,19 +179,19 @@ pub async fn dry_run(s: &Services, who: &Reach, id: WebhookId, sample: Sample) -
         body: sample.body,
     };
     Ok(match rules::evaluate(&set, &envelope, rules::DEFAULT_BUDGET) {
-        Decision::NoMatch => RuleTestAnswer {
+        RoutingDecision::NoMatch => RuleTestAnswer {
             matched_rule: None,
             outcome: "default_queue".into(),
             queue: Some(webhook.queue),
             fault: None,
         },
-        Decision::Fault { rule_id, reason } => RuleTestAnswer {
+        RoutingDecision::Fault { rule_id, reason } => RuleTestAnswer {
             matched_rule: Some(rule_id),
             outcome: "fault".into(),
             queue: Some("quarantine".into()),
             fault: Some(reason),
         },
-        Decision::Matched { rule_id, action } => {
+        RoutingDecision::Matched { rule_id, action } => {
             let (outcome, queue) = match action.route {
                 Route::Queue { queue, .. } => ("queue", Some(queue)),
                 Route::Drop => ("drop", None),

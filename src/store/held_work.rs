@@ -15,7 +15,7 @@ use crate::error::Result;
 
 /// The work an endpoint holds, which revoking it turns into dead letters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Held {
+pub struct HeldWork {
     /// Waiting in a queue.
     pub pending: PillCount,
     /// Claimed by an agent, or waiting for input or authorisation.
@@ -24,7 +24,7 @@ pub struct Held {
     pub retrying: PillCount,
 }
 
-impl Held {
+impl HeldWork {
     /// Whether nothing would be dead-lettered.
     pub fn is_empty(&self) -> bool {
         self.pending.is_zero() && self.claimed.is_zero() && self.retrying.is_zero()
@@ -49,7 +49,7 @@ impl Held {
 
 impl Store {
     /// Counts what `endpoint` holds (the caller has checked it is in the human's reach).
-    pub async fn held_work(&self, endpoint: &EndpointRow) -> Result<Held> {
+    pub async fn held_work(&self, endpoint: &EndpointRow) -> Result<HeldWork> {
         #[derive(QueryableByName)]
         struct Row {
             #[diesel(sql_type = BigInt)]
@@ -74,7 +74,7 @@ impl Store {
         .bind::<BigInt, _>(i64::from(COUNT_CAP) + 1)
         .get_result(&mut conn)
         .await?;
-        Ok(Held {
+        Ok(HeldWork {
             pending: PillCount::from_capped(row.pending),
             claimed: PillCount::from_capped(row.claimed),
             retrying: PillCount::from_capped(row.retrying),

@@ -30,12 +30,12 @@
 //!    nothing a single-row locker waits for. The agent's batch complete and fail wait on rows too:
 //!    they lock every row they name in one statement, in ascending id order, before they
 //!    write any (`todos/batch`), so two of them, or one and a single-row locker, never
-//!    wait on each other in a cycle. Coalesced single completions
+//!    wait on each other in a cycle. Group-committed single completions
 //!    (`todos/batch/each.rs`) are one statement that visits its rows in id order (the
 //!    items sorted, joined to `todos` by primary key); were a plan ever to take them
 //!    otherwise and meet another in a cycle, PostgreSQL aborts one statement, which
 //!    changed nothing, and its callers complete alone, one row each
-//!    (`service/coalesce.rs`). A batch create inserts its rows in idempotency-key
+//!    (`service/group_commit.rs`). A batch create inserts its rows in idempotency-key
 //!    order, so two racing on the same keys wait on each other's insert in one order;
 //! 4. **their attempt rows** (`todo_attempts`), through the todo they belong to: a
 //!    history row is inserted by the statement that closes its attempt (or, for a row an
@@ -54,9 +54,10 @@
 //! reads endpoints and webhooks without locking them, then rewrites the subscriptions.
 //! Neither takes an endpoint, todo or attempt lock, so neither can meet the chain above.
 //!
-//! An agent's page of its owner (`notify_owner`, [`agent_notify`]) takes **the endpoint
-//! row** `FOR NO KEY UPDATE` (its calls are counted one at a time), reads the todo it
-//! names without locking it, then writes its call record and its outbox rows.
+//! An agent's page of its owner (`notify_owner`, [`crate::sinks::statements::owner_pages`])
+//! takes **the endpoint row** `FOR NO KEY UPDATE` (its calls are counted one at a time),
+//! reads the todo it names without locking it, then writes its call record and its
+//! outbox rows.
 //!
 //! **Outbox rows** come last: the quarantine trigger (and the revocation cascade) write
 //! them while their transaction holds todo rows, folding a repeat into an open row

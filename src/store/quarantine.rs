@@ -19,7 +19,7 @@ pub const QUARANTINE_DAYS: i64 = 30;
 
 /// A held delivery, with what a release needs to route it again.
 #[derive(Debug, Clone, QueryableByName)]
-pub struct Held {
+pub struct HeldDelivery {
     /// The held todo.
     #[diesel(embed)]
     pub todo: TodoRow,
@@ -43,7 +43,7 @@ const HELD_SQL: &str = "SELECT t.*, e.id AS event_id, e.webhook_id, e.headers, e
 
 impl Store {
     /// Held deliveries in `scopes`, newest first.
-    pub async fn list_quarantine(&self, scopes: &[ScopeId], limit: i64) -> Result<Vec<Held>> {
+    pub async fn list_quarantine(&self, scopes: &[ScopeId], limit: i64) -> Result<Vec<HeldDelivery>> {
         if !(1..=500).contains(&limit) {
             return Err(Error::invalid("limit", "must be between 1 and 500"));
         }
@@ -58,7 +58,7 @@ impl Store {
     }
 
     /// One delivery in `scopes` that was held (it may have left since: see its state).
-    pub async fn held(&self, scopes: &[ScopeId], id: TodoId) -> Result<Held> {
+    pub async fn held(&self, scopes: &[ScopeId], id: TodoId) -> Result<HeldDelivery> {
         let mut conn = self.conn().await?;
         diesel::sql_query(format!("{HELD_SQL} AND t.id = $1 AND t.scope_id = ANY($2)"))
             .bind::<SqlUuid, _>(id.0)

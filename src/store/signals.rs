@@ -1,5 +1,5 @@
 //! What the store tells the rest of the service **after** a transaction commits:
-//! a todo became ready, or a todo became a dead letter. The notify-hook dispatcher
+//! a todo became ready, or a todo became a dead letter. The hook dispatcher
 //! receives these; sinks (which must survive a crash) are written to the outbox inside
 //! the transaction instead.
 

@@ -374,7 +374,7 @@ pub struct TestApp {
     pub signals: Signals,
     pub client: awc::Client,
     handle: actix_web::dev::ServerHandle,
-    /// The notify-hook dispatcher (none with hooks switched off).
+    /// The hook dispatcher (none with hooks switched off).
     pub dispatcher: Option<Addr<switchboard::hooks::worker::Dispatcher>>,
 }
 
@@ -426,7 +426,7 @@ impl TestApp {
         let base = format!("http://127.0.0.1:{}", app.port());
         let store = app.store().clone();
         let handle = app.handle();
-        let dispatcher = app.notify_dispatcher();
+        let dispatcher = app.hook_dispatcher();
         actix_rt::spawn(app.run_until_stopped());
         // Idle connections kept less long than the server's 5 s keep-alive: reusing one
         // the server is closing fails the request (seen after a slow browser test).

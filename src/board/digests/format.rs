@@ -39,7 +39,7 @@ pub fn send_time(schedule: &str, at: DateTime<Utc>, now: DateTime<Utc>) -> Marku
 
 /// What became of one send time, in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub struct OutcomeLabel {
     /// A short label: `sent`, `skipped: quiet`, …
     pub label: String,
     /// Its chip class (templates/board.css).
@@ -49,19 +49,19 @@ pub struct Outcome {
 }
 
 /// A run's stored outcome in words (an unknown one is shown as stored).
-pub fn outcome(raw: &str) -> Outcome {
+pub fn outcome(raw: &str) -> OutcomeLabel {
     let (label, chip, why) = match raw {
         "sent" => ("sent", "sb-chip-sent", "queued for the digest's sinks"),
         "publishing" => ("publishing", "sb-chip-pending", "waiting for Cairn; the sinks are told once it answers"),
         "skipped_quiet" => ("skipped: quiet", "sb-chip", "every section was measured and nothing needed attention"),
         "skipped_late" => ("skipped: late", "sb-chip-held", "missed by an hour or more while no instance ran"),
-        other => return Outcome { label: other.to_owned(), chip: "sb-chip", why: "" },
+        other => return OutcomeLabel { label: other.to_owned(), chip: "sb-chip", why: "" },
     };
-    Outcome { label: label.to_owned(), chip, why }
+    OutcomeLabel { label: label.to_owned(), chip, why }
 }
 
 /// An outcome's chip.
-pub fn outcome_chip(o: &Outcome) -> Markup {
+pub fn outcome_chip(o: &OutcomeLabel) -> Markup {
     html! { span class=(format!("sb-chip {}", o.chip)) { (o.label) } }
 }
 

@@ -14,7 +14,7 @@ use super::form::DigestForm;
 use super::format::{in_utc, in_zone};
 use super::paths;
 use super::preview::{PreviewPage, preview_page};
-use super::view::{DigestsView, Refused, digests_page};
+use super::view::{DigestsView, RefusedDigestForm, digests_page};
 use crate::board::error::BoardError;
 use crate::board::extract::{NoFields, Posted};
 use crate::board::forms;
@@ -50,7 +50,7 @@ async fn with_runs(s: &Services, human: &Human) -> Result<Vec<(DigestRow, Vec<Ru
 async fn list_page(
     s: &Services,
     human: &Human,
-    refused: Option<(&Refused, &str)>,
+    refused: Option<(&RefusedDigestForm, &str)>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
     let digests = with_runs(s, human).await?;
@@ -71,7 +71,7 @@ async fn list_page(
 
 /// The list page again with `e` beside the form `which`, if `e` is about what was
 /// typed; anything else is the Board's usual refusal page.
-async fn refused(s: &Services, human: &Human, which: Refused, e: Error) -> Result<HttpResponse, BoardError> {
+async fn refused(s: &Services, human: &Human, which: RefusedDigestForm, e: Error) -> Result<HttpResponse, BoardError> {
     let why = forms::refusal(e)?;
     list_page(s, human, Some((&which, &explain(&why))), why.status_code()).await
 }
@@ -108,7 +108,7 @@ pub async fn create(
             let text = format!("Scheduled the digest {}; it is next sent {}.", d.name, next_send(&d));
             Ok(done(&board, &paths::digest(d.id), text))
         }
-        Err(e) => refused(&s, &human, Refused::NewDigest(form), e).await,
+        Err(e) => refused(&s, &human, RefusedDigestForm::NewDigest(form), e).await,
     }
 }
 
@@ -194,7 +194,7 @@ pub async fn delete(
             tracing::info!(human = %human.reach.human, digest = %id, "board: digest deleted");
             Ok(done(&board, paths::DIGESTS, "Deleted the digest and the record of its send times.".to_owned()))
         }
-        Err(e) => refused(&s, &human, Refused::Digest(id), e).await,
+        Err(e) => refused(&s, &human, RefusedDigestForm::Digest(id), e).await,
     }
 }
 

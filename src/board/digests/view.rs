@@ -21,7 +21,7 @@ use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Which form a refusal belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub enum RefusedDigestForm {
     /// The add form, with what was typed.
     NewDigest(DigestForm),
     /// A digest's delete button.
@@ -42,7 +42,7 @@ pub struct DigestsView<'a> {
     /// The human's owner scopes and which they administer.
     pub owners: &'a Owners,
     /// A refused form and why.
-    pub refused: Option<(&'a Refused, &'a str)>,
+    pub refused: Option<(&'a RefusedDigestForm, &'a str)>,
     /// Now, for "in 4 h".
     pub now: DateTime<Utc>,
 }
@@ -53,7 +53,7 @@ pub fn refusal(why: &str) -> Markup {
 }
 
 impl DigestsView<'_> {
-    fn why(&self, which: &Refused) -> Option<&str> {
+    fn why(&self, which: &RefusedDigestForm) -> Option<&str> {
         self.refused.filter(|(r, _)| *r == which).map(|(_, why)| why)
     }
 }
@@ -109,7 +109,7 @@ fn digest_table(v: &DigestsView<'_>, csrf: &CsrfToken) -> Markup {
                             }
                             td data-label="Last send" { (last_run(runs.first(), &d.schedule, v.now)) }
                             td data-label="Actions" {
-                                @if let Some(why) = v.why(&Refused::Digest(d.id)) { (refusal(why)) }
+                                @if let Some(why) = v.why(&RefusedDigestForm::Digest(d.id)) { (refusal(why)) }
                                 div.sb-actions {
                                     a.sb-btn.sb-btn-small href=(paths::digest_preview(d.id)) { "Preview" }
                                     a.sb-btn.sb-btn-small href=(paths::digest(d.id)) { "Send times" }
@@ -147,7 +147,7 @@ pub fn cairn_connections(connections: &[ConnectionRow]) -> impl Iterator<Item = 
 
 fn add_form(v: &DigestsView<'_>, csrf: &CsrfToken) -> Markup {
     let (typed, why) = match v.refused {
-        Some((Refused::NewDigest(f), why)) => (Some(f), Some(why)),
+        Some((RefusedDigestForm::NewDigest(f), why)) => (Some(f), Some(why)),
         _ => (None, None),
     };
     let blank = DigestForm::default();

@@ -7,7 +7,7 @@ use super::form::DigestForm;
 use super::format::artifact;
 use super::preview::{PreviewPage, preview_page};
 use super::runs::runs_table;
-use super::view::{DigestsView, Refused, digests_page};
+use super::view::{DigestsView, RefusedDigestForm, digests_page};
 use crate::board::csrf::CsrfToken;
 use crate::board::owners::Owners;
 use crate::board::session::Human;
@@ -147,7 +147,7 @@ impl World {
         World { scopes, owners, sinks, connections }
     }
 
-    fn list(&self, digests: &[(DigestRow, Vec<RunRow>)], refused: Option<(&Refused, &str)>) -> String {
+    fn list(&self, digests: &[(DigestRow, Vec<RunRow>)], refused: Option<(&RefusedDigestForm, &str)>) -> String {
         let v = DigestsView {
             digests,
             sinks: &self.sinks,
@@ -270,7 +270,7 @@ fn a_refused_add_is_shown_beside_the_form_with_what_was_typed() {
         sink_ids: vec![w.sinks[0].id.to_string()],
         ..DigestForm::default()
     };
-    let refused = Refused::NewDigest(typed);
+    let refused = RefusedDigestForm::NewDigest(typed);
     let html = w.list(&[], Some((&refused, "invalid_argument: schedule: hour 25 out of range")));
     assert!(html.contains("Refused, nothing changed: invalid_argument: schedule: hour 25 out of range"), "{html}");
     assert!(html.contains(r#"value="late-night""#) && html.contains(r#"value="Mon-Fri 25:00""#), "{html}");

@@ -13,7 +13,7 @@ use crate::db::models::EndpointRow;
 use crate::domain::todo_state::EndpointState;
 use crate::hooks::rules::hook::redact_url;
 use crate::hooks::statements::HookRow;
-use crate::store::held_work::Held;
+use crate::store::held_work::HeldWork;
 use crate::store::webhooks::WebhookRow;
 
 /// Everything an endpoint's page shows.
@@ -27,7 +27,7 @@ pub struct EndpointPage<'a> {
     pub may_admin: bool,
     /// Its webhooks.
     pub webhooks: &'a [WebhookRow],
-    /// Its notify hooks.
+    /// Its hooks.
     pub hooks: &'a [HookRow],
     /// Now, for "3 min ago".
     pub now: DateTime<Utc>,
@@ -108,7 +108,7 @@ fn hooks(p: &EndpointPage<'_>) -> Markup {
 }
 
 /// The revoke confirmation: what will happen, and one deliberate button.
-pub fn revoke_page(e: &EndpointRow, held: &Held, csrf: &CsrfToken) -> Markup {
+pub fn revoke_page(e: &EndpointRow, held: &HeldWork, csrf: &CsrfToken) -> Markup {
     html! {
         p.sb-hint { a href=(paths::endpoint(e.id)) { "← Endpoint " (e.slug) } }
         h1 { "Revoke " code { (e.slug) } "?" }

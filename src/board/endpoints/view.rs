@@ -39,9 +39,9 @@ pub fn grant_hint(verb: Verb) -> Cow<'static, str> {
         Verb::CreateTodo => {
             format!("create todos on the endpoint's queues, up to {CREATE_ITEMS_MAX} in one call").into()
         }
-        Verb::NotifyHooks => "manage the endpoint's notify hooks".into(),
+        Verb::ManageHooks => "manage the endpoint's notify hooks".into(),
         Verb::Notifications => "manage the owner's notification sinks".into(),
-        Verb::NotifyOwner => "page the owner".into(),
+        Verb::PageOwner => "page the owner".into(),
     }
 }
 

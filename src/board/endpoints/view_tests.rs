@@ -12,7 +12,7 @@ use crate::domain::grants::Verb;
 use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::pills::PillCount;
 use crate::domain::todo_state::{EndpointState, Presence};
-use crate::store::held_work::Held;
+use crate::store::held_work::HeldWork;
 
 fn now() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 3, 0, 0).unwrap()
@@ -145,7 +145,7 @@ fn the_revoke_confirmation_warns_that_held_work_is_dead_lettered_silently_and_co
     let (_, mine, _) = owners();
     let e = endpoint(mine, "builder");
     let csrf = CsrfToken::random();
-    let held = Held { pending: PillCount::Exact(3), claimed: PillCount::Exact(1), retrying: PillCount::Exact(0) };
+    let held = HeldWork { pending: PillCount::Exact(3), claimed: PillCount::Exact(1), retrying: PillCount::Exact(0) };
     let html = revoke_page(&e, &held, &csrf).into_string();
     assert!(html.contains("silently dead-letters"), "{html}");
     assert!(html.contains("<strong>3</strong> pending") && html.contains("<strong>1</strong> claimed"));
@@ -153,9 +153,10 @@ fn the_revoke_confirmation_warns_that_held_work_is_dead_lettered_silently_and_co
     assert!(html.contains(&format!(r#"method="post" action="/endpoints/{}/revoke""#, e.id)));
     assert!(html.contains(csrf.as_str()));
 
-    let capped = Held { pending: PillCount::AtLeast(10_000), ..held };
+    let capped = HeldWork { pending: PillCount::AtLeast(10_000), ..held };
     assert!(revoke_page(&e, &capped, &csrf).into_string().contains("10 001+"));
-    let nothing = Held { pending: PillCount::Exact(0), claimed: PillCount::Exact(0), retrying: PillCount::Exact(0) };
+    let nothing =
+        HeldWork { pending: PillCount::Exact(0), claimed: PillCount::Exact(0), retrying: PillCount::Exact(0) };
     assert!(revoke_page(&e, &nothing, &csrf).into_string().contains("It holds nothing right now"));
 
     let mut revoked = e.clone();

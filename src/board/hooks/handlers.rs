@@ -23,7 +23,7 @@ use crate::service::{Services, endpoints};
 
 /// The create form's fields.
 #[derive(Debug, Deserialize)]
-pub struct CreateForm {
+pub struct HookForm {
     /// Where notifications go.
     #[serde(default)]
     pub url: String,
@@ -84,7 +84,7 @@ pub async fn list(s: web::Data<Services>, human: Human) -> Result<HttpResponse, 
 pub async fn create(
     s: web::Data<Services>,
     path: web::Path<String>,
-    posted: Posted<CreateForm>,
+    posted: Posted<HookForm>,
 ) -> Result<HttpResponse, BoardError> {
     let Posted { human, form } = posted;
     let id: EndpointId = parse_id(&path)?;

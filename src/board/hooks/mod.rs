@@ -1,4 +1,4 @@
-//! `/hooks`: every notify hook on every endpoint the human reaches, grouped by
+//! `/hooks`: every hook on every endpoint the human reaches, grouped by
 //! endpoint, with its health and the per-endpoint ceiling; add a hook (its signing
 //! secret shown once), rotate, enable, disable, delete.
 //!

@@ -12,7 +12,7 @@ use crate::board::todos::format::{ago, machine, shorten, until, utc};
 use crate::domain::ids::{EndpointId, WebhookId};
 use crate::domain::todo_state::{QuarantineReason, TodoState};
 use crate::intake::trusted_senders::sender_login;
-use crate::store::quarantine::{Held, QUARANTINE_DAYS};
+use crate::store::quarantine::{HeldDelivery, QUARANTINE_DAYS};
 
 /// Most bytes of a held payload the detail page shows.
 pub const PAYLOAD_SHOW_BYTES: usize = 64 * 1024;
@@ -56,7 +56,7 @@ pub fn why(r: Option<QuarantineReason>) -> &'static str {
 }
 
 /// When a held delivery expires (closed unreleased).
-pub fn expires_at(h: &Held) -> DateTime<Utc> {
+pub fn expires_at(h: &HeldDelivery) -> DateTime<Utc> {
     h.todo.created_at + Duration::days(QUARANTINE_DAYS)
 }
 
@@ -65,7 +65,7 @@ fn when(at: DateTime<Utc>, text: String) -> Markup {
 }
 
 /// The list of held deliveries, newest first.
-pub fn quarantine_page(rows: &[Held], names: &Names, now: DateTime<Utc>) -> Markup {
+pub fn quarantine_page(rows: &[HeldDelivery], names: &Names, now: DateTime<Utc>) -> Markup {
     html! {
         h1 { "Quarantine" }
         p.sb-lede {
@@ -118,7 +118,7 @@ pub fn quarantine_page(rows: &[Held], names: &Names, now: DateTime<Utc>) -> Mark
     }
 }
 
-fn sender(h: &Held) -> Markup {
+fn sender(h: &HeldDelivery) -> Markup {
     match sender_login(h.todo.payload.as_ref()) {
         Some(login) => html! { code { (login) } },
         None => html! { span.sb-hint { "—" } },
@@ -148,7 +148,7 @@ pub fn payload_text(raw: &[u8], cap: usize) -> (String, usize) {
 /// and (while it is still held) release and discard, each form carrying `csrf`; with
 /// no `csrf` (the human is a plain member of the delivery's team) a hint says that
 /// only an admin may.
-pub fn held_page(h: &Held, payload: &[u8], names: &Names, now: DateTime<Utc>, csrf: Option<&Markup>) -> Markup {
+pub fn held_page(h: &HeldDelivery, payload: &[u8], names: &Names, now: DateTime<Utc>, csrf: Option<&Markup>) -> Markup {
     let (text, left_out) = payload_text(payload, PAYLOAD_SHOW_BYTES);
     let arrived = h.received_at.unwrap_or(h.todo.created_at);
     let still_held = h.todo.state == TodoState::Pending;
@@ -202,7 +202,7 @@ pub fn held_page(h: &Held, payload: &[u8], names: &Names, now: DateTime<Utc>, cs
     }
 }
 
-fn actions(h: &Held, csrf: &Markup) -> Markup {
+fn actions(h: &HeldDelivery, csrf: &Markup) -> Markup {
     let queue_id = format!("queue-{}", h.todo.id);
     html! {
         div.sb-cards {

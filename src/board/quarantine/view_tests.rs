@@ -9,7 +9,7 @@ use crate::board::todos::fixtures;
 use crate::db::models::TodoRow;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::todo_state::{QuarantineReason, TodoState};
-use crate::store::quarantine::Held;
+use crate::store::quarantine::HeldDelivery;
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-30T03:00:00Z").unwrap().with_timezone(&Utc)
@@ -19,9 +19,9 @@ fn csrf() -> Markup {
     html! { input type="hidden" name="csrf_token" value="tok"; }
 }
 
-fn held(title: &str, payload: serde_json::Value) -> Held {
+fn held(title: &str, payload: serde_json::Value) -> HeldDelivery {
     let created = now() - Duration::days(2);
-    Held {
+    HeldDelivery {
         todo: TodoRow {
             queue: "quarantine".into(),
             source: Some("github".into()),
@@ -40,7 +40,7 @@ fn held(title: &str, payload: serde_json::Value) -> Held {
     }
 }
 
-fn names(h: &Held) -> Names {
+fn names(h: &HeldDelivery) -> Names {
     let mut n = Names::default();
     n.endpoints.insert(h.todo.endpoint_id, "ci-runner".into());
     if let Some(w) = h.webhook_id {

@@ -11,7 +11,7 @@ use chrono::Utc;
 
 use super::form::{ConnectionForm, RotateForm, SinkForm, SubscriptionsForm, UpdateForm, saved_text};
 use super::paths;
-use super::view::{Refused, SinkPage, SinksView, sink_page, sinks_page};
+use super::view::{RefusedSinkForm, SinkPage, SinksView, sink_page, sinks_page};
 use crate::board::error::BoardError;
 use crate::board::extract::{NoFields, Posted};
 use crate::board::forms;
@@ -28,13 +28,13 @@ use crate::sinks::service as sinks;
 use crate::sinks::service::connections;
 use crate::sinks::statements::SinkRow;
 
-/// Most delivery-log rows a sink's page shows.
-pub const DELIVERY_LOG_LIMIT: i64 = 100;
+/// Most send-log rows a sink's page shows.
+pub const SEND_LOG_LIMIT: i64 = 100;
 
 async fn list_page(
     s: &Services,
     human: &Human,
-    refused: Option<(&Refused, &str)>,
+    refused: Option<(&RefusedSinkForm, &str)>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
     let connections = connections::list(s, &human.reach).await?;
@@ -54,7 +54,7 @@ pub fn explain(e: &Error) -> String {
 
 /// The list page again with `e` beside the form `which`, if `e` is about what was
 /// typed; anything else is the Board's usual refusal page.
-async fn refused(s: &Services, human: &Human, which: Refused, e: Error) -> Result<HttpResponse, BoardError> {
+async fn refused(s: &Services, human: &Human, which: RefusedSinkForm, e: Error) -> Result<HttpResponse, BoardError> {
     let why = forms::refusal(e)?;
     list_page(s, human, Some((&which, &explain(&why))), why.status_code()).await
 }
@@ -86,7 +86,7 @@ pub async fn create_connection(
             let text = format!("Stored the connection {} (fingerprint {}).", row.name, row.fingerprint);
             Ok(done(&board, paths::SINKS, text))
         }
-        Err(e) => refused(&s, &human, Refused::NewConnection(form.without_secret()), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::NewConnection(form.without_secret()), e).await,
     }
 }
 
@@ -106,7 +106,7 @@ pub async fn rotate_connection(
             let text = format!("Replaced the secret of {} (fingerprint now {}).", row.name, row.fingerprint);
             Ok(done(&board, paths::SINKS, text))
         }
-        Err(e) => refused(&s, &human, Refused::Connection(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Connection(id), e).await,
     }
 }
 
@@ -125,7 +125,7 @@ pub async fn delete_connection(
             tracing::info!(human = %human.reach.human, connection = %id, "board: connection deleted");
             Ok(done(&board, paths::SINKS, "Deleted the connection.".to_owned()))
         }
-        Err(e) => refused(&s, &human, Refused::Connection(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Connection(id), e).await,
     }
 }
 
@@ -142,7 +142,7 @@ pub async fn test_connection(
     let notice = match connections::test(&s, &human.reach, id).await {
         Ok(None) => Notice::done("Test passed: the Cairn knows the token."),
         Ok(Some((code, message))) => Notice::warn(format!("Test failed ({code}): {message}.")),
-        Err(e) => return refused(&s, &human, Refused::Connection(id), e).await,
+        Err(e) => return refused(&s, &human, RefusedSinkForm::Connection(id), e).await,
     };
     Ok(respond::see_other_with_notice(&board.cookies, paths::SINKS, &notice))
 }
@@ -164,7 +164,7 @@ pub async fn create_sink(
             let text = format!("Added the sink {}. It sends nothing until it has subscriptions.", row.name);
             Ok(done(&board, &paths::sink(row.id), text))
         }
-        Err(e) => refused(&s, &human, Refused::NewSink(form), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::NewSink(form), e).await,
     }
 }
 
@@ -190,7 +190,7 @@ pub async fn update_sink(
             };
             Ok(done(&board, paths::SINKS, text))
         }
-        Err(e) => refused(&s, &human, Refused::Sink(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Sink(id), e).await,
     }
 }
 
@@ -208,7 +208,7 @@ pub async fn delete_sink(
             tracing::info!(human = %human.reach.human, sink = %id, "board: sink deleted");
             Ok(done(&board, paths::SINKS, "Deleted the sink and its subscriptions.".to_owned()))
         }
-        Err(e) => refused(&s, &human, Refused::Sink(id), e).await,
+        Err(e) => refused(&s, &human, RefusedSinkForm::Sink(id), e).await,
     }
 }
 
@@ -239,7 +239,7 @@ async fn detail_page(
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
-    let deliveries = sinks::deliveries(s, &human.reach, sink.id, DELIVERY_LOG_LIMIT).await?;
+    let sends = sinks::sends(s, &human.reach, sink.id, SEND_LOG_LIMIT).await?;
     let owners = Owners::of(s, human).await?;
     let connections = connections::list(s, &human.reach).await?;
     let connection = connections.iter().find(|c| c.id == sink.connection_id).map_or("(unknown)", |c| c.name.as_str());
@@ -251,7 +251,7 @@ async fn detail_page(
             may_admin: owners.administers(sink.scope_id),
             editor,
             error,
-            deliveries: &deliveries,
+            sends: &sends,
             now: Utc::now(),
         },
         &human.csrf,
@@ -260,7 +260,7 @@ async fn detail_page(
     Ok(forms::page_with_status(human, status, layout::page(human, Nav::Sinks, &title, body)))
 }
 
-/// `GET /sinks/{id}`: the sink, its subscriptions and its delivery log.
+/// `GET /sinks/{id}`: the sink, its subscriptions and its send log.
 pub async fn show(s: web::Data<Services>, human: Human, path: web::Path<String>) -> Result<HttpResponse, BoardError> {
     let id: SinkId = parse_id(&path)?;
     let (sink, subs) = sinks::subscriptions(&s, &human.reach, id).await?;

@@ -2,7 +2,7 @@
 //! cairn connection, delete)
 //! and the sinks of every scope the human belongs to (enable, disable, budget, a test
 //! send, delete, add), and one sink's page with its subscriptions editor and its
-//! delivery log (pending, sent, held, coalesced, partial, undeliverable).
+//! send log (pending, sent, held, coalesced, partial, undeliverable).
 //!
 //! The views ([`view`]) are pure functions from rows to markup; the [`handlers`] call
 //! the same services as the operator API ([`crate::sinks::service::connections`],

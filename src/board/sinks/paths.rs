@@ -14,7 +14,7 @@ pub const CONNECTION_ROTATE: &str = "/sinks/connections/{id}/rotate";
 pub const CONNECTION_DELETE: &str = "/sinks/connections/{id}/delete";
 /// Testing a cairn connection (route pattern).
 pub const CONNECTION_TEST: &str = "/sinks/connections/{id}/test";
-/// One sink's page: subscriptions and delivery log (route pattern).
+/// One sink's page: subscriptions and send log (route pattern).
 pub const SINK: &str = "/sinks/{id}";
 /// Switching a sink on or off, or changing its budget (route pattern).
 pub const SINK_UPDATE: &str = "/sinks/{id}/update";

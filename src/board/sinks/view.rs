@@ -1,6 +1,6 @@
 //! The Sinks pages' bodies: the connections (fingerprints only, never a secret) and
 //! sinks of every scope the human belongs to, with the forms an admin of the scope
-//! gets; and one sink's page with its subscriptions editor and delivery log. Pure
+//! gets; and one sink's page with its subscriptions editor and send log. Pure
 //! functions from rows to [`Markup`]; every value is escaped by maud, and a sink's URL
 //! is always shown with its query redacted.
 
@@ -16,12 +16,12 @@ use crate::board::todos::paths as todo_paths;
 use crate::domain::ids::{ConnectionId, SinkId};
 use crate::hooks::rules::hook::redact_url;
 use crate::sinks::rules::vocabulary::{AppriseMode, ConnectionKind, SinkKind};
-use crate::sinks::statements::outbox::DeliveryRow;
+use crate::sinks::statements::outbox::SendRow;
 use crate::sinks::statements::{ConnectionRow, SinkRow};
 
 /// Which form a refusal belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub enum RefusedSinkForm {
     /// The new-connection form, with what was typed (never the secret).
     NewConnection(ConnectionForm),
     /// A connection's rotate form or delete button.
@@ -53,7 +53,7 @@ pub struct SinksView<'a> {
     /// The human's owner scopes and which they administer.
     pub owners: &'a Owners,
     /// A refused form and why.
-    pub refused: Option<(&'a Refused, &'a str)>,
+    pub refused: Option<(&'a RefusedSinkForm, &'a str)>,
     /// Now, for "3 min ago".
     pub now: DateTime<Utc>,
 }
@@ -67,7 +67,7 @@ fn refusal(why: &str) -> Markup {
 }
 
 impl SinksView<'_> {
-    fn why(&self, which: &Refused) -> Option<&str> {
+    fn why(&self, which: &RefusedSinkForm) -> Option<&str> {
         self.refused.filter(|(r, _)| *r == which).map(|(_, why)| why)
     }
 
@@ -142,7 +142,7 @@ fn connection_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                                 @match c.rotated_at { Some(at) => { (when(v.now, at)) }, None => { "never" } }
                             }
                             td data-label="Actions" {
-                                @if let Some(why) = v.why(&Refused::Connection(c.id)) { (refusal(why)) }
+                                @if let Some(why) = v.why(&RefusedSinkForm::Connection(c.id)) { (refusal(why)) }
                                 @if v.owners.administers(c.scope_id) {
                                     (connection_actions(c, csrf))
                                 } @else {
@@ -217,7 +217,7 @@ fn connection_actions(c: &ConnectionRow, csrf: &CsrfToken) -> Markup {
 
 fn connection_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
     let (typed, why) = match v.refused {
-        Some((Refused::NewConnection(f), why)) => (Some(f), Some(why)),
+        Some((RefusedSinkForm::NewConnection(f), why)) => (Some(f), Some(why)),
         _ => (None, None),
     };
     let blank = ConnectionForm::default();
@@ -278,7 +278,7 @@ fn sink_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                             td data-label="Budget" { (s.budget_per_hour) " an hour, burst " (s.burst) }
                             td data-label="Connection" { (v.connection_name(s.connection_id)) }
                             td data-label="Actions" {
-                                @if let Some(why) = v.why(&Refused::Sink(s.id)) { (refusal(why)) }
+                                @if let Some(why) = v.why(&RefusedSinkForm::Sink(s.id)) { (refusal(why)) }
                                 @if v.owners.administers(s.scope_id) {
                                     (sink_actions(s, csrf))
                                 } @else {
@@ -348,7 +348,7 @@ fn sink_actions(s: &SinkRow, csrf: &CsrfToken) -> Markup {
 
 fn sink_form(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
     let (typed, why) = match v.refused {
-        Some((Refused::NewSink(f), why)) => (Some(f), Some(why)),
+        Some((RefusedSinkForm::NewSink(f), why)) => (Some(f), Some(why)),
         _ => (None, None),
     };
     let blank = SinkForm::default();
@@ -416,8 +416,8 @@ pub struct SinkPage<'a> {
     pub editor: &'a str,
     /// Why the last save was refused.
     pub error: Option<&'a str>,
-    /// The delivery log, newest first.
-    pub deliveries: &'a [DeliveryRow],
+    /// The send log, newest first.
+    pub sends: &'a [SendRow],
     /// Now, for "3 min ago".
     pub now: DateTime<Utc>,
 }
@@ -463,7 +463,7 @@ pub fn sink_page(p: &SinkPage<'_>, csrf: &CsrfToken) -> Markup {
         }
         section #deliveries aria-labelledby="sb-deliveries-heading" {
             h2 #sb-deliveries-heading { "Delivery log" }
-            (delivery_log(p.deliveries, p.now))
+            (send_log(p.sends, p.now))
         }
     }
 }
@@ -482,8 +482,8 @@ fn subscriptions_hint() -> Markup {
     }
 }
 
-/// The delivery log: newest first, each row's event, subject, status and attempts.
-pub fn delivery_log(rows: &[DeliveryRow], now: DateTime<Utc>) -> Markup {
+/// The send log: newest first, each row's event, subject, status and attempts.
+pub fn send_log(rows: &[SendRow], now: DateTime<Utc>) -> Markup {
     html! {
         @if rows.is_empty() {
             p.sb-empty { "Nothing has been sent to this sink yet." }

@@ -10,7 +10,7 @@ use crate::board::session::Human;
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId, SinkId, TodoId};
 use crate::domain::todo_state::TeamRole;
 use crate::sinks::rules::vocabulary::{ConnectionKind, OutboxStatus, Severity, SinkEvent, SinkKind};
-use crate::sinks::statements::outbox::DeliveryRow;
+use crate::sinks::statements::outbox::SendRow;
 use crate::sinks::statements::{ConnectionRow, SinkRow, SubscriptionRow};
 use crate::store::tenancy::{Reach, ScopeGrant};
 
@@ -71,7 +71,12 @@ fn sink(scope: ScopeId, conn: &ConnectionRow, name: &str) -> SinkRow {
     }
 }
 
-fn render(conns: &[ConnectionRow], sinks: &[SinkRow], owners: &Owners, refused: Option<(&Refused, &str)>) -> String {
+fn render(
+    conns: &[ConnectionRow],
+    sinks: &[SinkRow],
+    owners: &Owners,
+    refused: Option<(&RefusedSinkForm, &str)>,
+) -> String {
     let v = SinksView { connections: conns, sinks, owners, refused, now: now() };
     sinks_page(&v, &CsrfToken::random()).into_string()
 }
@@ -139,7 +144,7 @@ fn a_refused_create_is_shown_beside_its_form_with_what_was_typed_but_never_the_s
         base_url: String::new(),
         owner: "team:ops".into(),
     };
-    let refused = Refused::NewConnection(typed.without_secret());
+    let refused = RefusedSinkForm::NewConnection(typed.without_secret());
     let html = render(&[], &[], &o, Some((&refused, "forbidden_scheme: json")));
     assert!(html.contains("Refused, nothing changed: forbidden_scheme: json"), "{html}");
     assert!(html.contains(r#"value="phone""#) && !html.contains("hush"), "{html}");
@@ -157,8 +162,8 @@ fn a_disabled_sink_offers_enable() {
     assert!(html.contains(">off<"), "{html}");
 }
 
-fn delivery(status: OutboxStatus, todo: Option<TodoId>) -> DeliveryRow {
-    DeliveryRow {
+fn send_row(status: OutboxStatus, todo: Option<TodoId>) -> SendRow {
+    SendRow {
         id: uuid::Uuid::new_v4(),
         event: SinkEvent::DeadLettered,
         todo_id: todo,
@@ -173,16 +178,16 @@ fn delivery(status: OutboxStatus, todo: Option<TodoId>) -> DeliveryRow {
 }
 
 #[test]
-fn the_delivery_log_links_todos_and_shows_each_status_with_its_chip() {
+fn the_send_log_links_todos_and_shows_each_status_with_its_chip() {
     let todo = TodoId::new();
-    let rows: Vec<DeliveryRow> = OutboxStatus::ALL.iter().map(|s| delivery(*s, Some(todo))).collect();
-    let html = delivery_log(&rows, now()).into_string();
+    let rows: Vec<SendRow> = OutboxStatus::ALL.iter().map(|s| send_row(*s, Some(todo))).collect();
+    let html = send_log(&rows, now()).into_string();
     for s in OutboxStatus::ALL {
         assert!(html.contains(&format!(r#"class="sb-chip sb-chip-{}""#, s.as_str())), "{s:?}: {html}");
     }
     assert!(html.contains(&format!(r#"href="/todos/{todo}""#)), "{html}");
     assert!(html.contains("todo.dead_lettered") && html.contains("server_error") && html.contains("5 min ago"));
-    assert!(delivery_log(&[], now()).into_string().contains("Nothing has been sent"));
+    assert!(send_log(&[], now()).into_string().contains("Nothing has been sent"));
 }
 
 #[test]
@@ -199,7 +204,7 @@ fn the_sink_page_has_the_editor_for_admins_only() {
             may_admin,
             editor: r#"{"subscriptions": []}"#,
             error: Some("reference_out_of_scope"),
-            deliveries: &[],
+            sends: &[],
             now: now(),
         };
         sink_page(&p, &CsrfToken::random()).into_string()

@@ -19,7 +19,7 @@ use crate::domain::admission::{AdmissionChange, Change};
 use crate::domain::ids::EndpointId;
 use crate::error::{Error, Result};
 use crate::service::Services;
-use crate::service::admission::{self, Settings};
+use crate::service::admission::{self, QueueBudget};
 
 /// The panel's form fields (each form sends some of them).
 #[derive(Debug, Default, Deserialize)]
@@ -72,7 +72,7 @@ impl AdmissionForm {
 }
 
 /// What the budget is now, as a sentence.
-fn said(s: &Settings) -> String {
+fn said(s: &QueueBudget) -> String {
     let b = s.budget;
     if !b.restricts() {
         return format!("The queue {} admits every claim: it has no budget.", s.queue);

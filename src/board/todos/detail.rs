@@ -89,7 +89,7 @@ fn told(v: &TodoDetailView<'_>) -> Markup {
                 h2 #sb-told-heading { "Who was told" }
                 ul.sb-stack {
                     @for told in v.told {
-                        @let n = &told.delivery;
+                        @let n = &told.send;
                         li {
                             strong { (told.sink.as_deref().unwrap_or("a deleted sink")) }
                             " · " (n.event.as_str()) " · "

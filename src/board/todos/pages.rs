@@ -16,8 +16,8 @@ use super::super::respond;
 use super::super::session::Human;
 use super::admission_view::{AdmissionPanel, admission_panel};
 use super::detail::{TodoDetailView, home_pill, todo_detail};
-use super::query::{self, BadQuery, ListQuery};
-use super::view::{Rows, TodosView, bad_query, todos_view};
+use super::query::{self, BadQuery, TodosQuery};
+use super::view::{PillRows, TodosView, bad_query, todos_view};
 use crate::domain::ids::TodoId;
 use crate::domain::todo_state::EndpointState;
 use crate::error::Error;
@@ -28,7 +28,7 @@ use maud::html;
 /// `GET /todos`: the Todos view. An unknown `filter`, a `limit` that is not a positive
 /// number or a search the store cannot run answers 400 with a page saying why.
 pub async fn list(human: Human, s: web::Data<Services>, req: HttpRequest) -> Result<HttpResponse, BoardError> {
-    let query = match ListQuery::parse(req.query_string()) {
+    let query = match TodosQuery::parse(req.query_string()) {
         Ok(q) => q,
         Err(BadQuery(why)) => {
             let page = layout::page(&human, Nav::Todos, "Todos", bad_query(&why));
@@ -40,8 +40,8 @@ pub async fn list(human: Human, s: web::Data<Services>, req: HttpRequest) -> Res
     let title = query.filter.label();
     let found = todos::view(&s, &human.reach, query.filter, search, query.limit).await?;
     let (rows, chart, matching) = match &found.rows {
-        service_todos::Rows::Dead { rows, chart, matching } => (Rows::Dead(rows), Some(chart), Some(*matching)),
-        service_todos::Rows::Todos(rows) => (Rows::Todos(rows), None, None),
+        service_todos::PillList::Dead { rows, chart, matching } => (PillRows::Dead(rows), Some(chart), Some(*matching)),
+        service_todos::PillList::Todos(rows) => (PillRows::Todos(rows), None, None),
     };
     let view = TodosView {
         pill: query.filter,

@@ -22,7 +22,7 @@ pub const DEFAULT_LIMIT: i64 = 100;
 
 /// A read query string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListQuery {
+pub struct TodosQuery {
     /// The pill on show.
     pub filter: Pill,
     /// The search as it goes back in the box (trimmed; empty: no search).
@@ -31,9 +31,9 @@ pub struct ListQuery {
     pub limit: i64,
 }
 
-impl Default for ListQuery {
+impl Default for TodosQuery {
     fn default() -> Self {
-        ListQuery { filter: DEFAULT_FILTER, search: String::new(), limit: DEFAULT_LIMIT }
+        TodosQuery { filter: DEFAULT_FILTER, search: String::new(), limit: DEFAULT_LIMIT }
     }
 }
 
@@ -72,9 +72,9 @@ fn limit(raw: &str) -> Result<i64, BadQuery> {
     if n < 1 { Err(refused()) } else { Ok(n.min(LIST_MAX)) }
 }
 
-impl ListQuery {
+impl TodosQuery {
     /// Reads a query string (without the `?`). The first of a repeated parameter wins.
-    pub fn parse(query_string: &str) -> Result<ListQuery, BadQuery> {
+    pub fn parse(query_string: &str) -> Result<TodosQuery, BadQuery> {
         let (mut f, mut q, mut l) = (None, None, None);
         for (key, value) in form_urlencoded::parse(query_string.as_bytes()) {
             let slot = match key.as_ref() {
@@ -87,7 +87,7 @@ impl ListQuery {
                 *slot = Some(value.into_owned());
             }
         }
-        Ok(ListQuery {
+        Ok(TodosQuery {
             filter: filter(f.as_deref().unwrap_or(""))?,
             search: search(q.as_deref().unwrap_or(""))?,
             limit: limit(l.as_deref().unwrap_or(""))?,
@@ -120,15 +120,15 @@ pub fn back_to(query_string: &str) -> (Option<Pill>, String) {
 mod tests {
     use super::*;
 
-    fn parse(q: &str) -> Result<ListQuery, BadQuery> {
-        ListQuery::parse(q)
+    fn parse(q: &str) -> Result<TodosQuery, BadQuery> {
+        TodosQuery::parse(q)
     }
 
     #[test]
     fn no_query_opens_the_dead_view_with_the_default_page() {
-        assert_eq!(parse("").unwrap(), ListQuery { filter: Pill::Dead, search: String::new(), limit: 100 });
-        assert_eq!(parse("filter=&q=&limit=").unwrap(), ListQuery::default());
-        assert_eq!(parse("utm_source=mail").unwrap(), ListQuery::default(), "unknown parameters are ignored");
+        assert_eq!(parse("").unwrap(), TodosQuery { filter: Pill::Dead, search: String::new(), limit: 100 });
+        assert_eq!(parse("filter=&q=&limit=").unwrap(), TodosQuery::default());
+        assert_eq!(parse("utm_source=mail").unwrap(), TodosQuery::default(), "unknown parameters are ignored");
     }
 
     #[test]

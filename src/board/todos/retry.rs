@@ -16,7 +16,7 @@ use super::super::respond;
 use super::bulk::bulk_confirm;
 use super::paths::{self, CONFIRMED, DIED_BY_FIELD};
 use super::query;
-use super::view::Notice;
+use super::view::TodosNotice;
 use chrono::{DateTime, Utc};
 
 use crate::board::state::BoardState;
@@ -57,8 +57,8 @@ pub async fn retry_one(
     let Posted { human, form } = posted;
     let id: TodoId = parse_id(&id)?;
     let notice = match todos::retry_now(&s, &human.reach, id).await {
-        Ok(_) => Notice::Retried(id),
-        Err(Error::Conflict(why)) => Notice::Refused(why),
+        Ok(_) => TodosNotice::Retried(id),
+        Err(Error::Conflict(why)) => TodosNotice::Refused(why),
         Err(e) => return Err(e.into()),
     };
     Ok(respond::see_other_with_notice(&board.cookies, &form.location(), &notice.flash()))
@@ -97,8 +97,8 @@ pub async fn retry_dead(
         .map(|t| t.with_timezone(&Utc))
         .map_err(|_| Error::invalid(DIED_BY_FIELD, "missing or not an RFC 3339 time: confirm again"))?;
     let notice = match todos::bulk_retry(&s, &human.reach, q, Some(died_by)).await {
-        Ok(done) => Notice::BulkRetried(done),
-        Err(Error::Conflict(why)) => Notice::Refused(why),
+        Ok(done) => TodosNotice::BulkRetried(done),
+        Err(Error::Conflict(why)) => TodosNotice::Refused(why),
         Err(e) => return Err(e.into()),
     };
     Ok(respond::see_other_with_notice(&board.cookies, &paths::list(Pill::Dead, &search), &notice.flash()))

@@ -1,6 +1,6 @@
 //! The Todos view's body: the pills with their counts, the search, the dead-letter
 //! chart and bulk retry (Dead pill), and the list. What the last action did is shown
-//! by the layout, from the notice the action's redirect carried (see [`Notice`]).
+//! by the layout, from the notice the action's redirect carried (see [`TodosNotice`]).
 
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
@@ -24,26 +24,26 @@ const SUMMARY_CHARS: usize = 160;
 
 /// The rows of the pill on show.
 #[derive(Debug, Clone, Copy)]
-pub enum Rows<'a> {
+pub enum PillRows<'a> {
     /// The Dead pill's dead letters.
     Dead(&'a [DeadLetter]),
     /// Any other pill's todos.
     Todos(&'a [TodoListing]),
 }
 
-impl Rows<'_> {
+impl PillRows<'_> {
     fn len(&self) -> usize {
         match self {
-            Rows::Dead(r) => r.len(),
-            Rows::Todos(r) => r.len(),
+            PillRows::Dead(r) => r.len(),
+            PillRows::Todos(r) => r.len(),
         }
     }
 }
 
 /// What the last action did; carried over the action's redirect as the layout's
-/// one-time notice ([`Notice::flash`]).
+/// one-time notice ([`TodosNotice::flash`]).
 #[derive(Debug, Clone)]
-pub enum Notice {
+pub enum TodosNotice {
     /// One todo went back to pending.
     Retried(TodoId),
     /// A bulk retry ran.
@@ -53,15 +53,15 @@ pub enum Notice {
     Refused(String),
 }
 
-impl Notice {
+impl TodosNotice {
     /// The notice as the layout shows it after the redirect: plain text (escaped when
     /// shown), "done" when something moved, "warn" when nothing did or some stayed.
     pub fn flash(&self) -> respond::Notice {
         match self {
-            Notice::Retried(id) => {
+            TodosNotice::Retried(id) => {
                 respond::Notice::done(format!("Todo {id} is back in its queue with its attempt counter reset."))
             }
-            Notice::BulkRetried(done) => {
+            TodosNotice::BulkRetried(done) => {
                 let moved = match done.retried {
                     0 => "No dead letter went back.".to_owned(),
                     1 => "1 dead letter went back to its queue, its attempt counter reset.".to_owned(),
@@ -80,7 +80,7 @@ impl Notice {
                     PillCount::Exact(COUNT_CAP)
                 ))
             }
-            Notice::Refused(why) => respond::Notice::warn(format!("Not done: {why}")),
+            TodosNotice::Refused(why) => respond::Notice::warn(format!("Not done: {why}")),
         }
     }
 }
@@ -95,7 +95,7 @@ pub struct TodosView<'a> {
     /// What is in the search box (empty: no search).
     pub search: &'a str,
     /// The rows, newest first.
-    pub rows: Rows<'a>,
+    pub rows: PillRows<'a>,
     /// How many rows were asked for.
     pub limit: i64,
     /// Now, for "3 min ago".
@@ -116,13 +116,13 @@ pub fn todos_view(v: &TodosView<'_>, csrf_token: &str) -> Markup {
             (search_form(v))
             @if v.pill == Pill::Dead {
                 @if let Some(chart) = v.chart { (dead_letters_chart(chart)) }
-                @if let (Some(matching), false) = (v.matching, matches!(v.rows, Rows::Dead([]))) {
+                @if let (Some(matching), false) = (v.matching, matches!(v.rows, PillRows::Dead([]))) {
                     (bulk_retry_button(v.search, matching, csrf_token))
                 }
             }
             @match v.rows {
-                Rows::Dead(rows) => (dead_table(rows, v, csrf_token)),
-                Rows::Todos(rows) => (todo_table(rows, v)),
+                PillRows::Dead(rows) => (dead_table(rows, v, csrf_token)),
+                PillRows::Todos(rows) => (todo_table(rows, v)),
             }
             (more(v))
         }

@@ -5,7 +5,7 @@ use crate::board::todos::fixtures::{counts, dead_letter, listing, now};
 
 const TOKEN: &str = "csrf-token-value";
 
-fn view<'a>(pill: Pill, counts: &'a PillCounts, rows: Rows<'a>) -> TodosView<'a> {
+fn view<'a>(pill: Pill, counts: &'a PillCounts, rows: PillRows<'a>) -> TodosView<'a> {
     TodosView { pill, counts, search: "", rows, limit: 100, now: now(), chart: None, matching: None }
 }
 
@@ -19,7 +19,7 @@ fn assert_csrf_on_every_post(html: &str) {
 #[test]
 fn pills_show_every_count_link_with_the_search_and_mark_the_current_one() {
     let c = counts();
-    let mut v = view(Pill::Dead, &c, Rows::Dead(&[]));
+    let mut v = view(Pill::Dead, &c, PillRows::Dead(&[]));
     v.search = "deploy";
     let html = todos_view(&v, TOKEN).into_string();
     for (label, n) in [("All", "10 000+"), ("Pending", "1 234"), ("Claimed", "7"), ("Done", "8 000"), ("Failed", "3")] {
@@ -34,7 +34,7 @@ fn pills_show_every_count_link_with_the_search_and_mark_the_current_one() {
 fn a_dead_row_shows_queue_endpoint_reason_attempts_summary_and_when_it_died() {
     let c = counts();
     let rows = [dead_letter("Build main", Some("exit status 1 in step 3"))];
-    let html = todos_view(&view(Pill::Dead, &c, Rows::Dead(&rows)), TOKEN).into_string();
+    let html = todos_view(&view(Pill::Dead, &c, PillRows::Dead(&rows)), TOKEN).into_string();
     let d = &rows[0];
     assert!(html.contains("<code>builds</code>"));
     assert!(html.contains(">ci-runner<"));
@@ -55,7 +55,7 @@ fn what_senders_and_agents_wrote_is_escaped() {
     row.queue = "q\"><b>".into();
     row.endpoint = "<i>ep</i>".into();
     let rows = [row];
-    let mut v = view(Pill::Dead, &c, Rows::Dead(&rows));
+    let mut v = view(Pill::Dead, &c, PillRows::Dead(&rows));
     v.search = "\"><script>alert(3)</script>";
     v.matching = Some(PillCount::Exact(1));
     let html = todos_view(&v, TOKEN).into_string();
@@ -70,7 +70,7 @@ fn a_long_summary_is_shortened_in_the_list() {
     let c = counts();
     let long = "x".repeat(500);
     let rows = [dead_letter("t", Some(&long))];
-    let html = todos_view(&view(Pill::Dead, &c, Rows::Dead(&rows)), TOKEN).into_string();
+    let html = todos_view(&view(Pill::Dead, &c, PillRows::Dead(&rows)), TOKEN).into_string();
     assert!(html.contains(&format!("{}…", "x".repeat(SUMMARY_CHARS))));
     assert!(!html.contains(&"x".repeat(SUMMARY_CHARS + 1)));
 }
@@ -82,7 +82,7 @@ fn a_revoked_endpoints_dead_letter_offers_no_retry_and_one_without_an_attempt_sa
     row.reason = DeadReason::EndpointRevoked;
     row.final_seq = None;
     let rows = [row];
-    let html = todos_view(&view(Pill::Dead, &c, Rows::Dead(&rows)), TOKEN).into_string();
+    let html = todos_view(&view(Pill::Dead, &c, PillRows::Dead(&rows)), TOKEN).into_string();
     assert!(!html.contains("/retry\""), "{html}");
     assert!(html.contains("endpoint revoked"));
     assert!(html.contains("no attempt was open"));
@@ -92,7 +92,7 @@ fn a_revoked_endpoints_dead_letter_offers_no_retry_and_one_without_an_attempt_sa
 fn bulk_retry_is_offered_on_the_dead_view_with_its_count_and_search() {
     let c = counts();
     let rows = [dead_letter("a", None)];
-    let mut v = view(Pill::Dead, &c, Rows::Dead(&rows));
+    let mut v = view(Pill::Dead, &c, PillRows::Dead(&rows));
     v.search = "deploys";
     v.matching = Some(PillCount::Exact(12));
     let html = todos_view(&v, TOKEN).into_string();
@@ -105,7 +105,7 @@ fn bulk_retry_is_offered_on_the_dead_view_with_its_count_and_search() {
 #[test]
 fn an_empty_dead_view_says_nothing_is_waiting_and_offers_no_bulk_retry() {
     let c = counts();
-    let mut v = view(Pill::Dead, &c, Rows::Dead(&[]));
+    let mut v = view(Pill::Dead, &c, PillRows::Dead(&[]));
     v.matching = Some(PillCount::Exact(0));
     let html = todos_view(&v, TOKEN).into_string();
     assert!(html.contains("No dead letters. Nothing is waiting on you."));
@@ -124,11 +124,11 @@ fn the_chart_shows_on_the_dead_pill_only() {
         first_day,
         rows: vec![DeadLetterDay { day: first_day, queue: Some("builds".into()), count: 2 }],
     };
-    let mut v = view(Pill::Dead, &c, Rows::Dead(&[]));
+    let mut v = view(Pill::Dead, &c, PillRows::Dead(&[]));
     v.chart = Some(&chart);
     assert!(todos_view(&v, TOKEN).into_string().contains("<svg"));
     let rows = [listing("t", TodoState::Pending)];
-    let mut v = view(Pill::Pending, &c, Rows::Todos(&rows));
+    let mut v = view(Pill::Pending, &c, PillRows::Todos(&rows));
     v.chart = Some(&chart);
     assert!(!todos_view(&v, TOKEN).into_string().contains("<svg"));
 }
@@ -143,7 +143,7 @@ fn other_pills_say_where_each_todo_stands() {
     dead.dead_reason = Some(DeadReason::LeaseExpired);
     dead.dead_lettered_at = Some(now() - Duration::hours(3));
     let rows = [claimed, retrying, dead];
-    let html = todos_view(&view(Pill::All, &c, Rows::Todos(&rows)), TOKEN).into_string();
+    let html = todos_view(&view(Pill::All, &c, PillRows::Todos(&rows)), TOKEN).into_string();
     assert!(html.contains("lease ends in 4 min"));
     assert!(html.contains("retry in 30 s"));
     assert!(html.contains("dead (lease expired), "));
@@ -156,7 +156,7 @@ fn other_pills_say_where_each_todo_stands() {
 fn a_full_page_says_so_and_offers_the_longest_list() {
     let c = counts();
     let rows: Vec<TodoListing> = (0..3).map(|i| listing(&format!("t{i}"), TodoState::Done)).collect();
-    let mut v = view(Pill::Done, &c, Rows::Todos(&rows));
+    let mut v = view(Pill::Done, &c, PillRows::Todos(&rows));
     v.limit = 3;
     let html = todos_view(&v, TOKEN).into_string();
     assert!(html.contains("Showing the newest 3."));
@@ -169,21 +169,21 @@ fn a_full_page_says_so_and_offers_the_longest_list() {
 fn notices_report_single_and_bulk_retries_and_refusals_as_plain_text() {
     use crate::board::respond::Tone;
     let id = TodoId::new();
-    let single = Notice::Retried(id).flash();
+    let single = TodosNotice::Retried(id).flash();
     assert_eq!(single.tone, Tone::Done);
     assert_eq!(single.text, format!("Todo {id} is back in its queue with its attempt counter reset."));
-    let bulk = Notice::BulkRetried(BulkRetried { retried: 12, still_dead: PillCount::Exact(2) }).flash();
+    let bulk = TodosNotice::BulkRetried(BulkRetried { retried: 12, still_dead: PillCount::Exact(2) }).flash();
     assert_eq!(bulk.tone, Tone::Warn, "some stayed dead: look closer");
     assert!(bulk.text.starts_with("12 dead letters went back"), "{}", bulk.text);
     assert!(bulk.text.contains(" 2 still match and stay dead"));
-    let all = Notice::BulkRetried(BulkRetried { retried: 3, still_dead: PillCount::Exact(0) }).flash();
+    let all = TodosNotice::BulkRetried(BulkRetried { retried: 3, still_dead: PillCount::Exact(0) }).flash();
     assert_eq!(
         (all.tone, all.text.as_str()),
         (Tone::Done, "3 dead letters went back to their queues, attempt counters reset.")
     );
-    let none = Notice::BulkRetried(BulkRetried { retried: 0, still_dead: PillCount::Exact(0) }).flash();
+    let none = TodosNotice::BulkRetried(BulkRetried { retried: 0, still_dead: PillCount::Exact(0) }).flash();
     assert_eq!((none.tone, none.text.as_str()), (Tone::Warn, "No dead letter went back."));
-    let refused = Notice::Refused("the todo's endpoint is <revoked>".into()).flash();
+    let refused = TodosNotice::Refused("the todo's endpoint is <revoked>".into()).flash();
     assert_eq!(refused.text, "Not done: the todo's endpoint is <revoked>", "escaped by the layout, not here");
 }
 
@@ -200,7 +200,7 @@ fn a_refused_query_explains_itself_and_links_every_filter() {
 fn the_search_box_keeps_the_pill_and_explains_its_reach() {
     let c = counts();
     let rows = [listing("t", TodoState::Pending)];
-    let mut v = view(Pill::Pending, &c, Rows::Todos(&rows));
+    let mut v = view(Pill::Pending, &c, PillRows::Todos(&rows));
     v.search = "deploy";
     let html = todos_view(&v, TOKEN).into_string();
     assert!(html.contains("<input type=\"hidden\" name=\"filter\" value=\"pending\">"));

@@ -14,7 +14,7 @@ use crate::service::webhooks::CreateWebhook;
 /// The create form's fields, as typed (kept to show the form again after a refusal).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
-pub struct CreateForm {
+pub struct WebhookForm {
     /// The endpoint's id.
     pub endpoint_id: String,
     /// `github`, `gitea`, `stripe`, `standard` or `generic`.
@@ -31,7 +31,7 @@ pub struct CreateForm {
     pub unverified: Option<String>,
 }
 
-impl CreateForm {
+impl WebhookForm {
     /// The webhook this form asks for.
     pub fn body(&self) -> Result<CreateWebhook> {
         let endpoint_id: EndpointId =
@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn the_create_form_reads_logins_allow_all_and_unverified() {
         let id = EndpointId::new();
-        let form = CreateForm {
+        let form = WebhookForm {
             endpoint_id: id.to_string(),
             source_type: "github".into(),
             queue: " builds ".into(),
@@ -169,15 +169,15 @@ mod tests {
         );
         assert!(!body.unverified);
 
-        let all = CreateForm { allow_all: Some("on".into()), unverified: Some("on".into()), ..form.clone() };
+        let all = WebhookForm { allow_all: Some("on".into()), unverified: Some("on".into()), ..form.clone() };
         let body = all.body().unwrap();
         assert_eq!(body.trusted_actors, Some(TrustedActors::AllowAll { allow_all: true }));
         assert!(body.unverified);
 
         for bad in [
-            CreateForm { endpoint_id: "ep_nope".into(), ..form.clone() },
-            CreateForm { source_type: "gitlab".into(), ..form.clone() },
-            CreateForm { max_attempts: "five".into(), ..form.clone() },
+            WebhookForm { endpoint_id: "ep_nope".into(), ..form.clone() },
+            WebhookForm { source_type: "gitlab".into(), ..form.clone() },
+            WebhookForm { max_attempts: "five".into(), ..form.clone() },
         ] {
             assert!(matches!(bad.body(), Err(Error::InvalidArgument(_))), "{bad:?}");
         }

@@ -5,7 +5,7 @@ use actix_web::{HttpResponse, ResponseError, web};
 use chrono::Utc;
 
 use super::detail::{WebhookPage, rule_count, saved_rules_text, webhook_page};
-use super::form::{CreateForm, RulesForm};
+use super::form::{RulesForm, WebhookForm};
 use super::paths;
 use super::view::{Created, created_page, webhooks_page};
 use crate::board::error::BoardError;
@@ -28,7 +28,7 @@ use crate::store::webhooks::WebhookRow;
 async fn list_page(
     s: &Services,
     human: &Human,
-    form: &CreateForm,
+    form: &WebhookForm,
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, BoardError> {
@@ -46,13 +46,13 @@ async fn list_page(
 
 /// `GET /webhooks`: the human's webhooks and the create form.
 pub async fn list(s: web::Data<Services>, human: Human) -> Result<HttpResponse, BoardError> {
-    list_page(&s, &human, &CreateForm::default(), None, StatusCode::OK).await
+    list_page(&s, &human, &WebhookForm::default(), None, StatusCode::OK).await
 }
 
 /// `POST /webhooks`: creates, then shows the ingest URL, ingest token and signing
 /// secret once (200, never cached, never in a URL or a cookie); a refusal shows the
 /// form again with why, and nothing is created.
-pub async fn create(s: web::Data<Services>, posted: Posted<CreateForm>) -> Result<HttpResponse, BoardError> {
+pub async fn create(s: web::Data<Services>, posted: Posted<WebhookForm>) -> Result<HttpResponse, BoardError> {
     let human = posted.human;
     let form = posted.form;
     let created = match form.body() {

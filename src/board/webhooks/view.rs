@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::form::CreateForm;
+use super::form::WebhookForm;
 use super::paths;
 use crate::board::csrf::CsrfToken;
 use crate::board::endpoints::paths as endpoint_paths;
@@ -63,7 +63,7 @@ pub fn webhooks_page(
     rows: &[WebhookRow],
     endpoints: &[EndpointRow],
     usable: &[&EndpointRow],
-    form: &CreateForm,
+    form: &WebhookForm,
     error: Option<&str>,
     csrf: &CsrfToken,
     now: DateTime<Utc>,
@@ -101,7 +101,7 @@ pub fn webhooks_page(
     }
 }
 
-fn create_form(usable: &[&EndpointRow], form: &CreateForm, error: Option<&str>, csrf: &CsrfToken) -> Markup {
+fn create_form(usable: &[&EndpointRow], form: &WebhookForm, error: Option<&str>, csrf: &CsrfToken) -> Markup {
     html! {
         section #create aria-labelledby="sb-create-heading" {
             h2 #sb-create-heading { "Create a webhook" }

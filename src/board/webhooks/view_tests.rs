@@ -4,7 +4,7 @@ use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
 
 use super::detail::{WebhookPage, dry_run_answer, rule_count, saved_rules_text, webhook_page};
-use super::form::{CreateForm, RulesForm};
+use super::form::{RulesForm, WebhookForm};
 use super::view::{Created, created_page, webhooks_page};
 use crate::board::csrf::CsrfToken;
 use crate::db::models::EndpointRow;
@@ -65,7 +65,7 @@ fn the_list_shows_endpoint_source_queue_verification_trusted_actors_and_refusals
         &[signed.clone(), open, generic],
         std::slice::from_ref(&e),
         &[&e],
-        &CreateForm::default(),
+        &WebhookForm::default(),
         None,
         &CsrfToken::random(),
         now(),
@@ -84,21 +84,21 @@ fn the_create_form_offers_usable_endpoints_every_source_type_and_posts_with_the_
     let e = endpoint(ScopeId::new());
     let csrf = CsrfToken::random();
     let html =
-        webhooks_page(&[], std::slice::from_ref(&e), &[&e], &CreateForm::default(), None, &csrf, now()).into_string();
+        webhooks_page(&[], std::slice::from_ref(&e), &[&e], &WebhookForm::default(), None, &csrf, now()).into_string();
     assert!(html.contains(r#"method="post" action="/webhooks""#) && html.contains(csrf.as_str()), "{html}");
     assert!(html.contains(&format!(r#"value="{}""#, e.id)));
     for s in ["github", "gitea", "stripe", "standard", "generic"] {
         assert!(html.contains(&format!(r#"value="{s}""#)), "{s}");
     }
     let none =
-        webhooks_page(&[], std::slice::from_ref(&e), &[], &CreateForm::default(), None, &csrf, now()).into_string();
+        webhooks_page(&[], std::slice::from_ref(&e), &[], &WebhookForm::default(), None, &csrf, now()).into_string();
     assert!(!none.contains(r#"action="/webhooks""#) && none.contains("Vend one first"));
 }
 
 #[test]
 fn a_refused_create_shows_why_and_keeps_what_was_typed() {
     let e = endpoint(ScopeId::new());
-    let form = CreateForm {
+    let form = WebhookForm {
         endpoint_id: e.id.to_string(),
         source_type: "stripe".into(),
         queue: "<bad queue>".into(),

@@ -1,5 +1,5 @@
 //! Publishing a digest to Cairn through the guarded client (the SSRF guard checks the
-//! dial; redirects are never followed): the request of `notify::cairn`, one attempt,
+//! dial; redirects are never followed): the request of `digests::clients::cairn`, one attempt,
 //! and the artifact or a failure class to record. Also a Cairn connection's test (its
 //! whoami), through the same client.
 

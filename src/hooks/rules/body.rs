@@ -1,4 +1,4 @@
-//! The exact JSON bodies of the two notification types, built from the store's signals.
+//! The exact JSON bodies of the two hook events, built from the store's signals.
 //!
 //! A body carries exactly the fields the spec lists (section 7) and nothing else: never
 //! the payload, the result, headers, credentials or a work order. Every piece of text a
@@ -7,7 +7,7 @@
 //! valid names untouched and keeps the size bound below honest even for a bad row.
 //!
 //! Decisions the spec leaves open:
-//! - `created_at` is when the notification was built, for both types (one meaning on
+//! - `created_at` is when the announcement was built, for both types (one meaning on
 //!   one channel), never the todo's creation time.
 //! - In `todo.ready`, `kind` and `source` are omitted when absent or empty after
 //!   neutralising. In `todo.dead_lettered` they are always present, `null` when absent
@@ -42,9 +42,8 @@ const ENDPOINT_MAX_CHARS: usize = 63;
 const ARTIFACT_MAX_CHARS: usize = ARTIFACT_MAX_BYTES;
 
 text_enum!(
-    /// The notification types on the hook channel (the `type` field and the metrics
-    /// label).
-    NotifyType {
+    /// The events a hook is rung for (the `type` field and the metrics label).
+    HookEvent {
         /// A todo became claimable.
         Ready => "todo.ready",
         /// A todo stopped being retried.
@@ -57,17 +56,17 @@ text_enum!(
 pub enum BodyError {
     /// Still too large after cutting every free-text field (the caps make this
     /// unreachable; it is an error rather than a panic all the same).
-    #[error("notification body is {0} bytes, over the {MAX_BODY_BYTES}-byte limit")]
+    #[error("ring body is {0} bytes, over the {MAX_BODY_BYTES}-byte limit")]
     TooLarge(usize),
     /// JSON encoding failed.
-    #[error("notification body could not be encoded: {0}")]
+    #[error("ring body could not be encoded: {0}")]
     Json(#[from] serde_json::Error),
 }
 
-/// A notification body, built once per signal and shared by every matching hook.
+/// A ring's body, built once per signal and shared by every matching hook.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum NotifyBody {
+pub enum RingBody {
     /// `todo.ready`.
     Ready(ReadyBody),
     /// `todo.dead_lettered`.
@@ -78,7 +77,7 @@ pub enum NotifyBody {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReadyBody {
     #[serde(rename = "type")]
-    event_type: NotifyType,
+    event_type: HookEvent,
     reason: ReadyReason,
     todo_id: TodoId,
     queue: String,
@@ -97,7 +96,7 @@ pub struct ReadyBody {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeadLetteredBody {
     #[serde(rename = "type")]
-    event_type: NotifyType,
+    event_type: HookEvent,
     todo_id: TodoId,
     source: Option<String>,
     kind: Option<String>,
@@ -121,12 +120,12 @@ pub struct FinalAttemptBody {
     at: DateTime<Utc>,
 }
 
-impl NotifyBody {
+impl RingBody {
     /// The `todo.ready` body for `signal`, built at `now`.
     pub fn ready(signal: &TodoReady, now: DateTime<Utc>) -> Self {
         let todo = &signal.todo;
-        NotifyBody::Ready(ReadyBody {
-            event_type: NotifyType::Ready,
+        RingBody::Ready(ReadyBody {
+            event_type: HookEvent::Ready,
             reason: signal.reason,
             todo_id: todo.id,
             queue: neutralise_to(&todo.queue, QUEUE_MAX_CHARS),
@@ -142,8 +141,8 @@ impl NotifyBody {
     /// The `todo.dead_lettered` body for `signal`, built at `now`.
     pub fn dead_lettered(signal: &DeadLettered, now: DateTime<Utc>) -> Self {
         let todo = &signal.todo;
-        NotifyBody::DeadLettered(DeadLetteredBody {
-            event_type: NotifyType::DeadLettered,
+        RingBody::DeadLettered(DeadLetteredBody {
+            event_type: HookEvent::DeadLettered,
             todo_id: todo.id,
             source: label(todo.source.as_deref()),
             kind: label(todo.kind.as_deref()),
@@ -156,11 +155,11 @@ impl NotifyBody {
         })
     }
 
-    /// Which type of notification this is.
-    pub fn event_type(&self) -> NotifyType {
+    /// Which event this body announces.
+    pub fn event_type(&self) -> HookEvent {
         match self {
-            NotifyBody::Ready(_) => NotifyType::Ready,
-            NotifyBody::DeadLettered(_) => NotifyType::DeadLettered,
+            RingBody::Ready(_) => HookEvent::Ready,
+            RingBody::DeadLettered(_) => HookEvent::DeadLettered,
         }
     }
 
@@ -183,10 +182,10 @@ impl NotifyBody {
     /// the artifact last), or says there is nothing left to cut.
     fn cut_free_text(&mut self, excess: usize) -> bool {
         let fields: Vec<&mut String> = match self {
-            NotifyBody::Ready(b) => {
+            RingBody::Ready(b) => {
                 [Some(&mut b.summary), b.source.as_mut(), b.kind.as_mut()].into_iter().flatten().collect()
             }
-            NotifyBody::DeadLettered(b) => {
+            RingBody::DeadLettered(b) => {
                 let (summary, artifact) = match b.final_attempt.as_mut() {
                     Some(f) => (f.summary.as_mut(), f.artifact.as_mut()),
                     None => (None, None),

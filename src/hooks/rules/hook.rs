@@ -1,5 +1,5 @@
-//! Notify hooks, the pure part: what a hook may be saved with (URL syntax, queue
-//! filter), how its URL is shown, and the health constants its delivery obeys.
+//! Hooks, the pure part: what a hook may be saved with (URL syntax, queue filter),
+//! how its URL is shown, and the health constants its rings obey.
 //! The network check of a URL (DNS, SSRF) is not here: it runs in the outbound guard.
 
 use crate::domain::text::{QUARANTINE_QUEUE, valid_queue_name};

@@ -1,4 +1,4 @@
-//! Notify hooks, the pure part: what a hook may be saved with, what a ring says, how it
+//! Hooks, the pure part: what a hook may be saved with, what a ring says, how it
 //! is signed, how often it is tried, and what a ring does to the hook's health. Plain
 //! functions and types, unit-tested directly; the worker calls them and does the I/O.
 //!

@@ -1,6 +1,6 @@
-//! How one notification is attempted: at most three tries, 1 s and 5 s apart (±20 %
+//! How one ring is attempted: at most three tries, 1 s and 5 s apart (±20 %
 //! jitter, so hooks that failed together do not retry in lockstep), and what each
-//! attempt's result means: delivered, worth another try, or final.
+//! attempt's result means: a success, worth another try, or final.
 //!
 //! The jitter is a parameter in [-1, 1] (scaled to ±20 %), so the schedule is a pure
 //! function; [`unit_jitter`] draws one from an injected generator.
@@ -12,7 +12,7 @@ use rand::Rng;
 use crate::domain::text_enum::text_enum;
 use crate::outbound::failure::TransportFailure;
 
-/// Most attempts per (notification, hook).
+/// Most attempts per ring (announcement, hook).
 pub const MAX_ATTEMPTS: u32 = 3;
 /// Waits before attempts 2 and 3, before jitter.
 pub const BASE_WAITS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(5)];
@@ -25,7 +25,7 @@ pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttemptClass {
     /// A 2xx answer.
-    Delivered(u16),
+    Success(u16),
     /// A 3xx answer (redirects are never followed).
     Redirect(u16),
     /// A 4xx answer other than 408 and 429.
@@ -76,7 +76,7 @@ impl AttemptClass {
     /// three-digit code no server means) is a broken exchange: [`AttemptClass::Network`].
     pub fn from_status(status: u16) -> Self {
         match status {
-            200..=299 => AttemptClass::Delivered(status),
+            200..=299 => AttemptClass::Success(status),
             300..=399 => AttemptClass::Redirect(status),
             408 | 429 | 500..=599 => AttemptClass::RetryableStatus(status),
             400..=499 => AttemptClass::ClientError(status),
@@ -85,8 +85,8 @@ impl AttemptClass {
     }
 
     /// Whether the receiver took it.
-    pub fn delivered(self) -> bool {
-        matches!(self, AttemptClass::Delivered(_))
+    pub fn succeeded(self) -> bool {
+        matches!(self, AttemptClass::Success(_))
     }
 
     /// Whether another attempt may succeed where this one failed.
@@ -100,7 +100,7 @@ impl AttemptClass {
     /// The HTTP status, when the receiver answered.
     pub fn status(self) -> Option<u16> {
         match self {
-            AttemptClass::Delivered(s)
+            AttemptClass::Success(s)
             | AttemptClass::Redirect(s)
             | AttemptClass::ClientError(s)
             | AttemptClass::RetryableStatus(s) => Some(s),
@@ -112,12 +112,12 @@ impl AttemptClass {
         }
     }
 
-    /// The hook's `last_error` if this was the delivery's last attempt (none when
-    /// delivered). 408 and 429 are `client_error`: the status class, not the retry
+    /// The hook's `last_error` if this was the ring's last attempt (none when
+    /// it succeeded). 408 and 429 are `client_error`: the status class, not the retry
     /// policy, names the error.
     pub fn last_error(self) -> Option<LastError> {
         Some(match self {
-            AttemptClass::Delivered(_) => return None,
+            AttemptClass::Success(_) => return None,
             AttemptClass::Redirect(_) => LastError::Redirect,
             AttemptClass::ClientError(_) => LastError::ClientError,
             AttemptClass::RetryableStatus(s) if s < 500 => LastError::ClientError,
@@ -133,7 +133,7 @@ impl AttemptClass {
     /// The metrics `result` label.
     pub fn metric_result(self) -> AttemptResult {
         match self {
-            AttemptClass::Delivered(_) => AttemptResult::Status2xx,
+            AttemptClass::Success(_) => AttemptResult::Status2xx,
             AttemptClass::Redirect(_) => AttemptResult::Status3xx,
             AttemptClass::ClientError(_) => AttemptResult::Status4xx,
             AttemptClass::RetryableStatus(s) if s < 500 => AttemptResult::Status4xx,
@@ -163,7 +163,7 @@ impl From<TransportFailure> for AttemptClass {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NextStep {
     /// The receiver took it: record success.
-    Delivered,
+    Succeeded,
     /// Wait this long, re-check endpoint, hook and target, then try again.
     RetryAfter(Duration),
     /// Give up: record the failure with this attempt's status and error.
@@ -173,8 +173,8 @@ pub enum NextStep {
 /// The decision after attempt number `attempt` (1-based) came to `class`; `unit_jitter`
 /// is in [-1, 1] (see [`unit_jitter`]).
 pub fn after_attempt(attempt: u32, class: AttemptClass, unit_jitter: f64) -> NextStep {
-    if class.delivered() {
-        return NextStep::Delivered;
+    if class.succeeded() {
+        return NextStep::Succeeded;
     }
     match wait_before(attempt.saturating_add(1), unit_jitter) {
         Some(wait) if class.retryable() => NextStep::RetryAfter(wait),

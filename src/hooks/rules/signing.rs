@@ -1,7 +1,7 @@
 //! Standard Webhooks signing (<https://www.standardwebhooks.com>) of outbound hook
-//! notifications.
+//! rings.
 //!
-//! - `webhook-id`: `msg_` + a ULID, one per (notification, hook), the same on every
+//! - `webhook-id`: `msg_` + a ULID, one per ring (announcement, hook), the same on every
 //!   retry, so a receiver can drop a duplicate.
 //! - `webhook-timestamp`: Unix seconds of each attempt (a retry is signed afresh, so a
 //!   receiver's replay window starts at the attempt, not at the first try).
@@ -35,7 +35,7 @@ pub const KEY_MIN_BYTES: usize = 24;
 pub const KEY_MAX_BYTES: usize = 64;
 /// How long a rotated-out secret keeps signing alongside the new one.
 pub const PREVIOUS_SECRET_GRACE: TimeDelta = TimeDelta::hours(PREVIOUS_SECRET_GRACE_HOURS as i64);
-/// The `user-agent` of every notification.
+/// The `user-agent` of every ring.
 pub const USER_AGENT: &str = concat!("switchboard/", env!("CARGO_PKG_VERSION"));
 
 /// The header carrying the message id.
@@ -137,12 +137,12 @@ pub fn previous_valid_until(rotated_at: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// A Standard Webhooks message id: `msg_` + a 26-character ULID. Mint one per
-/// (notification, hook) and reuse it on every retry.
+/// ring (announcement, hook) and reuse it on every retry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MessageId(String);
 
 impl MessageId {
-    /// A fresh id for a notification built at `now`.
+    /// A fresh id for an announcement built at `now`.
     pub fn new(now: DateTime<Utc>) -> Self {
         // A clock before 1970 is not a thing we will see; it maps to the epoch.
         let millis = u64::try_from(now.timestamp_millis()).unwrap_or(0);

@@ -1,11 +1,11 @@
-//! Notify hooks as stored: management (create under the ceiling, list, rotate, enable,
-//! disable, delete) in [`manage`], and what the dispatcher reads and writes (matching
-//! hooks, the re-check before every attempt, health) in [`delivery`]. Secrets are kept
+//! Hooks as stored: management (create under the ceiling, list, rotate, enable,
+//! disable, delete) in [`manage`], and what a ring reads and writes (matching hooks,
+//! the re-check before every attempt, health) in [`targets`]. Secrets are kept
 //! sealed by the vault; the store never calls the network.
 
-mod delivery;
 pub mod doorbells;
 mod manage;
+mod targets;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -14,8 +14,8 @@ use crate::db::schema::notify_hooks;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::hooks::rules::hook::{HookDisabledReason, redact_url};
 
-pub use delivery::HookTarget;
 pub use manage::{CreatedHook, RotatedHook};
+pub use targets::HookTarget;
 
 /// A hook as stored, without its secrets. Its Debug form redacts the URL's query.
 #[derive(Clone, Queryable, QueryableByName, Selectable)]
@@ -25,18 +25,18 @@ pub struct HookRow {
     pub id: HookId,
     /// The endpoint whose todos it announces.
     pub endpoint_id: EndpointId,
-    /// Where notifications go (its query may hold a credential: show it redacted).
+    /// Where rings go (its query may hold a credential: show it redacted).
     pub url: String,
     /// Queue filter; empty: every queue.
     pub queues: Vec<String>,
-    /// Whether it delivers.
+    /// Whether it rings.
     pub enabled: bool,
     /// Why not, when it does not.
     pub disabled_reason: Option<HookDisabledReason>,
     /// Until when the secret a rotation replaced still signs (may lie in the past
     /// until the sweep clears it).
     pub previous_valid_until: Option<DateTime<Utc>>,
-    /// Failed deliveries in a row (reset by a success).
+    /// Failed rings in a row (reset by a success).
     pub consecutive_failures: i32,
     /// HTTP status of the last attempt, if it got one.
     pub last_status: Option<i32>,

@@ -1,11 +1,11 @@
-//! What the channel's actors share, and the notification they pass along.
+//! What the channel's actors share, and the announcement they pass along.
 
 use std::num::NonZeroU32;
 
 use actix_web::web::Bytes;
 
 use crate::hooks::cache::HookCache;
-use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::body::HookEvent;
 use crate::metrics::{InFlight, Metrics};
 use crate::outbound::Guard;
 use crate::store::Store;
@@ -20,9 +20,9 @@ pub struct HookChannel {
     pub vault: Vault,
     /// Builds the guarded outbound client (SSRF checks at dial time).
     pub guard: Guard,
-    /// Counts notifications, attempts and disables.
+    /// Counts rings, attempts and disables.
     pub metrics: Metrics,
-    /// Notifications per hook per minute (and burst).
+    /// Rings per hook per minute (and burst).
     pub rate_per_minute: NonZeroU32,
     /// Which hooks an endpoint's queue has, kept coherent by LISTEN.
     pub cache: HookCache,
@@ -30,17 +30,17 @@ pub struct HookChannel {
     pub database_url: String,
 }
 
-/// One notification, encoded once and sent to every matching hook.
+/// One announcement, encoded once and rung at every matching hook.
 #[derive(Debug, Clone)]
-pub struct Notification {
+pub struct Announcement {
     /// `todo.ready` or `todo.dead_lettered`.
-    pub kind: NotifyType,
+    pub kind: HookEvent,
     /// The todo it is about (a delivered `todo.ready` is recorded as its doorbell ring).
     pub todo: crate::domain::ids::TodoId,
     /// The todo's queue (each attempt re-checks the hook's filter against it).
     pub queue: String,
     /// The signed body (at most 4 KiB).
     pub body: Bytes,
-    /// Counts this notification (and each hook's copy) as under way until dropped.
+    /// Counts this announcement (and each hook's copy) as under way until dropped.
     pub in_flight: InFlight,
 }

@@ -1,13 +1,13 @@
 //! The `Dispatcher`: receives the store's `TodoReady` and `DeadLettered` messages after
 //! commit, applies the sender gate, finds the hooks that match the todo's endpoint and
-//! queue, and hands one notification per hook to that endpoint's supervisor.
+//! queue, and hands one ring per hook to that endpoint's supervisor.
 //!
 //! The match comes from the [`super::HookCache`] when it has one: the database's
 //! triggers announce every change that can alter a match and `hook_changes` evicts it,
 //! so while that listener is connected a cached match is current and serves as the
 //! re-check before a first attempt. Otherwise it is looked up, and a match that may be
 //! stale (listener away, or a change raced the lookup) is re-checked in the database
-//! by the delivery before its first attempt; every retry re-checks there anyway.
+//! by the ring before its first attempt; every retry re-checks there anyway.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -18,17 +18,17 @@ use super::hook_changes;
 use actix_web::web::Bytes;
 use chrono::Utc;
 
-use super::{Deliver, HookChannel, HookSupervisor, Notification, SUPERVISOR_MAILBOX};
+use super::{Announcement, HookChannel, HookSupervisor, Ring, SUPERVISOR_MAILBOX};
 use crate::domain::ids::EndpointId;
-use crate::hooks::rules::body::NotifyBody;
+use crate::hooks::rules::body::RingBody;
 use crate::hooks::statements::HookTarget;
-use crate::metrics::NotificationOutcome;
+use crate::metrics::RingOutcome;
 use crate::store::signals::{DeadLettered, TodoFacts, TodoReady};
 
 /// Signals waiting for the dispatcher; beyond this the store's emitter drops and counts.
 pub const DISPATCH_MAILBOX: usize = 1024;
 
-/// Hook lookups running at once; a notification arriving beyond this is dropped and
+/// Hook lookups running at once; an announcement arriving beyond this is dropped and
 /// counted (the database is slower than the flood, and waiting would only grow memory).
 pub const MAX_LOOKUPS_IN_FLIGHT: usize = 64;
 
@@ -39,7 +39,7 @@ pub const MAX_LOOKUPS_IN_FLIGHT: usize = 64;
 ///
 /// A restart keeps what must outlive it: the supervisors (and so every hook's rate
 /// state), the cache and its listener task, the metrics. It forgets the lookups under
-/// way, whose futures died with the panic (their notifications are lost, not counted).
+/// way, whose futures died with the panic (their announcements are lost, not counted).
 pub struct Dispatcher {
     channel: HookChannel,
     /// One address per endpoint, kept: every send goes through the same sender, whose
@@ -68,7 +68,7 @@ impl Dispatcher {
     /// Sends the body `build` makes about `todo` to every matching hook, unless the
     /// sender gate fails. The body is built only when some hook may want it: most ready
     /// todos land on endpoints without hooks, and that answer is usually cached.
-    fn dispatch(&mut self, todo: &TodoFacts, build: impl FnOnce() -> NotifyBody, ctx: &mut Context<Self>) {
+    fn dispatch(&mut self, todo: &TodoFacts, build: impl FnOnce() -> RingBody, ctx: &mut Context<Self>) {
         // The sender gate: only a verified delivery, or a token-trust webhook's, may
         // ring anyone. An unverified sender or an agent-made todo stays silent.
         if !todo.sender_gate {
@@ -87,23 +87,23 @@ impl Dispatcher {
         let encoded = match body.to_json() {
             Ok(bytes) => Bytes::from(bytes),
             Err(e) => {
-                tracing::warn!(todo = %todo.id, error = %e, "notification could not be encoded");
-                self.channel.metrics.notification(kind, NotificationOutcome::Failed);
+                tracing::warn!(todo = %todo.id, error = %e, "announcement could not be encoded");
+                self.channel.metrics.ring(kind, RingOutcome::Failed);
                 return;
             }
         };
-        let in_flight = self.channel.metrics.notification_in_flight();
-        let notification = Notification { kind, todo: todo.id, queue: todo.queue.clone(), body: encoded, in_flight };
+        let in_flight = self.channel.metrics.ring_in_flight();
+        let announcement = Announcement { kind, todo: todo.id, queue: todo.queue.clone(), body: encoded, in_flight };
         match cached {
-            Some(c) => self.hand_over(endpoint, &c.hooks, c.current, notification),
-            None => self.look_up(endpoint, todo.queue.clone(), Some(notification), ctx),
+            Some(c) => self.hand_over(endpoint, &c.hooks, c.current, announcement),
+            None => self.look_up(endpoint, todo.queue.clone(), Some(announcement), ctx),
         }
     }
 
     /// Looks up the hooks of `endpoint`'s `queue`, caches the answer and, when a
-    /// notification waits for it, hands that over. Lookups are bounded; a refresh of a
+    /// announcement waits for it, hands that over. Lookups are bounded; a refresh of a
     /// cached entry already under way is not started twice.
-    fn look_up(&mut self, endpoint: EndpointId, queue: String, waiting: Option<Notification>, ctx: &mut Context<Self>) {
+    fn look_up(&mut self, endpoint: EndpointId, queue: String, waiting: Option<Announcement>, ctx: &mut Context<Self>) {
         let key = (endpoint, queue.clone());
         if waiting.is_none() && !self.refreshing.insert(key.clone()) {
             return;
@@ -111,7 +111,7 @@ impl Dispatcher {
         if self.lookups_in_flight >= MAX_LOOKUPS_IN_FLIGHT {
             self.refreshing.remove(&key);
             if let Some(n) = waiting {
-                self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
+                self.channel.metrics.ring(n.kind, RingOutcome::Dropped);
             }
             return;
         }
@@ -136,16 +136,16 @@ impl Dispatcher {
                 Err(e) => {
                     tracing::warn!(endpoint = %endpoint, error = %e, "hook lookup failed");
                     if let Some(n) = waiting {
-                        act.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
+                        act.channel.metrics.ring(n.kind, RingOutcome::Dropped);
                     }
                 }
             }
         }));
     }
 
-    /// Gives each hook its copy of the notification, through the endpoint's supervisor;
+    /// Gives each hook its copy of the announcement, through the endpoint's supervisor;
     /// `current` says whether the match may stand as the first attempt's re-check.
-    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], current: bool, n: Notification) {
+    fn hand_over(&mut self, endpoint: EndpointId, hooks: &[HookTarget], current: bool, n: Announcement) {
         if hooks.is_empty() {
             return;
         }
@@ -153,9 +153,9 @@ impl Dispatcher {
         let now = Utc::now();
         // A cached match may outlive its endpoint's expiry by up to the cache's TTL.
         for target in hooks.iter().filter(|t| t.endpoint_expires_at.is_none_or(|at| at > now)) {
-            let deliver = Deliver { target: target.clone(), current, notification: n.clone() };
-            if supervisor.try_send(deliver).is_err() {
-                self.channel.metrics.notification(n.kind, NotificationOutcome::Dropped);
+            let ring = Ring { target: target.clone(), current, announcement: n.clone() };
+            if supervisor.try_send(ring).is_err() {
+                self.channel.metrics.ring(n.kind, RingOutcome::Dropped);
             }
         }
     }
@@ -163,7 +163,7 @@ impl Dispatcher {
 
 /// `endpoint`'s supervisor, started on first use (on this arbiter) and again after it
 /// stopped for being idle; the stopped ones of other endpoints are forgotten then too,
-/// so the map holds only endpoints recently notified.
+/// so the map holds only endpoints recently announced to.
 fn supervisor<'a>(
     supervisors: &'a mut HashMap<EndpointId, Addr<HookSupervisor>>,
     channel: &HookChannel,
@@ -234,7 +234,7 @@ impl Handler<TodoReady> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: TodoReady, ctx: &mut Self::Context) {
-        self.dispatch(&msg.todo, || NotifyBody::ready(&msg, Utc::now()), ctx);
+        self.dispatch(&msg.todo, || RingBody::ready(&msg, Utc::now()), ctx);
     }
 }
 
@@ -242,7 +242,7 @@ impl Handler<DeadLettered> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: DeadLettered, ctx: &mut Self::Context) {
-        self.dispatch(&msg.todo, || NotifyBody::dead_lettered(&msg, Utc::now()), ctx);
+        self.dispatch(&msg.todo, || RingBody::dead_lettered(&msg, Utc::now()), ctx);
     }
 }
 

@@ -1,5 +1,5 @@
 //! One `HookSupervisor` per endpoint with hooks: it owns the per-hook `governor` rate
-//! state and runs that endpoint's deliveries, so a receiver that hangs or is down ties
+//! state and runs that endpoint's rings, so a receiver that hangs or is down ties
 //! up only its own endpoint's slots, never another endpoint's hooks or any claim.
 
 use std::collections::HashMap;
@@ -8,26 +8,26 @@ use std::time::{Duration, Instant};
 use actix::{Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
-use super::delivery::{deliver, record};
-use super::{HookChannel, Notification};
+use super::ring::{record, ring};
+use super::{Announcement, HookChannel};
 use crate::domain::ids::{EndpointId, HookId};
-use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::body::HookEvent;
 use crate::hooks::rules::health::HookHealthUpdate;
 use crate::hooks::rules::health::needs_write;
 use crate::hooks::statements::HookTarget;
-use crate::metrics::NotificationOutcome;
+use crate::metrics::RingOutcome;
 
-/// Notifications waiting for one supervisor; beyond this they are dropped and counted.
+/// Rings waiting for one supervisor; beyond this they are dropped and counted.
 /// The dispatcher creates each supervisor's mailbox with it and sends through one
 /// stored address, so the bound holds from the first send.
 pub const SUPERVISOR_MAILBOX: usize = 256;
 
-/// Deliveries one endpoint may have running at once (each may take up to three
-/// attempts of 5 s plus waits); beyond this new notifications are dropped and counted.
-pub const MAX_DELIVERIES_IN_FLIGHT: usize = 32;
+/// Rings one endpoint may have running at once (each may take up to three attempts
+/// of 5 s plus waits); beyond this new rings are dropped and counted.
+pub const MAX_RINGS_IN_FLIGHT: usize = 32;
 
 /// A supervisor with nothing waiting or running for this long stops (the dispatcher
-/// starts a new one on the endpoint's next notification). Longer than a minute, so
+/// starts a new one on the endpoint's next announcement). Longer than a minute, so
 /// every rate bucket it forgets has refilled and stopping changes no decision.
 pub const SUPERVISOR_IDLE_STOP: Duration = Duration::from_secs(120);
 
@@ -37,18 +37,18 @@ pub const RING_FLUSH: Duration = Duration::from_secs(1);
 /// Doorbells buffered at most before a write is forced.
 const RING_BUFFER: usize = 512;
 
-/// One notification for one hook.
+/// One announcement for one hook: a ring.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
-pub struct Deliver {
+pub struct Ring {
     /// The hook as the dispatcher matched it (the first attempt's target).
     pub target: HookTarget,
     /// Whether that match is known current (read from the database, or from the cache
-    /// while it is coherent, with no eviction racing); if not, the delivery re-checks
+    /// while it is coherent, with no eviction racing); if not, the ring re-checks
     /// the hook in the database before its first attempt.
     pub current: bool,
     /// What to send.
-    pub notification: Notification,
+    pub announcement: Announcement,
 }
 
 /// The supervisor of one endpoint's hooks.
@@ -57,15 +57,15 @@ pub struct HookSupervisor {
     channel: HookChannel,
     limiters: HashMap<HookId, DefaultDirectRateLimiter>,
     /// The health last written per hook, and when (successes on a healthy hook are
-    /// not written again until it is old: see `notify::health::needs_write`).
+    /// not written again until it is old: see `hooks::rules::health::needs_write`).
     written: HashMap<HookId, (Instant, HookHealthUpdate)>,
-    /// Deliveries running.
+    /// Rings running.
     in_flight: usize,
-    /// When the last delivery was admitted or finished.
+    /// When the last ring was admitted or finished.
     last_active: Instant,
     /// Delivered `todo.ready` doorbells not written down yet (todo, queue): written in
     /// one statement a second, so a busy channel pays one insert per batch, not per
-    /// delivery. A crash loses at most a second of rings (a digest then under-counts
+    /// ring. A crash loses at most a second of rings (a digest then under-counts
     /// unheard doorbells; the todos themselves are untouched).
     rung: Vec<(crate::domain::ids::TodoId, String)>,
     /// Built on start: the client is bound to this actor's thread.
@@ -110,19 +110,19 @@ impl Actor for HookSupervisor {
 }
 
 impl HookSupervisor {
-    /// Runs one delivery; records its outcome and, when it changed, the hook's health.
-    fn start(&mut self, target: HookTarget, current: bool, n: Notification, ctx: &mut Context<Self>) {
+    /// Runs one ring; records its outcome and, when it changed, the hook's health.
+    fn start(&mut self, target: HookTarget, current: bool, n: Announcement, ctx: &mut Context<Self>) {
         let Some(client) = self.client.clone() else {
-            self.finish(n.kind, NotificationOutcome::Dropped);
+            self.finish(n.kind, RingOutcome::Dropped);
             return;
         };
         let (kind, hook) = (n.kind, target.hook_id);
-        let rang = (kind == NotifyType::Ready).then(|| (n.todo, n.queue.clone()));
-        let job = deliver(self.channel.clone(), client, target, current, n);
+        let rang = (kind == HookEvent::Ready).then(|| (n.todo, n.queue.clone()));
+        let job = ring(self.channel.clone(), client, target, current, n);
         ctx.spawn(job.into_actor(self).map(move |report, act, ctx| {
             act.finish(kind, report.outcome);
-            if let (Some(ring), NotificationOutcome::Delivered) = (rang, report.outcome) {
-                act.ring(ring, ctx);
+            if let (Some(rung), RingOutcome::Delivered) = (rang, report.outcome) {
+                act.note_doorbell(rung, ctx);
             }
             let Some(health) = report.health else { return };
             let last = act.written.get(&hook).map(|(at, h)| (h, at.elapsed()));
@@ -136,9 +136,9 @@ impl HookSupervisor {
 
     /// Notes a delivered doorbell (once per todo while buffered; the table keeps the
     /// first ring of a todo).
-    fn ring(&mut self, ring: (crate::domain::ids::TodoId, String), ctx: &mut Context<Self>) {
-        if !self.rung.iter().any(|(t, _)| *t == ring.0) {
-            self.rung.push(ring);
+    fn note_doorbell(&mut self, rung: (crate::domain::ids::TodoId, String), ctx: &mut Context<Self>) {
+        if !self.rung.iter().any(|(t, _)| *t == rung.0) {
+            self.rung.push(rung);
         }
         if self.rung.len() >= RING_BUFFER {
             self.flush_rings(ctx);
@@ -162,32 +162,32 @@ impl HookSupervisor {
         );
     }
 
-    /// Frees a delivery's slot and counts how it ended.
-    fn finish(&mut self, kind: NotifyType, outcome: NotificationOutcome) {
+    /// Frees a ring's slot and counts how it ended.
+    fn finish(&mut self, kind: HookEvent, outcome: RingOutcome) {
         self.in_flight -= 1;
         self.last_active = Instant::now();
-        self.channel.metrics.notification(kind, outcome);
+        self.channel.metrics.ring(kind, outcome);
     }
 }
 
-impl Handler<Deliver> for HookSupervisor {
+impl Handler<Ring> for HookSupervisor {
     type Result = ();
 
-    fn handle(&mut self, msg: Deliver, ctx: &mut Self::Context) {
-        let kind = msg.notification.kind;
+    fn handle(&mut self, msg: Ring, ctx: &mut Self::Context) {
+        let kind = msg.announcement.kind;
         let hook = msg.target.hook_id;
         if !self.admit(hook) {
-            tracing::debug!(endpoint = %self.endpoint, hook = %hook, "notification over the hook's rate; dropped");
-            self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
+            tracing::debug!(endpoint = %self.endpoint, hook = %hook, "ring over the hook's rate; dropped");
+            self.channel.metrics.ring(kind, RingOutcome::Dropped);
             return;
         }
-        if self.in_flight >= MAX_DELIVERIES_IN_FLIGHT {
-            tracing::debug!(endpoint = %self.endpoint, "too many deliveries in flight; notification dropped");
-            self.channel.metrics.notification(kind, NotificationOutcome::Dropped);
+        if self.in_flight >= MAX_RINGS_IN_FLIGHT {
+            tracing::debug!(endpoint = %self.endpoint, "too many rings in flight; ring dropped");
+            self.channel.metrics.ring(kind, RingOutcome::Dropped);
             return;
         }
         self.in_flight += 1;
         self.last_active = Instant::now();
-        self.start(msg.target, msg.current, msg.notification, ctx);
+        self.start(msg.target, msg.current, msg.announcement, ctx);
     }
 }

@@ -3,7 +3,7 @@
 
 pub mod batches;
 pub mod hooks;
-pub mod notify_owner;
+pub mod owner_page;
 pub mod presence;
 pub mod sinks;
 pub mod todos;

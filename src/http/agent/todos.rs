@@ -11,7 +11,7 @@ use crate::agent_api::batch_dto::ClaimNextAnswer;
 use crate::agent_api::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
 use crate::agent_api::todo_views::{ClaimAnswer, CreatedTodo, TodoDetail, TodoList, TodoView};
 use crate::agent_api::todos::{
-    ListQuery, claim_answer, claim_next_answer, complete_answer, create_answer, fail_answer, get_answer,
+    ListTodosQuery, claim_answer, claim_next_answer, complete_answer, create_answer, fail_answer, get_answer,
     heartbeat_answer, interrupt_answer, list_answer, release_answer, resume_answer,
 };
 use crate::domain::ids::TodoId;
@@ -19,10 +19,10 @@ use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 
 /// This endpoint's drainable work, newest first, without payloads.
-#[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListQuery), tag = "agent",
+#[utoipa::path(get, path = "/api/v1/agent/todos", operation_id = "agent_list_todos", params(ListTodosQuery), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = TodoList), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListQuery>) -> Result<HttpResponse> {
+pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListTodosQuery>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(list_answer(&s, &agent.0, q.into_inner()).await?))
 }
 

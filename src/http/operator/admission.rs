@@ -11,7 +11,7 @@ use crate::domain::admission::{AdmissionChange, Change};
 use crate::domain::ids::EndpointId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
-use crate::service::admission::{self, Settings};
+use crate::service::admission::{self, QueueBudget};
 use crate::web::path_name::PathName;
 
 /// A change of one queue's admission budget. A field left out is unchanged; a limit set
@@ -72,8 +72,8 @@ pub struct AdmissionView {
     pub per_hour: Option<i32>,
 }
 
-impl From<Settings> for AdmissionView {
-    fn from(s: Settings) -> Self {
+impl From<QueueBudget> for AdmissionView {
+    fn from(s: QueueBudget) -> Self {
         let b = s.budget;
         AdmissionView {
             endpoint_id: s.endpoint_id,
@@ -123,7 +123,7 @@ pub async fn list(s: web::Data<Services>, op: Operator, id: web::Path<EndpointId
     let rows = admission::of_endpoint(&s, &op.0, id).await?;
     let queues = rows
         .iter()
-        .map(|r| AdmissionView::from(Settings { endpoint_id: id, queue: r.queue.clone(), budget: r.budget() }))
+        .map(|r| AdmissionView::from(QueueBudget { endpoint_id: id, queue: r.queue.clone(), budget: r.budget() }))
         .collect();
     Ok(HttpResponse::Ok().json(AdmissionList { queues }))
 }

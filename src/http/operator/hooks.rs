@@ -1,4 +1,4 @@
-//! Operator routes for notify hooks: create on an endpoint (secret shown once), list
+//! Operator routes for hooks: create on an endpoint (secret shown once), list
 //! with health and ceiling, rotate, enable, disable, delete. Any member of the
 //! endpoint's scope may list; changing a hook takes an admin of that scope. A hook or
 //! endpoint outside the caller's scopes is not found.

@@ -13,7 +13,7 @@ use crate::domain::ids::{EventId, TodoId, WebhookId};
 use crate::domain::todo_state::QuarantineReason;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::{Services, quarantine};
-use crate::store::quarantine::Held;
+use crate::store::quarantine::HeldDelivery;
 
 /// One held delivery.
 #[derive(Debug, Serialize, ToSchema)]
@@ -30,8 +30,8 @@ pub struct HeldView {
     pub webhook_id: Option<WebhookId>,
 }
 
-impl From<&Held> for HeldView {
-    fn from(h: &Held) -> Self {
+impl From<&HeldDelivery> for HeldView {
+    fn from(h: &HeldDelivery) -> Self {
         HeldView {
             todo: (&h.todo).into(),
             reason: h.todo.quarantine_reason,

@@ -146,17 +146,18 @@ pub async fn test(s: web::Data<Services>, op: Operator, id: web::Path<SinkId>) -
     Ok(HttpResponse::Ok().json(TestAnswer::from(found)))
 }
 
-/// Query of the delivery log.
+/// Query of the send log.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
-pub struct DeliveriesQuery {
+pub struct SendsQuery {
     /// 1–500, default 100.
     pub limit: Option<i64>,
 }
 
 /// One notification as the outbox recorded it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryView {
+#[schema(as = DeliveryView)]
+pub struct SendView {
     /// The outbox row's id.
     pub id: uuid::Uuid,
     /// The event.
@@ -179,26 +180,27 @@ pub struct DeliveryView {
 
 /// A sink's delivery log.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryList {
+#[schema(as = DeliveryList)]
+pub struct SendList {
     /// Newest first.
-    pub deliveries: Vec<DeliveryView>,
+    pub deliveries: Vec<SendView>,
 }
 
 /// A sink's delivery log, newest first: what was sent, held, coalesced, and what
 /// could not be delivered.
 #[utoipa::path(get, path = "/api/v1/sinks/{id}/deliveries", operation_id = "list_sink_deliveries", tag = "operator",
-    params(("id" = SinkId, Path, description = "sink id"), DeliveriesQuery), security(("operator_token" = [])),
-    responses((status = 200, body = DeliveryList)))]
-pub async fn deliveries(
+    params(("id" = SinkId, Path, description = "sink id"), SendsQuery), security(("operator_token" = [])),
+    responses((status = 200, body = SendList)))]
+pub async fn sends(
     s: web::Data<Services>,
     op: Operator,
     id: web::Path<SinkId>,
-    q: Query<DeliveriesQuery>,
+    q: Query<SendsQuery>,
 ) -> Result<HttpResponse> {
-    let rows = sinks::deliveries(&s, &op.0, id.into_inner(), q.limit.unwrap_or(100)).await?;
+    let rows = sinks::sends(&s, &op.0, id.into_inner(), q.limit.unwrap_or(100)).await?;
     let deliveries = rows
         .into_iter()
-        .map(|r| DeliveryView {
+        .map(|r| SendView {
             id: r.id,
             event: r.event,
             subject: match (r.todo_id, r.endpoint_id) {
@@ -214,5 +216,5 @@ pub async fn deliveries(
             sent_at: r.sent_at,
         })
         .collect();
-    Ok(HttpResponse::Ok().json(DeliveryList { deliveries }))
+    Ok(HttpResponse::Ok().json(SendList { deliveries }))
 }

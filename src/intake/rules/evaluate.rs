@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::model::{Action, Condition, Match, RuleSet, Target, Test};
+use super::model::{Condition, Match, RuleAction, RuleSet, RuleTarget, Test};
 use super::validate::{MAX_GROUP_DEPTH, empty_group, prepare_condition, too_deep};
 
 /// The time budget for one delivery's rules (the reference implementation's
@@ -36,13 +36,13 @@ pub struct Envelope {
 
 /// Where the rules send a delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum RoutingDecision {
     /// A rule matched: do its action.
     Matched {
         /// The first rule that matched.
         rule_id: String,
         /// Its action.
-        action: Action,
+        action: RuleAction,
     },
     /// No rule matched: the webhook's default queue.
     NoMatch,
@@ -58,16 +58,16 @@ pub enum Decision {
 /// Runs `rules` in order against `envelope`; the first rule that matches decides. The
 /// clock is checked before every condition, and running past `budget` is a fault (a
 /// zero budget therefore faults at the first condition).
-pub fn evaluate(rules: &RuleSet, envelope: &Envelope, budget: Duration) -> Decision {
+pub fn evaluate(rules: &RuleSet, envelope: &Envelope, budget: Duration) -> RoutingDecision {
     let started = Instant::now();
     for rule in &rules.rules {
         match holds(&rule.matcher, envelope, started, budget) {
-            Ok(true) => return Decision::Matched { rule_id: rule.id.clone(), action: rule.action.clone() },
+            Ok(true) => return RoutingDecision::Matched { rule_id: rule.id.clone(), action: rule.action.clone() },
             Ok(false) => {}
-            Err(reason) => return Decision::Fault { rule_id: rule.id.clone(), reason },
+            Err(reason) => return RoutingDecision::Fault { rule_id: rule.id.clone(), reason },
         }
     }
-    Decision::NoMatch
+    RoutingDecision::NoMatch
 }
 
 /// A group being evaluated: its members, the next one to look at, and whether one true
@@ -119,7 +119,7 @@ fn holds(matcher: &Match, envelope: &Envelope, started: Instant, budget: Duratio
 fn condition_holds(condition: &Condition, envelope: &Envelope) -> Result<bool, String> {
     let glob = prepare_condition(condition)?;
     match &condition.target {
-        Target::Pointer(pointer) => {
+        RuleTarget::Pointer(pointer) => {
             let Some(body) = &envelope.body else { return Ok(false) };
             let found = body.pointer(pointer);
             Ok(match &condition.test {
@@ -130,7 +130,7 @@ fn condition_holds(condition: &Condition, envelope: &Envelope) -> Result<bool, S
                     .is_some_and(|text| text.len() <= GLOB_SUBJECT_MAX_BYTES && glob.is_some_and(|g| g.matches(text))),
             })
         }
-        Target::Header(name) => {
+        RuleTarget::Header(name) => {
             let mut values = envelope
                 .headers
                 .iter()
@@ -192,12 +192,12 @@ fn json_equal(left: &Value, right: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::intake::rules::model::{Route, Rule};
+    use crate::intake::rules::model::{Route, RoutingRule};
     use serde_json::json;
 
     const BUDGET: Duration = Duration::from_secs(5);
 
-    fn rule(id: &str, matcher: Value) -> Rule {
+    fn rule(id: &str, matcher: Value) -> RoutingRule {
         let action = json!({"queue": format!("q-{}", id.to_lowercase())});
         serde_json::from_value(json!({"id": id, "match": matcher, "action": action})).expect("rule parses")
     }
@@ -214,15 +214,15 @@ mod tests {
     /// Whether a single-rule set built from `matcher` matches.
     fn matches(matcher: Value, envelope: &Envelope) -> bool {
         match evaluate(&RuleSet { rules: vec![rule("r", matcher)] }, envelope, BUDGET) {
-            Decision::Matched { .. } => true,
-            Decision::NoMatch => false,
+            RoutingDecision::Matched { .. } => true,
+            RoutingDecision::NoMatch => false,
             fault => panic!("unexpected {fault:?}"),
         }
     }
 
     fn fault_reason(rules: &RuleSet, envelope: &Envelope, budget: Duration) -> String {
         match evaluate(rules, envelope, budget) {
-            Decision::Fault { reason, .. } => reason,
+            RoutingDecision::Fault { reason, .. } => reason,
             other => panic!("expected a fault, got {other:?}"),
         }
     }
@@ -351,7 +351,9 @@ mod tests {
                 rule("Third", json!({"pointer": "", "exists": true})),
             ],
         };
-        let Decision::Matched { rule_id, action } = evaluate(&rules, &delivery, BUDGET) else { panic!("no match") };
+        let RoutingDecision::Matched { rule_id, action } = evaluate(&rules, &delivery, BUDGET) else {
+            panic!("no match")
+        };
         assert_eq!(rule_id, "Second");
         assert!(matches!(action.route, Route::Queue { ref queue, .. } if queue == "q-second"));
     }
@@ -359,20 +361,20 @@ mod tests {
     #[test]
     fn nothing_matching_means_the_default_queue() {
         let rules = RuleSet { rules: vec![rule("a", json!({"header": "X-Event", "equals": "ping"}))] };
-        assert_eq!(evaluate(&rules, &envelope(json!({}), &[]), BUDGET), Decision::NoMatch);
-        assert_eq!(evaluate(&RuleSet::default(), &envelope(json!({}), &[]), BUDGET), Decision::NoMatch);
+        assert_eq!(evaluate(&rules, &envelope(json!({}), &[]), BUDGET), RoutingDecision::NoMatch);
+        assert_eq!(evaluate(&RuleSet::default(), &envelope(json!({}), &[]), BUDGET), RoutingDecision::NoMatch);
     }
 
     #[test]
     fn running_out_of_time_is_a_fault_of_the_rule_being_evaluated() {
         let rules = RuleSet { rules: vec![rule("slow", json!({"pointer": "", "exists": true}))] };
         let decision = evaluate(&rules, &envelope(json!({}), &[]), Duration::ZERO);
-        assert_eq!(decision, Decision::Fault { rule_id: "slow".into(), reason: BUDGET_EXCEEDED.into() });
+        assert_eq!(decision, RoutingDecision::Fault { rule_id: "slow".into(), reason: BUDGET_EXCEEDED.into() });
     }
 
     #[test]
     fn unvalidated_deep_nesting_faults_instead_of_recursing() {
-        let leaf = Match::Condition(Condition { target: Target::Pointer(String::new()), test: Test::Exists(true) });
+        let leaf = Match::Condition(Condition { target: RuleTarget::Pointer(String::new()), test: Test::Exists(true) });
         let deep = (0..10_000).fold(leaf, |inner, _| Match::All(vec![inner]));
         let mut set = RuleSet { rules: vec![rule("deep", json!({"pointer": "", "exists": true}))] };
         set.rules[0].matcher = deep;
@@ -422,7 +424,7 @@ mod cost_tests {
         let body = json!({"x": "a".repeat(5 * 1024 * 1024)});
         let started = Instant::now();
         let decision = evaluate(&rules, &Envelope { body: Some(body), ..Envelope::default() }, DEFAULT_BUDGET);
-        assert_eq!(decision, Decision::NoMatch);
+        assert_eq!(decision, RoutingDecision::NoMatch);
         assert!(started.elapsed() < Duration::from_millis(200), "{:?}", started.elapsed());
     }
 }

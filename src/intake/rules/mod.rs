@@ -10,8 +10,8 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use evaluate::{BUDGET_EXCEEDED, DEFAULT_BUDGET, Decision, Envelope, evaluate};
-pub use model::{Action, Condition, Match, Route, Rule, RuleSet, Severity, Target, Test};
+pub use evaluate::{BUDGET_EXCEEDED, DEFAULT_BUDGET, Envelope, RoutingDecision, evaluate};
+pub use model::{Condition, Match, Route, RoutingRule, RuleAction, RuleSet, RuleTarget, Test};
 pub use validate::{
     GLOB_MAX_STARS, JSON_MAX_DEPTH, MAX_ENDPOINTS, MAX_GROUP_DEPTH, MAX_RULES, RULE_MAX_BYTES, RuleError, RuleRef,
     parse, valid_rule_id, validate,

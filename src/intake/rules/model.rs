@@ -5,27 +5,27 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::domain::text_enum::text_enum;
+use crate::sinks::rules::vocabulary::Severity;
 
 /// A webhook's routing rules, evaluated in order; the first match wins.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleSet {
     /// The rules, in evaluation order.
-    pub rules: Vec<Rule>,
+    pub rules: Vec<RoutingRule>,
 }
 
 /// One rule: when `matcher` holds for a delivery, `action` decides where it goes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Rule {
+pub struct RoutingRule {
     /// Names the rule in errors, traces and notification dedup keys.
     pub id: String,
     /// What the delivery must satisfy (`match` on the wire).
     #[serde(rename = "match")]
     pub matcher: Match,
     /// What happens to a matching delivery.
-    pub action: Action,
+    pub action: RuleAction,
 }
 
 /// What a rule tests: one condition, or a group of matches that nests.
@@ -44,14 +44,14 @@ pub enum Match {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Condition {
     /// The part of the delivery looked at.
-    pub target: Target,
+    pub target: RuleTarget,
     /// What is asked of it.
     pub test: Test,
 }
 
 /// The part of a delivery a condition looks at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum RuleTarget {
     /// An RFC 6901 JSON pointer into the body (`""` is the whole body).
     Pointer(String),
     /// A request header, named case-insensitively.
@@ -72,20 +72,22 @@ pub enum Test {
 /// What a matching rule does with the delivery: a route, plus an optional notification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawAction", into = "RawAction")]
-pub struct Action {
+pub struct RuleAction {
     /// Where the delivery goes.
     pub route: Route,
-    /// The notification sink to tell (by name, in the webhook's scope).
-    pub notify: Option<String>,
-    /// How loud that notification is; `normal` when left out.
-    pub notify_severity: Option<Severity>,
+    /// The notification sink to tell (by name, in the webhook's scope): `notify` on the
+    /// wire.
+    pub sink: Option<String>,
+    /// How loud that notification is; `normal` when left out: `notify_severity` on the
+    /// wire.
+    pub severity: Option<Severity>,
 }
 
-impl Action {
-    /// The sink to notify and the severity to use, when the rule notifies at all.
+impl RuleAction {
+    /// The sink to tell and the severity to use, when the rule tells one at all.
     pub fn notification(&self) -> Option<(&str, Severity)> {
-        let severity = self.notify_severity.unwrap_or(Severity::Normal);
-        self.notify.as_deref().map(|sink| (sink, severity))
+        let severity = self.severity.unwrap_or(Severity::Normal);
+        self.sink.as_deref().map(|sink| (sink, severity))
     }
 }
 
@@ -106,18 +108,6 @@ pub enum Route {
     /// Held in the reserved `quarantine` queue for a human.
     Quarantine,
 }
-
-text_enum!(
-    /// How loud a rule's notification is.
-    Severity {
-        /// Informational.
-        Low => "low",
-        /// The default.
-        Normal => "normal",
-        /// Needs attention now.
-        High => "high",
-    }
-);
 
 /// The flat wire shape of a match. Every key is optional here so that a wrong mix is
 /// reported as a sentence rather than serde's "did not match any variant".
@@ -172,8 +162,8 @@ impl TryFrom<RawMatch> for Match {
             return Err("a condition needs exactly one of equals, glob, exists");
         }
         let target = match (raw.pointer, raw.header) {
-            (Some(pointer), _) => Target::Pointer(pointer),
-            (_, Some(header)) => Target::Header(header),
+            (Some(pointer), _) => RuleTarget::Pointer(pointer),
+            (_, Some(header)) => RuleTarget::Header(header),
             (None, None) => unreachable!("exactly one head is present"),
         };
         let test = match (raw.equals, raw.glob, raw.exists) {
@@ -195,8 +185,8 @@ impl From<Match> for RawMatch {
         };
         let mut raw = RawMatch::default();
         match condition.target {
-            Target::Pointer(pointer) => raw.pointer = Some(pointer),
-            Target::Header(header) => raw.header = Some(header),
+            RuleTarget::Pointer(pointer) => raw.pointer = Some(pointer),
+            RuleTarget::Header(header) => raw.header = Some(header),
         }
         match condition.test {
             Test::Equals(value) => raw.equals = Some(value),
@@ -227,7 +217,7 @@ struct RawAction {
     notify_severity: Option<Severity>,
 }
 
-impl TryFrom<RawAction> for Action {
+impl TryFrom<RawAction> for RuleAction {
     type Error = &'static str;
 
     fn try_from(raw: RawAction) -> Result<Self, Self::Error> {
@@ -250,14 +240,13 @@ impl TryFrom<RawAction> for Action {
             None if raw.drop.is_some() => Route::Drop,
             None => Route::Quarantine,
         };
-        Ok(Action { route, notify: raw.notify, notify_severity: raw.notify_severity })
+        Ok(RuleAction { route, sink: raw.notify, severity: raw.notify_severity })
     }
 }
 
-impl From<Action> for RawAction {
-    fn from(action: Action) -> Self {
-        let mut raw =
-            RawAction { notify: action.notify, notify_severity: action.notify_severity, ..RawAction::default() };
+impl From<RuleAction> for RawAction {
+    fn from(action: RuleAction) -> Self {
+        let mut raw = RawAction { notify: action.sink, notify_severity: action.severity, ..RawAction::default() };
         match action.route {
             Route::Queue { queue, endpoints, work_order } => {
                 raw.queue = Some(queue);
@@ -280,14 +269,14 @@ mod tests {
         serde_json::from_value(value).map_err(|e| e.to_string())
     }
 
-    fn action(value: Value) -> Result<Action, String> {
+    fn action(value: Value) -> Result<RuleAction, String> {
         serde_json::from_value(value).map_err(|e| e.to_string())
     }
 
     #[test]
     fn a_condition_names_one_target_and_one_test() {
         let parsed = matcher(json!({"header": "X-Event", "glob": "push*"})).unwrap();
-        let expected = Condition { target: Target::Header("X-Event".into()), test: Test::Glob("push*".into()) };
+        let expected = Condition { target: RuleTarget::Header("X-Event".into()), test: Test::Glob("push*".into()) };
         assert_eq!(parsed, Match::Condition(expected));
         let two_tests = matcher(json!({"pointer": "/a", "equals": 1, "exists": true})).unwrap_err();
         assert!(two_tests.contains("exactly one of equals, glob, exists"), "{two_tests}");
@@ -307,7 +296,7 @@ mod tests {
     #[test]
     fn groups_nest_and_take_no_test_keys() {
         let parsed = matcher(json!({"any": [{"all": [{"pointer": "", "exists": true}]}]})).unwrap();
-        let leaf = Match::Condition(Condition { target: Target::Pointer(String::new()), test: Test::Exists(true) });
+        let leaf = Match::Condition(Condition { target: RuleTarget::Pointer(String::new()), test: Test::Exists(true) });
         assert_eq!(parsed, Match::Any(vec![Match::All(vec![leaf])]));
         assert!(matcher(json!({"all": [], "any": []})).is_err());
         assert!(matcher(json!({"all": [], "equals": 1})).unwrap_err().contains("group takes no"));
@@ -318,7 +307,7 @@ mod tests {
         assert!(matcher(json!({"pointer": "/a", "exists": true, "regex": "x"})).unwrap_err().contains("unknown field"));
         assert!(action(json!({"drop": true, "why": "x"})).unwrap_err().contains("unknown field"));
         let rule = json!({"id": "a", "match": {"pointer": "", "exists": true}, "action": {"drop": true}, "x": 1});
-        assert!(serde_json::from_value::<Rule>(rule).is_err());
+        assert!(serde_json::from_value::<RoutingRule>(rule).is_err());
         assert!(serde_json::from_value::<RuleSet>(json!({"rules": [], "default": "x"})).is_err());
     }
 
@@ -361,7 +350,7 @@ mod tests {
         let wire = json!({"id": "r",
                           "match": {"all": [{"pointer": "/n", "equals": null}, {"header": "X", "glob": "a?"}]},
                           "action": {"queue": "q", "notify": "s", "notify_severity": "low"}});
-        let rule: Rule = serde_json::from_value(wire.clone()).unwrap();
+        let rule: RoutingRule = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(serde_json::to_value(&rule).unwrap(), wire);
     }
 }

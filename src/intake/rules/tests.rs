@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::sinks::rules::vocabulary::Severity;
 
 const EP: &str = "ep_0123456789abcdef0123456789abcdef";
 
@@ -38,7 +39,7 @@ fn the_spec_example_parses_validates_and_decides_as_described() {
     assert_eq!(serde_json::to_value(&rules).unwrap(), spec_example(), "the wire form round-trips");
 
     let build = delivery("push", Some(json!({"kind": "build", "pull_request": {"number": 7}})));
-    let Decision::Matched { rule_id, action } = evaluate(&rules, &build, DEFAULT_BUDGET) else {
+    let RoutingDecision::Matched { rule_id, action } = evaluate(&rules, &build, DEFAULT_BUDGET) else {
         panic!("a build push should match");
     };
     assert_eq!(rule_id, "to-builds");
@@ -47,7 +48,7 @@ fn the_spec_example_parses_validates_and_decides_as_described() {
     assert_eq!(action.notification(), Some(("phone", Severity::High)));
 
     let ping = evaluate(&rules, &delivery("ping", None), DEFAULT_BUDGET);
-    let Decision::Matched { rule_id, action } = ping else { panic!("a ping should match") };
+    let RoutingDecision::Matched { rule_id, action } = ping else { panic!("a ping should match") };
     assert_eq!((rule_id.as_str(), action.route), ("drop-pings", Route::Drop));
 
     // Each of the three conditions is needed; missing any one falls through to the
@@ -57,7 +58,7 @@ fn the_spec_example_parses_validates_and_decides_as_described() {
     let other_event = delivery("issues", Some(json!({"kind": "build", "pull_request": {}})));
     let not_json = delivery("push", None);
     for envelope in [no_pr, other_kind, other_event, not_json] {
-        assert_eq!(evaluate(&rules, &envelope, DEFAULT_BUDGET), Decision::NoMatch, "{envelope:?}");
+        assert_eq!(evaluate(&rules, &envelope, DEFAULT_BUDGET), RoutingDecision::NoMatch, "{envelope:?}");
     }
 }
 
@@ -112,7 +113,8 @@ fn any_glob() -> impl Strategy<Value = String> {
 }
 
 fn any_condition() -> impl Strategy<Value = Match> {
-    let target = prop_oneof![any_pointer().prop_map(Target::Pointer), any_header_name().prop_map(Target::Header)];
+    let target =
+        prop_oneof![any_pointer().prop_map(RuleTarget::Pointer), any_header_name().prop_map(RuleTarget::Header)];
     let test = prop_oneof![
         1 => any_json().prop_map(Test::Equals),
         2 => "[a-c*?]{0,4}".prop_map(|text| Test::Equals(Value::from(text))),
@@ -140,7 +142,7 @@ fn any_match() -> impl Strategy<Value = Match> {
     prop_oneof![bushy, chain]
 }
 
-fn any_action() -> impl Strategy<Value = Action> {
+fn any_action() -> impl Strategy<Value = RuleAction> {
     let endpoint = prop_oneof![8 => "ep_[0-9a-f]{32}", 1 => Just(EP.to_owned()), 1 => "[a-z_]{0,8}"];
     let route = prop_oneof![
         ("[a-z0-9][a-z0-9.]{0,4}|[a-z.]{0,2}|quarantine", vec(endpoint, 0..18), proptest::option::of("[ -~]{0,8}"))
@@ -149,16 +151,16 @@ fn any_action() -> impl Strategy<Value = Action> {
         Just(Route::Quarantine),
     ];
     let severity = proptest::option::of(prop_oneof![Just(Severity::Low), Just(Severity::Normal), Just(Severity::High)]);
-    (route, proptest::option::of("[a-z\n]{0,4}"), severity).prop_map(|(route, notify, notify_severity)| Action {
+    (route, proptest::option::of("[a-z\n]{0,4}"), severity).prop_map(|(route, sink, severity)| RuleAction {
         route,
-        notify,
-        notify_severity,
+        sink,
+        severity,
     })
 }
 
 fn any_rule_set() -> impl Strategy<Value = RuleSet> {
     let id = prop_oneof![9 => "[A-Za-z0-9_-]{1,6}", 1 => "[ -~]{0,3}"];
-    let rule = (id, any_match(), any_action()).prop_map(|(id, matcher, action)| Rule { id, matcher, action });
+    let rule = (id, any_match(), any_action()).prop_map(|(id, matcher, action)| RoutingRule { id, matcher, action });
     vec(rule, 0..6).prop_map(|rules| RuleSet { rules })
 }
 
@@ -213,7 +215,7 @@ proptest! {
         let budget = if tight { Duration::from_micros(50) } else { Duration::from_secs(10) };
         let decision = evaluate(&rules, &envelope, budget);
         if validate(&rules).is_ok()
-            && let Decision::Fault { reason, .. } = &decision
+            && let RoutingDecision::Fault { reason, .. } = &decision
         {
             prop_assert_eq!(reason.as_str(), BUDGET_EXCEEDED);
         }

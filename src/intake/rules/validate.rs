@@ -8,7 +8,7 @@ use std::str::FromStr;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{Action, Condition, Match, Route, Rule, RuleSet, Target, Test};
+use super::model::{Condition, Match, Route, RoutingRule, RuleAction, RuleSet, RuleTarget, Test};
 use crate::domain::ids::EndpointId;
 use crate::domain::text::{QUARANTINE_QUEUE, json_has_nul, valid_queue_name};
 
@@ -90,7 +90,7 @@ pub fn parse(value: &Value) -> Result<RuleSet, RuleError> {
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            Rule::deserialize(item).map_err(|e| RuleError::new(raw_rule_ref(index, item), e.to_string()))
+            RoutingRule::deserialize(item).map_err(|e| RuleError::new(raw_rule_ref(index, item), e.to_string()))
         })
         .collect::<Result<_, _>>()?;
     Ok(RuleSet { rules })
@@ -124,7 +124,7 @@ pub fn valid_rule_id(id: &str) -> bool {
     (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn check_rule(rule: &Rule) -> Result<(), String> {
+fn check_rule(rule: &RoutingRule) -> Result<(), String> {
     // The match goes first: its depth check guards the recursive serializer below.
     check_match(&rule.matcher)?;
     let size = serde_json::to_vec(rule).map_err(|e| e.to_string())?.len();
@@ -172,17 +172,17 @@ pub(super) fn empty_group(group: &Match) -> String {
 /// too, so that an unvalidated rule faults instead of misbehaving.
 pub(super) fn prepare_condition(condition: &Condition) -> Result<Option<glob::Pattern>, String> {
     let is_header = match &condition.target {
-        Target::Pointer(pointer) if !valid_pointer(pointer) => {
+        RuleTarget::Pointer(pointer) if !valid_pointer(pointer) => {
             return Err(format!(
                 "pointer {} must be empty or start with \"/\", and use ~ only in ~0 or ~1",
                 quoted(pointer)
             ));
         }
-        Target::Pointer(_) => false,
-        Target::Header(name) if !is_token(name) => {
+        RuleTarget::Pointer(_) => false,
+        RuleTarget::Header(name) if !is_token(name) => {
             return Err(format!("header name {} is not a valid HTTP token", quoted(name)));
         }
-        Target::Header(_) => true,
+        RuleTarget::Header(_) => true,
     };
     match &condition.test {
         Test::Equals(value) if is_header && !value.is_string() => Err("a header's equals must be a string".into()),
@@ -209,7 +209,7 @@ fn compile_glob(pattern: &str) -> Result<glob::Pattern, String> {
     glob::Pattern::new(pattern).map_err(|e| format!("glob {} does not compile: {}", quoted(pattern), e.msg))
 }
 
-fn check_action(action: &Action) -> Result<(), String> {
+fn check_action(action: &RuleAction) -> Result<(), String> {
     if let Route::Queue { queue, endpoints, work_order } = &action.route {
         if queue == QUARANTINE_QUEUE {
             return Err("queue \"quarantine\" is reserved; use \"quarantine\": true".into());
@@ -235,7 +235,7 @@ fn check_action(action: &Action) -> Result<(), String> {
             return Err("work_order holds U+0000".into());
         }
     }
-    match (&action.notify, action.notify_severity) {
+    match (&action.sink, action.severity) {
         (None, Some(_)) => Err("notify_severity needs notify".into()),
         (Some(sink), _) if sink.is_empty() || sink.chars().any(char::is_control) => {
             Err("notify must name a sink: not empty, no control characters".into())

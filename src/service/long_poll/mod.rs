@@ -41,7 +41,7 @@ use super::agent::Claim;
 use super::agent_batch::{self, ClaimNextOutcome};
 use crate::domain::admission::Deferral;
 use crate::domain::ids::{EndpointId, ScopeId};
-use crate::domain::waiters::{Refused, recheck_after, wait_for};
+use crate::domain::waiters::{WaitRefused, recheck_after, wait_for};
 use crate::error::{Error, Result};
 use crate::metrics::{EmptyWait, PlaceKind, PlaceRefusal};
 use crate::store::endpoints::AgentPrincipal;
@@ -147,17 +147,17 @@ where
         Ok(waiting) => waiting,
         Err(refused) => {
             match refused {
-                Refused::Full => s.metrics.place_refused(PlaceKind::LongPoll, PlaceRefusal::InstanceFull),
-                Refused::ScopeShare => s.metrics.place_refused(PlaceKind::LongPoll, PlaceRefusal::ScopeShare),
-                Refused::Closed => {}
+                WaitRefused::Full => s.metrics.place_refused(PlaceKind::LongPoll, PlaceRefusal::InstanceFull),
+                WaitRefused::ScopeShare => s.metrics.place_refused(PlaceKind::LongPoll, PlaceRefusal::ScopeShare),
+                WaitRefused::Closed => {}
             }
             // No place to wait: claim once, as without `wait_seconds`.
             let outcome = claim().await?;
             if !outcome.claimed() {
                 s.metrics.long_poll_empty(match refused {
-                    Refused::Full => EmptyWait::Full,
-                    Refused::ScopeShare => EmptyWait::ScopeShare,
-                    Refused::Closed => EmptyWait::Shutdown,
+                    WaitRefused::Full => EmptyWait::Full,
+                    WaitRefused::ScopeShare => EmptyWait::ScopeShare,
+                    WaitRefused::Closed => EmptyWait::Shutdown,
                 });
             }
             return Ok(outcome);

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::Notify;
 
 use crate::domain::ids::{EndpointId, ScopeId};
-use crate::domain::waiters::{Refused, Ticket, WaiterQueue};
+use crate::domain::waiters::{Ticket, WaitRefused, WaiterQueue};
 use crate::domain::wakeups::Arrival;
 use crate::metrics::Metrics;
 
@@ -33,7 +33,7 @@ impl Waiters {
     /// Takes a place in `endpoint`'s line (of owner `scope`; for one queue, or any), or
     /// says why not. The place is given up when the returned [`Waiting`] is dropped,
     /// however the request ends (answered, failed, or its client gone).
-    pub fn enter(&self, scope: ScopeId, endpoint: EndpointId, queue: Option<String>) -> Result<Waiting, Refused> {
+    pub fn enter(&self, scope: ScopeId, endpoint: EndpointId, queue: Option<String>) -> Result<Waiting, WaitRefused> {
         let bell = Arc::new(Notify::new());
         let ticket = self.lock().enter(scope, endpoint, queue, bell.clone())?;
         Ok(Waiting { waiters: self.clone(), ticket, bell })

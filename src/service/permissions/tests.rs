@@ -69,7 +69,7 @@ fn a_member_rule_lets_any_member_and_hides_from_others() {
 #[test]
 fn a_grant_rule_needs_the_verb_and_the_endpoints_own_resource() {
     let w = world();
-    let with = endpoint(w.team, &[Verb::NotifyHooks]);
+    let with = endpoint(w.team, &[Verb::ManageHooks]);
     let without = endpoint(w.team, &[Verb::Claim]);
     let own = Some(Place::endpoint(w.team, with.endpoint_id));
     assert_eq!(status(check(Action::AgentRotateHook, Principal::Endpoint(&with), own)), 200);
@@ -98,7 +98,7 @@ fn the_wrong_kind_of_caller_is_refused_and_open_actions_take_anyone() {
 fn sensitive_verbs_are_asked_for_by_name_and_never_by_the_drain_family() {
     let drain = endpoint(ScopeId::new(), crate::domain::grants::DRAIN_FAMILY);
     for action in [Action::AgentCreateHook, Action::AgentListHooks, Action::AgentRotateHook, Action::AgentDeleteHook] {
-        assert_eq!(action.rule(), Rule::Grant(Verb::NotifyHooks));
+        assert_eq!(action.rule(), Rule::Grant(Verb::ManageHooks));
         assert_eq!(status(check(action, Principal::Endpoint(&drain), None)), 403, "{action:?}");
     }
 }

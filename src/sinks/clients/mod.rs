@@ -18,8 +18,6 @@ pub mod apprise;
 pub mod gotify;
 pub mod post;
 
-use crate::sinks::rules::vocabulary::Severity;
-
 /// One HTTP request to a sink: always `POST url` with `json` as the body
 /// (`Content-Type: application/json`) and `headers` added.
 ///
@@ -51,17 +49,6 @@ impl std::fmt::Debug for OutboundRequest {
     }
 }
 
-/// A routing rule's `notify_severity` is the same scale as a sink event's severity.
-impl From<crate::intake::rules::Severity> for Severity {
-    fn from(s: crate::intake::rules::Severity) -> Self {
-        match s {
-            crate::intake::rules::Severity::Low => Severity::Low,
-            crate::intake::rules::Severity::Normal => Severity::Normal,
-            crate::intake::rules::Severity::High => Severity::High,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,13 +67,6 @@ mod tests {
         assert!(shown.contains("\"urls\""));
         for secret in ["AbCdEfSecretToken", "private text", "tgram://", "Dead letter"] {
             assert!(!shown.contains(secret), "{secret} leaked: {shown}");
-        }
-    }
-
-    #[test]
-    fn a_rules_severity_converts_to_the_same_sink_severity() {
-        for s in crate::intake::rules::Severity::ALL {
-            assert_eq!(Severity::from(*s).as_str(), s.as_str());
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Posting one message to one sink: the request its kind takes (`notify::sinks`),
+//! Posting one message to one sink: the request its kind takes (`sinks::clients`),
 //! sent through the guarded client (the SSRF guard checks every dial; redirects are
 //! never followed), and the class of the answer. Used by a sink's test send and by the
 //! outbox worker alike, so what a test proves is what a notification does.
@@ -7,7 +7,7 @@ use crate::outbound::classify;
 use crate::sinks::clients::apprise::{self, AppriseTarget};
 use crate::sinks::clients::{OutboundRequest, gotify};
 use crate::sinks::rules::content::Message;
-use crate::sinks::rules::outcome::{ATTEMPT_TIMEOUT, Answer, ErrorClass, classify_status, classify_transport};
+use crate::sinks::rules::outcome::{ATTEMPT_TIMEOUT, ErrorClass, SinkAnswer, classify_status, classify_transport};
 use crate::sinks::rules::schemes::{SchemeError, SchemePolicy};
 use crate::sinks::rules::vocabulary::{AppriseMode, SinkKind};
 
@@ -62,13 +62,13 @@ pub fn scheme_refusal(target: &SinkTarget<'_>, policy: &SchemePolicy) -> Option<
 /// and classifies the answer.
 /// The whole attempt (resolving, connecting, the answer) ends within [`ATTEMPT_TIMEOUT`],
 /// which the outbox counts on to start attempts only while its claim has room for one.
-pub async fn post(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> Answer {
+pub async fn post(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> SinkAnswer {
     actix_rt::time::timeout(ATTEMPT_TIMEOUT, attempt(client, target, message))
         .await
-        .unwrap_or(Answer::Retryable(ErrorClass::Timeout))
+        .unwrap_or(SinkAnswer::Retryable(ErrorClass::Timeout))
 }
 
-async fn attempt(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> Answer {
+async fn attempt(client: &awc::Client, target: &SinkTarget<'_>, message: &Message) -> SinkAnswer {
     let req = request(target, message);
     let mut builder = client.post(&req.url);
     for (name, value) in &req.headers {

@@ -83,7 +83,7 @@ pub fn next_token_at(state: BucketState, now: DateTime<Utc>, per_hour: u32) -> O
 
 /// What the worker does with a sink's rows at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
+pub struct BudgetDecision {
     /// Due rows to send one by one (each took a token).
     pub send_individually: u32,
     /// Rows to send as one coalesced message (every held row and every due row), when
@@ -110,9 +110,9 @@ pub fn decide(
     burst: u32,
     held: u32,
     due: u32,
-) -> (BucketState, Decision) {
+) -> (BucketState, BudgetDecision) {
     let mut state = refill(state, now, per_hour, burst);
-    let mut decision = Decision { send_individually: 0, coalesce: None, hold: 0, wake_at: None };
+    let mut decision = BudgetDecision { send_individually: 0, coalesce: None, hold: 0, wake_at: None };
     if held > 0 {
         let (after, took) = take(state, now, per_hour, burst);
         state = after;

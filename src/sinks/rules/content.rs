@@ -123,7 +123,7 @@ pub struct QuarantineFacts {
 
 /// A routing rule with a `notify` action that matched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RuleNotifyFacts {
+pub struct RuleMatchFacts {
     /// The rule's id.
     pub rule_id: String,
     /// The webhook the rule belongs to (`wh_…`).
@@ -142,7 +142,7 @@ pub struct RuleNotifyFacts {
 
 /// An agent's page of its owner (`notify_owner`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentNotifyFacts {
+pub struct AgentPageFacts {
     /// The paging endpoint's slug.
     pub endpoint_slug: String,
     /// The paging endpoint (`ep_…`).
@@ -161,7 +161,7 @@ pub struct AgentNotifyFacts {
 /// agent-written (never in the title, so it cannot pass for Switchboard's own words),
 /// the todo and its queue when the page names one, at the agent's severity; the todo's
 /// link, else the endpoint's Board page. Never payload text.
-pub fn agent_notify(facts: &AgentNotifyFacts, base_url: &str) -> Message {
+pub fn agent_page(facts: &AgentPageFacts, base_url: &str) -> Message {
     let slug = clip(&facts.endpoint_slug, FIELD_MAX_CHARS);
     let mut lines = vec![format!("The agent of endpoint {slug} asked to tell its owner (notify_owner).")];
     lines.extend(quoted("Notice (agent-written)", &facts.text, TITLE_MAX_CHARS));
@@ -277,7 +277,7 @@ pub fn quarantined(facts: &QuarantineFacts, base_url: &str) -> Message {
 /// `rule.notify`: `Rule <id> matched · <queue>`, where the delivery went, the todo's
 /// title (labelled), at the rule's severity; the todo's link, or the webhook's Board page
 /// when the delivery made no todo.
-pub fn rule_notify(facts: &RuleNotifyFacts, base_url: &str) -> Message {
+pub fn rule_matched(facts: &RuleMatchFacts, base_url: &str) -> Message {
     let rule = clip(&facts.rule_id, FIELD_MAX_CHARS);
     let webhook = clip(&facts.webhook_id, FIELD_MAX_CHARS);
     let queue = facts.queue.as_deref().map(|q| clip(q, FIELD_MAX_CHARS));
@@ -363,9 +363,9 @@ fn count_phrase(event: SinkEvent, n: u64) -> String {
         SinkEvent::DeadLettered => ("dead letter", "dead letters"),
         SinkEvent::RelayExhausted => ("exhausted relay", "exhausted relays"),
         SinkEvent::Quarantined => ("quarantined", "quarantined"),
-        SinkEvent::RuleNotify => ("rule match", "rule matches"),
+        SinkEvent::RuleMatched => ("rule match", "rule matches"),
         SinkEvent::Digest => ("digest", "digests"),
-        SinkEvent::AgentNotify => ("agent notice", "agent notices"),
+        SinkEvent::AgentPage => ("agent notice", "agent notices"),
     };
     format!("{n} {}", if n == 1 { one } else { many })
 }

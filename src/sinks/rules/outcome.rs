@@ -66,7 +66,7 @@ text_enum!(
 
 /// What one attempt's answer means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub enum SinkAnswer {
     /// The sink took it.
     Sent,
     /// Apprise 424: retried once, then recorded `partial`.
@@ -79,53 +79,53 @@ pub enum Answer {
     Permanent(ErrorClass),
 }
 
-impl Answer {
+impl SinkAnswer {
     /// The error class of a failed attempt (none when sent).
     pub fn error_class(self) -> Option<ErrorClass> {
         match self {
-            Answer::Sent => None,
-            Answer::Partial => Some(ErrorClass::Partial),
-            Answer::ConfigurationError => Some(ErrorClass::Configuration),
-            Answer::Retryable(c) | Answer::Permanent(c) => Some(c),
+            SinkAnswer::Sent => None,
+            SinkAnswer::Partial => Some(ErrorClass::Partial),
+            SinkAnswer::ConfigurationError => Some(ErrorClass::Configuration),
+            SinkAnswer::Retryable(c) | SinkAnswer::Permanent(c) => Some(c),
         }
     }
 }
 
 /// The meaning of HTTP `status` from a sink of `kind`.
-pub fn classify_status(kind: SinkKind, status: u16) -> Answer {
+pub fn classify_status(kind: SinkKind, status: u16) -> SinkAnswer {
     match (kind, status) {
-        (SinkKind::Apprise, 204) => Answer::ConfigurationError,
-        (SinkKind::Apprise, 424) => Answer::Partial,
+        (SinkKind::Apprise, 204) => SinkAnswer::ConfigurationError,
+        (SinkKind::Apprise, 424) => SinkAnswer::Partial,
         _ => classify_http(status),
     }
 }
 
 /// The meaning of HTTP `status` from a service that gives no status a meaning of its
 /// own (Gotify; Cairn): any 2xx took it.
-pub fn classify_http(status: u16) -> Answer {
+pub fn classify_http(status: u16) -> SinkAnswer {
     match status {
-        200..=299 => Answer::Sent,
-        300..=399 => Answer::Permanent(ErrorClass::Redirect),
-        401 => Answer::Permanent(ErrorClass::Auth),
-        403 => Answer::Permanent(ErrorClass::Forbidden),
-        404 => Answer::Permanent(ErrorClass::NotFound),
-        408 => Answer::Retryable(ErrorClass::Timeout),
-        429 => Answer::Retryable(ErrorClass::RateLimited),
-        400..=499 => Answer::Permanent(ErrorClass::ClientError),
-        500..=599 => Answer::Retryable(ErrorClass::ServerError),
+        200..=299 => SinkAnswer::Sent,
+        300..=399 => SinkAnswer::Permanent(ErrorClass::Redirect),
+        401 => SinkAnswer::Permanent(ErrorClass::Auth),
+        403 => SinkAnswer::Permanent(ErrorClass::Forbidden),
+        404 => SinkAnswer::Permanent(ErrorClass::NotFound),
+        408 => SinkAnswer::Retryable(ErrorClass::Timeout),
+        429 => SinkAnswer::Retryable(ErrorClass::RateLimited),
+        400..=499 => SinkAnswer::Permanent(ErrorClass::ClientError),
+        500..=599 => SinkAnswer::Retryable(ErrorClass::ServerError),
         // A final 1xx or a code no server means: a broken exchange.
-        _ => Answer::Retryable(ErrorClass::Network),
+        _ => SinkAnswer::Retryable(ErrorClass::Network),
     }
 }
 
 /// The meaning of an attempt that got no HTTP answer.
-pub fn classify_transport(failure: TransportFailure) -> Answer {
+pub fn classify_transport(failure: TransportFailure) -> SinkAnswer {
     match failure {
-        TransportFailure::Timeout => Answer::Retryable(ErrorClass::Timeout),
-        TransportFailure::Network => Answer::Retryable(ErrorClass::Network),
-        TransportFailure::Tls => Answer::Retryable(ErrorClass::Tls),
-        TransportFailure::RejectedSsrf => Answer::Permanent(ErrorClass::RejectedSsrf),
-        TransportFailure::ForbiddenTarget => Answer::Permanent(ErrorClass::ForbiddenTarget),
+        TransportFailure::Timeout => SinkAnswer::Retryable(ErrorClass::Timeout),
+        TransportFailure::Network => SinkAnswer::Retryable(ErrorClass::Network),
+        TransportFailure::Tls => SinkAnswer::Retryable(ErrorClass::Tls),
+        TransportFailure::RejectedSsrf => SinkAnswer::Permanent(ErrorClass::RejectedSsrf),
+        TransportFailure::ForbiddenTarget => SinkAnswer::Permanent(ErrorClass::ForbiddenTarget),
     }
 }
 
@@ -178,17 +178,22 @@ pub enum Step {
 /// The step after an attempt answered `answer`. `attempts_so_far` counts this attempt;
 /// `previous` is the error class the row recorded before it (a 424 after a 424 is the
 /// end: Apprise's partial failure is retried once).
-pub fn after_attempt(answer: Answer, attempts_so_far: u32, previous: Option<ErrorClass>, policy: &RetryPolicy) -> Step {
+pub fn after_attempt(
+    answer: SinkAnswer,
+    attempts_so_far: u32,
+    previous: Option<ErrorClass>,
+    policy: &RetryPolicy,
+) -> Step {
     let retry = policy.next_attempt(attempts_so_far);
     match answer {
-        Answer::Sent => Step::Done(OutboxStatus::Sent, None),
-        Answer::Partial => match retry {
+        SinkAnswer::Sent => Step::Done(OutboxStatus::Sent, None),
+        SinkAnswer::Partial => match retry {
             Some(wait) if previous != Some(ErrorClass::Partial) => Step::RetryAfter(wait, ErrorClass::Partial),
             _ => Step::Done(OutboxStatus::Partial, Some(ErrorClass::Partial)),
         },
-        Answer::ConfigurationError => Step::Done(OutboxStatus::Undeliverable, Some(ErrorClass::Configuration)),
-        Answer::Permanent(class) => Step::Done(OutboxStatus::Undeliverable, Some(class)),
-        Answer::Retryable(class) => match retry {
+        SinkAnswer::ConfigurationError => Step::Done(OutboxStatus::Undeliverable, Some(ErrorClass::Configuration)),
+        SinkAnswer::Permanent(class) => Step::Done(OutboxStatus::Undeliverable, Some(class)),
+        SinkAnswer::Retryable(class) => match retry {
             Some(wait) => Step::RetryAfter(wait, class),
             None => Step::Done(OutboxStatus::Undeliverable, Some(class)),
         },
@@ -202,40 +207,40 @@ mod tests {
     #[test]
     fn gotify_takes_any_2xx_and_apprise_only_200_with_424_partial_and_204_configuration() {
         for s in [200, 201, 204, 299] {
-            assert_eq!(classify_status(SinkKind::Gotify, s), Answer::Sent, "{s}");
+            assert_eq!(classify_status(SinkKind::Gotify, s), SinkAnswer::Sent, "{s}");
         }
-        assert_eq!(classify_status(SinkKind::Apprise, 200), Answer::Sent);
-        assert_eq!(classify_status(SinkKind::Apprise, 204), Answer::ConfigurationError);
-        assert_eq!(classify_status(SinkKind::Apprise, 424), Answer::Partial);
-        assert_eq!(classify_status(SinkKind::Gotify, 424), Answer::Permanent(ErrorClass::ClientError));
+        assert_eq!(classify_status(SinkKind::Apprise, 200), SinkAnswer::Sent);
+        assert_eq!(classify_status(SinkKind::Apprise, 204), SinkAnswer::ConfigurationError);
+        assert_eq!(classify_status(SinkKind::Apprise, 424), SinkAnswer::Partial);
+        assert_eq!(classify_status(SinkKind::Gotify, 424), SinkAnswer::Permanent(ErrorClass::ClientError));
     }
 
     #[test]
     fn server_trouble_is_retryable_and_client_errors_are_final() {
         for kind in SinkKind::ALL {
             let k = *kind;
-            assert_eq!(classify_status(k, 500), Answer::Retryable(ErrorClass::ServerError));
-            assert_eq!(classify_status(k, 503), Answer::Retryable(ErrorClass::ServerError));
-            assert_eq!(classify_status(k, 408), Answer::Retryable(ErrorClass::Timeout));
-            assert_eq!(classify_status(k, 429), Answer::Retryable(ErrorClass::RateLimited));
-            assert_eq!(classify_status(k, 401), Answer::Permanent(ErrorClass::Auth));
-            assert_eq!(classify_status(k, 403), Answer::Permanent(ErrorClass::Forbidden));
-            assert_eq!(classify_status(k, 404), Answer::Permanent(ErrorClass::NotFound));
-            assert_eq!(classify_status(k, 400), Answer::Permanent(ErrorClass::ClientError));
-            assert_eq!(classify_status(k, 302), Answer::Permanent(ErrorClass::Redirect));
-            assert_eq!(classify_status(k, 101), Answer::Retryable(ErrorClass::Network));
+            assert_eq!(classify_status(k, 500), SinkAnswer::Retryable(ErrorClass::ServerError));
+            assert_eq!(classify_status(k, 503), SinkAnswer::Retryable(ErrorClass::ServerError));
+            assert_eq!(classify_status(k, 408), SinkAnswer::Retryable(ErrorClass::Timeout));
+            assert_eq!(classify_status(k, 429), SinkAnswer::Retryable(ErrorClass::RateLimited));
+            assert_eq!(classify_status(k, 401), SinkAnswer::Permanent(ErrorClass::Auth));
+            assert_eq!(classify_status(k, 403), SinkAnswer::Permanent(ErrorClass::Forbidden));
+            assert_eq!(classify_status(k, 404), SinkAnswer::Permanent(ErrorClass::NotFound));
+            assert_eq!(classify_status(k, 400), SinkAnswer::Permanent(ErrorClass::ClientError));
+            assert_eq!(classify_status(k, 302), SinkAnswer::Permanent(ErrorClass::Redirect));
+            assert_eq!(classify_status(k, 101), SinkAnswer::Retryable(ErrorClass::Network));
         }
     }
 
     #[test]
     fn transport_failures_retry_except_a_guard_refusal() {
-        assert_eq!(classify_transport(TransportFailure::Timeout), Answer::Retryable(ErrorClass::Timeout));
-        assert_eq!(classify_transport(TransportFailure::Network), Answer::Retryable(ErrorClass::Network));
-        assert_eq!(classify_transport(TransportFailure::Tls), Answer::Retryable(ErrorClass::Tls));
-        assert_eq!(classify_transport(TransportFailure::RejectedSsrf), Answer::Permanent(ErrorClass::RejectedSsrf));
+        assert_eq!(classify_transport(TransportFailure::Timeout), SinkAnswer::Retryable(ErrorClass::Timeout));
+        assert_eq!(classify_transport(TransportFailure::Network), SinkAnswer::Retryable(ErrorClass::Network));
+        assert_eq!(classify_transport(TransportFailure::Tls), SinkAnswer::Retryable(ErrorClass::Tls));
+        assert_eq!(classify_transport(TransportFailure::RejectedSsrf), SinkAnswer::Permanent(ErrorClass::RejectedSsrf));
         assert_eq!(
             classify_transport(TransportFailure::ForbiddenTarget),
-            Answer::Permanent(ErrorClass::ForbiddenTarget)
+            SinkAnswer::Permanent(ErrorClass::ForbiddenTarget)
         );
     }
 
@@ -280,30 +285,33 @@ mod tests {
     fn an_apprise_partial_is_retried_once_then_recorded_partial() {
         let p = RetryPolicy::default();
         assert_eq!(
-            after_attempt(Answer::Partial, 1, None, &p),
+            after_attempt(SinkAnswer::Partial, 1, None, &p),
             Step::RetryAfter(Duration::from_secs(30), ErrorClass::Partial)
         );
         assert_eq!(
-            after_attempt(Answer::Partial, 2, Some(ErrorClass::Partial), &p),
+            after_attempt(SinkAnswer::Partial, 2, Some(ErrorClass::Partial), &p),
             Step::Done(OutboxStatus::Partial, Some(ErrorClass::Partial))
         );
         assert_eq!(
-            after_attempt(Answer::Partial, 7, Some(ErrorClass::ServerError), &p),
+            after_attempt(SinkAnswer::Partial, 7, Some(ErrorClass::ServerError), &p),
             Step::Done(OutboxStatus::Partial, Some(ErrorClass::Partial))
         );
-        assert_eq!(after_attempt(Answer::Sent, 2, Some(ErrorClass::Partial), &p), Step::Done(OutboxStatus::Sent, None));
+        assert_eq!(
+            after_attempt(SinkAnswer::Sent, 2, Some(ErrorClass::Partial), &p),
+            Step::Done(OutboxStatus::Sent, None)
+        );
     }
 
     #[test]
     fn a_configuration_error_or_permanent_refusal_is_undeliverable_at_once() {
         let p = RetryPolicy::default();
         assert_eq!(
-            after_attempt(Answer::ConfigurationError, 1, None, &p),
+            after_attempt(SinkAnswer::ConfigurationError, 1, None, &p),
             Step::Done(OutboxStatus::Undeliverable, Some(ErrorClass::Configuration))
         );
         let auth = classify_status(SinkKind::Gotify, 401);
         assert_eq!(after_attempt(auth, 1, None, &p), Step::Done(OutboxStatus::Undeliverable, Some(ErrorClass::Auth)));
         assert_eq!(auth.error_class(), Some(ErrorClass::Auth));
-        assert_eq!(Answer::Sent.error_class(), None);
+        assert_eq!(SinkAnswer::Sent.error_class(), None);
     }
 }

@@ -100,11 +100,11 @@ text_enum!(
         /// A delivery was quarantined.
         Quarantined => "delivery.quarantined",
         /// A routing rule with a `notify` action matched.
-        RuleNotify => "rule.notify",
+        RuleMatched => "rule.notify",
         /// A scheduled queue digest is due.
         Digest => "digest",
-        /// An agent asked to notify its owner.
-        AgentNotify => "agent.notify",
+        /// An agent paged its owner.
+        AgentPage => "agent.notify",
     }
 );
 
@@ -114,7 +114,7 @@ impl SinkEvent {
     pub fn default_severity(self) -> Severity {
         match self {
             SinkEvent::DeadLettered | SinkEvent::RelayExhausted => Severity::High,
-            SinkEvent::Quarantined | SinkEvent::RuleNotify | SinkEvent::AgentNotify => Severity::Normal,
+            SinkEvent::Quarantined | SinkEvent::RuleMatched | SinkEvent::AgentPage => Severity::Normal,
             SinkEvent::Digest => Severity::Low,
         }
     }

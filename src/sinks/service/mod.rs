@@ -276,7 +276,7 @@ pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestResult> {
 /// limit, then posted with the connection's secret (which never leaves this call).
 pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult> {
     use crate::sinks::rules::content::test_message;
-    use crate::sinks::rules::outcome::{Answer, ErrorClass};
+    use crate::sinks::rules::outcome::{ErrorClass, SinkAnswer};
     if let Err(wait) = s.store.count_sink_test(sink.scope_id, sink.id, TEST_SENDS_PER_MINUTE).await? {
         return Err(Error::rate_limited(format!("at most {TEST_SENDS_PER_MINUTE} test sends a minute per sink"), wait));
     }
@@ -298,28 +298,30 @@ pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult
     let message = test_message(&sink.name, &s.base_url);
     let client = s.guard.client();
     Ok(match crate::sinks::clients::post::post(&client, &target, &message).await {
-        Answer::Sent => None,
-        Answer::Partial => Some(("partial", "the Apprise server reached only some of its targets (424)".to_owned())),
-        Answer::ConfigurationError => {
+        SinkAnswer::Sent => None,
+        SinkAnswer::Partial => {
+            Some(("partial", "the Apprise server reached only some of its targets (424)".to_owned()))
+        }
+        SinkAnswer::ConfigurationError => {
             Some(("configuration", "the Apprise server has no usable configuration for this key (204)".to_owned()))
         }
         // One message for every cause that depends on where the host points.
-        Answer::Permanent(ErrorClass::ForbiddenTarget) => {
+        SinkAnswer::Permanent(ErrorClass::ForbiddenTarget) => {
             Some((ErrorClass::ForbiddenTarget.as_str(), crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE.to_owned()))
         }
-        Answer::Retryable(class) | Answer::Permanent(class) => {
+        SinkAnswer::Retryable(class) | SinkAnswer::Permanent(class) => {
             Some((class.as_str(), format!("the sink answered with an error of class {}", class.as_str())))
         }
     })
 }
 
-/// A sink's delivery log, newest first, for any member of its scope.
-pub async fn deliveries(
+/// A sink's send log, newest first, for any member of its scope.
+pub async fn sends(
     s: &Services,
     who: &Reach,
     id: SinkId,
     limit: i64,
-) -> Result<Vec<crate::sinks::statements::outbox::DeliveryRow>> {
-    let sink = sink_for(s, who, Action::ListSinkDeliveries, id).await?;
-    s.store.sink_deliveries(&[sink.scope_id], id, limit).await
+) -> Result<Vec<crate::sinks::statements::outbox::SendRow>> {
+    let sink = sink_for(s, who, Action::ListSinkSends, id).await?;
+    s.store.sink_sends(&[sink.scope_id], id, limit).await
 }

@@ -34,8 +34,8 @@ pub struct OwnerNotice {
 /// sinks that is (0 when none subscribes). A todo of another endpoint is not found; the
 /// [`PER_HOUR`]th call of the hour is the last (`rate_limited`, with the wait). A
 /// refused call queues nothing and does not count.
-pub async fn notify_owner(s: &Services, me: &AgentPrincipal, notice: OwnerNotice) -> Result<u32> {
-    check(Action::NotifyOwner, Principal::Endpoint(me), None)?;
+pub async fn page_owner(s: &Services, me: &AgentPrincipal, notice: OwnerNotice) -> Result<u32> {
+    check(Action::PageOwner, Principal::Endpoint(me), None)?;
     let title = clip(&notice.title, TITLE_MAX_CHARS);
     if title.is_empty() {
         return Err(Error::invalid("title", "must say something: 1–120 characters other than control characters"));

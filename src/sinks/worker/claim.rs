@@ -13,10 +13,10 @@ use super::drain::{SinkShare, record_and_settle, undeliverable};
 use super::tally::Tally;
 use crate::domain::ids::SinkId;
 use crate::error::Result;
-use crate::sinks::statements::outbox::{CLAIM_BATCH, ClaimedEvents, OutboxRow, Outcome, Record};
+use crate::sinks::statements::outbox::{CLAIM_BATCH, ClaimedEvents, OutboxRow, Record, SendOutcome};
 
 /// What one claim took.
-pub struct Claim {
+pub struct OutboxClaim {
     /// Rows handed to drains now, and records deleted: whether claiming again at once can
     /// find more to do.
     pub progress: usize,
@@ -32,7 +32,7 @@ pub struct Claim {
 /// draining sink with no share waiting become its waiting share, rows of sinks with one
 /// already and of sinks past the room are given back uncounted, and rows whose sink was
 /// deleted end `undeliverable`.
-pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], room: usize) -> Result<Claim> {
+pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], room: usize) -> Result<OutboxClaim> {
     let store = &deps.store;
     let busy: Vec<SinkId> = draining.iter().chain(waiting).copied().collect();
     // Taken before the claims, so the drain's window never outlasts the database's. A
@@ -83,7 +83,7 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
     // From here on the rows are claimed: whatever fails, the shares are drained (what is
     // not recorded lapses and is claimed again).
     let mut records = undeliverable(&orphans, "sink_gone");
-    records.extend(over.iter().map(|row| Record::of(row, Outcome::GivenBack)));
+    records.extend(over.iter().map(|row| Record::of(row, SendOutcome::GivenBack)));
     if let Err(e) = record_and_settle(store, &tally, &records).await {
         tracing::warn!(error = %e, "outbox: rows past this claim's room were not given back; their claim lapses");
     }
@@ -113,7 +113,7 @@ pub async fn claim(deps: &OutboxDeps, draining: &[SinkId], waiting: &[SinkId], r
         .into_iter()
         .map(|(sink, due)| SinkShare { sink, due, claimed_at, tally: tally.clone(), known: known.clone() })
         .collect();
-    Ok(Claim { progress, shares, waiting })
+    Ok(OutboxClaim { progress, shares, waiting })
 }
 
 /// Claimed rows by sink for the first `room` sinks (in claim order), the rows whose

@@ -1,6 +1,6 @@
 //! One sink's share of a claim: its budget decides what goes out alone, what goes out as
 //! one coalesced message and what is held; the messages are rendered from facts read
-//! for all its rows at once; up to [`MAX_DELIVERIES_IN_FLIGHT`] are on the wire at a
+//! for all its rows at once; up to [`MAX_SENDS_IN_FLIGHT`] are on the wire at a
 //! time; and a recorder beside the senders writes the answers in batches (what has come
 //! back within [`RECORD_LINGER`] of the first unrecorded answer, or [`RECORD_BATCH`]
 //! answers, or the last of the share), so a backlog costs one commit per batch instead
@@ -15,17 +15,17 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::render::{coalesced, render};
 use super::tally::Tally;
-use super::{DrainReport, MAX_DELIVERIES_IN_FLIGHT, OutboxDeps};
+use super::{DrainReport, MAX_SENDS_IN_FLIGHT, OutboxDeps};
 use crate::domain::ids::{SinkId, TodoId};
 use crate::error::{Error, Result};
 use crate::metrics::SinkOutcome;
 use crate::sinks::clients::post::{SinkTarget, post, scheme_refusal};
 use crate::sinks::rules::claim_window::ClaimWindow;
 use crate::sinks::rules::content::{DeadLetterFacts, Message};
-use crate::sinks::rules::outcome::{Answer, ErrorClass, Step, after_attempt};
+use crate::sinks::rules::outcome::{ErrorClass, SinkAnswer, Step, after_attempt};
 use crate::sinks::rules::vocabulary::OutboxStatus;
 use crate::sinks::statements::Credential;
-use crate::sinks::statements::outbox::{OutboxRow, Outcome, Record, SinkDial, SubjectFacts};
+use crate::sinks::statements::outbox::{OutboxRow, Record, SendOutcome, SinkDial, SubjectFacts};
 use crate::store::Store;
 
 /// Answers one recorder write takes at most.
@@ -108,7 +108,7 @@ async fn drain(
         let held_now: Vec<_> = due.iter().map(|row| row.event).collect();
         tally.written_refs(store.hold_for_unbound(due).await?);
         for event in held_now {
-            deps.metrics.sink_delivery(event, SinkOutcome::Held);
+            deps.metrics.sink_send(event, SinkOutcome::Held);
         }
         return Ok(report);
     }
@@ -116,7 +116,7 @@ async fn drain(
     tally.written_refs(plan.written.iter().copied());
     report.held += plan.held;
     for event in &plan.held_now {
-        deps.metrics.sink_delivery(*event, SinkOutcome::Held);
+        deps.metrics.sink_send(*event, SinkOutcome::Held);
     }
     if plan.individual.is_empty() && plan.coalesced.is_empty() {
         return Ok(report);
@@ -144,7 +144,7 @@ async fn drain(
         let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
         store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(why)).await?;
         for row in plan.individual.iter().chain(&plan.coalesced) {
-            deps.metrics.sink_delivery(row.event, SinkOutcome::Undeliverable);
+            deps.metrics.sink_send(row.event, SinkOutcome::Undeliverable);
         }
         return Ok(report);
     }
@@ -165,7 +165,7 @@ async fn drain(
     Ok(report)
 }
 
-/// Sends `rows` one message each, at most [`MAX_DELIVERIES_IN_FLIGHT`] at a time, and
+/// Sends `rows` one message each, at most [`MAX_SENDS_IN_FLIGHT`] at a time, and
 /// records every answer; how many were sent. Every row runs to its end even when a
 /// record fails, so none is left sent but unrecorded while others still go out. Tells
 /// `done_sending` when the last send has ended.
@@ -183,7 +183,7 @@ async fn send_individually(
     let (answers, mut recorded) = mpsc::unbounded_channel::<(Record, bool)>();
     let sending = async move {
         stream::iter(rows)
-            .for_each_concurrent(MAX_DELIVERIES_IN_FLIGHT, |row| {
+            .for_each_concurrent(MAX_SENDS_IN_FLIGHT, |row| {
                 let answers = answers.clone();
                 async move {
                     let answer = attempt(deps, client, target, window, &row, facts).await;
@@ -281,18 +281,18 @@ async fn attempt(
 ) -> (Record, bool) {
     let end = |outcome| Record::of(row, outcome);
     let Some(message) = render(row, facts, &deps.base_url) else {
-        return (end(Outcome::Done(OutboxStatus::Undeliverable, Some("subject_gone"))), false);
+        return (end(SendOutcome::Done(OutboxStatus::Undeliverable, Some("subject_gone"))), false);
     };
     if !window.may_start(Instant::now()) {
-        return (end(Outcome::GivenBack), false);
+        return (end(SendOutcome::GivenBack), false);
     }
     let answer = post(client, target, &message).await;
-    let sent = answer == Answer::Sent;
+    let sent = answer == SinkAnswer::Sent;
     (end(step(deps, answer, row)), sent)
 }
 
 /// What `answer` makes of `row`, counted in the metrics.
-fn step(deps: &OutboxDeps, answer: Answer, row: &OutboxRow) -> Outcome {
+fn step(deps: &OutboxDeps, answer: SinkAnswer, row: &OutboxRow) -> SendOutcome {
     let event = row.event;
     let previous = row.last_error.as_deref().and_then(|e| e.parse::<ErrorClass>().ok());
     let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
@@ -303,12 +303,12 @@ fn step(deps: &OutboxDeps, answer: Answer, row: &OutboxRow) -> Outcome {
                 OutboxStatus::Partial => SinkOutcome::Partial,
                 _ => SinkOutcome::Undeliverable,
             };
-            deps.metrics.sink_delivery(event, outcome);
-            Outcome::Done(status, class.map(ErrorClass::as_str))
+            deps.metrics.sink_send(event, outcome);
+            SendOutcome::Done(status, class.map(ErrorClass::as_str))
         }
         Step::RetryAfter(wait, class) => {
-            deps.metrics.sink_delivery(event, SinkOutcome::Retried);
-            Outcome::RetryAfter(wait, class.as_str())
+            deps.metrics.sink_send(event, SinkOutcome::Retried);
+            SendOutcome::RetryAfter(wait, class.as_str())
         }
     }
 }
@@ -329,28 +329,28 @@ async fn send_coalesced(
     }
     let message: Message = coalesced(rows, &deps.base_url);
     match post(client, target, &message).await {
-        Answer::Sent => {
+        SinkAnswer::Sent => {
             store.finish_coalesced(&ids, OutboxStatus::Coalesced, None).await?;
             for row in rows {
-                deps.metrics.sink_delivery(row.event, SinkOutcome::Coalesced);
+                deps.metrics.sink_send(row.event, SinkOutcome::Coalesced);
             }
             return Ok(1);
         }
-        Answer::Permanent(class) => {
+        SinkAnswer::Permanent(class) => {
             store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some(class.as_str())).await?
         }
-        Answer::ConfigurationError => {
+        SinkAnswer::ConfigurationError => {
             store.finish_coalesced(&ids, OutboxStatus::Undeliverable, Some("configuration")).await?
         }
         // The sink may take it later: the rows wait for the next token.
-        Answer::Retryable(_) | Answer::Partial => store.unclaim_held_outbox(&ids).await?,
+        SinkAnswer::Retryable(_) | SinkAnswer::Partial => store.unclaim_held_outbox(&ids).await?,
     }
     Ok(0)
 }
 
 /// Records ending every row of `rows` undeliverable for `why`.
 pub fn undeliverable(rows: &[OutboxRow], why: &'static str) -> Vec<Record> {
-    rows.iter().map(|row| Record::of(row, Outcome::Done(OutboxStatus::Undeliverable, Some(why)))).collect()
+    rows.iter().map(|row| Record::of(row, SendOutcome::Done(OutboxStatus::Undeliverable, Some(why)))).collect()
 }
 
 /// Records `records` and deletes the dead-letter records that leaves owed nothing.

@@ -35,7 +35,7 @@ use crate::sinks::rules::schemes::SchemePolicy;
 use crate::store::Store;
 use crate::vault::Vault;
 
-pub use claim::{Claim, claim};
+pub use claim::{OutboxClaim, claim};
 use drain::drain_sink_telling;
 pub use drain::{SinkShare, drain_sink};
 pub use tally::Tally;
@@ -49,7 +49,7 @@ pub const OUTBOX_LISTENER_NAME: &str = "switchboard outbox listener";
 /// Rows one sink's drain has on the wire at once: more than one, so that a backlog
 /// does not wait on one round trip per row in turn, and a slow sink's rows do not each
 /// wait out the one before.
-pub const MAX_DELIVERIES_IN_FLIGHT: usize = 8;
+pub const MAX_SENDS_IN_FLIGHT: usize = 8;
 
 /// Sinks one worker sends to at once. Each drain holds at most one pooled connection at
 /// a time (its budget, its facts, then its recorder's writes; a drain whose sends are

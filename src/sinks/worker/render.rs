@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sinks::rules::content::{self, AgentNotifyFacts, EndpointRevokedFacts, Message, RuleNotifyFacts};
+use crate::sinks::rules::content::{self, AgentPageFacts, EndpointRevokedFacts, Message, RuleMatchFacts};
 use crate::sinks::rules::vocabulary::{Severity, SinkEvent};
 use crate::sinks::statements::outbox::{OutboxRow, SubjectFacts};
 
@@ -27,8 +27,8 @@ pub fn render(row: &OutboxRow, facts: &SubjectFacts, base_url: &str) -> Option<M
             };
             content::endpoint_revoked(&facts, base_url)
         }
-        (SinkEvent::RuleNotify, todo, _) => {
-            let facts = RuleNotifyFacts {
+        (SinkEvent::RuleMatched, todo, _) => {
+            let facts = RuleMatchFacts {
                 rule_id: row.facts["rule_id"].as_str().unwrap_or_default().to_owned(),
                 webhook_id: row.facts["webhook_id"].as_str().unwrap_or_default().to_owned(),
                 queue: row.facts["queue"].as_str().map(str::to_owned),
@@ -37,11 +37,11 @@ pub fn render(row: &OutboxRow, facts: &SubjectFacts, base_url: &str) -> Option<M
                 severity: row.severity,
                 excerpt: None,
             };
-            content::rule_notify(&facts, base_url)
+            content::rule_matched(&facts, base_url)
         }
-        (SinkEvent::AgentNotify, todo, Some(endpoint)) => {
+        (SinkEvent::AgentPage, todo, Some(endpoint)) => {
             let text = |key: &str| row.facts[key].as_str().map(str::to_owned);
-            let facts = AgentNotifyFacts {
+            let facts = AgentPageFacts {
                 endpoint_slug: text("slug").unwrap_or_default(),
                 endpoint_id: endpoint.to_string(),
                 text: text("title").unwrap_or_default(),
@@ -49,7 +49,7 @@ pub fn render(row: &OutboxRow, facts: &SubjectFacts, base_url: &str) -> Option<M
                 queue: text("queue"),
                 severity: row.severity,
             };
-            content::agent_notify(&facts, base_url)
+            content::agent_page(&facts, base_url)
         }
         (SinkEvent::Quarantined, Some(todo), _) => {
             content::quarantined(facts.quarantines.get(&(todo, row.include_excerpt))?, base_url)
@@ -144,7 +144,7 @@ mod tests {
     fn a_coalesced_message_is_as_loud_as_its_loudest_row() {
         let mut quiet = row(SinkEvent::Digest, None, false);
         quiet.severity = Severity::Low;
-        let loud = row(SinkEvent::RuleNotify, None, false);
+        let loud = row(SinkEvent::RuleMatched, None, false);
         let message = coalesced(&[quiet, loud], "https://sb");
         assert_eq!(message.severity, Severity::High);
     }

@@ -71,7 +71,7 @@ mod tests {
     use super::*;
     use crate::domain::ids::SinkId;
     use crate::sinks::rules::vocabulary::OutboxStatus;
-    use crate::sinks::statements::outbox::Outcome;
+    use crate::sinks::statements::outbox::SendOutcome;
 
     fn fresh(event: i64, sink: SinkId) -> OutboxRow {
         OutboxRow {
@@ -89,7 +89,7 @@ mod tests {
         let (a, b) = (SinkId::new(), SinkId::new());
         let rows = [fresh(1, a), fresh(1, b), fresh(2, a)];
         let tally = Tally::of(&rows);
-        let sent = |row: &OutboxRow| Record::of(row, Outcome::Done(OutboxStatus::Sent, None));
+        let sent = |row: &OutboxRow| Record::of(row, SendOutcome::Done(OutboxStatus::Sent, None));
         tally.written(&[sent(&rows[0]), sent(&rows[2])]);
         assert_eq!(tally.take_settled(), vec![2], "record 1 still owes sink b's row");
         tally.written(&[sent(&rows[1])]);
@@ -103,7 +103,7 @@ mod tests {
         let rows = [fresh(7, sink)];
         let tally = Tally::of(&rows);
         let claimed = OutboxRow { event_ref: None, ..fresh(8, sink) };
-        tally.written(&[Record::of(&claimed, Outcome::GivenBack)]);
+        tally.written(&[Record::of(&claimed, SendOutcome::GivenBack)]);
         assert!(tally.take_settled().is_empty());
         tally.written_refs([7, 7]);
         assert_eq!(tally.take_settled(), vec![7]);

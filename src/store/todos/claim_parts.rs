@@ -90,8 +90,8 @@ pub(super) const CLAIM_CTES: &str = claim_ctes!("", "$4");
 /// candidates to a scan of the whole table.
 pub(super) const BATCH_CLAIM_CTES: &str = claim_ctes!(keyed, "($4::bytea[])[c.n]");
 
-/// The CTEs of a claim of several callers' claims at once (server-side coalescing of
-/// single claim-next requests, `crate::service::coalesce`): as [`BATCH_CLAIM_CTES`], and
+/// The CTEs of a claim of several callers' claims at once (the group commit of
+/// single claim-next requests, `crate::service::group_commit`): as [`BATCH_CLAIM_CTES`], and
 /// each candidate's lease seconds (`$3`), claimant (`$5`) and relay flag (`$6`) are its
 /// caller's, arrays indexed as the hashes are.
 pub(super) const EACH_CLAIM_CTES: &str =

@@ -17,7 +17,7 @@ async fn notify_owner_reaches_the_owners_subscribed_sink_once_with_the_text_labe
     let rx_b = Receiver::scripted(vec![], Reply::Status(200)).await;
     subscribed_sink(&app, &a, "a-phone", &rx_a, json!([{"events": ["agent.notify"]}])).await;
     let b_sink = subscribed_sink(&app, &b, "b-phone", &rx_b, json!([{"events": ["agent.notify"]}])).await;
-    let pager = agent(&app, &a, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &a, "pager", &[Verb::PageOwner]).await;
 
     let text = format!("Deploy\u{7} blocked\r\nneeds a human\u{1b}[31m {}", "z".repeat(200));
     let (s, answer) = page(&app, &pager, json!({"title": text})).await;
@@ -55,7 +55,7 @@ async fn a_page_below_a_subscriptions_minimum_severity_is_not_sent_and_one_at_it
         subscribed_sink(&app, &o, "loud", &rx_loud, json!([{"events": ["agent.notify"], "min_severity": "high"}]))
             .await;
     subscribed_sink(&app, &o, "all", &rx_all, json!([{"events": ["agent.notify"]}])).await;
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
 
     let (s, b) = page(&app, &pager, json!({"title": "fyi", "severity": "normal"})).await;
     assert_eq!((s.as_u16(), b), (202, json!({"enqueued": 1})), "only the sink that takes normal");
@@ -81,7 +81,7 @@ async fn a_page_about_its_own_todo_links_it_and_matches_queue_filters_and_anothe
         subscribed_sink(&app, &o, "builds", &rx_builds, json!([{"events": ["agent.notify"], "queues": ["builds"]}]))
             .await;
     subscribed_sink(&app, &o, "any", &rx_any, json!([{"events": ["agent.notify"]}])).await;
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
     let sibling = agent(&app, &o, "sibling", &[]).await;
     let mine = app.create_todo(&pager, "builds", "nightly build").await;
     let theirs = app.create_todo(&sibling, "builds", "their build").await;
@@ -124,7 +124,7 @@ async fn a_page_nobody_subscribes_to_answers_zero_enqueued_and_a_page_without_te
         json!([{"events": ["agent.notify"], "endpoint_ids": [other.id.to_string()]}]),
     )
     .await;
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
     let (s, b) = page(&app, &pager, json!({"title": "anyone?"})).await;
     assert_eq!((s.as_u16(), b), (202, json!({"enqueued": 0})), "no sink subscribes: 0, said plainly");
     assert_eq!(app.db.count("SELECT count(*) FROM outbox").await, 0);

@@ -47,7 +47,7 @@ async fn the_sixth_page_within_the_hour_is_rate_limited_with_retry_after_and_enq
     let o = app.owner("o@example.com").await;
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     subscribed_sink(&app, &o, "phone", &rx, json!([{"events": ["agent.notify"]}])).await;
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
     for i in 1..=5 {
         let (s, b, _) = page_at(&app, &app.base, &pager, &format!("page {i}")).await;
         assert_eq!((s, b), (202, json!({"enqueued": 1})), "page {i}");
@@ -61,7 +61,7 @@ async fn the_sixth_page_within_the_hour_is_rate_limited_with_retry_after_and_enq
     assert_eq!(app.db.count("SELECT count(*) FROM agent_notify_calls").await, 5, "nor counted");
 
     // Another endpoint of the same owner has five of its own.
-    let other = agent(&app, &o, "other", &[Verb::NotifyOwner]).await;
+    let other = agent(&app, &o, "other", &[Verb::PageOwner]).await;
     assert_eq!(page_at(&app, &app.base, &other, "mine").await.0, 202);
 
     // An hour on, the oldest call leaves the window and one more page goes out.
@@ -86,7 +86,7 @@ async fn the_hourly_limit_holds_across_two_server_instances_in_turn_and_at_once(
     subscribed_sink(&app, &o, "phone", &rx, json!([{"events": ["agent.notify"]}])).await;
 
     // In turn: three pages through one server, two through the other, then neither.
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
     for (i, base) in [&app.base, &second, &app.base, &second, &app.base].into_iter().enumerate() {
         assert_eq!(page_at(&app, base, &pager, &format!("page {i}")).await.0, 202, "page {i} through {base}");
     }
@@ -94,7 +94,7 @@ async fn the_hourly_limit_holds_across_two_server_instances_in_turn_and_at_once(
     assert_eq!(page_at(&app, &app.base, &pager, "seventh").await.0, 429);
 
     // At once: twelve pages of a fresh endpoint racing through both servers.
-    let racer = agent(&app, &o, "racer", &[Verb::NotifyOwner]).await;
+    let racer = agent(&app, &o, "racer", &[Verb::PageOwner]).await;
     let racing = (0..12).map(|i| {
         let base = if i % 2 == 0 { app.base.clone() } else { second.clone() };
         let (app, racer) = (&app, &racer);
@@ -116,7 +116,7 @@ async fn pages_spend_the_sinks_own_budget_and_what_it_cannot_pay_for_goes_out_co
     let small = json!({"burst": 2});
     let (s, b) = app.call("PATCH", &format!("/api/v1/sinks/{sink}"), Some(&o.token), Some(&small)).await;
     assert_eq!(s, 200, "{b}");
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
     for (i, severity) in ["normal", "normal", "low", "high", "low"].into_iter().enumerate() {
         let (s, b) = page(&app, &pager, json!({"title": format!("page {i}"), "severity": severity})).await;
         assert_eq!((s.as_u16(), b), (202, json!({"enqueued": 1})));

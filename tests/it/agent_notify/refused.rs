@@ -56,7 +56,7 @@ async fn the_notifications_grant_does_not_imply_notify_owner_nor_the_reverse() {
     let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     subscribed_sink(&app, &o, "phone", &rx, json!([{"events": ["agent.notify"]}])).await;
     let manager = agent(&app, &o, "manager", &[Verb::Notifications]).await;
-    let pager = agent(&app, &o, "pager", &[Verb::NotifyOwner]).await;
+    let pager = agent(&app, &o, "pager", &[Verb::PageOwner]).await;
     let before = footprint(&app).await;
     let (s, b) = page(&app, &manager, json!({"title": "hello"})).await;
     assert_eq!(s, 403, "{b}");

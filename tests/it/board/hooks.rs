@@ -149,7 +149,7 @@ async fn health_renders_after_a_recorded_failure() {
     let spec = HookSpec::parse("https://203.0.113.10/in", &[], false).unwrap();
     let id = app.store.create_hook(&Vault::new(Some(&KEY)), owner.scope, ep, &spec, 5, false).await.unwrap().hook.id;
     let failure =
-        HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some(LastError::ServerError) };
+        HookHealthUpdate { succeeded: false, last_status: Some(503), last_error: Some(LastError::ServerError) };
     app.store.record_hook_outcome(id, failure).await.unwrap();
     let page = get(&app, "/hooks", Some(&s.cookie)).await;
     assert!(page.body.contains("1 failure in a row"), "{}", page.body);

@@ -1,5 +1,5 @@
 //! What the dispatcher relies on: which hooks a todo matches, the re-check before each
-//! attempt, health after each delivery, and previous secrets that expire.
+//! attempt, health after each ring, and previous secrets that expire.
 
 use switchboard::domain::ids::HookId;
 use switchboard::hooks::rules::health::HookHealthUpdate;
@@ -10,11 +10,11 @@ use switchboard::hooks::statements::{HookReach, HookTarget};
 use super::*;
 
 fn failed(error: LastError) -> HookHealthUpdate {
-    HookHealthUpdate { delivered: false, last_status: None, last_error: Some(error) }
+    HookHealthUpdate { succeeded: false, last_status: None, last_error: Some(error) }
 }
 
-fn delivered() -> HookHealthUpdate {
-    HookHealthUpdate { delivered: true, last_status: Some(204), last_error: None }
+fn succeeded() -> HookHealthUpdate {
+    HookHealthUpdate { succeeded: true, last_status: Some(204), last_error: None }
 }
 
 fn ids(targets: &[HookTarget]) -> Vec<HookId> {
@@ -50,7 +50,7 @@ async fn the_tenth_consecutive_failure_disables_the_hook_and_says_so_once() {
     // A straggling attempt that ends later does not announce the disabling again.
     assert_eq!(app.store.record_hook_outcome(id, failed(LastError::Timeout)).await.unwrap(), Some(false));
     // Nor does a success switch it back on: that takes a rotation or an operator.
-    assert_eq!(app.store.record_hook_outcome(id, delivered()).await.unwrap(), Some(false));
+    assert_eq!(app.store.record_hook_outcome(id, succeeded()).await.unwrap(), Some(false));
     assert_eq!(health(&app, id).await, (false, Some("consecutive_failures".into()), 0));
 }
 
@@ -63,7 +63,7 @@ async fn a_success_resets_the_failure_count_and_clears_the_last_error() {
     for _ in 1..FAILURES_BEFORE_DISABLE {
         app.store.record_hook_outcome(id, failed(LastError::ServerError)).await.unwrap();
     }
-    assert_eq!(app.store.record_hook_outcome(id, delivered()).await.unwrap(), Some(false));
+    assert_eq!(app.store.record_hook_outcome(id, succeeded()).await.unwrap(), Some(false));
     assert_eq!(health(&app, id).await, (true, None, 0));
     assert_eq!(text(&app, &format!("SELECT last_error FROM notify_hooks WHERE id = '{}'", id.0)).await, None);
     assert_eq!(app.db.count(&format!("SELECT last_status::bigint FROM notify_hooks WHERE id = '{}'", id.0)).await, 204);
@@ -90,7 +90,7 @@ async fn failures_on_an_operator_disabled_hook_keep_the_operators_reason() {
 #[actix_web::test]
 async fn recording_an_outcome_for_a_deleted_hook_finds_nothing() {
     let app = spawn().await;
-    assert_eq!(app.store.record_hook_outcome(HookId::new(), delivered()).await.unwrap(), None);
+    assert_eq!(app.store.record_hook_outcome(HookId::new(), succeeded()).await.unwrap(), None);
 }
 
 #[actix_web::test]
@@ -154,7 +154,7 @@ async fn a_deleted_hook_fails_its_recheck() {
     assert!(app.store.recheck_hook(id, "q").await.unwrap().is_some());
     app.store.delete_hook(HookReach::Scopes(&[owner.scope]), id).await.unwrap();
     assert!(app.store.recheck_hook(id, "q").await.unwrap().is_none());
-    assert_eq!(app.store.record_hook_outcome(id, delivered()).await.unwrap(), None);
+    assert_eq!(app.store.record_hook_outcome(id, succeeded()).await.unwrap(), None);
 }
 
 #[actix_web::test]

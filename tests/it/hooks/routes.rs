@@ -18,7 +18,7 @@ fn at(v: &Value) -> DateTime<Utc> {
 }
 
 fn failure() -> HookHealthUpdate {
-    HookHealthUpdate { delivered: false, last_status: Some(503), last_error: Some(LastError::ServerError) }
+    HookHealthUpdate { succeeded: false, last_status: Some(503), last_error: Some(LastError::ServerError) }
 }
 
 #[actix_web::test]
@@ -99,7 +99,7 @@ async fn an_operator_creates_lists_rotates_and_deletes_a_hook_and_sees_each_secr
 async fn an_agent_manages_its_own_endpoints_hooks_and_nothing_else_in_its_scope() {
     let app = spawn().await;
     let owner = app.owner("a@example.com").await;
-    let me = app.endpoint(owner.scope, "me", &[Verb::NotifyHooks]).await;
+    let me = app.endpoint(owner.scope, "me", &[Verb::ManageHooks]).await;
     let sibling = app.agent(owner.scope, "sibling").await;
     let theirs = operator_create(&app, &owner, &sibling, body("https://203.0.113.10/sibling", &[])).await;
     let theirs_id = hook_id(&theirs, "id");
@@ -145,7 +145,7 @@ async fn an_agent_without_the_notify_hooks_grant_is_forbidden_and_changes_nothin
     let app = spawn().await;
     let owner = app.owner("a@example.com").await;
     // Every verb but notify_hooks: the grant is never implied.
-    let others: Vec<Verb> = Verb::ALL.iter().copied().filter(|v| *v != Verb::NotifyHooks).collect();
+    let others: Vec<Verb> = Verb::ALL.iter().copied().filter(|v| *v != Verb::ManageHooks).collect();
     let ep = app.endpoint(owner.scope, "worker", &others).await;
     let hook = operator_create(&app, &owner, &ep, body("https://203.0.113.10/h", &[])).await;
     let id = hook_id(&hook, "id");
@@ -385,7 +385,7 @@ async fn an_agent_may_list_but_never_rotate_or_delete_a_hook_a_human_put_on_its_
     // doorbells the human's receiver trusts.
     let app = spawn().await;
     let owner = app.owner("a@example.com").await;
-    let me = app.endpoint(owner.scope, "me", &[Verb::NotifyHooks]).await;
+    let me = app.endpoint(owner.scope, "me", &[Verb::ManageHooks]).await;
     let humans = operator_create(&app, &owner, &me, body("https://203.0.113.10/humans", &[])).await;
     let humans_id = hook_id(&humans, "id");
     let (s, listed) = app.get(AGENT_HOOKS, &me.token).await;

@@ -15,7 +15,7 @@ use crate::notify::spawn_with;
 async fn notify_owners_hourly_limit_counts_rest_and_mcp_calls_alike() {
     let app = TestApp::spawn().await;
     let owner = app.owner("a@example.com").await;
-    let ep = app.endpoint(owner.scope, "pager", &[Verb::NotifyOwner]).await;
+    let ep = app.endpoint(owner.scope, "pager", &[Verb::PageOwner]).await;
     for n in 0..3 {
         let (s, b) = app.post("/api/v1/agent/notify-owner", &ep.token, json!({"title": format!("rest {n}")})).await;
         assert_eq!(s, StatusCode::ACCEPTED, "{b}");

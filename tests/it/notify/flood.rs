@@ -2,7 +2,7 @@
 //! and every notification is counted once: delivered, failed or dropped.
 
 use switchboard::hooks::rules::hook::HookSpec;
-use switchboard::hooks::worker::{MAX_DELIVERIES_IN_FLIGHT, SUPERVISOR_MAILBOX};
+use switchboard::hooks::worker::{MAX_RINGS_IN_FLIGHT, SUPERVISOR_MAILBOX};
 use switchboard::vault::Vault;
 
 use super::receiver::Receiver;
@@ -50,7 +50,7 @@ async fn a_flood_at_one_endpoint_is_held_to_its_supervisors_mailbox_and_every_no
     // The rate (120 a minute per hook) allows every hook its one.
     assert_eq!(
         delivered,
-        SUPERVISOR_MAILBOX.min(MAX_DELIVERIES_IN_FLIGHT) as u64,
+        SUPERVISOR_MAILBOX.min(MAX_RINGS_IN_FLIGHT) as u64,
         "delivered {delivered}, dropped {dropped}"
     );
     assert_eq!(rx.count() as u64, delivered, "the receiver heard exactly the deliveries");

@@ -10,7 +10,7 @@ use switchboard::domain::ids::SinkId;
 use switchboard::outbound::Guard;
 use switchboard::sinks::rules::outcome::RetryPolicy;
 use switchboard::sinks::rules::vocabulary::OutboxStatus;
-use switchboard::sinks::statements::outbox::{Outcome, Record};
+use switchboard::sinks::statements::outbox::{Record, SendOutcome};
 use switchboard::sinks::worker::{OutboxDeps, SinkShare, Tally, drain_sink};
 use switchboard::vault::Vault;
 
@@ -130,11 +130,11 @@ async fn an_answer_after_the_claim_lapsed_and_was_taken_again_changes_nothing() 
     app.db.exec("UPDATE outbox SET claimed_until = now() - interval '1 second'").await;
     let second = app.store.claim_outbox(&[]).await.unwrap().remove(0);
     assert_eq!((first.id, first.attempts, second.attempts), (second.id, 1, 2));
-    let late = Record::of(&first, Outcome::Done(OutboxStatus::Sent, None));
+    let late = Record::of(&first, SendOutcome::Done(OutboxStatus::Sent, None));
     assert_eq!(app.store.record_outbox(&[late]).await.unwrap(), 0, "the first claim's answer is fenced off");
     let open = app.db.count("SELECT count(*) FROM outbox WHERE status = 'pending' AND claimed_until > now()").await;
     assert_eq!(open, 1, "the second claim still owns the row");
-    let current = Record::of(&second, Outcome::RetryAfter(Duration::from_secs(30), "timeout"));
+    let current = Record::of(&second, SendOutcome::RetryAfter(Duration::from_secs(30), "timeout"));
     assert_eq!(app.store.record_outbox(&[current]).await.unwrap(), 1);
     let retry = app
         .db
@@ -304,7 +304,7 @@ async fn a_record_whose_worker_died_is_claimed_again_only_for_the_sinks_still_ow
     assert!(app.store.claim_outbox_events(256).await.unwrap().rows.is_empty(), "the record is claimed");
     // The worker wrote sink a's row, then died before sink b's.
     let row_a = first.rows.iter().find(|r| r.sink_id == Some(sink_a)).unwrap();
-    let sent = Record::of(row_a, Outcome::Done(OutboxStatus::Sent, None));
+    let sent = Record::of(row_a, SendOutcome::Done(OutboxStatus::Sent, None));
     assert_eq!(app.store.record_outbox(&[sent]).await.unwrap(), 1);
     assert_eq!(app.store.record_outbox(&[sent]).await.unwrap(), 0, "a second writer of the same row is a no-op");
     app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
@@ -312,7 +312,7 @@ async fn a_record_whose_worker_died_is_claimed_again_only_for_the_sinks_still_ow
     let sinks: Vec<_> = again.rows.iter().map(|r| r.sink_id).collect();
     assert_eq!(sinks, vec![Some(sink_b)], "only the sink still owed a row");
     assert_eq!(again.rows[0].id, first.rows.iter().find(|r| r.sink_id == Some(sink_b)).unwrap().id);
-    let retry = Record::of(&again.rows[0], Outcome::RetryAfter(Duration::from_secs(30), "timeout"));
+    let retry = Record::of(&again.rows[0], SendOutcome::RetryAfter(Duration::from_secs(30), "timeout"));
     app.store.record_outbox(&[retry]).await.unwrap();
     assert_eq!(
         app.db
@@ -381,7 +381,7 @@ async fn a_write_that_finds_one_of_its_rows_already_written_writes_the_others() 
     let claimed = app.store.claim_outbox_events(256).await.unwrap();
     assert_eq!(claimed.rows.len(), 2);
     let records: Vec<Record> =
-        claimed.rows.iter().map(|row| Record::of(row, Outcome::Done(OutboxStatus::Sent, None))).collect();
+        claimed.rows.iter().map(|row| Record::of(row, SendOutcome::Done(OutboxStatus::Sent, None))).collect();
     // Another writer (a second claimant after this claim lapsed) wrote sink a's row first.
     let a_first: Vec<Record> = records.iter().filter(|r| r.fresh.is_some_and(|f| f.sink == sink_a)).copied().collect();
     assert_eq!(app.store.record_outbox(&a_first).await.unwrap(), 1);

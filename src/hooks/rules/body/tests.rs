@@ -46,14 +46,14 @@ fn final_attempt() -> FinalAttempt {
     }
 }
 
-fn json_of(body: &NotifyBody) -> Value {
+fn json_of(body: &RingBody) -> Value {
     serde_json::from_slice(&body.to_json().unwrap()).unwrap()
 }
 
 #[test]
 fn a_ready_body_has_exactly_the_specified_fields() {
-    let body = NotifyBody::ready(&ready(facts(), ReadyReason::Created), at(1_800_000_000));
-    assert_eq!(body.event_type(), NotifyType::Ready);
+    let body = RingBody::ready(&ready(facts(), ReadyReason::Created), at(1_800_000_000));
+    assert_eq!(body.event_type(), HookEvent::Ready);
     assert_eq!(
         json_of(&body),
         json!({
@@ -75,7 +75,7 @@ fn a_ready_body_has_exactly_the_specified_fields() {
 fn a_requeued_ready_body_carries_the_attempt_counter() {
     let mut todo = facts();
     todo.attempt = 2;
-    let body = json_of(&NotifyBody::ready(&ready(todo, ReadyReason::Requeued), at(0)));
+    let body = json_of(&RingBody::ready(&ready(todo, ReadyReason::Requeued), at(0)));
     assert_eq!(body["reason"], "requeued");
     assert_eq!(body["attempt"], 2);
 }
@@ -85,7 +85,7 @@ fn a_ready_body_omits_absent_or_empty_kind_and_source() {
     let mut todo = facts();
     todo.kind = None;
     todo.source = Some("\u{7}".into()); // only a control character: empty once neutralised
-    let body = json_of(&NotifyBody::ready(&ready(todo, ReadyReason::Created), at(0)));
+    let body = json_of(&RingBody::ready(&ready(todo, ReadyReason::Created), at(0)));
     let object = body.as_object().unwrap();
     assert!(!object.contains_key("kind"));
     assert!(!object.contains_key("source"));
@@ -98,7 +98,7 @@ fn sender_text_in_a_ready_body_is_neutralised_and_cut() {
     todo.title = format!("line one\nline two</CHANNEL>{}", "é".repeat(400));
     todo.kind = Some(format!("k\u{1b}[0m{}", "x".repeat(200)));
     todo.source = Some("a\r\nb".into());
-    let body = json_of(&NotifyBody::ready(&ready(todo, ReadyReason::Created), at(0)));
+    let body = json_of(&RingBody::ready(&ready(todo, ReadyReason::Created), at(0)));
     let summary = body["summary"].as_str().unwrap();
     assert!(summary.starts_with("line one line two«/channel»é"));
     assert_eq!(summary.chars().count(), 200);
@@ -111,8 +111,8 @@ fn sender_text_in_a_ready_body_is_neutralised_and_cut() {
 fn a_dead_letter_body_has_exactly_the_specified_fields() {
     let mut todo = facts();
     todo.attempts_total = 5;
-    let body = NotifyBody::dead_lettered(&dead(todo, Some(final_attempt())), at(1_800_000_000));
-    assert_eq!(body.event_type(), NotifyType::DeadLettered);
+    let body = RingBody::dead_lettered(&dead(todo, Some(final_attempt())), at(1_800_000_000));
+    assert_eq!(body.event_type(), HookEvent::DeadLettered);
     assert_eq!(
         json_of(&body),
         json!({
@@ -145,7 +145,7 @@ fn a_dead_letter_body_keeps_absent_fields_as_null() {
         FinalAttempt { outcome: AttemptOutcome::LeaseExpired, summary: None, artifact: None, ..final_attempt() };
     let mut signal = dead(todo, Some(reaped));
     signal.reason = DeadReason::LeaseExpired;
-    let body = json_of(&NotifyBody::dead_lettered(&signal, at(0)));
+    let body = json_of(&RingBody::dead_lettered(&signal, at(0)));
     assert_eq!(body["source"], Value::Null);
     assert_eq!(body["kind"], Value::Null);
     assert_eq!(body["reason"], "lease_expired");
@@ -153,7 +153,7 @@ fn a_dead_letter_body_keeps_absent_fields_as_null() {
     assert_eq!(body["final_attempt"]["artifact"], Value::Null);
     assert_eq!(body.as_object().unwrap().len(), 10);
 
-    let none = json_of(&NotifyBody::dead_lettered(&dead(facts(), None), at(0)));
+    let none = json_of(&RingBody::dead_lettered(&dead(facts(), None), at(0)));
     assert_eq!(none["final_attempt"], Value::Null);
     assert_eq!(none.as_object().unwrap().len(), 10);
 }
@@ -165,7 +165,7 @@ fn agent_text_in_a_dead_letter_body_is_neutralised() {
         artifact: Some("https://x.example/</channel>".into()),
         ..final_attempt()
     };
-    let body = json_of(&NotifyBody::dead_lettered(&dead(facts(), Some(attempt)), at(0)));
+    let body = json_of(&RingBody::dead_lettered(&dead(facts(), Some(attempt)), at(0)));
     let summary = body["final_attempt"]["summary"].as_str().unwrap();
     assert!(summary.starts_with("oops «/channel»sss"));
     assert_eq!(summary.chars().count(), 200);
@@ -175,15 +175,15 @@ fn agent_text_in_a_dead_letter_body_is_neutralised() {
 #[test]
 fn times_are_rfc3339_utc_with_sub_seconds_only_when_present() {
     let precise = Utc.timestamp_opt(1_800_000_000, 123_456_000).single().unwrap();
-    let body = json_of(&NotifyBody::ready(&ready(facts(), ReadyReason::Created), precise));
+    let body = json_of(&RingBody::ready(&ready(facts(), ReadyReason::Created), precise));
     assert_eq!(body["created_at"], "2027-01-15T08:00:00.123456Z");
 }
 
 #[test]
-fn notify_types_speak_their_wire_names() {
-    assert_eq!(NotifyType::Ready.as_str(), "todo.ready");
-    assert_eq!(NotifyType::DeadLettered.as_str(), "todo.dead_lettered");
-    assert_eq!("todo.dead_lettered".parse::<NotifyType>().unwrap(), NotifyType::DeadLettered);
+fn hook_events_speak_their_wire_names() {
+    assert_eq!(HookEvent::Ready.as_str(), "todo.ready");
+    assert_eq!(HookEvent::DeadLettered.as_str(), "todo.dead_lettered");
+    assert_eq!("todo.dead_lettered".parse::<HookEvent>().unwrap(), HookEvent::DeadLettered);
 }
 
 /// Every field at its cap, in four-byte characters: the longest body a dead letter can
@@ -208,7 +208,7 @@ fn widest_dead_letter() -> DeadLettered {
 
 #[test]
 fn a_dead_letter_with_every_field_at_its_cap_fits_in_4096_bytes_by_cutting_the_summary() {
-    let body = NotifyBody::dead_lettered(&widest_dead_letter(), DateTime::<Utc>::MAX_UTC);
+    let body = RingBody::dead_lettered(&widest_dead_letter(), DateTime::<Utc>::MAX_UTC);
     let uncut = serde_json::to_vec(&body).unwrap().len();
     assert!(uncut > MAX_BODY_BYTES, "the caps alone must be able to overflow, or this test proves nothing ({uncut})");
 
@@ -230,7 +230,7 @@ fn escaped_quotes_count_towards_the_limit() {
     if let Some(f) = signal.final_attempt.as_mut() {
         f.artifact = Some("\"".repeat(512));
     }
-    let body = NotifyBody::dead_lettered(&signal, at(0));
+    let body = RingBody::dead_lettered(&signal, at(0));
     let bytes = body.to_json().unwrap();
     assert!(bytes.len() <= MAX_BODY_BYTES);
     let value: Value = serde_json::from_slice(&bytes).unwrap();
@@ -247,7 +247,7 @@ fn a_ready_body_with_every_field_at_its_cap_needs_no_cut() {
     todo.source = Some(wide(128));
     todo.title = wide(200);
     todo.attempt = i32::MIN;
-    let body = NotifyBody::ready(&ready(todo, ReadyReason::Requeued), DateTime::<Utc>::MAX_UTC);
+    let body = RingBody::ready(&ready(todo, ReadyReason::Requeued), DateTime::<Utc>::MAX_UTC);
     let bytes = body.to_json().unwrap();
     assert_eq!(bytes, serde_json::to_vec(&body).unwrap());
     assert!(bytes.len() <= MAX_BODY_BYTES);
@@ -298,7 +298,7 @@ fn assert_clean(value: &Value) {
 proptest! {
     #[test]
     fn every_ready_body_is_small_clean_json_with_only_known_fields(todo in arbitrary_facts()) {
-        let bytes = NotifyBody::ready(&ready(todo, ReadyReason::Created), at(0)).to_json().unwrap();
+        let bytes = RingBody::ready(&ready(todo, ReadyReason::Created), at(0)).to_json().unwrap();
         prop_assert!(bytes.len() <= MAX_BODY_BYTES);
         let value: Value = serde_json::from_slice(&bytes).unwrap();
         prop_assert!(value.as_object().unwrap().keys().all(|k| READY_KEYS.contains(&k.as_str())));
@@ -312,7 +312,7 @@ proptest! {
         with_attempt in any::<bool>(),
     ) {
         let attempt = with_attempt.then(|| FinalAttempt { seq, summary, artifact, ..final_attempt() });
-        let bytes = NotifyBody::dead_lettered(&dead(todo, attempt), at(0)).to_json().unwrap();
+        let bytes = RingBody::dead_lettered(&dead(todo, attempt), at(0)).to_json().unwrap();
         prop_assert!(bytes.len() <= MAX_BODY_BYTES);
         let value: Value = serde_json::from_slice(&bytes).unwrap();
         let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();

@@ -14,8 +14,8 @@ const ALL_FAILURES: [AttemptClass; 5] = [
 
 #[test]
 fn statuses_fall_into_their_classes() {
-    assert_eq!(AttemptClass::from_status(200), AttemptClass::Delivered(200));
-    assert_eq!(AttemptClass::from_status(204), AttemptClass::Delivered(204));
+    assert_eq!(AttemptClass::from_status(200), AttemptClass::Success(200));
+    assert_eq!(AttemptClass::from_status(204), AttemptClass::Success(204));
     assert_eq!(AttemptClass::from_status(301), AttemptClass::Redirect(301));
     assert_eq!(AttemptClass::from_status(308), AttemptClass::Redirect(308));
     assert_eq!(AttemptClass::from_status(400), AttemptClass::ClientError(400));
@@ -46,7 +46,7 @@ fn network_timeout_tls_408_429_and_5xx_are_retried_the_rest_is_not() {
 #[test]
 fn last_error_names_the_status_class_or_the_failure() {
     let last = |c: AttemptClass| c.last_error().map(LastError::as_str);
-    assert_eq!(last(AttemptClass::Delivered(200)), None);
+    assert_eq!(last(AttemptClass::Success(200)), None);
     assert_eq!(last(AttemptClass::Redirect(302)), Some("redirect"));
     assert_eq!(last(AttemptClass::ClientError(404)), Some("client_error"));
     assert_eq!(last(AttemptClass::RetryableStatus(429)), Some("client_error"));
@@ -63,7 +63,7 @@ fn last_error_names_the_status_class_or_the_failure() {
 #[test]
 fn the_metrics_label_is_the_status_class_or_the_failure() {
     let label = |c: AttemptClass| c.metric_result().as_str();
-    assert_eq!(label(AttemptClass::Delivered(201)), "2xx");
+    assert_eq!(label(AttemptClass::Success(201)), "2xx");
     assert_eq!(label(AttemptClass::Redirect(307)), "3xx");
     assert_eq!(label(AttemptClass::ClientError(403)), "4xx");
     assert_eq!(label(AttemptClass::RetryableStatus(429)), "4xx");
@@ -106,9 +106,9 @@ fn jitter_moves_a_wait_by_at_most_a_fifth() {
 }
 
 #[test]
-fn a_delivered_attempt_ends_the_delivery_at_any_attempt() {
+fn a_successful_attempt_ends_the_ring_at_any_attempt() {
     for attempt in 1..=MAX_ATTEMPTS {
-        assert_eq!(after_attempt(attempt, AttemptClass::Delivered(200), 0.0), NextStep::Delivered);
+        assert_eq!(after_attempt(attempt, AttemptClass::Success(200), 0.0), NextStep::Succeeded);
     }
 }
 
@@ -151,8 +151,8 @@ proptest! {
     #[test]
     fn every_status_has_exactly_one_sensible_reading(status in 100u16..1000) {
         let class = AttemptClass::from_status(status);
-        prop_assert_eq!(class.delivered(), (200..300).contains(&status));
-        prop_assert_eq!(class.last_error().is_none(), class.delivered());
-        prop_assert!(!(class.delivered() && class.retryable()));
+        prop_assert_eq!(class.succeeded(), (200..300).contains(&status));
+        prop_assert_eq!(class.last_error().is_none(), class.succeeded());
+        prop_assert!(!(class.succeeded() && class.retryable()));
     }
 }

@@ -125,13 +125,13 @@ fn secrets_that_do_not_decode_exactly_are_refused() {
 }
 
 #[test]
-fn message_ids_are_msg_and_a_ulid_of_the_notification_time() {
+fn message_ids_are_msg_and_a_ulid_of_the_announcement_time() {
     let now = Utc.timestamp_opt(1_800_000_000, 123_000_000).single().unwrap();
     let id = MessageId::new(now);
     let ulid = id.as_str().strip_prefix("msg_").unwrap();
     assert_eq!(ulid.len(), 26);
     assert_eq!(Ulid::from_string(ulid).unwrap().timestamp_ms(), 1_800_000_000_123);
-    assert_ne!(MessageId::new(now), id, "two notifications at the same instant still differ");
+    assert_ne!(MessageId::new(now), id, "two announcements at the same instant still differ");
     assert_eq!(id.to_string(), id.as_str());
 }
 

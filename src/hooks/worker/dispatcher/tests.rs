@@ -10,7 +10,7 @@ use super::*;
 use crate::config::CidrList;
 use crate::domain::ids::HookId;
 use crate::hooks::cache::HookCache;
-use crate::hooks::rules::body::NotifyType;
+use crate::hooks::rules::body::HookEvent;
 use crate::metrics::Metrics;
 use crate::outbound::{Guard, Policy};
 use crate::store::Store;
@@ -47,7 +47,7 @@ fn hooks(endpoint: EndpointId, n: usize) -> Vec<HookTarget> {
         .collect()
 }
 
-/// `todo.ready` notifications counted as dropped.
+/// `todo.ready` rings counted as dropped.
 fn dropped(metrics: &Metrics) -> u64 {
     let text = metrics.render().expect("render");
     let series = r#"switchboard_notify_hook_notifications_total{type="todo.ready",outcome="dropped"} "#;
@@ -55,18 +55,18 @@ fn dropped(metrics: &Metrics) -> u64 {
 }
 
 #[actix_rt::test]
-async fn notifications_handed_over_before_the_supervisor_runs_queue_no_more_than_its_mailbox_holds() {
+async fn announcements_handed_over_before_the_supervisor_runs_queue_no_more_than_its_mailbox_holds() {
     let channel = channel();
     let metrics = channel.metrics.clone();
     let mut dispatcher = Dispatcher::new(channel);
     let endpoint = EndpointId(Uuid::from_u128(7));
     let hooks = hooks(endpoint, SUPERVISOR_MAILBOX + 44);
-    // Two notifications back to back, as the dispatcher hands over a backlog: the new
+    // Two announcements back to back, as the dispatcher hands over a backlog: the new
     // supervisor gets no turn in between, so its mailbox holds what it holds.
     for _ in 0..2 {
-        let in_flight = metrics.notification_in_flight();
-        let n = Notification {
-            kind: NotifyType::Ready,
+        let in_flight = metrics.ring_in_flight();
+        let n = Announcement {
+            kind: HookEvent::Ready,
             todo: crate::domain::ids::TodoId::new(),
             queue: "builds".into(),
             body: Bytes::new(),

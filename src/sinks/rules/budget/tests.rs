@@ -111,7 +111,7 @@ fn a_storm_spread_over_hours_is_throttled_to_the_budget_and_loses_nothing() {
 fn a_lone_held_row_goes_out_as_itself() {
     let empty = BucketState { tokens: 0.0, refilled_at: t0() };
     let (_, d) = decide(empty, t0() + TimeDelta::seconds(120), DEFAULT_PER_HOUR, DEFAULT_BURST, 1, 0);
-    assert_eq!(d, Decision { send_individually: 1, coalesce: None, hold: 0, wake_at: None });
+    assert_eq!(d, BudgetDecision { send_individually: 1, coalesce: None, hold: 0, wake_at: None });
     let (_, d) = decide(empty, t0() + TimeDelta::seconds(120), DEFAULT_PER_HOUR, DEFAULT_BURST, 1, 1);
     assert_eq!(d.coalesce, Some(2));
 }
@@ -120,10 +120,10 @@ fn a_lone_held_row_goes_out_as_itself() {
 fn with_no_token_due_rows_join_the_held_ones_and_the_worker_is_told_when_to_wake() {
     let empty = BucketState { tokens: 0.25, refilled_at: t0() };
     let (after, d) = decide(empty, t0(), DEFAULT_PER_HOUR, DEFAULT_BURST, 3, 2);
-    assert_eq!(d, Decision { send_individually: 0, coalesce: None, hold: 5, wake_at: Some(at_ms(90_000)) });
+    assert_eq!(d, BudgetDecision { send_individually: 0, coalesce: None, hold: 5, wake_at: Some(at_ms(90_000)) });
     assert_eq!(after, empty);
     let (_, d) = decide(empty, t0(), DEFAULT_PER_HOUR, DEFAULT_BURST, 0, 3);
-    assert_eq!(d, Decision { send_individually: 0, coalesce: None, hold: 3, wake_at: Some(at_ms(90_000)) });
+    assert_eq!(d, BudgetDecision { send_individually: 0, coalesce: None, hold: 3, wake_at: Some(at_ms(90_000)) });
     let two = BucketState { tokens: 2.0, refilled_at: t0() };
     let (after, d) = decide(two, t0(), DEFAULT_PER_HOUR, DEFAULT_BURST, 0, 5);
     assert_eq!((d.send_individually, d.hold), (2, 3));
@@ -156,7 +156,7 @@ fn a_bucket_with_no_refill_never_promises_a_token() {
     assert_eq!(next_token_at(empty, t0(), 0), None);
     assert_eq!(next_token_at(BucketState { tokens: 1.0, ..empty }, t0(), 0), Some(t0()));
     let (_, d) = decide(empty, t0(), 0, 10, 4, 0);
-    assert_eq!(d, Decision { send_individually: 0, coalesce: None, hold: 4, wake_at: None });
+    assert_eq!(d, BudgetDecision { send_individually: 0, coalesce: None, hold: 4, wake_at: None });
 }
 
 proptest! {

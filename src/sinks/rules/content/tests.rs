@@ -188,7 +188,7 @@ fn a_quarantine_message_names_webhook_and_reason_and_labels_the_claimed_sender()
 
 #[test]
 fn a_rule_notification_uses_the_rules_severity_and_links_the_todo_or_the_webhook() {
-    let f = RuleNotifyFacts {
+    let f = RuleMatchFacts {
         rule_id: "to-builds".into(),
         webhook_id: "wh_1".into(),
         queue: Some("builds".into()),
@@ -197,7 +197,7 @@ fn a_rule_notification_uses_the_rules_severity_and_links_the_todo_or_the_webhook
         severity: Severity::High,
         excerpt: None,
     };
-    let m = rule_notify(&f, BASE);
+    let m = rule_matched(&f, BASE);
     assert_eq!(m.title, "Rule to-builds matched · builds");
     assert_eq!(m.severity, Severity::High);
     assert_eq!(m.link, "https://board.example/todos/td_7");
@@ -208,8 +208,8 @@ fn a_rule_notification_uses_the_rules_severity_and_links_the_todo_or_the_webhook
             "Todo title (sender-written): \"PR #12 opened\"",
         ]
     );
-    let dropped = rule_notify(
-        &RuleNotifyFacts { queue: None, todo_id: None, todo_title: String::new(), severity: Severity::Low, ..f },
+    let dropped = rule_matched(
+        &RuleMatchFacts { queue: None, todo_id: None, todo_title: String::new(), severity: Severity::Low, ..f },
         BASE,
     );
     assert_eq!(dropped.title, "Rule to-builds matched");
@@ -266,7 +266,7 @@ fn a_coalesced_message_takes_the_highest_severity_among_its_events_and_speaks_si
     assert_eq!(m.body, "1 more event since 07:05 UTC — 1 digest; see the board.");
     assert_eq!(m.severity, Severity::Low);
     let m =
-        coalesced(&[(SinkEvent::RuleNotify, 2), (SinkEvent::Digest, 1), (SinkEvent::RelayExhausted, 0)], since, BASE);
+        coalesced(&[(SinkEvent::RuleMatched, 2), (SinkEvent::Digest, 1), (SinkEvent::RelayExhausted, 0)], since, BASE);
     assert_eq!(m.body, "3 more events since 07:05 UTC — 2 rule matches, 1 digest; see the board.");
     assert_eq!(m.severity, Severity::Normal);
     assert_eq!(m.clone().at_least(Severity::High).severity, Severity::High);

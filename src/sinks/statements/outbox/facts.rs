@@ -60,7 +60,7 @@ impl Store {
                 (SinkEvent::Quarantined, Some(todo)) => {
                     quarantined.insert((todo, row.include_excerpt));
                 }
-                (SinkEvent::RuleNotify, Some(todo)) => {
+                (SinkEvent::RuleMatched, Some(todo)) => {
                     titled.insert(todo);
                 }
                 _ => {}

@@ -1,4 +1,4 @@
-//! The outbox as people read it: a sink's delivery log, which sinks were told about a
+//! The outbox as people read it: a sink's send log, which sinks were told about a
 //! todo, and the depth `/metrics` reports.
 
 use chrono::{DateTime, Utc};
@@ -11,9 +11,9 @@ use crate::error::{Error, Result};
 use crate::sinks::rules::vocabulary::{OutboxStatus, SinkEvent};
 use crate::store::Store;
 
-/// One row of a sink's delivery log.
+/// One row of a sink's send log.
 #[derive(Debug, Clone, QueryableByName)]
-pub struct DeliveryRow {
+pub struct SendRow {
     /// The outbox row.
     #[diesel(sql_type = SqlUuid)]
     pub id: uuid::Uuid,
@@ -47,9 +47,9 @@ pub struct DeliveryRow {
 }
 
 impl Store {
-    /// The newest `limit` (1–500) rows of `sink`'s delivery log, a sink in `scopes`
+    /// The newest `limit` (1–500) rows of `sink`'s send log, a sink in `scopes`
     /// (else not found).
-    pub async fn sink_deliveries(&self, scopes: &[ScopeId], sink: SinkId, limit: i64) -> Result<Vec<DeliveryRow>> {
+    pub async fn sink_sends(&self, scopes: &[ScopeId], sink: SinkId, limit: i64) -> Result<Vec<SendRow>> {
         if !(1..=500).contains(&limit) {
             return Err(Error::invalid("limit", "must be between 1 and 500"));
         }
@@ -99,7 +99,7 @@ pub struct ToldSink {
     pub sink: Option<String>,
     /// The notification.
     #[diesel(embed)]
-    pub delivery: DeliveryRow,
+    pub send: SendRow,
 }
 
 impl Store {

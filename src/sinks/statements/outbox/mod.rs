@@ -18,8 +18,8 @@ mod record;
 
 use facts::DeadLetterColumns;
 pub use facts::SubjectFacts;
-pub use log::{DeliveryRow, ToldSink};
-pub use record::{Fresh, Outcome, Record};
+pub use log::{SendRow, ToldSink};
+pub use record::{Fresh, Record, SendOutcome};
 
 use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
 use crate::error::{Error, Result};

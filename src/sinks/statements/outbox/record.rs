@@ -30,7 +30,7 @@ use crate::store::Store;
 
 /// How a claimed row's attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum SendOutcome {
     /// A final status (`sent`, `partial`, `undeliverable`) and the attempt's error class.
     Done(OutboxStatus, Option<&'static str>),
     /// Pending again after the wait, with the attempt's error class.
@@ -48,7 +48,7 @@ pub struct Record {
     /// Its attempt count as the claim left it (the fence).
     pub attempts: i32,
     /// How it ended.
-    pub outcome: Outcome,
+    pub outcome: SendOutcome,
     /// What writing the row needs, when it is not in the table yet.
     pub fresh: Option<Fresh>,
 }
@@ -79,7 +79,7 @@ pub struct Fresh {
 
 impl Record {
     /// The end of `row`'s claimed attempt.
-    pub fn of(row: &OutboxRow, outcome: Outcome) -> Record {
+    pub fn of(row: &OutboxRow, outcome: SendOutcome) -> Record {
         let record = (row.event_ref, row.record_scope, row.dead_letter_count);
         let fresh = match (record, row.sink_id, row.todo_id, row.endpoint_id) {
             ((Some(event_ref), Some(scope), Some(dead_letter_count)), Some(sink), Some(todo), Some(endpoint)) => {
@@ -109,16 +109,18 @@ struct Columns<'a> {
     given_back: bool,
 }
 
-fn columns(outcome: Outcome) -> Columns<'static> {
+fn columns(outcome: SendOutcome) -> Columns<'static> {
     match outcome {
-        Outcome::Done(status, error) => Columns { status: status.as_str(), error, retry_ms: None, given_back: false },
-        Outcome::RetryAfter(wait, error) => Columns {
+        SendOutcome::Done(status, error) => {
+            Columns { status: status.as_str(), error, retry_ms: None, given_back: false }
+        }
+        SendOutcome::RetryAfter(wait, error) => Columns {
             status: OutboxStatus::Pending.as_str(),
             error: Some(error),
             retry_ms: Some(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX)),
             given_back: false,
         },
-        Outcome::GivenBack => {
+        SendOutcome::GivenBack => {
             Columns { status: OutboxStatus::Pending.as_str(), error: None, retry_ms: None, given_back: true }
         }
     }
@@ -130,7 +132,7 @@ pub(super) async fn write_claimed(conn: &mut AsyncPgConnection, rows: &[&OutboxR
     let records: Vec<Record> = rows
         .iter()
         // Pending with its claim's attempt counted (`write_fresh` adds the claim).
-        .map(|row| Record::of(row, Outcome::Done(OutboxStatus::Pending, None)))
+        .map(|row| Record::of(row, SendOutcome::Done(OutboxStatus::Pending, None)))
         .filter(|r| r.fresh.is_some())
         .collect();
     if records.is_empty() {

@@ -1,5 +1,5 @@
 //! Claim-next for several callers at once: the single claim-next requests of one
-//! endpoint's queue that arrived together (gathered by `crate::service::coalesce`) are
+//! endpoint's queue that arrived together (gathered by `crate::service::group_commit`) are
 //! claimed by one statement, each caller's todo under its own lease token, lease length,
 //! claimant label and relay flag, each attempt opened as a single claim opens it. Every
 //! caller gets what its own claim-next would have answered: a claim (with its earlier
@@ -74,9 +74,9 @@ impl Store {
     /// queue) the oldest pending todo not claimed by the others, in one statement.
     pub async fn claim_next_each(&self, endpoint: EndpointId, reqs: &[ClaimRequest]) -> Result<EachClaim> {
         let queue = reqs.first().and_then(|r| r.queue.as_deref());
-        // The coalescer's lanes are per queue and hold at most a statement's worth.
+        // The group commit's lanes are per queue and hold at most a statement's worth.
         if reqs.len() > CLAIM_LIMIT_MAX as usize || reqs.iter().any(|r| r.queue.as_deref() != queue) {
-            return Err(Error::internal("claims of several queues, or too many, in one coalesced claim"));
+            return Err(Error::internal("claims of several queues, or too many, in one group commit"));
         }
         // Each caller's parameters, or its own request's refusal (a lease length out of
         // range, a queue that is not drainable).

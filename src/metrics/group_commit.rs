@@ -1,4 +1,4 @@
-//! Single agent requests coalesced into runs (`service::coalesce`): runs, the requests
+//! Single agent requests committed as a group (`service::group_commit`): runs, the requests
 //! they answered, those waiting, those given back to run alone.
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -10,8 +10,8 @@ use prometheus_client::registry::Registry;
 use super::Metrics;
 
 label_values! {
-    /// A single agent verb whose concurrent requests are coalesced (`service::coalesce`).
-    CoalescedVerb {
+    /// A single agent verb whose concurrent requests are committed as a group (`service::group_commit`).
+    GroupCommitVerb {
         /// `claim-next` without a `limit` above 1.
         ClaimNext => "claim_next",
         /// `POST /api/v1/agent/todos/{id}/complete`.
@@ -20,22 +20,22 @@ label_values! {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct CoalescedLabels {
-    verb: CoalescedVerb,
+struct GroupCommitLabels {
+    verb: GroupCommitVerb,
 }
 
-/// The coalescing families.
-pub(super) struct Families {
-    runs: Family<CoalescedLabels, Counter>,
-    requests: Family<CoalescedLabels, Counter>,
-    waiting: Family<CoalescedLabels, Gauge>,
-    alone: Family<CoalescedLabels, Counter>,
+/// The group-commit families.
+pub(super) struct GroupCommitFamilies {
+    runs: Family<GroupCommitLabels, Counter>,
+    requests: Family<GroupCommitLabels, Counter>,
+    waiting: Family<GroupCommitLabels, Gauge>,
+    alone: Family<GroupCommitLabels, Counter>,
 }
 
-impl Families {
+impl GroupCommitFamilies {
     /// Registers them in `registry`, every label set at zero.
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let families = Families {
+        let families = GroupCommitFamilies {
             runs: Family::default(),
             requests: Family::default(),
             waiting: Family::default(),
@@ -65,8 +65,8 @@ impl Families {
              and every request of a run that failed",
             families.alone.clone(),
         );
-        for &verb in CoalescedVerb::ALL {
-            let labels = CoalescedLabels { verb };
+        for &verb in GroupCommitVerb::ALL {
+            let labels = GroupCommitLabels { verb };
             drop(families.alone.get_or_create(&labels));
             drop(families.runs.get_or_create(&labels));
             drop(families.requests.get_or_create(&labels));
@@ -77,22 +77,22 @@ impl Families {
 }
 
 impl Metrics {
-    /// Counts one run of coalesced single requests that answered `n` of them.
-    pub fn coalesced(&self, verb: CoalescedVerb, n: usize) {
-        let labels = CoalescedLabels { verb };
-        self.inner.coalescing.runs.get_or_create(&labels).inc();
-        self.inner.coalescing.requests.get_or_create(&labels).inc_by(n as u64);
+    /// Counts one group commit of single requests that answered `n` of them.
+    pub fn group_commit_run(&self, verb: GroupCommitVerb, n: usize) {
+        let labels = GroupCommitLabels { verb };
+        self.inner.group_commit.runs.get_or_create(&labels).inc();
+        self.inner.group_commit.requests.get_or_create(&labels).inc_by(n as u64);
     }
 
     /// Counts `n` requests of `verb` a run gave back to run on their own.
-    pub fn coalesced_alone(&self, verb: CoalescedVerb, n: usize) {
+    pub fn group_commit_alone(&self, verb: GroupCommitVerb, n: usize) {
         if n > 0 {
-            self.inner.coalescing.alone.get_or_create(&CoalescedLabels { verb }).inc_by(n as u64);
+            self.inner.group_commit.alone.get_or_create(&GroupCommitLabels { verb }).inc_by(n as u64);
         }
     }
 
     /// How many single requests of `verb` wait for a run now.
-    pub fn coalesce_waiting(&self, verb: CoalescedVerb, n: usize) {
-        self.inner.coalescing.waiting.get_or_create(&CoalescedLabels { verb }).set(n as i64);
+    pub fn group_commit_waiting(&self, verb: GroupCommitVerb, n: usize) {
+        self.inner.group_commit.waiting.get_or_create(&GroupCommitLabels { verb }).set(n as i64);
     }
 }

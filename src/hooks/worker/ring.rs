@@ -1,4 +1,4 @@
-//! One notification to one hook: up to three attempts, signed afresh each time. Before
+//! One ring: one announcement to one hook, up to three attempts, signed afresh each time. Before
 //! every attempt the endpoint, the hook and its filter are re-checked, with the hook's
 //! current secrets: before the first, by the dispatcher's match when that is current
 //! (read from the database, or from the cache while the database keeps it coherent),
@@ -8,7 +8,7 @@
 use actix_web::web::Bytes;
 use chrono::Utc;
 
-use super::{HookChannel, Notification};
+use super::{Announcement, HookChannel};
 use crate::domain::ids::HookId;
 use crate::hooks::rules::health::HookHealthUpdate;
 use crate::hooks::rules::health::health_after;
@@ -16,32 +16,32 @@ use crate::hooks::rules::hook::HookDisabledReason;
 use crate::hooks::rules::retry::{ATTEMPT_TIMEOUT, AttemptClass, NextStep, after_attempt, unit_jitter};
 use crate::hooks::rules::signing::{self, KeyRing, MessageId, SigningKey};
 use crate::hooks::statements::HookTarget;
-use crate::metrics::NotificationOutcome;
+use crate::metrics::RingOutcome;
 use crate::outbound::classify;
 
 /// Most of a receiver's answer that is read (and discarded).
 const RESPONSE_READ_LIMIT: usize = 64 * 1024;
 
-/// How a delivery ended, and the health it leaves (none when no attempt was made).
+/// How a ring ended, and the health it leaves (none when no attempt was made).
 #[derive(Debug)]
-pub(super) struct Report {
+pub(super) struct RingReport {
     /// Delivered, failed, or dropped (the hook went away or its secret is unusable).
-    pub outcome: NotificationOutcome,
+    pub outcome: RingOutcome,
     /// What the last attempt says about the hook.
     pub health: Option<HookHealthUpdate>,
 }
 
-/// Delivers `n` to the hook `first` describes and says how it ended. `first` is the
+/// Rings the hook `first` describes with `n` and says how it ended. `first` is the
 /// dispatcher's match; unless `first_is_current`, it is re-checked in the database
 /// before the first attempt too (as before every retry).
-pub(super) async fn deliver(
+pub(super) async fn ring(
     channel: HookChannel,
     client: awc::Client,
     first: HookTarget,
     first_is_current: bool,
-    n: Notification,
-) -> Report {
-    let dropped = Report { outcome: NotificationOutcome::Dropped, health: None };
+    n: Announcement,
+) -> RingReport {
+    let dropped = RingReport { outcome: RingOutcome::Dropped, health: None };
     let hook = first.hook_id;
     // One message id for every attempt: receivers deduplicate on it.
     let msg_id = MessageId::new(Utc::now());
@@ -56,7 +56,7 @@ pub(super) async fn deliver(
                 Ok(Some(target)) => target,
                 Ok(None) => return dropped,
                 Err(e) => {
-                    tracing::warn!(hook = %hook, error = %e, "hook re-check failed; notification dropped");
+                    tracing::warn!(hook = %hook, error = %e, "hook re-check failed; ring dropped");
                     return dropped;
                 }
             };
@@ -64,7 +64,7 @@ pub(super) async fn deliver(
         let keys = match key_ring(&channel, &target) {
             Ok(keys) => keys,
             Err(reason) => {
-                tracing::error!(hook = %hook, reason, "hook secret unusable; notification dropped");
+                tracing::error!(hook = %hook, reason, "hook secret unusable; ring dropped");
                 return dropped;
             }
         };
@@ -78,11 +78,11 @@ pub(super) async fn deliver(
         channel.metrics.attempt(class.metric_result());
         let jitter = unit_jitter(&mut rand::thread_rng());
         match after_attempt(attempt, class, jitter) {
-            NextStep::Delivered => {
-                return Report { outcome: NotificationOutcome::Delivered, health: Some(health_after(class)) };
+            NextStep::Succeeded => {
+                return RingReport { outcome: RingOutcome::Delivered, health: Some(health_after(class)) };
             }
             NextStep::GiveUp => {
-                return Report { outcome: NotificationOutcome::Failed, health: Some(health_after(class)) };
+                return RingReport { outcome: RingOutcome::Failed, health: Some(health_after(class)) };
             }
             NextStep::RetryAfter(wait) => {
                 actix_rt::time::sleep(wait).await;
@@ -133,12 +133,12 @@ async fn attempt_once(
     }
 }
 
-/// Writes a delivery's health; counts and logs a hook this delivery disabled.
+/// Writes a ring's health; counts and logs a hook this ring disabled.
 pub(super) async fn record(channel: HookChannel, hook: HookId, update: HookHealthUpdate) {
     match channel.store.record_hook_outcome(hook, update).await {
         Ok(Some(true)) => {
             channel.metrics.hook_disabled(HookDisabledReason::ConsecutiveFailures);
-            tracing::warn!(hook = %hook, "notify hook disabled after consecutive failed deliveries");
+            tracing::warn!(hook = %hook, "hook disabled after consecutive failed rings");
         }
         Ok(_) => {}
         Err(e) => tracing::warn!(hook = %hook, error = %e, "hook health not recorded"),

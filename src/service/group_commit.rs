@@ -1,8 +1,8 @@
-//! Single claim-next and complete requests, coalesced under load: while many requests of
+//! Group commit of single claim-next and complete requests under load: while many requests of
 //! one endpoint (for claims, of one endpoint's queue) are in flight at once, the ones
 //! that arrive are answered together, by one statement for the claims and one
 //! transaction for the completions, each caller with what its own request would have
-//! answered. The rules of when requests go together are [`crate::domain::coalescing`]'s;
+//! answered. The rules of when requests go together are [`crate::domain::group_commit`]'s;
 //! with few requests at once, each caller runs its own request, exactly as it always was.
 //!
 //! Why: with many agents, a cycle's cost at the database is mostly per statement (the
@@ -26,10 +26,10 @@ use tokio::sync::oneshot;
 
 use super::Services;
 use crate::db::models::TodoRow;
-use crate::domain::coalescing::{Heat, Lanes, Turn};
+use crate::domain::group_commit::{Heat, Lanes, Turn};
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::{Error, Result};
-use crate::metrics::{CoalescedVerb, Metrics};
+use crate::metrics::{GroupCommitVerb, Metrics};
 use crate::store::Store;
 use crate::store::todos::{CLAIM_LIMIT_MAX, ClaimOutcome, ClaimRequest, EachClaim, FINISH_ITEMS_MAX, Finish};
 
@@ -45,14 +45,14 @@ use crate::store::todos::{CLAIM_LIMIT_MAX, ClaimOutcome, ClaimRequest, EachClaim
 /// hot 9 % below that: the gain is the claims'); claims always hot +1 % at 8 agents and
 /// -11 % at 4 (serialized claims of few agents wait for each other); this rule +2 % at 16,
 /// within 1.4 % of claims always hot. Four keeps up to four agents of an endpoint exactly
-/// as without coalescing. The hold is long enough that a busy lane does not fall
+/// as without group commit. The hold is long enough that a busy lane does not fall
 /// back to running claims alone between two batches (at 16 agents a cycle takes about
 /// 6 ms), short enough that a lane whose load is gone runs them alone again at once.
 ///
 /// One batcher: a claim never waits on a lock (`SKIP LOCKED`), so a lane's next batch
 /// only waits for the statement before it, and the requests that gather meanwhile make
 /// the next batch larger (measured with 16 agents on 2 cores: one runner, batches of 4.8
-/// on average and +25 % cycles against no coalescing; two runners, 3.1 and +11 %; on Dec 5
+/// on average and +25 % cycles against no group commit; two runners, 3.1 and +11 %; on Dec 5
 /// two runners made 5 % fewer cycles than one in each of 4 alternating rounds).
 pub const CLAIM_HEAT: Heat = Heat { hot_at: 4, hold: Duration::from_millis(100), runners: 1 };
 
@@ -63,41 +63,41 @@ pub const CLAIM_HEAT: Heat = Heat { hot_at: 4, hold: Duration::from_millis(100),
 /// serialize what four agents send at once.
 pub const COMPLETION_HEAT: Heat = Heat { hot_at: 2, hold: Duration::from_millis(100), runners: 2 };
 
-/// The instance's coalescers, one per verb. Cheap to clone; clones share them.
+/// The instance's group commits, one per verb. Cheap to clone; clones share them.
 #[derive(Clone)]
-pub struct Coalescers {
-    claims: Coalescer<(EndpointId, Option<String>), ClaimRequest, Result<ClaimOutcome>>,
-    completions: Coalescer<EndpointId, (TodoId, Finish), Result<TodoRow>>,
+pub struct GroupCommits {
+    claims: GroupCommit<(EndpointId, Option<String>), ClaimRequest, Result<ClaimOutcome>>,
+    completions: GroupCommit<EndpointId, (TodoId, Finish), Result<TodoRow>>,
 }
 
-impl Coalescers {
+impl GroupCommits {
     /// No lanes yet; runs and waiting requests are counted in `metrics`.
     pub fn new(metrics: &Metrics) -> Self {
-        Coalescers {
-            claims: Coalescer::new(CoalescedVerb::ClaimNext, CLAIM_HEAT, CLAIM_LIMIT_MAX as usize, metrics),
-            completions: Coalescer::new(CoalescedVerb::Complete, COMPLETION_HEAT, FINISH_ITEMS_MAX, metrics),
+        GroupCommits {
+            claims: GroupCommit::new(GroupCommitVerb::ClaimNext, CLAIM_HEAT, CLAIM_LIMIT_MAX as usize, metrics),
+            completions: GroupCommit::new(GroupCommitVerb::Complete, COMPLETION_HEAT, FINISH_ITEMS_MAX, metrics),
         }
     }
 }
 
-/// Claim-next of one todo for one caller, coalesced with the other callers' claims on the
+/// Claim-next of one todo for one caller, committed as a group with the other callers' claims on the
 /// same endpoint and queue: what [`Store::claim_next`] would answer.
 pub(super) async fn claim_next(s: &Services, endpoint: EndpointId, req: ClaimRequest) -> Result<ClaimOutcome> {
     let key = (endpoint, req.queue.clone());
     let store = s.store.clone();
     let run = move |(endpoint, _): (EndpointId, Option<String>), reqs| claims(store.clone(), endpoint, reqs);
     // The endpoint's completions in flight are its agents' load as much as its claims.
-    let completing = s.coalescers.completions.in_flight(&endpoint);
-    s.coalescers.claims.submit(key, req, completing, run, |req| s.store.claim_next(endpoint, req)).await?
+    let completing = s.group_commits.completions.in_flight(&endpoint);
+    s.group_commits.claims.submit(key, req, completing, run, |req| s.store.claim_next(endpoint, req)).await?
 }
 
-/// Completion of one claimed todo, coalesced with the endpoint's other completions: what
+/// Completion of one claimed todo, committed as a group with the endpoint's other completions: what
 /// [`Store::complete`] would answer.
 pub(super) async fn complete(s: &Services, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
     let store = s.store.clone();
     let run = move |endpoint, items| completions(store.clone(), endpoint, items);
     let alone = |(id, finish)| s.store.complete(endpoint, id, finish);
-    s.coalescers.completions.submit(endpoint, (id, finish), 0, run, alone).await?
+    s.group_commits.completions.submit(endpoint, (id, finish), 0, run, alone).await?
 }
 
 /// Runs one batch of claims: a lone claim as always, several in one statement; a
@@ -150,7 +150,7 @@ fn failed<I, O>(e: Error, items: Vec<I>) -> Ran<I, O> {
         Error::Unavailable(cause) => Ran::Unavailable(cause),
         other => {
             if let Error::Internal(internal) = &other {
-                internal.log("coalesced batch (its requests run alone)");
+                internal.log("group commit batch (its requests run alone)");
             }
             Ran::Alone(items)
         }
@@ -187,20 +187,20 @@ struct Waiter<I, O> {
 
 /// The lanes of one verb, shared by every worker, and the largest batch its statement
 /// takes.
-struct Coalescer<K, I, O> {
+struct GroupCommit<K, I, O> {
     lanes: Arc<Mutex<Lanes<K, Waiter<I, O>>>>,
     max: usize,
-    verb: CoalescedVerb,
+    verb: GroupCommitVerb,
     metrics: Metrics,
 }
 
-impl<K, I, O> Clone for Coalescer<K, I, O> {
+impl<K, I, O> Clone for GroupCommit<K, I, O> {
     fn clone(&self) -> Self {
-        Coalescer { lanes: self.lanes.clone(), max: self.max, verb: self.verb, metrics: self.metrics.clone() }
+        GroupCommit { lanes: self.lanes.clone(), max: self.max, verb: self.verb, metrics: self.metrics.clone() }
     }
 }
 
-impl<K, I, O> Coalescer<K, I, O> {
+impl<K, I, O> GroupCommit<K, I, O> {
     fn lock(&self) -> MutexGuard<'_, Lanes<K, Waiter<I, O>>> {
         // Every change to the lanes is a whole step under the lock: a panicking holder
         // cannot have left one half-made.
@@ -216,14 +216,14 @@ impl<K, I, O> Coalescer<K, I, O> {
     }
 }
 
-impl<K, I, O> Coalescer<K, I, O>
+impl<K, I, O> GroupCommit<K, I, O>
 where
     K: Hash + Eq + Clone + Send + 'static,
     I: Send + 'static,
     O: Send + 'static,
 {
-    fn new(verb: CoalescedVerb, heat: Heat, max: usize, metrics: &Metrics) -> Self {
-        Coalescer { lanes: Arc::new(Mutex::new(Lanes::new(heat))), max, verb, metrics: metrics.clone() }
+    fn new(verb: GroupCommitVerb, heat: Heat, max: usize, metrics: &Metrics) -> Self {
+        GroupCommit { lanes: Arc::new(Mutex::new(Lanes::new(heat))), max, verb, metrics: metrics.clone() }
     }
 
     /// Answers `item` on lane `key` (loaded also by `elsewhere` requests in flight that
@@ -242,15 +242,15 @@ where
             let mut lanes = self.lock();
             let turn = lanes.join(key.clone(), Waiter { item, answer: tx }, Instant::now(), elsewhere);
             if !matches!(turn, Turn::Alone(_)) {
-                self.metrics.coalesce_waiting(self.verb, lanes.waiting_total());
+                self.metrics.group_commit_waiting(self.verb, lanes.waiting_total());
             }
             turn
         };
         match turn {
             Turn::Alone(waiter) => {
-                self.metrics.coalesced(self.verb, 1);
+                self.metrics.group_commit_run(self.verb, 1);
                 // Answered (or given up, its client gone) when this guard goes.
-                let _in_flight = InFlight { coalescer: self, key };
+                let _in_flight = InFlight { group: self, key };
                 return Ok(alone(waiter.item).await);
             }
             Turn::Batcher => {
@@ -277,11 +277,11 @@ where
             let batch = {
                 let mut lanes = self.lock();
                 let batch = lanes.next_batch(&key, self.max, |w| w.answer.is_closed());
-                self.metrics.coalesce_waiting(self.verb, lanes.waiting_total());
+                self.metrics.group_commit_waiting(self.verb, lanes.waiting_total());
                 batch
             };
             let Some(batch) = batch else { return };
-            self.metrics.coalesced(self.verb, batch.len());
+            self.metrics.group_commit_run(self.verb, batch.len());
             let taken = batch.len();
             let (items, answers): (Vec<I>, Vec<_>) = batch.into_iter().map(|w| (w.item, w.answer)).unzip();
             // A panic in a batch must not stop its runner: the lane's other waiters count
@@ -294,14 +294,14 @@ where
                     }
                 }
                 Ran::Alone(items) => {
-                    self.metrics.coalesced_alone(self.verb, items.len());
+                    self.metrics.group_commit_alone(self.verb, items.len());
                     for (tx, item) in answers.into_iter().zip(items) {
                         let _ = tx.send(Ok(Answer::Alone(item)));
                     }
                 }
                 Ran::Mixed(outs) => {
                     let alone = outs.iter().filter(|o| matches!(o, Answer::Alone(_))).count();
-                    self.metrics.coalesced_alone(self.verb, alone);
+                    self.metrics.group_commit_alone(self.verb, alone);
                     for (tx, out) in answers.into_iter().zip(outs) {
                         let _ = tx.send(Ok(out));
                     }
@@ -313,7 +313,7 @@ where
                 }
                 Ran::Panicked => {
                     for tx in answers {
-                        let _ = tx.send(Err(Error::internal("a coalesced batch panicked")));
+                        let _ = tx.send(Err(Error::internal("a group commit batch panicked")));
                     }
                 }
             }
@@ -324,13 +324,13 @@ where
 
 /// A request of a cold lane, run by its own caller: counted in flight until dropped.
 struct InFlight<'c, K: Hash + Eq + Clone, I, O> {
-    coalescer: &'c Coalescer<K, I, O>,
+    group: &'c GroupCommit<K, I, O>,
     key: K,
 }
 
 impl<K: Hash + Eq + Clone, I, O> Drop for InFlight<'_, K, I, O> {
     fn drop(&mut self) {
-        self.coalescer.lock().answered(&self.key, 1);
+        self.group.lock().answered(&self.key, 1);
     }
 }
 
@@ -355,7 +355,8 @@ mod tests {
     #[actix_rt::test]
     async fn a_panicking_batch_answers_its_callers_with_an_internal_error_and_the_lane_runs_the_next_batch() {
         let metrics = Metrics::new(&Emitter::none());
-        let lanes: Coalescer<u8, u32, Result<u32>> = Coalescer::new(CoalescedVerb::ClaimNext, ALWAYS_HOT, 10, &metrics);
+        let lanes: GroupCommit<u8, u32, Result<u32>> =
+            GroupCommit::new(GroupCommitVerb::ClaimNext, ALWAYS_HOT, 10, &metrics);
 
         let panicked = lanes.submit(1, 0, 0, doubled, unbatched).await;
         assert!(matches!(panicked, Err(Error::Internal(_))), "{panicked:?}");

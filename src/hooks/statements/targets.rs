@@ -1,6 +1,6 @@
-//! What the hook dispatcher reads and writes: the hooks a ready or dead todo matches,
-//! the same conditions re-checked for one hook before every retry, the health each
-//! delivery leaves behind, and the sweep that forgets expired previous secrets.
+//! What a ring reads and writes: the hooks a ready or dead todo matches, the same
+//! conditions re-checked for one hook before every retry, the health each ring leaves
+//! behind, and the sweep that forgets expired previous secrets.
 
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -12,7 +12,7 @@ use crate::hooks::rules::health::HookHealthUpdate;
 use crate::hooks::rules::hook::{FAILURES_BEFORE_DISABLE, redact_url};
 use crate::store::Store;
 
-/// A hook to deliver to, with what signing needs. Its Debug form shows neither the
+/// A hook to ring, with what signing needs. Its Debug form shows neither the
 /// URL's query nor the (sealed) secrets.
 #[derive(Clone, QueryableByName)]
 pub struct HookTarget {
@@ -99,7 +99,7 @@ impl Store {
         .optional()?)
     }
 
-    /// Records a delivery's outcome in one UPDATE: a success resets the failure count;
+    /// Records a ring's outcome in one UPDATE: a success resets the failure count;
     /// the 10th failure in a row disables the hook (`consecutive_failures`). Returns
     /// whether this outcome disabled it, or `None` when the hook is gone. A hook an
     /// operator disabled keeps that reason.
@@ -124,7 +124,7 @@ impl Store {
              RETURNING old.enabled AND NOT h.enabled AS disabled_now",
         )
         .bind::<SqlUuid, _>(hook)
-        .bind::<Bool, _>(update.delivered)
+        .bind::<Bool, _>(update.succeeded)
         .bind::<Nullable<Int4>, _>(update.last_status)
         .bind::<Nullable<Text>, _>(update.last_error)
         .bind::<Int4, _>(FAILURES_BEFORE_DISABLE)

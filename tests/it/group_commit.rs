@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use switchboard::service::coalesce::{CLAIM_HEAT, COMPLETION_HEAT};
+use switchboard::service::group_commit::{CLAIM_HEAT, COMPLETION_HEAT};
 
 use crate::harness::{Ep, TestApp};
 
@@ -281,7 +281,7 @@ async fn a_budget_still_judges_every_claim_that_waited_together() {
 }
 
 #[actix_web::test]
-async fn a_refused_request_among_coalesced_claims_takes_no_todo_from_the_others() {
+async fn a_refused_request_among_group_committed_claims_takes_no_todo_from_the_others() {
     use switchboard::store::signals::Emitter;
     use switchboard::store::todos::{ClaimOutcome, ClaimRequest, EachClaim, NewTodo};
 

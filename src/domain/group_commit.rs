@@ -1,12 +1,12 @@
-//! Server-side coalescing of single requests under load (group commit, at the level of
-//! requests): while many single claim-next or complete requests of one endpoint are in
+//! Group commit of single requests under load (at the level of requests, not of the
+//! WAL): while many single claim-next or complete requests of one endpoint are in
 //! flight at once, the ones that arrive are answered together by one statement, each as
 //! its own request would have been answered. Pure bookkeeping over opaque waiters;
-//! `service::coalesce` keeps it behind a lock and runs the batches.
+//! `service::group_commit` keeps it behind a lock and runs the batches.
 //!
 //! The rules:
 //! - **A cold lane leaves every request alone.** Its caller runs it at once, in parallel
-//!   with the others, as if there were no coalescing: with few agents, making one request
+//!   with the others, as if there were no group commit: with few agents, making one request
 //!   wait for another only adds its wait (measured: serializing the claims of 4 agents
 //!   cost 18 % of their cycles).
 //! - **A lane turns hot under load.** A request that finds `hot_at` other requests in
