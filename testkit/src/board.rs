@@ -42,8 +42,8 @@ impl Page {
     }
 
     /// The value of the first hidden `csrf_token` field on the page.
-    pub fn csrf_field(&self) -> Option<String> {
-        hidden_value(&self.body, "csrf_token")
+    pub fn csrf_field(&self) -> Result<String, String> {
+        hidden_value(&self.body, "csrf_token").ok_or_else(|| format!("no csrf_token field in {}", self.body))
     }
 }
 
@@ -65,8 +65,8 @@ pub fn hidden_value(html: &str, name: &str) -> Option<String> {
     Some(html[start..start + end].to_owned())
 }
 
-/// A client that never follows redirects and keeps no cookies.
-pub fn client() -> awc::Client {
+/// A client that never follows redirects and keeps no cookies (a browser without a jar).
+pub fn browser() -> awc::Client {
     awc::Client::builder().disable_redirects().timeout(Duration::from_secs(30)).finish()
 }
 
@@ -113,7 +113,7 @@ pub async fn login_form(client: &awc::Client, base: &str) -> Result<(String, Str
         return Err(format!("GET /login answered {}: {}", page.status, page.body));
     }
     let cookie = page.set_cookie(LOGIN_CSRF_COOKIE).ok_or("the sign-in form set no sb_login_csrf cookie")?;
-    let csrf = page.csrf_field().ok_or_else(|| format!("no csrf_token field in {}", page.body))?;
+    let csrf = page.csrf_field()?;
     Ok((format!("{LOGIN_CSRF_COOKIE}={}", cookie.value()), csrf))
 }
 
@@ -146,7 +146,7 @@ pub async fn sign_in(client: &awc::Client, base: &str, email: &str, password: &s
     if todos.status != StatusCode::OK {
         return Err(format!("GET /todos signed in answered {}: {}", todos.status, todos.body));
     }
-    let csrf = todos.csrf_field().ok_or_else(|| format!("no csrf_token field in {}", todos.body))?;
+    let csrf = todos.csrf_field()?;
     Ok(Session { cookie, csrf })
 }
 

@@ -9,12 +9,13 @@
 //! go.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use switchboard::service::coalesce::{CLAIM_HEAT, COMPLETION_HEAT};
 
+use crate::harness::wait::wait_metric_at;
 use crate::harness::{Ep, TestApp};
 
 const TOKEN: &str = "coalescing-metrics-token-0123456789abcdef";
@@ -32,11 +33,7 @@ fn post_later(app: &TestApp, path: &str, token: &str, body: Value) -> actix_rt::
 /// Waits until `n` requests of `verb` wait for a run.
 async fn wait_for_waiting(app: &TestApp, verb: &str, n: u64) {
     let series = format!(r#"switchboard_coalesce_waiting{{verb="{verb}"}}"#);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while app.metric(TOKEN, &series).await != n {
-        assert!(Instant::now() < deadline, "never {n} {verb} requests waiting");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_metric_at(&app.base, TOKEN, &series, n, Duration::from_secs(30)).await;
 }
 
 /// (runs, requests, requests given back to run alone) of `verb` so far.
