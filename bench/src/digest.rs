@@ -103,12 +103,7 @@ const KEPT: &str = "sb_kept_digest";
 async fn keep(admin_url: &str, db: BenchDb) -> BenchResult<()> {
     let name = db.name().to_owned();
     drop(db);
-    let (admin, conn) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
-        .await
-        .map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
+    let admin = testkit::db::connect(admin_url).await?;
     let steps = [
         format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"),
         format!("DROP DATABASE IF EXISTS {KEPT} WITH (FORCE)"),

@@ -15,16 +15,16 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use switchboard::store::Store;
+use testkit::receiver::GOTIFY_KIND;
 
 use crate::database::BenchDb;
-use crate::gotify_receiver::{GotifyReceiver, Poster};
 use crate::instances::{self, Instances};
 use crate::load::{self, Agent, Window};
 use crate::machine::{Machine, Probe};
 use crate::outbox_cost::{self, CostResult, SINK_COUNTS};
 use crate::outbox_drain::{self, CostDelivery, Drain, DrainRig};
 use crate::outbox_latency::{self, LatencyResult};
-use crate::outbox_rig::{self, BUDGET_PER_HOUR, BURST, Line};
+use crate::outbox_rig::{self, BUDGET_PER_HOUR, BURST, Gotify, Line, Poster};
 use crate::{Args, BenchResult, progress};
 
 /// Servers draining the one outbox.
@@ -111,9 +111,9 @@ pub async fn run(args: &Args, bin: &Path) -> BenchResult<OutboxRun> {
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("outbox: created database {}", db.name()));
-    let receiver = GotifyReceiver::start()?;
+    let receiver = Gotify::start()?;
     let outcome = phases(args, &db, bin, &receiver).await;
-    receiver.clone().stop().await;
+    receiver.rx.stop().await;
     let pg = db.settings().await;
     let dropped = db.drop_database().await;
     let mut run = outcome?;
@@ -141,7 +141,7 @@ struct Setup {
     cost_sinks: Vec<String>,
 }
 
-async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver) -> BenchResult<OutboxRun> {
+async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &Gotify) -> BenchResult<OutboxRun> {
     let instances = Instances::new(bin, &db.url, args.pool_size, settings());
     let store = db.store(args.pool_size)?;
     // One server migrates the database and answers the operator API for the set-up.
@@ -170,7 +170,7 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
     }
     outbox_cost::count_rows(db, &mut run.cost, &setup.cost).await?;
 
-    let body = receiver.sample().ok_or("no message arrived to size the ceiling's body")?;
+    let body = receiver.rx.sample(GOTIFY_KIND).ok_or("no message arrived to size the ceiling's body")?;
     run.body_bytes = body.len();
     let rig = DrainRig {
         args,
@@ -197,7 +197,7 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
         }
     }
 
-    receiver.forget();
+    receiver.rx.forget();
     let mut servers = instances.start(INSTANCES).await?;
     let latency = match servers.first() {
         Some(server) => {
@@ -219,18 +219,13 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
         run.latency.rtt.latency_ms(0.99)
     ));
     run.statuses = outbox_drain::statuses(db, std::slice::from_ref(&setup.drain_sink)).await?;
-    run.rejected = receiver.rejected();
+    run.rejected = receiver.rx.rejected();
     Ok(run)
 }
 
 /// Owners, endpoints and sinks; then one dead letter must reach the receiver through
 /// the running server, and a POST with a wrong token must be refused.
-async fn set_up(
-    db: &BenchDb,
-    store: &Store,
-    server: &crate::server::Server,
-    receiver: &GotifyReceiver,
-) -> BenchResult<Setup> {
+async fn set_up(db: &BenchDb, store: &Store, server: &crate::server::Server, receiver: &Gotify) -> BenchResult<Setup> {
     let drain = outbox_rig::line(store, "drain@outbox.bench", "outbox-drain").await?;
     let drain_sink = outbox_rig::gotify_sinks(server, &drain.owner, receiver, 1, "drain").await?;
     let mut cost = Vec::new();
@@ -246,10 +241,10 @@ async fn set_up(
 
     let ids = outbox_rig::claimed_todos(db, &drain, 1, "sanity").await?;
     let id = ids.first().map(ToString::to_string).ok_or("no sanity todo")?;
-    let arrival = receiver.expect(&id);
+    let arrival = receiver.rx.expect(GOTIFY_KIND, &id, 1);
     outbox_rig::fail_all(store, &drain, ids, 1).await?;
     if !matches!(tokio::time::timeout(Duration::from_secs(10), arrival).await, Ok(Ok(_))) {
-        let (rejected, first) = receiver.rejected();
+        let (rejected, first) = receiver.rx.rejected();
         return Err(format!(
             "a dead letter's message did not reach the receiver within 10 s ({rejected} refused; first: {})",
             first.as_deref().unwrap_or("none")
@@ -257,7 +252,7 @@ async fn set_up(
     }
     let client = awc::Client::builder().timeout(Duration::from_secs(10)).finish();
     let resp = client
-        .post(format!("{}/message", receiver.base()))
+        .post(format!("{}/message", receiver.rx.base()))
         .insert_header(("X-Gotify-Key", "not-the-token"))
         .send_json(&serde_json::json!({ "title": "t", "message": "m", "priority": 5 }))
         .await
