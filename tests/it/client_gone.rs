@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::harness::TestApp;
-use crate::harness::wait::wait_until_every;
+use crate::harness::wait::{wait_for_blocked, wait_until_every};
 
 /// How long the server may take to notice the hang-up and to finish the transition.
 const WITHIN: Duration = Duration::from_secs(30);
@@ -46,7 +46,7 @@ async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_
         body.len()
     );
     socket.write_all(request.as_bytes()).await.expect("send");
-    app.db.wait_for_blocked(1).await;
+    wait_for_blocked(&app.db, 1, WITHIN).await;
     // Hang up hard (a reset, as a killed client does), and wait until the server has
     // dropped the request: it counts every request it abandons.
     socket.set_zero_linger().expect("linger");

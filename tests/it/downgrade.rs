@@ -75,8 +75,8 @@ async fn down_beside_an_open_write(db: &TestDb, before: &[&str], write: &str, do
     let migrating = actix_rt::spawn(async move { schema.refusal(&down).await });
 
     // The down migration waits for the open write.
+    wait_for_blocked(db, 1, Duration::from_secs(20)).await;
     let watcher = db.session().await;
-    wait_for_blocked(&watcher, 1, Duration::from_secs(20)).await;
     assert_eq!(writer.refusal("COMMIT").await, None);
     assert_eq!(migrating.await.expect("the migration task"), None, "the down migration ran");
     watcher

@@ -204,13 +204,6 @@ impl TestDb {
         session.client.batch_execute(&format!("BEGIN; {sql}")).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         session
     }
-
-    /// Waits until at least `n` backends of this database wait on a lock (requests that
-    /// reached the database and are blocked there), looking through one session held
-    /// for it; fails after 30 s.
-    pub async fn wait_for_blocked(&self, n: i64) {
-        wait::wait_for_blocked(&self.session().await, n, Duration::from_secs(30)).await;
-    }
 }
 
 /// A connection to a test database held open ([`TestDb::session`]).

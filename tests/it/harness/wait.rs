@@ -109,11 +109,14 @@ pub async fn wait_backends_gone(db: &impl Counter, pids: &[i32], deadline: Durat
 }
 
 /// Waits until at least `n` backends of `db`'s database wait on a lock (statements
-/// that reached the database and are blocked there), up to `deadline`.
-pub async fn wait_for_blocked(db: &impl Counter, n: i64, deadline: Duration) {
+/// that reached the database and are blocked there), up to `deadline`. It looks every
+/// 10 ms through one session held for the wait (a connection a look could run the
+/// server out of connections).
+pub async fn wait_for_blocked(db: &TestDb, n: i64, deadline: Duration) {
     let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let watcher = db.session().await;
     wait_until_every(format!("{n} statements blocked on a lock"), deadline, Duration::from_millis(10), async || {
-        let blocked = db.count(sql).await;
+        let blocked = watcher.count(sql).await;
         if blocked >= n { Ok(()) } else { Err(format!("{blocked} blocked")) }
     })
     .await;
