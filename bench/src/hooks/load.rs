@@ -1,7 +1,7 @@
 //! Notify-hook throughput, and the ceilings of both hook figures.
 //!
 //! **Throughput** is the channel's own: the real notify channel, built from the library
-//! inside the bench process (channel.rs), fed `TodoReady` signals directly, as the store
+//! inside the bench process (hooks/channel.rs), fed `TodoReady` signals directly, as the store
 //! hands them over after a commit. Intake is left out on purpose: making a todo through
 //! intake costs the server several times the CPU that announcing it costs, so a
 //! throughput fed through intake (four hooks' deliveries per request) measured intake,
@@ -34,7 +34,7 @@ use switchboard::store::todos::Caller;
 use testkit::receiver::Receiver;
 use testkit::signature::Key;
 
-use crate::channel::BenchChannel;
+use super::channel::BenchChannel;
 use crate::database::BenchDb;
 use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig, Throughput, hook_path};
 use crate::load::{self, Agent, Work};

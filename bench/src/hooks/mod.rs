@@ -1,7 +1,7 @@
 //! Notify hooks: signed `todo.dead_lettered` and `todo.ready` notifications posted to a
 //! receiver inside the bench process (testkit's) — the announcement latency through
 //! the release server end to end, the throughput from the real notify channel run in
-//! the bench process (hook_load.rs, channel.rs) — beside the same-run ceilings of plain
+//! the bench process (hooks/load.rs, hooks/channel.rs) — beside the same-run ceilings of plain
 //! `awc` POSTs of same-size bodies to the same receiver.
 //!
 //! Every todo here comes from a `generic` webhook created through the operator API, so
@@ -14,6 +14,10 @@
 //! cap is 1, claims it by id and fails it, so the `fail` is the one that dead-letters
 //! it; the clock starts when the bench has read the `fail` answer and stops at the
 //! receiver's verified arrival of that todo's `todo.dead_lettered`.
+
+pub mod channel;
+pub mod doc;
+pub mod load;
 
 use std::time::{Duration, Instant};
 
@@ -154,7 +158,7 @@ impl HooksResult {
     }
 }
 
-/// The throughput half of the measurement (hook_load.rs), run on the rig once the
+/// The throughput half of the measurement (hooks/load.rs), run on the rig once the
 /// latency is measured. The trait keeps `hooks` from knowing `hook_load`, which uses the
 /// rig and the result (no module cycle); main hands the one to the other.
 pub trait Throughput {

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use testkit::receiver::GOTIFY_KIND;
 
+use super::rig::{Gotify, Line, Poster, QUEUE, SUMMARY};
 use crate::load::{self, Agent, Window};
 use crate::machine::Probe;
-use crate::outbox_rig::{Gotify, Line, Poster, QUEUE, SUMMARY};
 use crate::{Args, BenchResult};
 
 /// How long a message may take before the run gives up on it.

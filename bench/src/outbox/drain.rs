@@ -4,17 +4,17 @@
 //! first message to the moment it holds one message for every row. Every expected
 //! todo must arrive exactly once, and the sink's rows must all end `sent` (none held
 //! or coalesced: the budget was lifted). Also here: the delivery of the rows the cost
-//! windows queued (outbox_cost.rs), checked the same way.
+//! windows queued (outbox/cost.rs), checked the same way.
 
 use std::time::{Duration, Instant};
 
 use switchboard::store::Store;
 use testkit::receiver::{GOTIFY_KIND, Tally};
 
+use super::rig::{BUDGET_PER_HOUR, Gotify, Line};
 use crate::database::BenchDb;
 use crate::instances::{self, Instances};
 use crate::machine::CpuSpent;
-use crate::outbox_rig::{self, BUDGET_PER_HOUR, Gotify, Line};
 use crate::server::Server;
 use crate::waits::{SessionSampler, SessionTally};
 use crate::{Args, BenchResult, progress, scrape};
@@ -123,9 +123,9 @@ pub async fn drain(rig: &DrainRig<'_>, round: u32) -> BenchResult<Drain> {
     let DrainRig { args, db, store, instances, line, sink, receiver } = *rig;
     receiver.rx.forget();
     let n = args.outbox_backlog;
-    let ids = outbox_rig::claimed_todos(db, line, n, &format!("backlog-{round}")).await?;
+    let ids = super::rig::claimed_todos(db, line, n, &format!("backlog-{round}")).await?;
     let expected: Vec<String> = ids.iter().map(ToString::to_string).collect();
-    outbox_rig::fail_all(store, line, ids, args.outbox_fail_tasks).await?;
+    super::rig::fail_all(store, line, ids, args.outbox_fail_tasks).await?;
     // Each dead letter is recorded once for the outbox; the servers fan the records out
     // to the sink's rows as part of the drain.
     let recorded: i64 = db
