@@ -11,7 +11,8 @@ use switchboard::domain::ids::{EndpointId, ScopeId};
 use switchboard::store::Store;
 use switchboard::store::endpoints::VendEndpoint;
 use switchboard::store::signals::Emitter;
-use tokio_postgres::{Client, NoTls};
+use testkit::db::{connect, drop_database, drop_orphans, url_for};
+use tokio_postgres::Client;
 
 use crate::{Args, BenchResult};
 
@@ -59,25 +60,6 @@ pub struct BenchDb {
     client: Client,
 }
 
-async fn connect(url: &str) -> BenchResult<Client> {
-    let (client, conn) =
-        tokio_postgres::connect(url, NoTls).await.map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(client)
-}
-
-/// `url` with its database replaced by `db` (query parameters kept).
-fn url_for(url: &str, db: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, format!("?{q}")),
-        None => (url, String::new()),
-    };
-    let base = base.rsplit_once('/').map(|(b, _)| b).unwrap_or(base);
-    format!("{base}/{db}{query}")
-}
-
 impl BenchDb {
     /// Creates `sb_bench_<pid>` on the server in `admin_url`, first dropping databases
     /// left by benchmark runs whose process is gone (an interrupted run).
@@ -89,31 +71,13 @@ impl BenchDb {
     /// keeps several databases at once.
     pub async fn create_tagged(admin_url: &str, tag: Option<&str>) -> BenchResult<BenchDb> {
         let admin = connect(admin_url).await?;
-        let rows = admin
-            .query("SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_bench\\_%'", &[])
-            .await
-            .map_err(|e| format!("listing databases: {e}"))?;
-        for row in rows {
-            let name: String = row.get(0);
-            // `sb_bench_<pid>` or `sb_bench_<pid>_<tag>`.
-            let gone = name[DB_PREFIX.len()..]
-                .split('_')
-                .next()
-                .unwrap_or_default()
-                .parse::<u32>()
-                .is_ok_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
-            if gone {
-                let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await;
-            }
-        }
+        // `sb_bench_<pid>` or `sb_bench_<pid>_<tag>`.
+        drop_orphans(&admin, DB_PREFIX).await?;
         let name = match tag {
             Some(tag) => format!("{DB_PREFIX}{}_{tag}", std::process::id()),
             None => format!("{DB_PREFIX}{}", std::process::id()),
         };
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .await
-            .map_err(|e| format!("dropping an old {name}: {e}"))?;
+        drop_database(&admin, &name).await.map_err(|e| format!("{e} (an old one)"))?;
         admin.batch_execute(&format!("CREATE DATABASE {name}")).await.map_err(|e| format!("creating {name}: {e}"))?;
         let url = url_for(admin_url, &name);
         let client = connect(&url).await?;
@@ -129,10 +93,7 @@ impl BenchDb {
     pub async fn drop_database(self) -> BenchResult<()> {
         drop(self.client);
         let admin = connect(&self.admin_url).await?;
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
-            .await
-            .map_err(|e| format!("dropping {}: {e}", self.name))
+        drop_database(&admin, &self.name).await
     }
 
     /// A store over the benchmark database with its own pool of `size` connections.

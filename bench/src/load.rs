@@ -1,6 +1,6 @@
 //! Agents doing claim_next → complete cycles, and the windows that count them. The
 //! intake benchmark's senders and creators, and the notify-hook benchmark's feeders and
-//! posters, run in the same harness (intake.rs, hook_load.rs).
+//! posters, run in the same harness (intake.rs, hooks/load.rs).
 //!
 //! A REST agent is what a real agent does: bearer token, JSON over HTTP/1.1 keep-alive,
 //! claim on one queue, complete with the lease token. A raw agent makes the very same
@@ -40,13 +40,13 @@ pub enum Agent {
         /// The endpoint whose queue it drains.
         endpoint: EndpointId,
     },
-    /// Over the REST API in batches (throughput_agents.rs): one cycle claims up to
+    /// Over the REST API in batches (throughput/agents.rs): one cycle claims up to
     /// `limit` todos with one claim-next and completes them with one batch complete,
     /// or creates `limit` todos with one batch create.
     Batch(Box<dyn BatchWork>),
     /// Work another measurement defines, whose "cycle" is one unit of it: a signed
     /// delivery or a plain creation (intake.rs), a delivery announced on every hook or
-    /// a plain POST (hook_load.rs).
+    /// a plain POST (hooks/load.rs).
     Work(Box<dyn Work>),
 }
 

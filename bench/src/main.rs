@@ -17,18 +17,18 @@
 //!    the bench process and fed signals directly, beside plain `awc` POSTs to the same
 //!    receiver.
 //! 6. the Board's Dead view (dead-letter list, pill counts, chart) on 100 000 and on
-//!    1 000 000 todos, beside `/healthz`, with its statements' plans (board.rs), on a
+//!    1 000 000 todos, beside `/healthz`, with its statements' plans (board/), on a
 //!    database and server of its own.
 //! 7. one queue digest built for an owner with 200 queues on 100 000 and on 1 000 000
-//!    todos, with its sections' plans (digest.rs), on a database of its own, no server.
-//! 8. the sink outbox (outbox.rs): throughput of two servers draining one outbox to a
+//!    todos, with its sections' plans (digest/), on a database of its own, no server.
+//! 8. the sink outbox (outbox/): throughput of two servers draining one outbox to a
 //!    Gotify-contract receiver beside plain POSTs, the outbox's cost on the dead-letter
 //!    transaction, and dead letter → message latency, on a database and servers of
 //!    its own.
 //! 9. with `--baseline-bin`: what an unbudgeted claim costs against the server built
-//!    before admission budgets (claim_cost.rs), REST cycles at 16 agents, each server
+//!    before admission budgets (claim_cost/), REST cycles at 16 agents, each server
 //!    on a database of its own.
-//! 10. with `--only-throughput` (throughput.rs): the bare-SQL ceiling of a claim cycle
+//! 10. with `--only-throughput` (throughput/): the bare-SQL ceiling of a claim cycle
 //!     (pgbench), PGQueuer's enqueue and drain, and the product's single-row, batched and
 //!     long-poll figures over REST, all on one database in one run.
 //!
@@ -39,48 +39,24 @@
 //! release mode first.
 
 mod board;
-mod board_doc;
-mod board_seed;
-mod channel;
 mod claim_cost;
-mod claim_cost_doc;
 mod database;
 mod digest;
-mod digest_doc;
-mod digest_plan;
-mod digest_run;
-mod digest_seed;
-mod gotify_receiver;
-mod hook_load;
 mod hooks;
-mod hooks_doc;
 mod instances;
 mod intake;
 mod load;
 mod machine;
-mod mcp_agent;
-mod mcp_cycles;
-mod mcp_cycles_doc;
+mod mcp;
 mod outbox;
-mod outbox_cost;
-mod outbox_doc;
-mod outbox_drain;
-mod outbox_latency;
-mod outbox_rig;
 mod plan;
 mod prune;
-mod receiver;
 mod report;
 mod results_doc;
 mod scrape;
 mod server;
-mod signature;
 mod sweep;
 mod throughput;
-mod throughput_agents;
-mod throughput_ceiling;
-mod throughput_doc;
-mod throughput_pgqueuer;
 mod waits;
 
 use std::path::PathBuf;
@@ -197,7 +173,7 @@ pub struct Args {
     /// Measured requests of each kind per table size.
     #[arg(long, default_value_t = 50)]
     pub board_requests: usize,
-    /// The digest measurement's flags (`--only-digest`, …; digest.rs).
+    /// The digest measurement's flags (`--only-digest`, …; digest/).
     #[command(flatten)]
     pub digest: digest::DigestArgs,
     /// Run only the outbox measurement (throughput of two servers, the cost on the
@@ -217,15 +193,15 @@ pub struct Args {
     #[arg(long, default_value_t = 16)]
     pub outbox_fail_tasks: usize,
     /// The claim-cost comparison's flags (`--only-claim-cost`, `--baseline-bin`, …;
-    /// claim_cost.rs).
+    /// claim_cost/).
     #[command(flatten)]
     pub claim_cost: claim_cost::ClaimCostArgs,
-    /// The throughput benchmark's flags (`--only-throughput`, …; throughput.rs).
+    /// The throughput benchmark's flags (`--only-throughput`, …; throughput/).
     #[command(flatten)]
     pub throughput: throughput::ThroughputArgs,
-    /// The MCP benchmark's flags (`--only-mcp`, `--mcp-agents`; mcp_cycles.rs).
+    /// The MCP benchmark's flags (`--only-mcp`, `--mcp-agents`; mcp/).
     #[command(flatten)]
-    pub mcp: mcp_cycles::McpArgs,
+    pub mcp: mcp::McpArgs,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -370,9 +346,9 @@ async fn run_claim_cost(args: &Args) -> BenchResult<()> {
         None => server::binary_next_to_bench()?,
     };
     let run = claim_cost::run(args, &server_bin).await?;
-    println!("{}", claim_cost_doc::table(&run));
+    println!("{}", claim_cost::doc::table(&run));
     if !args.no_doc {
-        claim_cost_doc::write_doc(&args.doc, &run)?;
+        claim_cost::doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the claim-cost section of {}", args.doc.display()));
     }
     Ok(())
@@ -386,9 +362,9 @@ async fn run_throughput(args: &Args) -> BenchResult<()> {
         None => server::binary_next_to_bench()?,
     };
     let run = throughput::run(args, &server_bin).await?;
-    println!("{}", throughput_doc::table(&run));
+    println!("{}", throughput::doc::table(&run));
     if !args.no_doc {
-        throughput_doc::write_doc(&args.doc, &run)?;
+        throughput::doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the throughput section of {}", args.doc.display()));
     }
     Ok(())
@@ -401,10 +377,10 @@ async fn run_mcp(args: &Args) -> BenchResult<()> {
         Some(p) => p.clone(),
         None => server::binary_next_to_bench()?,
     };
-    let run = mcp_cycles::run(args, &server_bin).await?;
-    println!("{}", mcp_cycles_doc::table(&run));
+    let run = mcp::run(args, &server_bin).await?;
+    println!("{}", mcp::doc::table(&run));
     if !args.no_doc {
-        mcp_cycles_doc::write_doc(&args.doc, &run)?;
+        mcp::doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the MCP section of {}", args.doc.display()));
     }
     Ok(())
@@ -418,9 +394,9 @@ async fn run_outbox(args: &Args) -> BenchResult<()> {
         None => server::binary_next_to_bench()?,
     };
     let run = outbox::run(args, &server_bin).await?;
-    println!("{}", outbox_doc::table(&run));
+    println!("{}", outbox::doc::table(&run));
     if !args.no_doc {
-        outbox_doc::write_doc(&args.doc, &run)?;
+        outbox::doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the outbox section of {}", args.doc.display()));
     }
     Ok(())
@@ -434,9 +410,9 @@ async fn run_board(args: &Args) -> BenchResult<()> {
         None => server::binary_next_to_bench()?,
     };
     let run = board::run(args, &server_bin).await?;
-    println!("{}", board_doc::table(&run));
+    println!("{}", board::doc::table(&run));
     if !args.no_doc {
-        board_doc::write_doc(&args.doc, &run)?;
+        board::doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the Board section of {}", args.doc.display()));
     }
     let scans = run.seq_scans();
@@ -469,7 +445,7 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
         let probe = Probe { server_pid: server.pid(), database: db.name().to_owned(), threads: Vec::new() };
         let raw_store = db.store(2)?;
         let mut run = Run::new(args, db.settings().await?);
-        let throughput = hook_load::ChannelLoad { args, db, server, store: &raw_store, probe: &probe };
+        let throughput = hooks::load::ChannelLoad { args, db, server, store: &raw_store, probe: &probe };
         run.hooks = hooks::measure(args, server, &seeded, &raw_store, &throughput).await?;
         return Ok(run);
     }
@@ -532,7 +508,7 @@ async fn measure(args: &Args, db: &BenchDb, server: &mut Server) -> BenchResult<
     report_intake(&run);
 
     // Notify hooks on endpoints of their own, after everything above.
-    let throughput = hook_load::ChannelLoad { args, db, server, store: &raw_store, probe: &probe };
+    let throughput = hooks::load::ChannelLoad { args, db, server, store: &raw_store, probe: &probe };
     run.hooks = hooks::measure(args, server, &seeded, &raw_store, &throughput).await?;
     Ok(run)
 }

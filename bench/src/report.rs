@@ -31,7 +31,7 @@ pub(crate) const HOOK_THROUGHPUT_TARGET: f64 = 0.50;
 pub(crate) const ANNOUNCE_P99_FACTOR: f64 = 5.0;
 
 /// A measurement's one-line summary for the terminal, written where its results
-/// section is (hooks_doc.rs implements it for the hook figures). The trait keeps
+/// section is (hooks/doc.rs implements it for the hook figures). The trait keeps
 /// `report` from knowing the doc modules that use its `Run` and helpers (no module
 /// cycle).
 pub trait TerminalLine {

@@ -197,7 +197,7 @@ fn section(run: &Run) -> String {
     if run.intake.senders > 0 {
         intake_section(&mut d, run);
     }
-    crate::hooks_doc::section(&mut d, run);
+    crate::hooks::doc::section(&mut d, run);
 
     let _ = writeln!(d, "\n#### Server memory\n");
     let _ = writeln!(

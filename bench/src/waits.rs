@@ -123,11 +123,7 @@ impl<T: Default + 'static> Sampler<T> {
         sql: &'static str,
         fold: fn(&mut T, &[(String, String)]),
     ) -> BenchResult<Self> {
-        let (client, conn) =
-            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| format!("{what}: {e}"))?;
-        actix_rt::spawn(async move {
-            let _ = conn.await;
-        });
+        let client = testkit::db::connect(url).await.map_err(|e| format!("{what}: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
         let task = actix_rt::spawn(async move {

@@ -2,12 +2,16 @@
 //! outcome with it: the transition still commits, and its post-commit signal is still
 //! emitted (a dead letter is still announced).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::harness::TestApp;
+use crate::harness::wait::{wait_for_blocked, wait_until_every};
+
+/// How long the server may take to notice the hang-up and to finish the transition.
+const WITHIN: Duration = Duration::from_secs(30);
 
 const METRICS_TOKEN: &str = "metrics-token-0123456789abcdef0123456789";
 
@@ -42,28 +46,29 @@ async fn a_fail_at_the_cap_whose_client_hung_up_still_commits_and_announces_the_
         body.len()
     );
     socket.write_all(request.as_bytes()).await.expect("send");
-    app.db.wait_for_blocked(1).await;
+    wait_for_blocked(&app.db, 1, WITHIN).await;
     // Hang up hard (a reset, as a killed client does), and wait until the server has
     // dropped the request: it counts every request it abandons.
     socket.set_zero_linger().expect("linger");
     drop(socket);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while abandoned(&app).await == 0 {
-        assert!(Instant::now() < deadline, "the server never noticed the hang-up");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until_every("the server to notice the hang-up", WITHIN, Duration::from_millis(10), async || match abandoned(
+        &app,
+    )
+    .await
+    {
+        0 => Err("no abandoned request counted".into()),
+        _ => Ok(()),
+    })
+    .await;
     blocker.commit().await;
 
     // The fail commits on its own and the dead letter is announced.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let dead = loop {
-        let dead = app.signals.take_dead().await;
-        if !dead.is_empty() {
-            break dead;
-        }
-        assert!(Instant::now() < deadline, "no DeadLettered after the client hung up");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let dead =
+        wait_until_every("a DeadLettered after the client hung up", WITHIN, Duration::from_millis(10), async || {
+            let dead = app.signals.take_dead().await;
+            if dead.is_empty() { Err("none".into()) } else { Ok(dead) }
+        })
+        .await;
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].todo.id.to_string(), id);
     let state = app.db.count(&format!("SELECT count(*) FROM todos WHERE id = '{uuid}' AND state = 'failed'")).await;

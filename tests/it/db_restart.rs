@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use serde_json::json;
 
+use crate::harness::wait::wait_backends_gone;
 use crate::harness::{Ep, TestApp};
 
 const AGENTS: usize = 4;
@@ -133,7 +134,7 @@ async fn terminating_every_database_connection_under_cycling_agents_answers_503_
 
     // After the storm: the terminated backends are gone, and every agent works at once
     // (a broken connection handed out again would fail here).
-    wait_gone(&app, &last, deadline).await;
+    wait_backends_gone(&app.db, &last, deadline.saturating_duration_since(Instant::now())).await;
     for (i, ep) in agents.iter().enumerate() {
         for _ in 0..3 {
             let ok = cycle_of(&app, ep, &seen, i % 2 == 1).await;
@@ -148,13 +149,4 @@ async fn terminate_all(app: &TestApp) -> Vec<i32> {
         let _ = conn.await;
     });
     client.query_one(TERMINATE_ALL, &[]).await.expect("terminate").get(0)
-}
-
-/// Waits until none of `pids` is a live backend any more.
-async fn wait_gone(app: &TestApp, pids: &[i32], deadline: Instant) {
-    let list = pids.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
-    let sql = format!("SELECT count(*) FROM pg_stat_activity WHERE pid IN ({list})");
-    while app.db.count(&sql).await > 0 {
-        assert!(Instant::now() < deadline, "terminated backends still alive");
-    }
 }

@@ -1,8 +1,9 @@
 //! Down migrations that move data between tables while an instance of the older
 //! release may still be writing: what a writer commits during the move is moved too.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::harness::wait::wait_for_blocked;
 use crate::harness::{DbSession, TestDb};
 
 const DOWN_000036: &str = include_str!("../../migrations/2026-12-04-000036_completed_attempt_rules_validated/down.sql");
@@ -73,14 +74,9 @@ async fn down_beside_an_open_write(db: &TestDb, before: &[&str], write: &str, do
     let down = format!("BEGIN; {down}; COMMIT");
     let migrating = actix_rt::spawn(async move { schema.refusal(&down).await });
 
+    // The down migration waits for the open write.
+    wait_for_blocked(db, 1, Duration::from_secs(20)).await;
     let watcher = db.session().await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let waiting =
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
-    while watcher.count(waiting).await == 0 {
-        assert!(Instant::now() < deadline, "the down migration never waited for the open write");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
     assert_eq!(writer.refusal("COMMIT").await, None);
     assert_eq!(migrating.await.expect("the migration task"), None, "the down migration ran");
     watcher

@@ -9,13 +9,17 @@
 //! go.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use switchboard::service::group_commit::{CLAIM_HEAT, COMPLETION_HEAT};
 
+use crate::harness::wait::{wait_for_blocked, wait_metric_at};
 use crate::harness::{Ep, TestApp};
+
+/// How long the requests held at the database may take to be seen blocked there.
+const BLOCKED_WITHIN: Duration = Duration::from_secs(30);
 
 const TOKEN: &str = "coalescing-metrics-token-0123456789abcdef";
 
@@ -32,11 +36,7 @@ fn post_later(app: &TestApp, path: &str, token: &str, body: Value) -> actix_rt::
 /// Waits until `n` requests of `verb` wait for a run.
 async fn wait_for_waiting(app: &TestApp, verb: &str, n: u64) {
     let series = format!(r#"switchboard_coalesce_waiting{{verb="{verb}"}}"#);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while app.metric(TOKEN, &series).await != n {
-        assert!(Instant::now() < deadline, "never {n} {verb} requests waiting");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_metric_at(&app.base, TOKEN, &series, n, Duration::from_secs(30)).await;
 }
 
 /// (runs, requests, requests given back to run alone) of `verb` so far.
@@ -86,7 +86,7 @@ async fn claims_that_wait_together_are_claimed_by_one_statement_each_with_its_ow
     let mut handles = Vec::new();
     for i in 1..=at_once {
         handles.push((i, claim(i)));
-        app.db.wait_for_blocked(i as i64).await;
+        wait_for_blocked(&app.db, i as i64, BLOCKED_WITHIN).await;
     }
     for i in at_once + 1..=callers {
         handles.push((i, claim(i)));
@@ -148,7 +148,7 @@ async fn with_fewer_than_hot_at_claims_at_the_database_each_runs_at_once_and_alo
     let handles: Vec<_> =
         (0..CLAIM_HEAT.hot_at).map(|_| post_later(&app, path, &ep.token, json!({"queue": "q"}))).collect();
     // Every one of them reaches the database: none waits for another.
-    app.db.wait_for_blocked(CLAIM_HEAT.hot_at as i64).await;
+    wait_for_blocked(&app.db, CLAIM_HEAT.hot_at as i64, BLOCKED_WITHIN).await;
     assert_eq!(app.metric(TOKEN, r#"switchboard_coalesce_waiting{verb="claim_next"}"#).await, 0);
     blocker.commit().await;
     for h in handles {
@@ -182,7 +182,7 @@ async fn completions_that_wait_together_answer_each_as_alone_and_a_wrong_token_f
     let mut done = Vec::new();
     for (i, (_, token)) in claims.iter().enumerate().take(at_once) {
         done.push((i, complete(i, token)));
-        app.db.wait_for_blocked(i as i64 + 1).await;
+        wait_for_blocked(&app.db, i as i64 + 1, BLOCKED_WITHIN).await;
     }
     let (c, wrong_one, e) = (at_once, at_once + 1, at_once + 2);
     done.push((c, complete(c, &claims[c].1)));
@@ -246,7 +246,7 @@ async fn a_budget_still_judges_every_claim_that_waited_together() {
     let mut handles = Vec::new();
     for i in 1..=at_once {
         handles.push(post_later(&app, claim, &ep.token, json!({"queue": "busy"})));
-        app.db.wait_for_blocked(i as i64).await;
+        wait_for_blocked(&app.db, i as i64, BLOCKED_WITHIN).await;
     }
     for _ in at_once..callers {
         handles.push(post_later(&app, claim, &ep.token, json!({"queue": "busy"})));
@@ -337,7 +337,7 @@ async fn an_endpoints_completions_in_flight_turn_its_claims_hot() {
         let path = format!("/api/v1/agent/todos/{id}/complete");
         completions.push(post_later(&app, &path, &ep.token, json!({"lease_token": token})));
         if i < at_database {
-            app.db.wait_for_blocked(i as i64 + 1).await;
+            wait_for_blocked(&app.db, i as i64 + 1, BLOCKED_WITHIN).await;
         }
     }
     wait_for_waiting(&app, "complete", (completing - at_database) as u64).await;
@@ -347,7 +347,7 @@ async fn an_endpoints_completions_in_flight_turn_its_claims_hot() {
     // alone (a cold lane's claims never wait).
     let path = "/api/v1/agent/todos/claim-next";
     let first = post_later(&app, path, &ep.token, json!({"queue": "q"}));
-    app.db.wait_for_blocked(at_database as i64 + 1).await;
+    wait_for_blocked(&app.db, at_database as i64 + 1, BLOCKED_WITHIN).await;
     let second = post_later(&app, path, &ep.token, json!({"queue": "q"}));
     wait_for_waiting(&app, "claim_next", 1).await;
     rows.commit().await;

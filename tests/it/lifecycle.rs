@@ -395,6 +395,8 @@ async fn a_completion_of_an_attempt_this_release_opened_leaves_the_history_table
 
     let path = format!("/api/v1/agent/todos/{id}/complete");
     let complete = app.post(&path, &ep.token, json!({"lease_token": claim["lease_token"]}));
+    // A watch for what must not happen, polled until the completion answers (the select
+    // ends it then), rather than a wait with a deadline of its own.
     let waits_for_the_history = async {
         let watcher = app.db.session().await;
         let waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'todo_attempts'::regclass";

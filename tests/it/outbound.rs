@@ -3,80 +3,17 @@
 //! changes between the save-time check and the dial.
 
 use std::io;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use futures_util::future::BoxFuture;
 use switchboard::config::CidrList;
 use switchboard::outbound::{AddressClass, Guard, Lookup, Policy, Refusal, TransportFailure, classify, refusal};
 
+use testkit::receiver::{Receiver, Reply};
+
 use crate::harness::TestApp;
-
-/// How a receiver answers.
-#[derive(Clone)]
-enum Answer {
-    Ok,
-    RedirectTo(String),
-    Slow(Duration),
-}
-
-/// A real HTTP server on 127.0.0.1 that records the path of every request it handles.
-struct Receiver {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<String>>>,
-    handle: actix_web::dev::ServerHandle,
-}
-
-impl Receiver {
-    async fn start(answer: Answer) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let recorded = seen.clone();
-        let server = HttpServer::new(move || {
-            let recorded = recorded.clone();
-            let answer = answer.clone();
-            App::new().default_service(web::to(move |req: HttpRequest| {
-                let recorded = recorded.clone();
-                let answer = answer.clone();
-                async move {
-                    recorded.lock().unwrap().push(req.path().to_owned());
-                    match answer {
-                        Answer::Ok => HttpResponse::Ok().body("ok"),
-                        Answer::RedirectTo(to) => HttpResponse::Found().insert_header(("location", to)).finish(),
-                        Answer::Slow(d) => {
-                            actix_rt::time::sleep(d).await;
-                            HttpResponse::Ok().finish()
-                        }
-                    }
-                }
-            }))
-        })
-        .workers(1)
-        .listen(listener)
-        .unwrap()
-        .run();
-        let handle = server.handle();
-        actix_rt::spawn(server);
-        Receiver { addr, seen, handle }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        drop(self.handle.stop(false));
-    }
-}
 
 fn allow(entries: &[(&str, u8)]) -> CidrList {
     CidrList(entries.iter().map(|(ip, p)| (ip.parse().unwrap(), *p)).collect())
@@ -114,59 +51,59 @@ impl Lookup for Scripted {
 
 #[actix_web::test]
 async fn a_loopback_receiver_is_refused_at_save_and_at_dial_without_an_allowlist() {
-    let rx = Receiver::start(Answer::Ok).await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let g = guard(true, &[]);
-    let err = g.check(&rx.url("/hook")).await.unwrap_err();
+    let err = g.check(&rx.url_of("/hook")).await.unwrap_err();
     assert_eq!(err.refusal(), Some(Refusal::Address(AddressClass::Loopback)));
     assert!(!err.to_string().contains("127.0.0.1"), "{err}");
 
     // The client refuses by itself too: a caller that skipped the check sends nothing.
-    let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
+    let err = g.client().post(rx.url_of("/hook")).send_body("{}").await.unwrap_err();
     assert_eq!(classify(&err), TransportFailure::ForbiddenTarget);
     assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
     assert!(!err.to_string().contains("127.0.0.1"), "{err}");
-    assert!(rx.seen().is_empty());
+    assert!(rx.paths().is_empty());
 }
 
 #[actix_web::test]
 async fn an_allowlisted_loopback_receiver_is_reached_over_plain_http_when_enabled() {
-    let rx = Receiver::start(Answer::Ok).await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let g = guard(true, &[("127.0.0.1", 32)]);
-    g.check(&rx.url("/hook")).await.unwrap();
-    let resp = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap();
+    g.check(&rx.url_of("/hook")).await.unwrap();
+    let resp = g.client().post(rx.url_of("/hook")).send_body("{}").await.unwrap();
     assert_eq!(resp.status(), 200);
-    assert_eq!(rx.seen(), ["/hook"]);
+    assert_eq!(rx.paths(), ["/hook"]);
 }
 
 #[actix_web::test]
 async fn plain_http_is_refused_without_allow_http_even_to_an_allowlisted_host() {
-    let rx = Receiver::start(Answer::Ok).await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let g = guard(false, &[("127.0.0.1", 32)]);
-    assert_eq!(g.check(&rx.url("/hook")).await.unwrap_err().refusal(), Some(Refusal::Scheme));
-    let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
+    assert_eq!(g.check(&rx.url_of("/hook")).await.unwrap_err().refusal(), Some(Refusal::Scheme));
+    let err = g.client().post(rx.url_of("/hook")).send_body("{}").await.unwrap_err();
     assert_eq!((classify(&err), refusal(&err)), (TransportFailure::RejectedSsrf, Some(Refusal::Scheme)));
-    assert!(rx.seen().is_empty());
+    assert!(rx.paths().is_empty());
 }
 
 #[actix_web::test]
 async fn a_redirect_is_returned_to_the_caller_and_never_followed() {
-    let landing = Receiver::start(Answer::Ok).await;
-    let redirector = Receiver::start(Answer::RedirectTo(landing.url("/landed"))).await;
+    let landing = Receiver::scripted(vec![], Reply::Status(200)).await;
+    let redirector = Receiver::scripted(vec![], Reply::RedirectTo(landing.url_of("/landed"))).await;
     let g = guard(true, &[("127.0.0.1", 32)]);
-    let resp = g.client().post(redirector.url("/hook")).send_body("{}").await.unwrap();
+    let resp = g.client().post(redirector.url_of("/hook")).send_body("{}").await.unwrap();
     assert_eq!(resp.status(), 302);
-    assert_eq!(redirector.seen(), ["/hook"]);
-    assert!(landing.seen().is_empty(), "the redirect target must get nothing");
+    assert_eq!(redirector.paths(), ["/hook"]);
+    assert!(landing.paths().is_empty(), "the redirect target must get nothing");
 }
 
 #[actix_web::test]
 async fn a_name_that_rebinds_to_loopback_after_the_check_is_refused_at_dial() {
-    let rx = Receiver::start(Answer::Ok).await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     // Public when the hook is saved, loopback when it is dialled. The public address is
     // never connected to: only the save-time check sees it.
     let (lookup, asked) = Scripted::new(vec![Ok("203.0.113.10"), Ok("127.0.0.1")]);
     let g = guard(true, &[]).with_lookup(lookup);
-    let url = format!("http://hooks.rebind.test:{}/hook", rx.addr.port());
+    let url = format!("http://hooks.rebind.test:{}/hook", rx.port());
     g.check(&url).await.expect("public at save time");
 
     let err = g.client().post(&url).send_body("{}").await.unwrap_err();
@@ -174,7 +111,7 @@ async fn a_name_that_rebinds_to_loopback_after_the_check_is_refused_at_dial() {
     assert!(!classify(&err).is_retryable());
     assert_eq!(refusal(&err), Some(Refusal::Address(AddressClass::Loopback)));
     assert_eq!(*asked.lock().unwrap(), ["hooks.rebind.test", "hooks.rebind.test"], "the dial looked the name up again");
-    assert!(rx.seen().is_empty());
+    assert!(rx.paths().is_empty());
 }
 
 /// A name that no longer resolves at dial reads as one that now points somewhere
@@ -205,7 +142,7 @@ async fn a_name_that_does_not_resolve_at_dial_is_refused_as_a_forbidden_target()
 async fn switchboards_own_listen_address_is_refused_even_when_allowlisted() {
     let app = TestApp::spawn().await;
     let own: SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
-    let other = Receiver::start(Answer::Ok).await;
+    let other = Receiver::scripted(vec![], Reply::Status(200)).await;
     let g = guard_owning(true, &[("127.0.0.1", 32)], own);
 
     let healthz = format!("{}/healthz", app.base);
@@ -214,30 +151,30 @@ async fn switchboards_own_listen_address_is_refused_even_when_allowlisted() {
     assert_eq!((classify(&err), refusal(&err)), (TransportFailure::ForbiddenTarget, Some(Refusal::OwnAddress)));
 
     // The same host on another port is another service, and the allowlist admits it.
-    let resp = g.client().post(other.url("/hook")).send_body("{}").await.unwrap();
+    let resp = g.client().post(other.url_of("/hook")).send_body("{}").await.unwrap();
     assert_eq!(resp.status(), 200);
 }
 
 #[actix_web::test]
 async fn https_to_a_plain_http_server_fails_as_tls() {
-    let rx = Receiver::start(Answer::Ok).await;
+    let rx = Receiver::scripted(vec![], Reply::Status(200)).await;
     let g = guard(false, &[("127.0.0.1", 32)]);
-    let err = g.client().post(format!("https://{}/hook", rx.addr)).send_body("{}").await.unwrap_err();
+    let err = g.client().post(format!("https://{}/hook", rx.addr())).send_body("{}").await.unwrap_err();
     assert_eq!(classify(&err), TransportFailure::Tls, "{err:?}");
     // A real handshake was tried (rustls is wired in), not refused for want of TLS support.
     assert!(
         !matches!(err, awc::error::SendRequestError::Connect(awc::error::ConnectError::SslIsNotSupported)),
         "{err:?}"
     );
-    assert!(rx.seen().is_empty());
+    assert!(rx.paths().is_empty());
 }
 
 #[actix_web::test]
 async fn a_receiver_slower_than_the_timeout_is_a_timeout() {
     // Slower than the guard's timeout, quicker than awc's default (5 s): a timeout can
     // only be the guard's own, and a client without it would get the 200.
-    let rx = Receiver::start(Answer::Slow(Duration::from_secs(3))).await;
+    let rx = Receiver::scripted(vec![], Reply::Slow(Duration::from_secs(3), 200)).await;
     let g = guard(true, &[("127.0.0.1", 32)]).with_timeout(Duration::from_millis(300));
-    let err = g.client().post(rx.url("/hook")).send_body("{}").await.unwrap_err();
+    let err = g.client().post(rx.url_of("/hook")).send_body("{}").await.unwrap_err();
     assert_eq!(classify(&err), TransportFailure::Timeout, "{err:?}");
 }

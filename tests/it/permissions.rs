@@ -32,7 +32,7 @@ use switchboard::web::routes::{Entry, Row};
 
 use crate::board::{self, Session};
 use crate::harness::{Ep, Owner, TestApp};
-use crate::notify::receiver::{Receiver, Reply};
+use testkit::receiver::{Receiver, Reply};
 
 /// The team every resource lives in.
 const TEAM: &str = "crew";
@@ -1202,7 +1202,7 @@ async fn session(app: &TestApp, human: HumanId) -> Session {
     let cookie = format!("sb_session={}", started.token);
     let page = board::get(app, "/todos", Some(&cookie)).await;
     assert_eq!(page.status, 200, "a fresh session opens the Board: {}", page.body);
-    Session { csrf: page.csrf_field(), cookie }
+    Session { csrf: page.csrf_field().unwrap(), cookie }
 }
 
 /// `pattern` with its one `{…}` segment replaced by `segment`.

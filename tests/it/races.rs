@@ -8,6 +8,7 @@ use serde_json::json;
 use switchboard::store::Store;
 use switchboard::store::todos::ClaimRequest;
 
+use crate::harness::wait::wait_for_blocked;
 use crate::harness::{Signals, TestApp};
 
 const TODOS: usize = 200;
@@ -124,24 +125,22 @@ async fn a_todo_created_while_its_endpoint_is_revoked_is_either_refused_or_dead_
     // Intake inserts inside its own transaction; hold that transaction open while the
     // revocation starts, then commit.
     // Commits only once the revocation is seen waiting on a lock in pg_stat_activity.
-    let inserted = tokio::sync::Notify::new();
+    let (inserted, revocation_waits) = (tokio::sync::Notify::new(), tokio::sync::Notify::new());
     let create = conn.transaction::<_, switchboard::error::Error, _>(async |c| {
         insert_todo(c, &NewTodo::new(ep.id, "q", "racing")).await?;
         inserted.notify_one();
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
-                       AND wait_event_type = 'Lock'";
-        let started = std::time::Instant::now();
-        while app.db.count(waiting).await == 0 {
-            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the revocation never waited");
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        revocation_waits.notified().await;
         Ok(())
     });
     let revoke = async {
         inserted.notified().await;
         app.store.revoke_endpoint(&[o.scope], ep.id).await
     };
-    let (created, revoked) = tokio::join!(create, revoke);
+    let watch = async {
+        wait_for_blocked(&app.db, 1, std::time::Duration::from_secs(10)).await;
+        revocation_waits.notify_one();
+    };
+    let (created, revoked, ()) = tokio::join!(create, revoke, watch);
     created.unwrap();
     assert_eq!(revoked.unwrap().dead_lettered, 1, "the revocation waited for the insert and cascaded it");
     assert_eq!(app.db.count("SELECT count(*) FROM todos WHERE state = 'pending'").await, 0);

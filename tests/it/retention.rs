@@ -15,6 +15,7 @@ use switchboard::store::retention::{PRUNE_DEFERRALS_SQL, PRUNE_EVENTS_SQL, PRUNE
 use switchboard::store::signals::Emitter;
 use uuid::Uuid;
 
+use crate::harness::wait::wait_count_within;
 use crate::harness::{TestApp, TestDb};
 
 /// The default age, as the server runs it.
@@ -406,11 +407,8 @@ async fn the_running_server_prunes_old_history_on_its_own_and_keeps_live_work() 
         .await;
 
     let gone = format!("SELECT count(*) FROM todos WHERE id = '{}'", finished.0);
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while app.db.count(&gone).await != 0 {
-        assert!(tokio::time::Instant::now() < deadline, "the retention actor never pruned the old done todo");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The retention actor prunes the old done todo.
+    wait_count_within(&app.db, &gone, 0, PATIENCE).await;
     assert_eq!(
         app.db.count(&format!("SELECT count(*) FROM todo_attempt_history WHERE todo_id = '{}'", finished.0)).await,
         0

@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
+use crate::harness::wait::{wait_count_at_least, wait_until_every};
 use crate::harness::{Ep, Owner, TestApp};
 
 /// Agents cycling on one endpoint.
@@ -206,11 +207,7 @@ async fn round(app: &Rc<TestApp>, o: &Owner, slug: &str, death: Death) {
 
     // Kill the endpoint while the agents are busy: once a third of the work is done.
     let done_sql = format!("SELECT count(*) FROM todos WHERE endpoint_id = '{}' AND state = 'done'", ep.id.0);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while app.db.count(&done_sql).await < TODOS / 3 {
-        assert!(std::time::Instant::now() < deadline, "agents made no progress");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_count_at_least(&app.db, &done_sql, TODOS / 3, Duration::from_secs(60)).await;
     match death {
         Death::Revoke => {
             let (s, b) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &o.token, json!({})).await;
@@ -221,14 +218,16 @@ async fn round(app: &Rc<TestApp>, o: &Owner, slug: &str, death: Death) {
             // A sweep skips an endpoint whose row a creation holds at that instant (SKIP
             // LOCKED); the next sweep takes it. Before the lock-order fix every sweep
             // skipped it while claims were in flight.
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            loop {
+            let what = "an expiry sweep to take the busy endpoint";
+            wait_until_every(what, Duration::from_secs(10), Duration::ZERO, async || {
                 let expired = app.store.expire_endpoints().await.expect("expiry sweep under load");
                 if expired.iter().any(|r| r.endpoint_id == ep.id) {
-                    break;
+                    Ok(())
+                } else {
+                    Err(format!("a sweep took {} others", expired.len()))
                 }
-                assert!(std::time::Instant::now() < deadline, "no expiry sweep could take the busy endpoint");
-            }
+            })
+            .await;
         }
     }
     // Every agent stops at its first 401; none keeps working on a dead endpoint.

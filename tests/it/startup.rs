@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::harness::TestDb;
+use crate::harness::wait::{try_wait_until, wait_until};
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 
@@ -79,17 +80,15 @@ impl Drop for Serve {
 /// Asks `/readyz` until it answers 200, or fails at `deadline`.
 async fn ready(base: &str, deadline: Instant) -> Result<(), String> {
     let client = awc::Client::default();
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        match client.get(format!("{base}/readyz")).send().await {
-            Ok(resp) if resp.status() == 200 => return Ok(()),
-            Ok(resp) => last = resp.status().to_string(),
-            Err(e) => last = e.to_string(),
-        }
-        // Readiness is polled: the server offers no event to wait on before it is ready.
-        actix_rt::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(format!("{base}/readyz never answered 200 (last: {last})"))
+    // Readiness is polled: the server offers no event to wait on before it is ready.
+    let left = deadline.saturating_duration_since(Instant::now());
+    try_wait_until(left, Duration::from_millis(100), async || match client.get(format!("{base}/readyz")).send().await {
+        Ok(resp) if resp.status() == 200 => Ok(()),
+        Ok(resp) => Err(resp.status().to_string()),
+        Err(e) => Err(e.to_string()),
+    })
+    .await
+    .map_err(|last| format!("{base}/readyz never answered 200 (last: {last})"))
 }
 
 /// Every instance says where it listens and answers `/readyz` 200.
@@ -233,12 +232,14 @@ async fn the_in_flight_index_is_built_while_todos_keep_being_written() {
     // transactions; a plain one would queue for its SHARE lock behind it).
     let building = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
         AND pid <> pg_backend_pid() AND query LIKE '%INDEX%todos_in_flight_idx%' AND wait_event_type = 'Lock'";
-    let deadline = Instant::now() + READY_WITHIN;
-    while db.count(building).await == 0 {
+    wait_until("the index build to wait for the open write", READY_WITHIN, async || {
         assert!(!migrating.is_finished(), "the migration finished while a todo write was open");
-        assert!(Instant::now() < deadline, "the index build never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        match db.count(building).await {
+            0 => Err("no build waiting on a lock".into()),
+            _ => Ok(()),
+        }
+    })
+    .await;
     // Another todo write goes through meanwhile; behind a plain build's SHARE lock
     // request it would wait, and give up at its lock timeout.
     let (other, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();

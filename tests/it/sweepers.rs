@@ -9,15 +9,20 @@ use switchboard::domain::ids::TodoId;
 use switchboard::store::endpoints::VendEndpoint;
 
 use crate::harness::TestApp;
+use crate::harness::wait::wait_until_every;
 
+/// Waits (up to 5 s) until `check` holds.
 async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    for _ in 0..100 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
+    let every = Duration::from_millis(50);
+    wait_until_every(
+        what,
+        Duration::from_secs(5),
+        every,
+        async || {
+            if check().await { Ok(()) } else { Err("not yet".into()) }
+        },
+    )
+    .await;
 }
 
 #[actix_web::test]

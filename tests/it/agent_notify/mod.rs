@@ -9,16 +9,15 @@ mod rate;
 mod refused;
 mod sinks;
 
-use std::time::{Duration, Instant};
-
 use awc::http::StatusCode;
 use serde_json::{Value, json};
 use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
 use switchboard::domain::ids::SinkId;
 
+use crate::harness::wait::wait_count;
 use crate::harness::{Ep, Owner, TestApp};
-use crate::notify::receiver::Receiver;
+use testkit::receiver::Receiver;
 
 /// The vault key these tests run with.
 const KEY: SecretKey = SecretKey([9; 32]);
@@ -69,17 +68,4 @@ async fn subscribed_sink(app: &TestApp, o: &Owner, name: &str, rx: &Receiver, su
 /// `POST /api/v1/agent/notify-owner` as `ep`.
 async fn page(app: &TestApp, ep: &Ep, body: Value) -> (StatusCode, Value) {
     app.post("/api/v1/agent/notify-owner", &ep.token, body).await
-}
-
-/// Waits until `sql` counts `n`.
-async fn wait_count(app: &TestApp, sql: &str, n: i64) {
-    let started = Instant::now();
-    loop {
-        let got = app.db.count(sql).await;
-        if got == n {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "waited for {n} from {sql}; have {got}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
 }

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::notify::receiver::Reply;
+use testkit::receiver::Reply;
 
 #[actix_web::test]
 async fn notify_owner_reaches_the_owners_subscribed_sink_once_with_the_text_labelled_cut_and_stripped() {
@@ -24,7 +24,7 @@ async fn notify_owner_reaches_the_owners_subscribed_sink_once_with_the_text_labe
     assert_eq!((s.as_u16(), answer.clone()), (202, json!({"enqueued": 1})));
 
     let got = rx_a.wait_for(1).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     assert_eq!((got[0].method.as_str(), got[0].path.as_str()), ("POST", "/message"), "the Gotify contract");
     assert_eq!(got[0].header("x-gotify-key"), Some("token-a-phone"));
     let body = got[0].json();
@@ -62,7 +62,7 @@ async fn a_page_below_a_subscriptions_minimum_severity_is_not_sent_and_one_at_it
     let (s, b) = page(&app, &pager, json!({"title": "on fire", "severity": "high"})).await;
     assert_eq!((s.as_u16(), b), (202, json!({"enqueued": 2})));
 
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 3).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 3).await;
     assert_eq!(app.db.count(&format!("SELECT count(*) FROM outbox WHERE sink_id = '{}'", loud.0)).await, 1);
     let heard = rx_loud.wait_for(1).await;
     assert_eq!(heard.len(), 1, "the normal page never reached the high-only sink");

@@ -9,7 +9,7 @@ use switchboard::startup::Application;
 
 use super::*;
 use crate::harness::{Signals, test_settings};
-use crate::notify::receiver::Reply;
+use testkit::receiver::Reply;
 
 /// Pages `ep` through the server at `base`; the status, the body and `Retry-After`.
 async fn page_at(app: &TestApp, base: &str, ep: &Ep, title: &str) -> (u16, Value, Option<u64>) {
@@ -74,7 +74,7 @@ async fn the_sixth_page_within_the_hour_is_rate_limited_with_retry_after_and_enq
         .await;
     assert_eq!(page_at(&app, &app.base, &pager, "an hour later").await.0, 202);
     assert_eq!(page_at(&app, &app.base, &pager, "and no more").await.0, 429);
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status IN ('sent', 'held')", 7).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status IN ('sent', 'held')", 7).await;
 }
 
 #[actix_web::test]
@@ -122,13 +122,13 @@ async fn pages_spend_the_sinks_own_budget_and_what_it_cannot_pay_for_goes_out_co
         assert_eq!((s.as_u16(), b), (202, json!({"enqueued": 1})));
     }
     // The burst (2) goes out; the budget holds the other three.
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 3).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'held'", 3).await;
     let first: Vec<Value> = rx.wait_for(2).await.iter().map(|r| r.json()).collect();
     assert_eq!(first.len(), 2, "{first:?}");
     // A token returns (two minutes at 30 an hour): the held pages go out as one message.
     app.db.exec("UPDATE sinks SET tokens_at = tokens_at - interval '125 seconds'").await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 3).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 3).await;
     let got: Vec<Value> = rx.wait_for(3).await.iter().map(|r| r.json()).collect();
     assert_eq!(got.len(), 3, "burst + 1 messages: {got:?}");
     let last = &got[2];

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::notify::receiver::Reply;
+use testkit::receiver::Reply;
 
 /// Everything the refused calls could have changed, counted.
 async fn footprint(app: &TestApp) -> [i64; 4] {

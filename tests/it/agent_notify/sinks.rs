@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::notify::receiver::Reply;
+use testkit::receiver::Reply;
 
 const SECRET_ONE: &str = "gotify-app-token-SECRET-ONE";
 const SECRET_TWO: &str = "gotify-app-token-SECRET-TWO";

@@ -3,10 +3,11 @@
 use awc::http::StatusCode;
 
 use super::{
-    Sql, list_todos, set_list_grant_unannounced, spawn, wait_for_listener, wait_until_asked_of_the_database,
+    AUTH_LISTENER, Sql, list_todos, set_list_grant_unannounced, spawn, wait_until_asked_of_the_database,
     wait_until_cached,
 };
 use crate::harness::admin_url;
+use crate::harness::wait::wait_for_listener;
 
 #[actix_web::test]
 async fn while_the_auth_listener_is_down_every_token_is_checked_in_the_database_and_the_listener_comes_back() {
@@ -14,7 +15,7 @@ async fn while_the_auth_listener_is_down_every_token_is_checked_in_the_database_
     let sql = Sql::connect(&app.db.url).await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let first = wait_for_listener(&sql, 0).await;
+    let first = wait_for_listener(&sql, AUTH_LISTENER, 0).await;
     wait_until_cached(&app.base, &sql, &ep).await;
 
     // Kill the listener's session and keep it from coming back: the database takes no
@@ -35,7 +36,7 @@ async fn while_the_auth_listener_is_down_every_token_is_checked_in_the_database_
     // Connections are taken again: the listener comes back, tokens are cached again and
     // a revocation is heard again.
     admin.run(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true")).await;
-    let second = wait_for_listener(&sql, first).await;
+    let second = wait_for_listener(&sql, AUTH_LISTENER, first).await;
     assert_ne!(second, first);
     let again = app.agent(owner.scope, "again").await;
     wait_until_cached(&app.base, &sql, &again).await;

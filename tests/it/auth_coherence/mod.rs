@@ -10,6 +10,7 @@ mod listener;
 mod operators;
 mod webhooks;
 
+use std::future::Future;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,6 +20,7 @@ use switchboard::config::Settings;
 use switchboard::startup::Application;
 use switchboard::store::signals::Emitter;
 
+use crate::harness::wait::{Counter, wait_until_every};
 use crate::harness::{Ep, TestApp, TestDb, test_settings};
 
 /// How long every instance in these tests trusts a verified endpoint token.
@@ -184,51 +186,46 @@ pub async fn set_list_grant_unannounced(sql: &Sql, ep: &Ep, granted: bool) {
 /// seen, the grant comes back announced: the answer without it may have been cached
 /// meanwhile (the listener became current between the two requests).
 pub async fn wait_until_cached(base: &str, sql: &Sql, ep: &Ep) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if list_todos(base, ep).await == StatusCode::OK {
-            set_list_grant_unannounced(sql, ep, false).await;
-            match list_todos(base, ep).await {
-                StatusCode::OK => return set_list_grant_unannounced(sql, ep, true).await,
-                StatusCode::FORBIDDEN => {
-                    sql.run(&format!(
-                        "UPDATE endpoints SET grants = array_append(grants, 'list_todos') WHERE id = '{}'",
-                        ep.id.0
-                    ))
-                    .await
-                }
-                other => panic!("unexpected {other}"),
-            }
+    wait_until_every("the token to be served from the cache", WAIT, POLL, async || {
+        let first = list_todos(base, ep).await;
+        if first != StatusCode::OK {
+            return Err(format!("list_todos answered {first}"));
         }
-        assert!(Instant::now() < deadline, "the token was never served from the cache");
-        actix_rt::time::sleep(POLL).await;
-    }
+        set_list_grant_unannounced(sql, ep, false).await;
+        match list_todos(base, ep).await {
+            StatusCode::OK => {
+                set_list_grant_unannounced(sql, ep, true).await;
+                Ok(())
+            }
+            StatusCode::FORBIDDEN => {
+                sql.run(&format!(
+                    "UPDATE endpoints SET grants = array_append(grants, 'list_todos') WHERE id = '{}'",
+                    ep.id.0
+                ))
+                .await;
+                Err("a grant withdrawn unannounced was seen (asked of the database)".into())
+            }
+            other => panic!("unexpected {other}"),
+        }
+    })
+    .await;
 }
 
 /// Waits until the instance at `base` answers `ep`'s token from the database: a grant
 /// withdrawn unannounced is seen. Leaves the grant withdrawn.
 pub async fn wait_until_asked_of_the_database(base: &str, sql: &Sql, ep: &Ep) {
     set_list_grant_unannounced(sql, ep, false).await;
-    let deadline = Instant::now() + WAIT;
-    while list_todos(base, ep).await != StatusCode::FORBIDDEN {
-        assert!(Instant::now() < deadline, "the cache kept answering");
-        actix_rt::time::sleep(POLL).await;
-    }
+    wait_until_every("a grant withdrawn unannounced to be seen (asked of the database)", WAIT, POLL, async || {
+        match list_todos(base, ep).await {
+            StatusCode::FORBIDDEN => Ok(()),
+            other => Err(format!("list_todos answered {other}: the cache kept answering")),
+        }
+    })
+    .await;
 }
 
-/// Waits for an auth listener session on `sql`'s database other than `not`; its pid.
-pub async fn wait_for_listener(sql: &Sql, not: i64) -> i64 {
-    let query = format!(
-        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
-         WHERE application_name = '{AUTH_LISTENER}' AND datname = current_database()"
-    );
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let pid = sql.int(&query).await;
-        if pid != 0 && pid != not {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "no auth listener session (other than {not})");
-        actix_rt::time::sleep(POLL).await;
+impl Counter for Sql {
+    fn count(&self, sql: &str) -> impl Future<Output = i64> {
+        self.int(sql)
     }
 }

@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use actix_web::cookie::Cookie;
 use awc::http::StatusCode;
 use serde_json::{Value, json};
 use switchboard::domain::grants::Verb;
@@ -30,7 +29,6 @@ const BAD_SEGMENTS: [&str; 5] = ["%00", "%FF", "a%00b", "ok%C3%28", "%FE%FF"];
 /// One answer: status, raw body.
 struct Answer {
     status: StatusCode,
-    headers: awc::http::header::HeaderMap,
     body: String,
 }
 
@@ -50,11 +48,7 @@ async fn send(method: &str, url: &str, headers: &[(&str, String)], body: Option<
     }
     .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
     let bytes = resp.body().limit(4 << 20).await.unwrap_or_default();
-    Answer {
-        status: resp.status(),
-        headers: resp.headers().clone(),
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-    }
+    Answer { status: resp.status(), body: String::from_utf8_lossy(&bytes).into_owned() }
 }
 
 /// `pattern` with its `index`-th `{…}` parameter replaced by `bad` and every other one
@@ -78,29 +72,10 @@ fn params(pattern: &str) -> usize {
     pattern.matches('{').count()
 }
 
-/// The cookie `name` an answer sets.
-fn set_cookie(headers: &awc::http::header::HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all("set-cookie")
-        .filter_map(|v| Cookie::parse(v.to_str().ok()?.to_owned()).ok())
-        .find(|c| c.name() == name)
-        .map(|c| format!("{name}={}", c.value()))
-}
-
 /// A Board session on `base`: its `Cookie` header and its CSRF token.
 async fn board_session(base: &str, email: &str) -> (String, String) {
-    let form = send("GET", &format!("{base}/login"), &[], None).await;
-    assert_eq!(form.status, StatusCode::OK, "{}", form.body);
-    let login_cookie = set_cookie(&form.headers, "sb_login_csrf").expect("the form's CSRF cookie");
-    let csrf = crate::board::hidden_value(&form.body, "csrf_token").expect("csrf field");
-    let fields = serde_urlencoded::to_string([("email", email), ("password", PASSWORD), ("csrf_token", &csrf)]);
-    let form = ("application/x-www-form-urlencoded", fields.unwrap());
-    let signed_in = send("POST", &format!("{base}/login"), &[("cookie", login_cookie)], Some(form)).await;
-    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "sign-in: {}", signed_in.body);
-    let cookie = set_cookie(&signed_in.headers, "sb_session").expect("session cookie");
-    let todos = send("GET", &format!("{base}/todos"), &[("cookie", cookie.clone())], None).await;
-    assert_eq!(todos.status, StatusCode::OK, "{}", todos.body);
-    (cookie, crate::board::hidden_value(&todos.body, "csrf_token").expect("session csrf"))
+    let session = testkit::board::sign_in(&testkit::board::browser(), base, email, PASSWORD).await.unwrap();
+    (session.cookie, session.csrf)
 }
 
 /// Every request the walk made that answered 5xx, or not what it had to, as lines for

@@ -25,7 +25,7 @@ async fn the_sign_in_form_has_the_contract_fields_and_sets_its_csrf_cookie() {
     }
     assert!(page.body.contains(r#"<meta name="viewport""#));
     let cookie = page.set_cookie("sb_login_csrf").expect("double-submit cookie");
-    assert_eq!(cookie.value(), page.csrf_field(), "the cookie and the field carry the same token");
+    assert_eq!(cookie.value(), page.csrf_field().unwrap(), "the cookie and the field carry the same token");
     assert_eq!(cookie.http_only(), Some(true));
     assert_eq!(page.headers.get("x-frame-options").unwrap(), "DENY");
     assert_eq!(page.headers.get("cache-control").unwrap(), "no-store");

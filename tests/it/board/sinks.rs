@@ -13,7 +13,8 @@ use switchboard::domain::todo_state::TeamRole;
 
 use super::{Page, Session, board_owner, get, post_form, sign_in};
 use crate::harness::TestApp;
-use crate::notify::receiver::Receiver;
+use crate::harness::wait::wait_count;
+use testkit::receiver::Receiver;
 
 const KEY: SecretKey = SecretKey([5; 32]);
 const SECRET: &str = "gotify-app-token-ALPHA-7f3a";
@@ -55,17 +56,6 @@ async fn post(app: &TestApp, s: &Session, path: &str, fields: &[(&str, &str)]) -
     let mut form = vec![("csrf_token", s.csrf.as_str())];
     form.extend_from_slice(fields);
     post_form(app, path, Some(&s.cookie), &form).await
-}
-
-async fn wait_count(app: &TestApp, sql: &str, n: i64) {
-    let started = std::time::Instant::now();
-    loop {
-        if app.db.count(sql).await == n {
-            return;
-        }
-        assert!(started.elapsed() < std::time::Duration::from_secs(15), "waited for {n} from {sql}");
-        actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 #[actix_web::test]
@@ -168,7 +158,7 @@ async fn an_admin_stores_a_connection_adds_a_sink_edits_it_and_reads_its_deliver
     let (st, b) = app.post(&format!("/api/v1/agent/todos/{todo}/fail"), &ep.token, json!({"summary": "broke"})).await;
     assert_eq!(st, 200, "{b}");
     rx.wait_for(1).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let log = get(&app, &sink_page, Some(&s.cookie)).await;
     assert_eq!(log.status, StatusCode::OK, "{}", log.body);
     assert!(log.body.contains("todo.dead_lettered") && log.body.contains("sb-chip-sent"), "{}", log.body);

@@ -7,10 +7,12 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+
+use crate::harness::wait::wait_until_every;
 
 /// Where the Debian packages `chromium` and `chromium-driver` put the browser and its
 /// WebDriver; `SWITCHBOARD_CHROMIUM` and `SWITCHBOARD_CHROMEDRIVER` override them.
@@ -75,7 +77,7 @@ pub struct Chromedriver {
 
 impl Chromedriver {
     /// Starts chromedriver on a free loopback port and waits until it listens.
-    pub fn start() -> Chromedriver {
+    pub async fn start() -> Chromedriver {
         let driver = binary("SWITCHBOARD_CHROMEDRIVER", CHROMEDRIVER);
         let port = free_port();
         let log = screenshot_dir().join("chromedriver.log");
@@ -99,19 +101,22 @@ impl Chromedriver {
         let _ = std::fs::remove_dir_all(&profile);
         std::fs::create_dir_all(&profile).unwrap_or_else(|e| panic!("create {}: {e}", profile.display()));
         let mut driver = Chromedriver { child, url: format!("http://127.0.0.1:{port}"), profile };
-        driver.wait_listening(port, &log);
+        driver.wait_listening(port, &log).await;
         driver
     }
 
-    fn wait_listening(&mut self, port: u16, log: &Path) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
+    async fn wait_listening(&mut self, port: u16, log: &Path) {
+        let what = format!("chromedriver to listen on {port} (see {})", log.display());
+        wait_until_every(what, Duration::from_secs(15), Duration::from_millis(25), async || {
+            if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+                return Ok(());
+            }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("chromedriver exited ({status}) before listening; see {}", log.display());
             }
-            assert!(Instant::now() < deadline, "chromedriver did not listen on {port} in 15 s; see {}", log.display());
-            std::thread::sleep(Duration::from_millis(25));
-        }
+            Err("connection refused".into())
+        })
+        .await;
     }
 }
 

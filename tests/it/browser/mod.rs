@@ -8,7 +8,7 @@ mod dead_view;
 mod driver;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use fantoccini::elements::Element;
@@ -18,11 +18,15 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
 
 use crate::harness::TestApp;
+use crate::harness::wait::try_wait_until;
 use driver::Chromedriver;
 
 /// How long the browser gets for a page to change as expected (generous: CI runs tests
 /// side by side on two cores).
 const PATIENCE: Duration = Duration::from_secs(20);
+
+/// How often a page wait looks again.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// The screens the Board is looked at on.
 #[derive(Debug, Clone, Copy)]
@@ -81,7 +85,7 @@ impl Browser {
     /// Starts chromedriver and a Chromium session, its viewport phone-sized.
     pub async fn open(app: &TestApp) -> Browser {
         let chromium = driver::chromium();
-        let chromedriver = Chromedriver::start();
+        let chromedriver = Chromedriver::start().await;
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
@@ -118,16 +122,13 @@ impl Browser {
 
     /// Waits until the page is at `path_and_query`.
     pub async fn wait_for_location(&self, path_and_query: &str) {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
+        let arrived = try_wait_until(PATIENCE, LOOK_EVERY, async || {
             let here = self.location().await;
-            if here == path_and_query {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("expected to be at {path_and_query}, still at {here}; {}", self.evidence("wrong-page").await);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            if here == path_and_query { Ok(()) } else { Err(here) }
+        })
+        .await;
+        if let Err(here) = arrived {
+            panic!("expected to be at {path_and_query}, still at {here}; {}", self.evidence("wrong-page").await);
         }
     }
 
@@ -152,12 +153,13 @@ impl Browser {
     /// Waits until nothing matches the XPath `xpath` (the page has changed); `what` names
     /// the evidence left when it does not happen.
     pub async fn wait_until_gone(&self, xpath: &str, what: &str) {
-        let deadline = Instant::now() + PATIENCE;
-        while !self.all_xpath(xpath).await.is_empty() {
-            if Instant::now() > deadline {
-                panic!("{xpath} still matches; {}", self.evidence(what).await);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let gone = try_wait_until(PATIENCE, LOOK_EVERY, async || {
+            let left = self.all_xpath(xpath).await.len();
+            if left == 0 { Ok(()) } else { Err(format!("{left} still match")) }
+        })
+        .await;
+        if let Err(left) = gone {
+            panic!("{xpath}: {left}; {}", self.evidence(what).await);
         }
     }
 

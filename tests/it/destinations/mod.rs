@@ -15,7 +15,7 @@ use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
 
 use crate::harness::{Ep, Owner, TestApp};
-use crate::notify::receiver::Receiver;
+use testkit::receiver::Receiver;
 
 /// The vault key these tests run with.
 const KEY: SecretKey = SecretKey([5; 32]);

@@ -11,8 +11,8 @@ use switchboard::startup::Application;
 use switchboard::vault::Vault;
 
 use super::*;
+use crate::harness::wait::wait_count;
 use crate::harness::{Signals, test_settings};
-use crate::sinks::wait_count;
 
 /// Turns every connection, sink and webhook back into what an earlier release left:
 /// gotify connections without a destination, undecided, their fingerprints the bare
@@ -101,7 +101,7 @@ async fn an_upgrade_binds_what_humans_set_up_and_holds_what_an_agent_may_have_re
     dead_letter(&app, &calm_worker, "calm build", json!({})).await;
     assert_eq!(calm_rx.wait_for(1).await[0].header("x-gotify-key"), Some("calm-token"));
     dead_letter(&app, &steered_worker, "steered build", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held' AND last_error = 'connection_unbound'", 1)
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'held' AND last_error = 'connection_unbound'", 1)
         .await;
     assert_eq!((home.count(), evil.count()), (0, 0));
     // Its sink cannot be tested either, and says why.

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::notify::receiver::Reply;
+use testkit::receiver::Reply;
 
 /// A cairn connection of `o` publishing to `cairn`; its id.
 async fn cairn_connection(app: &TestApp, o: &Owner, cairn: &Receiver) -> String {

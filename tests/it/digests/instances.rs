@@ -2,13 +2,14 @@
 //! send time by a conditional update, and only one commits it. "No more" is checked
 //! once both schedulers have ticked past the last decision, not after a guessed pause.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use crate::harness::TestDb;
-use crate::notify::receiver::{Receiver, Reply};
+use crate::harness::wait::wait_count_at_least;
 use crate::sinks::logs::Served;
+use testkit::receiver::{Receiver, Reply};
 
 #[actix_web::test]
 async fn two_server_processes_send_one_digest_per_send_time() {
@@ -46,11 +47,8 @@ async fn two_server_processes_send_one_digest_per_send_time() {
     for round in 0..3 {
         db.exec("UPDATE digests SET next_send_at = now()").await;
         let want = 5 * (round + 1);
-        let started = Instant::now();
-        while db.count("SELECT count(*) FROM digest_runs WHERE outcome = 'sent'").await < want {
-            assert!(started.elapsed() < Duration::from_secs(20), "round {round}: not every digest was sent");
-            actix_rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        let sent = "SELECT count(*) FROM digest_runs WHERE outcome = 'sent'";
+        wait_count_at_least(&db, sent, want, Duration::from_secs(20)).await;
         rx.wait_for(want as usize).await;
     }
     // Everything that could send one again is over: every digest delivery has ended,

@@ -8,14 +8,18 @@ mod cairn;
 mod instances;
 mod sending;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
 
+use crate::harness::wait::{wait_count_within, wait_until};
 use crate::harness::{Owner, TestApp};
-use crate::notify::receiver::Receiver;
+use testkit::receiver::Receiver;
+
+/// How long a wait for a digest's runs, ticks or deliveries lasts.
+const WITHIN: Duration = Duration::from_secs(20);
 
 /// The vault key the digest tests run with.
 const KEY: SecretKey = SecretKey([9; 32]);
@@ -92,15 +96,7 @@ async fn make_due(app: &TestApp, digest: &str, ago: &str) {
 async fn wait_runs(app: &TestApp, digest: &str, outcome: &str, n: i64) {
     let id = digest.strip_prefix("dg_").unwrap();
     let sql = format!("SELECT count(*) FROM digest_runs WHERE digest_id = '{id}' AND outcome = '{outcome}'");
-    let started = Instant::now();
-    loop {
-        let got = app.db.count(&sql).await;
-        if got == n {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "{digest}: {got} {outcome} runs, waited for {n}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_count_within(&app.db, &sql, n, WITHIN).await;
 }
 
 /// The metrics token the tests that count scheduler ticks start their servers with.
@@ -118,11 +114,11 @@ where
     Fut: std::future::Future<Output = u64>,
 {
     let from = ticks().await;
-    let started = Instant::now();
-    while ticks().await < from + 2 {
-        assert!(started.elapsed() < Duration::from_secs(20), "the digest scheduler stopped ticking");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(format!("two digest scheduler ticks after tick {from}"), WITHIN, async || {
+        let now = ticks().await;
+        if now >= from + 2 { Ok(()) } else { Err(format!("tick {now}")) }
+    })
+    .await;
 }
 
 /// Waits until every `digest` outbox row has ended (sent, coalesced, partial or
@@ -130,11 +126,7 @@ where
 async fn digest_outbox_ended(db: &crate::harness::TestDb) {
     let open = "SELECT count(*) FROM outbox WHERE event = 'digest' \
         AND status NOT IN ('sent', 'coalesced', 'partial', 'undeliverable')";
-    let started = Instant::now();
-    while db.count(open).await != 0 {
-        assert!(started.elapsed() < Duration::from_secs(20), "a digest's outbox row never ended");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_count_within(db, open, 0, WITHIN).await;
 }
 
 /// Dead-letters a fresh todo titled `title` on `slug`, a new endpoint of `o`.

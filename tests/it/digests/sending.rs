@@ -4,12 +4,14 @@
 //! ones, and send times missed while no server ran are sent (30 minutes late) or
 //! skipped and recorded (2 hours late).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::*;
-use crate::notify::receiver::Reply;
+use testkit::receiver::Reply;
+
+use crate::harness::wait::wait_count_at_least;
 
 #[actix_web::test]
 async fn a_quiet_digest_is_skipped_and_the_skip_is_recorded() {
@@ -80,11 +82,7 @@ async fn an_unmeasurable_doorbell_section_reads_unavailable_and_the_digest_is_se
     // read the clock before the wait once skipped it as if it lay in the future).
     let waiting =
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%doorbell_rings%'";
-    let started = Instant::now();
-    while app.db.count(waiting).await == 0 {
-        assert!(started.elapsed() < Duration::from_secs(10), "no tick ever waited on the rings");
-        actix_rt::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_count_at_least(&app.db, waiting, 1, Duration::from_secs(10)).await;
     make_due(&app, id, "0 seconds").await;
     let got = rx.wait_for(1).await;
     client.batch_execute("ROLLBACK").await.unwrap();

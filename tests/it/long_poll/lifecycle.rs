@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use tokio::io::AsyncWriteExt;
 
-use super::{Instance, WAITERS, WITHIN, answered, metric, spawn, wait_for_waiters, wait_on_any};
+use super::{Instance, METRICS_TOKEN, WAITERS, WITHIN, answered, spawn, wait_for_waiters, wait_on_any};
 use crate::harness::TestDb;
+use crate::harness::wait::{wait_backends_gone, wait_metric_at};
 
 #[actix_web::test]
 async fn a_client_that_closes_its_connection_while_waiting_frees_its_place() {
@@ -29,11 +30,7 @@ async fn a_client_that_closes_its_connection_while_waiting_frees_its_place() {
     // An orderly close (FIN), as a client that gives up or exits sends: the place is
     // freed well before the 30 s the request asked to wait.
     drop(socket);
-    let deadline = Instant::now() + std::time::Duration::from_secs(20);
-    while metric(&app.base, WAITERS).await != 0 {
-        assert!(Instant::now() < deadline, "the gone client's request still waits");
-        actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    wait_metric_at(&app.base, METRICS_TOKEN, WAITERS, 0, std::time::Duration::from_secs(20)).await;
     // The place is free for the next agent, and no work was claimed for nobody.
     let id = app.create_todo(&ep, "inbox", "t").await;
     let answer = answered(wait_on_any(&app.base, &ep, 30)).await;
@@ -98,12 +95,8 @@ async fn waiting_agents_whose_database_connections_are_all_terminated_answer_200
     }
     // And waiting works again once the terminated sessions are gone (the pool hands out
     // no broken connection: pinned by `db_restart`).
-    let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE pid IN ({terminated})");
-    let deadline = Instant::now() + WITHIN;
-    while app.db.count(&gone).await > 0 {
-        assert!(Instant::now() < deadline, "terminated sessions still alive");
-        actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    let pids: Vec<i32> = terminated.split(',').map(|pid| pid.parse().unwrap()).collect();
+    wait_backends_gone(&app.db, &pids, WITHIN).await;
     let waiting = wait_on_any(&app.base, &ep, 30);
     wait_for_waiters(&app.base, 1).await;
     let id = app.create_todo(&ep, "inbox", "after the restart").await;

@@ -21,7 +21,8 @@ use switchboard::config::Settings;
 use switchboard::startup::{Application, Stopper};
 use switchboard::store::signals::Emitter;
 
-use crate::harness::{Ep, TestApp, TestDb, test_settings};
+use crate::harness::wait::wait_metric_at;
+use crate::harness::{Ep, TestApp, TestDb, metric_at, test_settings};
 
 /// The metrics token every server here is started with.
 pub const METRICS_TOKEN: &str = "long-poll-metrics-token-0123456789abcdef";
@@ -88,30 +89,12 @@ fn client() -> awc::Client {
 
 /// One series of the instance at `base`'s metrics.
 pub async fn metric(base: &str, series: &str) -> u64 {
-    let mut resp = client()
-        .get(format!("{base}/metrics"))
-        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
-        .send()
-        .await
-        .expect("scrape");
-    assert_eq!(resp.status(), 200);
-    let text = String::from_utf8(resp.body().await.expect("body").to_vec()).expect("utf-8");
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+    metric_at(&client(), base, METRICS_TOKEN, series).await
 }
 
 /// Waits until the instance at `base` holds exactly `n` requests waiting.
 pub async fn wait_for_waiters(base: &str, n: u64) {
-    let deadline = Instant::now() + WITHIN;
-    loop {
-        let held = metric(base, WAITERS).await;
-        if held == n {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{held} waiting requests, never {n}");
-        actix_rt::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_metric_at(base, METRICS_TOKEN, WAITERS, n, WITHIN).await;
 }
 
 /// How a `claim-next` was answered, and after how long.

@@ -6,10 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{
-    CLAIM_LISTENER, Instance, WAKEUPS, WITHIN, answered, claim_next, metric, spawn, wait_for_waiters, wait_on_any,
-};
+use super::{CLAIM_LISTENER, Instance, WAKEUPS, answered, claim_next, metric, spawn, wait_for_waiters, wait_on_any};
 use crate::admission::set_admission;
+use crate::harness::wait::wait_for_listener;
 
 #[actix_web::test]
 async fn a_waiting_agent_gets_a_todo_created_on_its_own_instance() {
@@ -123,19 +122,7 @@ async fn a_claim_listener_that_lost_its_connection_makes_every_waiter_look_again
     let app = spawn().await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let listener = format!(
-        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
-         WHERE application_name = '{CLAIM_LISTENER}' AND datname = current_database()"
-    );
-    let deadline = Instant::now() + WITHIN;
-    let pid = loop {
-        let pid = app.db.count(&listener).await;
-        if pid != 0 {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "no claim listener session");
-        actix_rt::time::sleep(Duration::from_millis(10)).await;
-    };
+    let pid = wait_for_listener(&app.db, CLAIM_LISTENER, 0).await;
     let waiting = wait_on_any(&app.base, &ep, 30);
     wait_for_waiters(&app.base, 1).await;
 

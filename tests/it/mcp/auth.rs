@@ -7,7 +7,7 @@ use awc::http::StatusCode;
 use serde_json::json;
 use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
 
-use super::{Client, Mode, Wire, code_of, initialize_request, mcp_url};
+use super::{Client, Mode, code_of, initialize_request, mcp_url, wire_to};
 use crate::auth_coherence::{Peer, Sql, call, spawn, wait_until_cached};
 use crate::harness::{Ep, TestApp};
 
@@ -53,9 +53,9 @@ async fn a_token_revoked_through_another_instance_is_refused_on_the_next_mcp_req
     let sql = Sql::connect(&app.db.url).await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let mut wire = Wire::new(&app, "worker", &ep);
-    wire.initialize().await;
-    let (status, answer) = wire.call(1, "list_todos", json!({})).await;
+    let mut wire = wire_to(&app, "worker", &ep);
+    wire.initialize().await.unwrap();
+    let (status, answer) = wire.call(1, "list_todos", json!({})).await.unwrap();
     assert_eq!(status, StatusCode::OK);
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     // This instance now answers the token from its cache (a change it did not hear of
@@ -65,9 +65,9 @@ async fn a_token_revoked_through_another_instance_is_refused_on_the_next_mcp_req
     let (status, body) = call(&peer.base, "POST", &format!("/api/v1/endpoints/{}/revoke", ep.id), &owner.token).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
-    let refused = wire.post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let refused = wire.post(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await.unwrap();
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "{}", String::from_utf8_lossy(&refused.body));
-    let (status, _) = wire.call(3, "claim_next", json!({})).await;
+    let (status, _) = wire.call(3, "claim_next", json!({})).await.unwrap();
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
 

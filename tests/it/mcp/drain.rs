@@ -3,7 +3,7 @@
 //! token with `conflict`, and fails a todo at its cap, which is announced on the hook and
 //! queued for the owner's sinks just as the same fail through REST is.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard::domain::grants::DRAIN_FAMILY;
@@ -11,8 +11,9 @@ use switchboard::domain::ids::TodoId;
 
 use super::{Client, DEFAULT_TOOLS, Mode, code_of, mcp_url};
 use crate::harness::TestApp;
-use crate::notify::receiver::Receiver;
+use crate::harness::wait::wait_count_within;
 use crate::notify::{generic, hook, spawn_with};
+use testkit::receiver::Receiver;
 
 /// What the Harness daemon labels a relay attempt with.
 const RELAY: &str = "harness/host-1/harness-a/run-7";
@@ -38,11 +39,7 @@ async fn outbox_rows(app: &TestApp, id: TodoId) -> Vec<String> {
          AND count = 1",
         id.0
     );
-    let started = Instant::now();
-    while app.db.count(&sql).await != 1 {
-        assert!(started.elapsed() < Duration::from_secs(10), "no outbox row for {id}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_count_within(&app.db, &sql, 1, Duration::from_secs(10)).await;
     let (client, conn) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.unwrap();
     actix_rt::spawn(conn);
     let rows = client

@@ -9,7 +9,7 @@ use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
 use switchboard::domain::ids::{HookId, TodoId};
 
-use super::Wire;
+use super::wire_to;
 use crate::harness::TestApp;
 
 /// The codes a refusal may start with (never `internal` or `unavailable`).
@@ -132,13 +132,13 @@ async fn fuzzed_tool_arguments_never_answer_a_server_error() {
     for n in 0..3 {
         known.push(app.create_todo(&ep, "inbox", &format!("t{n}")).await.to_string());
     }
-    let mut wire = Wire::new(&app, "worker", &ep);
-    wire.initialize().await;
+    let mut wire = wire_to(&app, "worker", &ep);
+    wire.initialize().await.unwrap();
     let case = (proptest::sample::select(TOOLS), arguments(known));
     let mut runner = TestRunner::new(Config { cases: 300, failure_persistence: None, ..Config::default() });
     for n in 0..300u64 {
         let (tool, args) = case.new_tree(&mut runner).expect("a case").current();
-        let (status, answer) = wire.call(n + 1, tool, Value::Object(args.clone())).await;
+        let (status, answer) = wire.call(n + 1, tool, Value::Object(args.clone())).await.unwrap();
         let what = format!("{tool} {}", Value::Object(args));
         assert_eq!(status, StatusCode::OK, "{what}");
         if let Some(error) = answer.get("error") {
@@ -155,7 +155,7 @@ async fn fuzzed_tool_arguments_never_answer_a_server_error() {
             assert!(result["structuredContent"].is_object() || tool == "delete_sink", "{what}: {answer}");
         }
     }
-    let (status, answer) = wire.call(10_000, "list_todos", json!({})).await;
+    let (status, answer) = wire.call(10_000, "list_todos", json!({})).await.unwrap();
     assert_eq!(status, StatusCode::OK);
     assert_eq!(answer["result"]["isError"], false, "the server still answers: {answer}");
 }

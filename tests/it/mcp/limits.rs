@@ -10,18 +10,19 @@ use awc::http::StatusCode;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::{Wire, initialize_request};
+use super::{initialize_request, wire_to};
+use crate::harness::wait::wait_until_every;
 use crate::harness::{Ep, TestApp};
 use crate::long_poll::{self, wait_for_waiters};
 
 #[actix_web::test]
 async fn a_body_over_one_mebibyte_is_refused_with_413_as_rest_refuses_it() {
     let (app, _owner, ep) = TestApp::with_worker().await;
-    let wire = Wire::new(&app, "worker", &ep);
+    let wire = wire_to(&app, "worker", &ep);
     let padding = "x".repeat(1024 * 1024);
     let mut message = initialize_request();
     message["params"]["padding"] = json!(padding);
-    let posted = wire.post(message).await;
+    let posted = wire.post(&message).await.unwrap();
     assert_eq!(posted.status, StatusCode::PAYLOAD_TOO_LARGE);
     let body: serde_json::Value = serde_json::from_slice(&posted.body).unwrap();
     assert_eq!(body["error"]["code"], "payload_too_large", "the REST envelope: {body}");
@@ -41,25 +42,26 @@ async fn sessions_are_bounded_per_endpoint_and_per_instance_and_a_deleted_one_fr
     .await;
     let owner = app.owner("a@example.com").await;
     let (a, b) = (app.agent(owner.scope, "a").await, app.agent(owner.scope, "b").await);
-    let mut first = Wire::new(&app, "a", &a);
-    first.initialize().await;
-    Wire::new(&app, "a", &a).initialize().await;
-    let third = Wire::new(&app, "a", &a).post(initialize_request()).await;
+    let mut first = wire_to(&app, "a", &a);
+    first.initialize().await.unwrap();
+    wire_to(&app, "a", &a).initialize().await.unwrap();
+    let third = wire_to(&app, "a", &a).post(&initialize_request()).await.unwrap();
     assert_eq!(third.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&third.body));
     assert!(third.session.is_none());
-    Wire::new(&app, "b", &b).initialize().await;
-    let full = Wire::new(&app, "b", &b).post(initialize_request()).await;
+    wire_to(&app, "b", &b).initialize().await.unwrap();
+    let full = wire_to(&app, "b", &b).post(&initialize_request()).await.unwrap();
     assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE, "the instance holds its most");
 
     // The stateless revision opens no session, so a full instance still serves it.
-    let stateless = Wire::new(&app, "b", &b)
-        .post(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
-        .await;
+    let stateless = wire_to(&app, "b", &b)
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+        .await
+        .unwrap();
     assert_ne!(stateless.status, StatusCode::SERVICE_UNAVAILABLE);
 
     let session = first.session.clone().unwrap();
     delete_session(&app, "a", &a, &session).await;
-    Wire::new(&app, "a", &a).initialize().await;
+    wire_to(&app, "a", &a).initialize().await.unwrap();
 }
 
 #[actix_web::test]
@@ -75,14 +77,14 @@ async fn one_owner_filling_its_share_of_sessions_is_refused_with_429_and_another
     let mut held = Vec::new();
     for (ep, slug) in slugs.iter().take(3) {
         for _ in 0..2 {
-            let mut wire = Wire::new(&app, slug, ep);
-            wire.initialize().await;
+            let mut wire = wire_to(&app, slug, ep);
+            wire.initialize().await.unwrap();
             held.push(wire);
         }
     }
     // Its seventh, on any of its endpoints (a fresh one too), is refused: 429 rate_limited.
     for (ep, slug) in &slugs {
-        let refused = Wire::new(&app, slug, ep).post(initialize_request()).await;
+        let refused = wire_to(&app, slug, ep).post(&initialize_request()).await.unwrap();
         assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&refused.body));
         let body: serde_json::Value = serde_json::from_slice(&refused.body).unwrap();
         assert_eq!(body["error"]["code"], "rate_limited", "{body}");
@@ -94,23 +96,23 @@ async fn one_owner_filling_its_share_of_sessions_is_refused_with_429_and_another
     // Another owner opens sessions in the places kept, and calls tools in them.
     let theirs = app.agent(other.scope, "theirs").await;
     for id in 1..=2 {
-        let mut wire = Wire::new(&app, "theirs", &theirs);
-        wire.initialize().await;
-        let (status, answer) = wire.call(id, "list_todos", json!({})).await;
+        let mut wire = wire_to(&app, "theirs", &theirs);
+        wire.initialize().await.unwrap();
+        let (status, answer) = wire.call(id, "list_todos", json!({})).await.unwrap();
         assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)), "{answer}");
     }
     // Then the instance is full, for everyone.
-    let full = Wire::new(&app, "theirs", &theirs).post(initialize_request()).await;
+    let full = wire_to(&app, "theirs", &theirs).post(&initialize_request()).await.unwrap();
     assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE);
     let instance_full = r#"switchboard_places_refused_total{place="mcp_session",reason="instance_full"}"#;
     assert_eq!(long_poll::metric(&app.base, instance_full).await, 1);
 
     // The first owner's calls still work, and a session it ends gives its place back.
-    let (status, _) = held[0].call(1, "list_todos", json!({})).await;
+    let (status, _) = held[0].call(1, "list_todos", json!({})).await.unwrap();
     assert_eq!(status, StatusCode::OK);
     let session = held[0].session.clone().unwrap();
     delete_session(&app, &slugs[0].1, &slugs[0].0, &session).await;
-    Wire::new(&app, &slugs[3].1, &slugs[3].0).initialize().await;
+    wire_to(&app, &slugs[3].1, &slugs[3].0).initialize().await.unwrap();
     assert_eq!(long_poll::metric(&app.base, scope_share).await, 4);
 }
 
@@ -123,20 +125,19 @@ async fn an_idle_session_closes_and_gives_its_place_back() {
     .await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let mut idle = Wire::new(&app, "worker", &ep);
-    idle.initialize().await;
+    let mut idle = wire_to(&app, "worker", &ep);
+    idle.initialize().await.unwrap();
     // While it lives its place is taken; an attempt to open another does not touch it.
-    let started = Instant::now();
-    loop {
-        let other = Wire::new(&app, "worker", &ep).post(initialize_request()).await;
+    wait_until_every("the idle session to close", Duration::from_secs(15), Duration::from_millis(100), async || {
+        let other = wire_to(&app, "worker", &ep).post(&initialize_request()).await.unwrap();
         if other.status == StatusCode::OK {
-            break;
+            return Ok(());
         }
         assert_eq!(other.status, StatusCode::TOO_MANY_REQUESTS);
-        assert!(started.elapsed() < Duration::from_secs(15), "the idle session never closed");
-        actix_rt::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (status, _) = idle.call(1, "list_todos", json!({})).await;
+        Err(format!("another session refused with {}", other.status))
+    })
+    .await;
+    let (status, _) = idle.call(1, "list_todos", json!({})).await.unwrap();
     assert_eq!(status, StatusCode::NOT_FOUND, "the closed session is gone");
 }
 
@@ -145,13 +146,13 @@ async fn a_session_is_its_endpoints_only() {
     let app = TestApp::spawn().await;
     let owner = app.owner("a@example.com").await;
     let (a, b) = (app.agent(owner.scope, "a").await, app.agent(owner.scope, "b").await);
-    let mut mine = Wire::new(&app, "a", &a);
-    mine.initialize().await;
-    let mut theirs = Wire::new(&app, "b", &b);
+    let mut mine = wire_to(&app, "a", &a);
+    mine.initialize().await.unwrap();
+    let mut theirs = wire_to(&app, "b", &b);
     theirs.session = mine.session.clone();
-    let (status, _) = theirs.call(1, "list_todos", json!({})).await;
+    let (status, _) = theirs.call(1, "list_todos", json!({})).await.unwrap();
     assert_eq!(status, StatusCode::NOT_FOUND, "another endpoint's session is unknown to it");
-    let (status, answer) = mine.call(2, "list_todos", json!({})).await;
+    let (status, answer) = mine.call(2, "list_todos", json!({})).await.unwrap();
     assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
 }
 
@@ -160,8 +161,8 @@ async fn a_claim_next_waiting_for_work_writes_nothing_until_it_answers_with_the_
     let app = long_poll::spawn().await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let mut wire = Wire::new(&app, "worker", &ep);
-    wire.initialize().await;
+    let mut wire = wire_to(&app, "worker", &ep);
+    wire.initialize().await.unwrap();
     let session = wire.session.clone().unwrap();
     let (url, token) = (super::mcp_url(&app, "worker"), ep.token.clone());
     let waiting = actix_rt::spawn(async move {
@@ -193,8 +194,8 @@ async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait
     let app = long_poll::spawn().await;
     let owner = app.owner("a@example.com").await;
     let ep = app.agent(owner.scope, "worker").await;
-    let mut wire = Wire::new(&app, "worker", &ep);
-    wire.initialize().await;
+    let mut wire = wire_to(&app, "worker", &ep);
+    wire.initialize().await.unwrap();
     // The call, sent by hand so that the test owns the socket.
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                       "params": {"name": "claim_next", "arguments": {"wait_seconds": 30}}})
@@ -210,7 +211,7 @@ async fn a_session_client_that_hangs_up_while_claim_next_waits_gives_up_its_wait
     );
     hang_up_while_waiting(&app, &ep, &request).await;
     // And the session goes on.
-    let (status, answer) = wire.call(10, "list_todos", json!({})).await;
+    let (status, answer) = wire.call(10, "list_todos", json!({})).await.unwrap();
     assert_eq!((status, &answer["result"]["isError"]), (StatusCode::OK, &json!(false)));
 }
 

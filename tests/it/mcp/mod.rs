@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use awc::http::StatusCode;
 use serde_json::{Value, json};
+use testkit::mcp::Wire;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::harness::{Ep, TestApp};
@@ -160,99 +160,19 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "release",
 ];
 
-/// JSON-RPC posted directly, for what the SDK hides: statuses before any MCP exchange,
-/// what a stream carries, and many calls fast (the fuzz).
-pub struct Wire {
-    url: String,
-    token: String,
-    client: awc::Client,
-    /// The session, once initialized.
-    pub session: Option<String>,
-}
+/// The client name the tests' `initialize` requests carry.
+const CLIENT_NAME: &str = "switchboard-tests";
 
-/// What one POST answered.
-pub struct Posted {
-    /// The HTTP status.
-    pub status: StatusCode,
-    /// The `Mcp-Session-Id` it set, if any.
-    pub session: Option<String>,
-    /// The body, as sent.
-    pub body: Vec<u8>,
-}
-
-impl Posted {
-    /// The JSON-RPC message it carried: the body itself, or the first SSE event's data.
-    pub fn message(&self) -> Value {
-        let text = String::from_utf8_lossy(&self.body);
-        if let Ok(v) = serde_json::from_str(&text) {
-            return v;
-        }
-        let data: String =
-            text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|d| !d.is_empty()).collect();
-        serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {text}"))
-    }
-}
-
-impl Wire {
-    /// A wire to endpoint `ep`'s `/mcp/{slug}` on `app`.
-    pub fn new(app: &TestApp, slug: &str, ep: &Ep) -> Wire {
-        Wire {
-            url: mcp_url(app, slug),
-            token: ep.token.clone(),
-            client: awc::Client::builder().timeout(COMMAND_TIMEOUT).finish(),
-            session: None,
-        }
-    }
-
-    /// POSTs `body` (bytes) as this wire's endpoint.
-    pub async fn post_bytes(&self, body: Vec<u8>) -> Posted {
-        let mut req = self
-            .client
-            .post(&self.url)
-            .insert_header(("Authorization", format!("Bearer {}", self.token)))
-            .insert_header(("Accept", "application/json, text/event-stream"))
-            .insert_header(("Content-Type", "application/json"));
-        if let Some(s) = &self.session {
-            req =
-                req.insert_header(("Mcp-Session-Id", s.as_str())).insert_header(("MCP-Protocol-Version", "2025-06-18"));
-        }
-        let mut resp = req.send_body(body).await.expect("POST to /mcp");
-        let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let body = resp.body().limit(16 << 20).await.expect("body").to_vec();
-        Posted { status: resp.status(), session, body }
-    }
-
-    /// POSTs one JSON-RPC message.
-    pub async fn post(&self, message: Value) -> Posted {
-        self.post_bytes(message.to_string().into_bytes()).await
-    }
-
-    /// Opens a session (initialize, then initialized): the answer to initialize.
-    pub async fn initialize(&mut self) -> Posted {
-        let posted = self.post(initialize_request()).await;
-        assert_eq!(posted.status, StatusCode::OK, "{}", String::from_utf8_lossy(&posted.body));
-        self.session = Some(posted.session.clone().expect("a session id"));
-        let done = self.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-        assert_eq!(done.status, StatusCode::ACCEPTED, "{}", String::from_utf8_lossy(&done.body));
-        posted
-    }
-
-    /// Calls `tool` in the session: the JSON-RPC answer and the HTTP status.
-    pub async fn call(&self, id: u64, tool: &str, arguments: Value) -> (StatusCode, Value) {
-        let posted = self
-            .post(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                         "params": {"name": tool, "arguments": arguments}}))
-            .await;
-        let status = posted.status;
-        (status, if status == StatusCode::OK { posted.message() } else { Value::Null })
-    }
+/// JSON-RPC posted directly ([`Wire`], testkit's), for what the SDK hides: statuses
+/// before any MCP exchange, what a stream carries, and many calls fast (the fuzz). A
+/// wire to endpoint `ep`'s `/mcp/{slug}` on `app`.
+pub fn wire_to(app: &TestApp, slug: &str, ep: &Ep) -> Wire {
+    Wire::new(&mcp_url(app, slug), &ep.token, CLIENT_NAME, COMMAND_TIMEOUT)
 }
 
 /// A handshake-revision `initialize` request.
 pub fn initialize_request() -> Value {
-    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-           "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                      "clientInfo": {"name": "switchboard-tests", "version": "0"}}})
+    testkit::mcp::initialize_request(CLIENT_NAME)
 }
 
 /// The error code a refused tool call's text starts with.

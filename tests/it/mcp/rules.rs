@@ -8,8 +8,8 @@ use switchboard::domain::grants::Verb;
 
 use super::{Client, Mode, code_of, mcp_url};
 use crate::harness::TestApp;
-use crate::notify::receiver::Receiver;
 use crate::notify::spawn_with;
+use testkit::receiver::Receiver;
 
 #[actix_web::test]
 async fn notify_owners_hourly_limit_counts_rest_and_mcp_calls_alike() {

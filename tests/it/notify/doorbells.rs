@@ -5,22 +5,18 @@
 //! deleted; unheard: marked) and counted the same before and after. Retention prunes
 //! old rings.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use awc::http::StatusCode;
 use serde_json::json;
 
 use super::*;
-use crate::notify::receiver::Receiver;
+use testkit::receiver::Receiver;
 
 /// Waits until `todo` has a recorded ring.
 async fn rung(app: &TestApp, todo: TodoId) {
     let sql = format!("SELECT count(*) FROM doorbell_rings WHERE todo_id = '{}'", todo.0);
-    let started = Instant::now();
-    while app.db.count(&sql).await != 1 {
-        assert!(started.elapsed() < DEADLINE, "the ring of {todo} was never recorded");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_count_within(&app.db, &sql, 1, DEADLINE).await;
 }
 
 /// A digest of `owner` to preview (its sink posts to `rx`); its id.

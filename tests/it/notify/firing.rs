@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::receiver::{Received, Receiver};
 use super::*;
+use testkit::receiver::{Received, Receiver};
 
 /// The app with its sweeps running every 50 ms (the tests make things due by SQL).
 async fn with_fast_sweeps() -> (TestApp, Owner, Ep) {

@@ -12,8 +12,8 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use switchboard::outbound::Lookup;
 
-use super::receiver::{Received, Receiver, Reply};
 use super::*;
+use testkit::receiver::{Received, Receiver, Reply};
 
 #[actix_web::test]
 async fn a_hook_to_a_loopback_receiver_is_refused_without_the_allowlist_and_nothing_is_stored() {
@@ -80,7 +80,7 @@ async fn a_name_that_rebinds_to_loopback_after_the_hook_is_saved_is_refused_at_d
     assert_eq!(h["health"]["last_error"], "forbidden_target", "{h}");
     assert_eq!(h["health"]["last_status"], Value::Null);
     assert_eq!(h["health"]["consecutive_failures"], 1);
-    wait_metric(&app, &notifications("todo.ready", "failed"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "failed"), 1).await;
     assert_eq!(metric(&app, &attempts("forbidden_target")).await, 1, "one attempt, never retried");
     assert_eq!(*asked.lock().unwrap(), ["hooks.rebind.test", "hooks.rebind.test"], "looked up again only to dial once");
     assert_eq!(rx.count(), 0, "nothing reached the receiver");
@@ -99,7 +99,7 @@ async fn a_redirect_is_not_followed_and_ends_the_delivery_after_one_attempt() {
         (h["health"]["last_status"].clone(), h["health"]["last_error"].clone()),
         (json!(302), json!("redirect"))
     );
-    wait_metric(&app, &notifications("todo.ready", "failed"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "failed"), 1).await;
     assert_eq!(metric(&app, &attempts("3xx")).await, 1);
     assert_eq!(redirector.count(), 1, "not retried");
     assert_eq!(landing.count(), 0, "the redirect target gets nothing");
@@ -169,7 +169,7 @@ async fn status_429_and_5xx_are_retried_with_the_same_message_id_and_other_4xx_a
     assert!(second_wait >= Duration::from_millis(3900), "{second_wait:?}");
     assert!(timestamp(&seen[2]) >= timestamp(&seen[0]) + 3, "each attempt signs its own timestamp");
 
-    wait_metric(&app, &notifications("todo.ready", "failed"), 2).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "failed"), 2).await;
     assert_eq!(metric(&app, &notifications("todo.ready", "delivered")).await, 2);
     assert_eq!(metric(&app, &attempts("4xx")).await, 2, "the 429 and the 400");
     assert_eq!(metric(&app, &attempts("5xx")).await, 4, "the 502 and three 500s");

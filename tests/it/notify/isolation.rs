@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use super::receiver::{Receiver, Reply, down_url};
 use super::*;
+use testkit::receiver::{Receiver, Reply, down_url};
 
 #[actix_web::test]
 async fn a_hanging_or_down_receiver_slows_neither_claims_nor_another_endpoints_hooks() {

@@ -6,8 +6,8 @@ use switchboard::hooks::rules::hook::HookSpec;
 use switchboard::store::signals::Signal;
 use switchboard::vault::Vault;
 
-use super::receiver::Receiver;
 use super::*;
+use testkit::receiver::Receiver;
 
 #[actix_web::test]
 async fn with_the_kill_switch_off_creation_is_refused_and_a_stored_hook_never_fires() {

@@ -4,8 +4,8 @@
 use serde_json::json;
 use switchboard::store::signals::Signal;
 
-use super::receiver::{Received, Receiver, Reply};
 use super::*;
+use testkit::receiver::{Received, Receiver, Reply};
 
 /// The types of what arrived, sorted: a todo's ready and its dead letter are separate
 /// deliveries and may arrive in either order.
@@ -87,8 +87,8 @@ async fn revoking_the_endpoint_silences_retries_of_both_types_already_under_way(
     assert_eq!(s, StatusCode::OK, "{r}");
     rx.open();
     // Each delivery ends when its re-check before the retry finds the endpoint revoked.
-    wait_metric(&app, &notifications("todo.ready", "dropped"), 1).await;
-    wait_metric(&app, &notifications("todo.dead_lettered", "dropped"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "dropped"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.dead_lettered", "dropped"), 1).await;
     assert_eq!(rx.count(), 2, "no retry reached the receiver");
     assert_eq!(metric(&app, &notifications("todo.ready", "delivered")).await, 0);
     assert_eq!(metric(&app, &attempts("5xx")).await, 2);
@@ -166,7 +166,7 @@ async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_it
     let gone = hook(&app, &owner, &ep, &rx_gone.url(), &[]).await;
     let off = hook(&app, &owner, &ep, &rx_off.url(), &[]).await;
     hook(&app, &owner, &ep, &rx_kept.url(), &[]).await;
-    wait_metric(&app, CHANGE_NOTICES, 3).await;
+    wait_metric(&app, METRICS_TOKEN, CHANGE_NOTICES, 3).await;
     let intake = generic(&app, &owner, &ep, "builds", 1).await;
     // The first todo fills the dispatcher's cache of this queue's hooks.
     intake.deliver(&app, "first", json!({})).await;
@@ -186,7 +186,7 @@ async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_it
     // The database announces each change at commit; both notices are applied before
     // the next todo (whether or not the cached entry had expired by then, the
     // evictions themselves are what this counts).
-    wait_metric(&app, CHANGE_NOTICES, 5).await;
+    wait_metric(&app, METRICS_TOKEN, CHANGE_NOTICES, 5).await;
     let second = intake.deliver(&app, "second", json!({})).await;
 
     // The control hears the second todo; the other two were evicted from the cache.
@@ -202,9 +202,9 @@ async fn a_hook_changed_behind_this_instance_gets_no_first_attempt_even_while_it
 #[actix_web::test]
 async fn the_hook_change_listener_reconnects_after_its_connection_is_killed() {
     let (app, _owner, _ep) = with_worker().await;
-    let first = wait_for_listener(&app, 0).await;
+    let first = wait_for_listener(&app.db, HOOK_LISTENER_NAME, 0).await;
     app.db.exec(&format!("SELECT pg_terminate_backend({first})")).await;
-    let second = wait_for_listener(&app, first).await;
+    let second = wait_for_listener(&app.db, HOOK_LISTENER_NAME, first).await;
     assert_ne!(second, first);
 }
 
@@ -215,11 +215,11 @@ async fn the_hook_change_listener_reconnects_after_its_connection_is_killed() {
 async fn a_hook_deleted_while_the_change_listener_is_away_gets_no_attempt() {
     let (app, owner, ep) = with_worker().await;
     wait_until_listening(&app).await;
-    wait_metric(&app, LISTENING, 1).await;
+    wait_metric(&app, METRICS_TOKEN, LISTENING, 1).await;
     let (rx_gone, rx_kept) = (Receiver::start().await, Receiver::start().await);
     let gone = hook(&app, &owner, &ep, &rx_gone.url(), &[]).await;
     hook(&app, &owner, &ep, &rx_kept.url(), &[]).await;
-    wait_metric(&app, CHANGE_NOTICES, 2).await;
+    wait_metric(&app, METRICS_TOKEN, CHANGE_NOTICES, 2).await;
     let intake = generic(&app, &owner, &ep, "builds", 1).await;
     intake.deliver(&app, "first", json!({})).await;
     rx_gone.wait_for(1).await;
@@ -234,10 +234,10 @@ async fn a_hook_deleted_while_the_change_listener_is_away_gets_no_attempt() {
     actix_rt::spawn(async move {
         let _ = conn.await;
     });
-    let listener = wait_for_listener(&app, 0).await;
+    let listener = wait_for_listener(&app.db, HOOK_LISTENER_NAME, 0).await;
     admin.batch_execute(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false")).await.expect("no new sessions");
     assert_eq!(sql.refusal(&format!("SELECT pg_terminate_backend({listener})")).await, None);
-    wait_metric(&app, LISTENING, 0).await;
+    wait_metric(&app, METRICS_TOKEN, LISTENING, 0).await;
 
     // A todo while the listener is away: its lookup may fill the cache again, but what it
     // holds is not known current.
@@ -252,5 +252,5 @@ async fn a_hook_deleted_while_the_change_listener_is_away_gets_no_attempt() {
     assert_eq!(rx_gone.count(), 2, "no attempt reached the hook deleted while nobody listened");
 
     admin.batch_execute(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true")).await.expect("sessions again");
-    wait_metric(&app, LISTENING, 1).await;
+    wait_metric(&app, METRICS_TOKEN, LISTENING, 1).await;
 }

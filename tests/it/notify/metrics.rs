@@ -5,8 +5,8 @@ use std::num::NonZeroU32;
 
 use serde_json::json;
 
-use super::receiver::Receiver;
 use super::*;
+use testkit::receiver::Receiver;
 
 #[actix_web::test]
 async fn a_delivered_dead_letter_is_counted_under_its_own_type_with_its_attempt() {
@@ -20,8 +20,8 @@ async fn a_delivered_dead_letter_is_counted_under_its_own_type_with_its_attempt(
     fail_to_dead_letter(&app, &ep, id).await;
     rx.wait_for(2).await;
 
-    wait_metric(&app, &notifications("todo.dead_lettered", "delivered"), 1).await;
-    wait_metric(&app, &notifications("todo.ready", "delivered"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.dead_lettered", "delivered"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "delivered"), 1).await;
     assert_eq!(metric(&app, &attempts("2xx")).await, 2, "one attempt each");
     for (kind, outcome) in
         [("todo.dead_lettered", "failed"), ("todo.dead_lettered", "dropped"), ("todo.ready", "failed")]
@@ -43,8 +43,8 @@ async fn a_notification_over_the_hooks_rate_is_dropped_and_counted_whatever_its_
     rx.wait_for(1).await;
     fail_to_dead_letter(&app, &ep, id).await;
 
-    wait_metric(&app, &notifications("todo.dead_lettered", "dropped"), 1).await;
-    wait_metric(&app, &notifications("todo.ready", "delivered"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.dead_lettered", "dropped"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "delivered"), 1).await;
     assert_eq!(metric(&app, &notifications("todo.dead_lettered", "delivered")).await, 0);
     assert_eq!(metric(&app, &attempts("2xx")).await, 1, "a dropped notification is never attempted");
     assert_eq!(rx.count(), 1);

@@ -6,6 +6,8 @@
 //! come through intake (a `generic` webhook trusts its token), since an agent-made
 //! todo never passes the sender gate.
 //!
+//! The receivers are testkit's ([`testkit::receiver::Receiver`]).
+//!
 //! Waiting: positive cases poll the receiver until a deadline. A case that must stay
 //! silent first makes something that does fire after it (a control), waits for that,
 //! then waits until no notification is under way (`quiet`): no wall-clock guess.
@@ -18,21 +20,22 @@ mod isolation;
 mod killswitch;
 mod matching;
 mod metrics;
-pub(crate) mod receiver;
 mod restart;
 mod self_target;
 mod signing;
 mod startup;
-
-use std::time::{Duration, Instant};
 
 use awc::http::StatusCode;
 use serde_json::{Value, json};
 use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::domain::ids::{HookId, TodoId};
 
+use switchboard::hooks::worker::HOOK_LISTENER_NAME;
+
+use crate::harness::wait::{
+    DEADLINE, wait_count_at_least, wait_count_within, wait_for_listener, wait_metric, wait_until,
+};
 use crate::harness::{Ep, Owner, TestApp};
-use receiver::DEADLINE;
 
 /// The instance key the notify tests run with (hook secrets are sealed with it).
 const KEY: SecretKey = SecretKey([9; 32]);
@@ -96,15 +99,11 @@ async fn listed_hook(app: &TestApp, owner: &Owner, ep: &Ep, id: HookId) -> Value
 /// Waits until the hook's health records a finished delivery (`last_attempt_at` set);
 /// returns the listed hook.
 async fn finished_hook(app: &TestApp, owner: &Owner, ep: &Ep, id: HookId) -> Value {
-    let started = Instant::now();
-    loop {
+    wait_until(format!("a finished delivery to hook {id}"), DEADLINE, async || {
         let h = listed_hook(app, owner, ep, id).await;
-        if h["health"]["last_attempt_at"].is_string() {
-            return h;
-        }
-        assert!(started.elapsed() < DEADLINE, "no delivery to hook {id} finished: {h}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+        if h["health"]["last_attempt_at"].is_string() { Ok(h) } else { Err(h.to_string()) }
+    })
+    .await
 }
 
 /// An ingest URL path of a webhook.
@@ -195,25 +194,12 @@ fn attempts(result: &str) -> String {
     format!(r#"switchboard_notify_hook_attempts_total{{result="{result}"}}"#)
 }
 
-/// Waits until a metrics series reads `value`.
-async fn wait_metric(app: &TestApp, series: &str, value: u64) {
-    let started = Instant::now();
-    loop {
-        let now = metric(app, series).await;
-        if now == value {
-            return;
-        }
-        assert!(started.elapsed() < DEADLINE, "{series} is {now}, waited for {value}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// Waits until no notification is under way (none waiting for a lookup, queued at a
 /// supervisor or being delivered). Called once a control notification has arrived:
 /// the dispatcher takes signals in commit order, so anything committed before the
 /// control was taken before it, and has ended by now (ringing, or not).
 async fn quiet(app: &TestApp) {
-    wait_metric(app, IN_FLIGHT, 0).await;
+    wait_metric(app, METRICS_TOKEN, IN_FLIGHT, 0).await;
 }
 
 /// The gauge of notifications under way.
@@ -230,15 +216,10 @@ const LISTENING: &str = r#"switchboard_change_listener_listening{listener="switc
 /// changes committed after this are noticed.
 async fn wait_until_listening(app: &TestApp) {
     let sql = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database() \
-         AND state = 'idle' AND (query LIKE '%set_config%' OR query LIKE '%pg_notify%')",
-        switchboard::hooks::worker::HOOK_LISTENER_NAME
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{HOOK_LISTENER_NAME}' \
+         AND datname = current_database() AND state = 'idle' AND (query LIKE '%set_config%' OR query LIKE '%pg_notify%')"
     );
-    let started = Instant::now();
-    while app.db.count(&sql).await == 0 {
-        assert!(started.elapsed() < DEADLINE, "the hook change listener never listened");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_count_at_least(&app.db, &sql, 1, DEADLINE).await;
 }
 
 /// The sorted keys of a JSON object.
@@ -247,22 +228,4 @@ fn keys(v: &Value) -> Vec<&str> {
         v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
     k.sort_unstable();
     k
-}
-
-/// Waits (up to 10 s) for a hook listener session other than `not`; its pid.
-pub(super) async fn wait_for_listener(app: &TestApp, not: i64) -> i64 {
-    let sql = format!(
-        "SELECT coalesce(max(pid), 0)::bigint FROM pg_stat_activity \
-         WHERE application_name = '{}' AND datname = current_database()",
-        switchboard::hooks::worker::HOOK_LISTENER_NAME
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let pid = app.db.count(&sql).await;
-        if pid != 0 && pid != not {
-            return pid;
-        }
-        assert!(std::time::Instant::now() < deadline, "no hook listener session (other than {not})");
-        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
 }

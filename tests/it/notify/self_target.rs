@@ -10,9 +10,9 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use switchboard::outbound::Lookup;
 
-use super::receiver::Receiver;
 use super::*;
 use crate::board::{board_owner, post_form, sign_in};
+use testkit::receiver::Receiver;
 
 /// DNS answering one address for every name.
 struct Everywhere(&'static str);
@@ -109,7 +109,7 @@ async fn a_saved_hook_whose_host_is_now_the_base_urls_is_refused_at_dial_without
     generic(&app, &owner, &ep, "builds", 1).await.deliver(&app, "build", json!({})).await;
     let h = finished_hook(&app, &owner, &ep, hook.id).await;
     assert_eq!(h["health"]["last_error"], "rejected_ssrf", "{h}");
-    wait_metric(&app, &notifications("todo.ready", "failed"), 1).await;
+    wait_metric(&app, METRICS_TOKEN, &notifications("todo.ready", "failed"), 1).await;
     assert_eq!(metric(&app, &attempts("rejected_ssrf")).await, 1, "one attempt, never retried");
     assert_eq!(rx.count(), 0, "nothing reached the receiver");
 }

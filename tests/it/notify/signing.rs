@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 use standardwebhooks::Webhook;
 use switchboard::domain::tokens::mint_signing_secret;
 
-use super::receiver::{Received, Receiver};
 use super::*;
+use testkit::receiver::{Received, Receiver};
 
 /// The Standard Webhooks headers of a request Switchboard sent, and the rest.
 fn assert_standard_headers(r: &Received) {
@@ -234,4 +234,46 @@ async fn a_dead_letter_with_no_closed_attempt_still_announces_with_final_attempt
     // unclaimed work used the cap (`attempt` 2 of 2) without opening any.
     assert_eq!(body["attempts_total"], 0);
     assert_eq!(body["todo_id"], id.to_string());
+}
+
+/// The library's headers for `body`, signed with `secrets` (current, previous), as
+/// (id, timestamp, signature).
+fn signed_by_the_library(secrets: (&str, Option<&str>), body: &[u8], ts: i64) -> (String, String, String) {
+    use chrono::{TimeDelta, Utc};
+    use switchboard::hooks::rules::signing::{self, KeyRing, MessageId, SigningKey};
+    let current = SigningKey::from_secret(secrets.0).unwrap();
+    let previous = secrets.1.map(|s| (SigningKey::from_secret(s).unwrap(), Utc::now() + TimeDelta::hours(1)));
+    let keys = KeyRing::new(current, previous, Utc::now());
+    let id = MessageId::new(Utc::now());
+    let headers = signing::headers(&id, ts, body, &keys);
+    let get = |n: &str| headers.iter().find(|(h, _)| h.as_str() == n).map(|(_, v)| v.clone()).unwrap();
+    (get("webhook-id"), get("webhook-timestamp"), get("webhook-signature"))
+}
+
+/// The benchmark's receiver checks signatures with testkit's checker: it accepts what
+/// the library signs, under either key during a rotation, and nothing else.
+#[test]
+fn the_testkit_checker_verifies_what_the_library_signs_and_signs_the_same() {
+    use testkit::signature::{Key, TOLERANCE_SECONDS};
+    let secret = mint_signing_secret();
+    let key = Key::from_secret(&secret).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    let (id, ts, sig) = signed_by_the_library((&secret, None), b"{\"a\":1}", now);
+    assert_eq!(key.verify(Some(&id), Some(&ts), Some(&sig), b"{\"a\":1}", now), Ok(()));
+    assert!(key.verify(Some(&id), Some(&ts), Some(&sig), b"{\"a\":2}", now).is_err());
+    assert!(key.verify(Some("msg_other"), Some(&ts), Some(&sig), b"{\"a\":1}", now).is_err());
+    let other = Key::from_secret(&mint_signing_secret()).unwrap();
+    assert!(other.verify(Some(&id), Some(&ts), Some(&sig), b"{\"a\":1}", now).is_err());
+    assert_eq!(key.sign(&id, ts.parse().unwrap(), b"{\"a\":1}"), sig, "the same signature as the library's");
+
+    let (new, old) = (mint_signing_secret(), mint_signing_secret());
+    let (id, ts, sig) = signed_by_the_library((&new, Some(&old)), b"x", now);
+    assert!(sig.contains(' '), "two entries: {sig}");
+    for secret in [&new, &old] {
+        assert_eq!(Key::from_secret(secret).unwrap().verify(Some(&id), Some(&ts), Some(&sig), b"x", now), Ok(()));
+    }
+
+    let (id, ts, sig) = signed_by_the_library((&secret, None), b"x", now - TOLERANCE_SECONDS - 1);
+    assert!(key.verify(Some(&id), Some(&ts), Some(&sig), b"x", now).is_err(), "a stale timestamp");
+    assert!(key.verify(Some(&id), None, Some(&sig), b"x", now).is_err(), "a missing header");
 }

@@ -9,9 +9,9 @@ use base64::Engine;
 use serde_json::json;
 use switchboard::store::signals::Emitter;
 
-use super::receiver::Receiver;
 use super::*;
 use crate::harness::TestDb;
+use testkit::receiver::Receiver;
 
 /// The server process, stopped (SIGTERM, then waited for) however the test ends.
 struct Server(Child);

@@ -11,7 +11,7 @@ use switchboard::startup::Application;
 use super::instances::{dead_letter_in_store, outbox_settings, stop_and_wait};
 use super::*;
 use crate::harness::{Signals, test_settings};
-use crate::notify::receiver::{Receiver, Reply};
+use testkit::receiver::{Receiver, Reply};
 
 /// Stateless URLs whose scheme makes Apprise dial a host of the URL's choosing.
 const URLS: &str = "ntfys://ntfy.internal.example/alerts?auth=SeCrEtToKeN";
@@ -49,7 +49,7 @@ async fn stored_apprise_urls_whose_scheme_the_operator_no_longer_allows_are_neve
     let (next, base) = instance_allowing(&app, "").await;
     dead_letter_in_store(&app, ep.id, "the build broke").await;
     wait_count(
-        &app,
+        &app.db,
         "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND last_error = 'forbidden_scheme: ntfys'",
         1,
     )
@@ -83,7 +83,7 @@ async fn with_the_scheme_listed_the_same_stored_urls_are_sent() {
     let (o, rx, _) = stateless_sink(&app).await;
     let ep = app.agent(o.scope, "w").await;
     dead_letter_in_store(&app, ep.id, "the build broke").await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let got = rx.wait_for(1).await;
     assert_eq!((got[0].path.as_str(), got[0].json()["urls"].clone()), ("/notify/", json!(URLS)));
 }

@@ -17,7 +17,7 @@ use switchboard::vault::Vault;
 use super::instances::{another_instance, dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
 use super::*;
 use crate::harness::test_settings;
-use crate::notify::receiver::{Receiver, Reply};
+use testkit::receiver::{Receiver, Reply};
 
 /// A worker's dependencies for `app`'s database, as the server builds them.
 fn deps(app: &TestApp) -> OutboxDeps {
@@ -157,7 +157,7 @@ async fn a_deleted_sinks_due_and_held_rows_end_undeliverable_and_stay_on_record(
     app.db.exec("UPDATE outbox o SET status = 'held' FROM todos t WHERE t.id = o.todo_id AND t.title = 'held'").await;
     app.store.delete_sink(o.scope, sink).await.unwrap();
     let next = another_instance(&app).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND last_error = 'sink_gone'", 2)
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND last_error = 'sink_gone'", 2)
         .await;
     assert_eq!(rx.count(), 0, "nothing reaches a deleted sink");
     next.stop(false).await;
@@ -214,7 +214,7 @@ async fn a_lone_held_row_goes_out_as_itself_when_a_token_returns() {
     let titles: Vec<String> = got.iter().map(|r| r.json()["title"].as_str().unwrap_or_default().to_owned()).collect();
     assert_eq!(titles.len(), 3, "{titles:?}");
     assert!(titles.iter().all(|t| t.starts_with("Dead letter")), "the held one went out as itself: {titles:?}");
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 3).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 3).await;
     next.stop(false).await;
 }
 
@@ -232,12 +232,13 @@ async fn a_held_sink_without_a_token_is_asked_once_per_poll_not_in_a_loop() {
     app.db.exec("UPDATE sinks SET tokens = 0, budget_per_hour = 1, burst = 1").await;
     let ep = app.agent(o.scope, "w").await;
     dead_letter_in_store(&app, ep.id, "held").await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'held'", 1).await;
     // Each ask of the budget rewrites the sink's row (a new xmin). Over three seconds
     // of a 1 s poll the row changes a handful of times; a claim that re-asked at once
     // rewrote it on every round trip (hundreds of times). A late tick of the poll
     // (a loaded machine) can bring the next one closer, so the rate is what is pinned,
-    // not the gap between two asks.
+    // not the gap between two asks. Deliberately a fixed three-second window, not a wait
+    // for an event: the rows's versions are sampled every 5 ms and counted.
     let version = format!("SELECT xmin::text::bigint FROM sinks WHERE id = '{}'", sink.0);
     let mut last = app.db.count(&version).await;
     let mut asks = 0;

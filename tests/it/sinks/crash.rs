@@ -2,7 +2,7 @@
 //! the outbox holds. The dead letter commits after the kill, while no server runs;
 //! the next server delivers it, once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard::domain::ids::{EndpointId, TodoId};
@@ -10,7 +10,8 @@ use switchboard::store::todos::Finish;
 
 use super::logs::Served;
 use crate::harness::TestDb;
-use crate::notify::receiver::{Receiver, Reply};
+use crate::harness::wait::wait_count_within;
+use testkit::receiver::{Receiver, Reply};
 
 #[actix_web::test]
 async fn a_dead_letter_committed_after_a_sigkill_reaches_its_sink_once_from_the_next_server() {
@@ -43,11 +44,8 @@ async fn a_dead_letter_committed_after_a_sigkill_reaches_its_sink_once_from_the_
     assert_eq!(db.count("SELECT count(*) FROM outbox_events").await, 1, "recorded with the dead letter");
     assert_eq!(rx.count(), 0);
     let next = Served::start(&db);
-    let started = Instant::now();
-    while db.count("SELECT count(*) FROM outbox WHERE status = 'sent'").await != 1 {
-        assert!(started.elapsed() < Duration::from_secs(20), "the next server never delivered it");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The next server delivers it.
+    wait_count_within(&db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1, Duration::from_secs(20)).await;
     assert_eq!(rx.count(), 1, "exactly once");
     assert!(rx.seen()[0].json()["message"].as_str().unwrap().contains(&id.to_string()));
     next.kill();

@@ -4,7 +4,7 @@
 //! has several of a sink's rows on the wire at once.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard::config::{CidrList, Settings};
@@ -12,8 +12,9 @@ use switchboard::startup::Application;
 use switchboard::store::todos::{ClaimRequest, Finish, NewTodo};
 
 use super::*;
+use crate::harness::wait::wait_until;
 use crate::harness::{Signals, test_settings};
-use crate::notify::receiver::{Receiver, Reply};
+use testkit::receiver::{Receiver, Reply};
 
 pub(super) fn outbox_settings(s: &mut Settings) {
     s.secret_encryption_key = Some(KEY);
@@ -66,7 +67,7 @@ pub(super) async fn dead_letter_in_store(app: &TestApp, endpoint: switchboard::d
 pub(super) async fn stop_and_wait(app: &TestApp) {
     app.stop().await;
     wait_count(
-        app,
+        &app.db,
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
          AND application_name = 'switchboard outbox listener'",
         0,
@@ -105,7 +106,7 @@ async fn two_servers_draining_one_outbox_deliver_each_row_once() {
     for i in 0..40 {
         dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
     }
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 40).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 40).await;
     let got = rx.wait_for(40).await;
     assert_eq!(got.len(), 40, "one message per row, none twice");
     let bodies: BTreeSet<String> =
@@ -127,7 +128,7 @@ async fn a_row_queued_while_no_server_runs_is_delivered_once_by_the_next_one() {
     assert_eq!(app.db.count("SELECT count(*) FROM outbox_events").await, 1, "recorded with the dead letter");
     assert_eq!(rx.count(), 0);
     let next = another_instance(&app).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     assert_eq!(titles(&rx).len(), 1, "exactly once");
     next.stop(false).await;
 }
@@ -152,11 +153,11 @@ async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
     // The claim holds until it lapses: a later dead letter, delivered by the next
     // worker, shows that worker has claimed past the live claim without taking it.
     dead_letter_in_store(&app, ep.id, "a later one").await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     assert_eq!(rx.count(), 2, "a live claim is never taken over");
     // The later record is deleted by the statement after the one that wrote its row as
     // sent: wait for that, then the first record is the one left, still claimed.
-    wait_count(&app, "SELECT count(*) FROM outbox_events", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox_events", 1).await;
     let first_claimed = app
         .db
         .count(
@@ -167,9 +168,9 @@ async fn a_claim_left_by_a_worker_that_died_is_taken_over_once_it_lapses() {
     assert_eq!(first_claimed, 1, "the first record, still claimed:\n{}", records(&app).await);
     // Then the next worker takes the row over.
     app.db.exec("UPDATE outbox_events SET claimed_until = now() - interval '1 second'").await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
     assert_eq!(rx.count(), 3, "sent again after the lapse (the first call never finished)");
-    wait_count(&app, "SELECT count(*) FROM outbox_events", 0).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox_events", 0).await;
     next.stop(false).await;
 }
 
@@ -186,19 +187,15 @@ async fn a_pass_posts_several_rows_of_a_sink_before_the_sink_answers_any() {
         dead_letter_in_store(&app, ep.id, &format!("todo {i}")).await;
     }
     let next = another_instance(&app).await;
-    let started = Instant::now();
     // One row at a time would leave the other three waiting out the first call
     // (answered only once the receiver opens, or after the 10 s attempt timeout).
-    while rx.count() < 4 {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{} of 4 rows were posted while the sink held its answers",
-            rx.count()
-        );
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("4 rows posted while the sink held its answers", Duration::from_secs(5), async || {
+        let posted = rx.count();
+        if posted >= 4 { Ok(()) } else { Err(format!("{posted} of 4 posted")) }
+    })
+    .await;
     rx.open();
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 4).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 4).await;
     assert_eq!(rx.count(), 4, "each row once");
     next.stop(false).await;
 }

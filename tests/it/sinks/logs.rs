@@ -5,12 +5,13 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::harness::TestDb;
-use crate::notify::receiver::{Receiver, Reply};
+use crate::harness::wait::wait_until;
+use testkit::receiver::{Receiver, Reply};
 
 const GOTIFY_TOKEN: &str = "GoTiFy-SeCrEt-TOKEN-0001";
 const ROTATED_TOKEN: &str = "GoTiFy-SeCrEt-TOKEN-0002";
@@ -20,8 +21,13 @@ const PAYLOAD_MARK: &str = "PAYLOAD-SHOULD-NEVER-BE-LOGGED";
 pub(crate) struct Served {
     child: Child,
     output: Arc<Mutex<String>>,
+    /// One message from each output reader once its stream has ended (all read).
+    drained: std::sync::mpsc::Receiver<()>,
     pub(crate) base: String,
 }
+
+/// How long the output readers may take to read what is left once the process is gone.
+const DRAIN_WITHIN: Duration = Duration::from_secs(10);
 
 impl Served {
     pub(crate) fn start(db: &TestDb) -> Served {
@@ -52,8 +58,9 @@ impl Served {
             .expect("spawn serve");
         let output = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = std::sync::mpsc::channel();
+        let (done, drained) = std::sync::mpsc::channel();
         let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let sink = output.clone();
+        let (sink, out_done) = (output.clone(), done.clone());
         std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
                 if let Some(base) = line.strip_prefix("Switchboard is running at ") {
@@ -62,6 +69,7 @@ impl Served {
                 sink.lock().unwrap().push_str(&line);
                 sink.lock().unwrap().push('\n');
             }
+            let _ = out_done.send(());
         });
         let sink = output.clone();
         std::thread::spawn(move || {
@@ -69,9 +77,10 @@ impl Served {
                 sink.lock().unwrap().push_str(&line);
                 sink.lock().unwrap().push('\n');
             }
+            let _ = done.send(());
         });
         let base = rx.recv_timeout(Duration::from_secs(90)).expect("serve starts");
-        Served { child, output, base }
+        Served { child, output, drained, base }
     }
 
     pub(crate) async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
@@ -93,12 +102,17 @@ impl Served {
         let _ = self.child.wait();
     }
 
-    /// Stops the process and answers everything it printed.
+    /// Stops the process and answers everything it printed: once it has exited, both
+    /// output streams are read to their end.
     pub(crate) fn stop(mut self) -> String {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let _ = self.child.wait();
-        std::thread::sleep(Duration::from_millis(100));
+        for read in 1..=2 {
+            self.drained.recv_timeout(DRAIN_WITHIN).unwrap_or_else(|e| {
+                panic!("waited {DRAIN_WITHIN:?} for the server's two output streams to end; {} ended ({e})", read - 1)
+            });
+        }
         self.output.lock().unwrap().clone()
     }
 }
@@ -136,11 +150,11 @@ async fn no_secret_token_or_payload_reaches_the_logs_even_at_trace() {
     let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(served.call("POST", &format!("/api/v1/agent/todos/{id}/claim"), &agent, json!({})).await.0, 200);
     assert_eq!(served.call("POST", &format!("/api/v1/agent/todos/{id}/fail"), &agent, json!({})).await.0, 200);
-    let started = Instant::now();
-    while rx.count() < 2 {
-        assert!(started.elapsed() < Duration::from_secs(15), "the dead letter never reached the sink");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the test message and the dead letter at the sink", Duration::from_secs(15), async || {
+        let posted = rx.count();
+        if posted >= 2 { Ok(()) } else { Err(format!("{posted} posts")) }
+    })
+    .await;
     assert_eq!(rx.seen()[1].header("x-gotify-key"), Some(ROTATED_TOKEN), "the rotated token was used");
     let logs = served.stop();
     assert!(logs.len() > 1000, "trace logging was on: {} bytes", logs.len());

@@ -11,11 +11,10 @@ mod outbox;
 mod test_send;
 mod wake;
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 use switchboard::config::SecretKey;
 
+use crate::harness::wait::wait_count;
 use crate::harness::{Owner, TestApp};
 
 /// The vault key the sink tests run with.
@@ -58,17 +57,4 @@ async fn gotify_sink(app: &TestApp, owner: &Owner, name: &str, connection: &Valu
     let (s, b) = app.post("/api/v1/sinks", &owner.token, body).await;
     assert_eq!(s, 201, "{b}");
     b
-}
-
-/// Waits until `sql` counts `n` (the outbox's own record of what happened).
-pub async fn wait_count(app: &TestApp, sql: &str, n: i64) {
-    let started = Instant::now();
-    loop {
-        let got = app.db.count(sql).await;
-        if got == n {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "waited for {n} from {sql}; have {got}");
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
 }

@@ -11,7 +11,7 @@ use switchboard::domain::grants::{DRAIN_FAMILY, Verb};
 
 use super::*;
 use crate::harness::Ep;
-use crate::notify::receiver::{Receiver, Reply};
+use testkit::receiver::{Receiver, Reply};
 
 /// Loopback allowed; the worker polls often and retries fast.
 async fn spawn_outbox() -> TestApp {
@@ -77,7 +77,7 @@ async fn a_dead_letter_reaches_the_subscribed_sink_once_with_queue_cause_and_lin
     let ep = worker(&app, &o, "builder").await;
     let id = dead_letter(&app, &ep, "builds", "nightly build", json!({"token": "PAYLOAD-SECRET-42"})).await;
     let got = rx.wait_for(1).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let body = got[0].json();
     let title = body["title"].as_str().unwrap();
     let message = body["message"].as_str().unwrap();
@@ -103,7 +103,7 @@ async fn a_dead_letter_tells_the_todos_owner_and_nobody_else() {
     let ep_b = worker(&app, &b, "b-worker").await;
     dead_letter(&app, &ep_b, "inbox", "b's todo", json!({})).await;
     rx_b.wait_for(1).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     assert_eq!(rx_a.count(), 0, "another owner's sink is never told");
 }
 
@@ -121,7 +121,7 @@ async fn revoking_an_endpoint_with_200_live_todos_sends_each_sink_one_message_wi
     }
     let (s, b) = app.post(&format!("/api/v1/endpoints/{}/revoke", ep.id), &o.token, json!({})).await;
     assert_eq!((s.as_u16(), b["dead_lettered"].clone()), (200, json!(200)), "{b}");
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 2).await;
     for rx in [&rx1, &rx2] {
         let got = rx.wait_for(1).await;
         assert_eq!(got.len(), 1, "one message per sink for the whole cascade");
@@ -142,13 +142,13 @@ async fn fifty_dead_letters_produce_at_most_burst_plus_one_messages_the_last_cou
         dead_letter(&app, &ep, "inbox", &format!("flood {i}"), json!({})).await;
     }
     // The burst (10) goes out; the other 40 are held by the budget (30 an hour).
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 10).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'held'", 40).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 10).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'held'", 40).await;
     assert_eq!(rx.wait_for(10).await.len(), 10);
     // Two minutes pass for the bucket: one token returns, and every held row goes out as
     // one coalesced message.
     app.db.exec("UPDATE sinks SET tokens_at = tokens_at - interval '125 seconds'").await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 40).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'coalesced'", 40).await;
     let got = rx.wait_for(11).await;
     assert_eq!(got.len(), 11, "burst + 1");
     let last = String::from_utf8_lossy(&got[10].body).into_owned();
@@ -163,7 +163,7 @@ async fn an_unreachable_sink_is_retried_on_schedule_then_recorded_undeliverable(
     let sink = subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
     let ep = worker(&app, &o, "unlucky").await;
     dead_letter(&app, &ep, "inbox", "never heard", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND attempts = 3", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'undeliverable' AND attempts = 3", 1).await;
     let got = rx.seen();
     assert_eq!(got.len(), 3, "SWITCHBOARD_OUTBOX_MAX_ATTEMPTS attempts, no more");
     let (first, second, third) = (got[0].at, got[1].at, got[2].at);
@@ -223,9 +223,9 @@ async fn the_delivery_log_and_the_metrics_show_what_was_sent_and_what_could_not_
     let sink = subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
     let ep = worker(&app, &o, "logged").await;
     let first = dead_letter(&app, &ep, "inbox", "first", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let second = dead_letter(&app, &ep, "inbox", "second", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'undeliverable'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'undeliverable'", 1).await;
     let (s, log) = app.get(&format!("/api/v1/sinks/{sink}/deliveries"), &o.token).await;
     assert_eq!(s, 200, "{log}");
     let rows = log["deliveries"].as_array().unwrap();
@@ -280,7 +280,7 @@ async fn a_quarantined_delivery_tells_the_webhooks_owner_once_with_the_reason_an
     let (s, held) =
         app.call_raw("POST", &ingest, None, "application/json", br#"{"card": "PAYLOAD-4242"}"#.to_vec()).await;
     assert_eq!((s.as_u16(), held["disposition"].as_str()), (202, Some("quarantined")), "{held}");
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let got = rx.wait_for(1).await;
     let body = got[0].json();
     assert!(body["title"].as_str().unwrap().starts_with("Quarantined"), "{body}");
@@ -302,7 +302,7 @@ async fn the_todos_page_says_which_sinks_were_told_and_how_that_went() {
     subscribed_sink(&app, &o, &down, json!([{"events": ["todo.dead_lettered"]}])).await;
     let ep = worker(&app, &o, "told").await;
     let id = dead_letter(&app, &ep, "inbox", "who hears this", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status IN ('sent', 'undeliverable')", 2).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status IN ('sent', 'undeliverable')", 2).await;
     let session = crate::board::sign_in(&app, "a@example.com").await;
     let page = crate::board::get(&app, &format!("/todos/{id}"), Some(&session.cookie)).await;
     assert_eq!(page.status.as_u16(), 200);
@@ -352,7 +352,7 @@ async fn a_rule_notifies_its_own_owners_sink_and_one_naming_another_owners_sink_
     assert_eq!(s.as_u16(), 202, "{routed}");
     let (s, _) = app.call_raw("POST", &ingest, None, "application/json", br#"{"other": 1}"#.to_vec()).await;
     assert_eq!(s.as_u16(), 202);
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent' AND event = 'rule.notify'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent' AND event = 'rule.notify'", 1).await;
     let got = rx.wait_for(1).await;
     let body = got[0].json();
     assert!(body["title"].as_str().unwrap().contains("tell-me"), "{body}");
@@ -369,7 +369,7 @@ async fn the_cli_lists_an_owners_sinks_and_a_sinks_delivery_log_without_secrets(
     let sink = subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
     let ep = worker(&app, &o, "cli").await;
     let id = dead_letter(&app, &ep, "inbox", "seen from the cli", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     let admin = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .env("SWITCHBOARD_DATABASE_URL", &app.db.url)
@@ -418,7 +418,7 @@ async fn retention_prunes_ended_outbox_rows_and_keeps_open_ones_however_old() {
     subscribed_sink(&app, &o, &rx, json!([{"events": ["todo.dead_lettered"]}])).await;
     let ep = worker(&app, &o, "old").await;
     dead_letter(&app, &ep, "inbox", "sent long ago", json!({})).await;
-    wait_count(&app, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
+    wait_count(&app.db, "SELECT count(*) FROM outbox WHERE status = 'sent'", 1).await;
     // An old held row and an old sent row; the held one is still news. The server
     // stops first, so no worker sends the held row.
     super::instances::stop_and_wait(&app).await;
@@ -450,7 +450,7 @@ async fn a_dead_letter_wakes_the_worker_at_once_without_waiting_for_the_poll() {
     let ep = worker(&app, &o, "woken").await;
     // The worker's listener is in place once its session shows in the database.
     wait_count(
-        &app,
+        &app.db,
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
          AND application_name = 'switchboard outbox listener'",
         1,

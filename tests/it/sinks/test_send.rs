@@ -7,7 +7,7 @@ use serde_json::json;
 use switchboard::config::CidrList;
 
 use super::*;
-use crate::notify::receiver::{Receiver, Reply};
+use testkit::receiver::{Receiver, Reply};
 
 /// The app allowed to post to loopback over plain http (where the receivers listen).
 async fn spawn_local() -> TestApp {

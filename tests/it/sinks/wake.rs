@@ -88,7 +88,7 @@ async fn an_insert_notifies_only_when_no_other_due_row_waits_unclaimed() {
 #[actix_web::test]
 async fn a_dead_letter_notifies_only_when_no_other_work_waits_for_the_worker() {
     use super::instances::{dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
-    use crate::notify::receiver::{Receiver, Reply};
+    use testkit::receiver::{Receiver, Reply};
     let app = crate::harness::TestApp::spawn_with(outbox_settings).await;
     let o = app.owner("a@example.com").await;
     let rx_sink = Receiver::scripted(vec![], Reply::Status(200)).await;
@@ -126,7 +126,7 @@ async fn a_dead_letter_notifies_only_when_no_other_work_waits_for_the_worker() {
 #[actix_web::test]
 async fn the_workers_own_fan_out_sends_no_wake_up() {
     use super::instances::{dead_letter_in_store, open_sink, outbox_settings, stop_and_wait};
-    use crate::notify::receiver::{Receiver, Reply};
+    use testkit::receiver::{Receiver, Reply};
     let app = crate::harness::TestApp::spawn_with(outbox_settings).await;
     let o = app.owner("a@example.com").await;
     let rx_sink = Receiver::scripted(vec![], Reply::Status(200)).await;

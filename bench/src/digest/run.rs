@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use super::plan::SectionPlan;
 use crate::board::percentile_ms;
-use crate::digest_plan::SectionPlan;
 use crate::machine::{CpuSpent, Machine};
 
 /// Growing the data tenfold may at most double the median build time.

@@ -1,7 +1,7 @@
 //! Notify hooks: signed `todo.dead_lettered` and `todo.ready` notifications posted to a
-//! receiver inside the bench process (receiver.rs) — the announcement latency through
+//! receiver inside the bench process (testkit's) — the announcement latency through
 //! the release server end to end, the throughput from the real notify channel run in
-//! the bench process (hook_load.rs, channel.rs) — beside the same-run ceilings of plain
+//! the bench process (hooks/load.rs, hooks/channel.rs) — beside the same-run ceilings of plain
 //! `awc` POSTs of same-size bodies to the same receiver.
 //!
 //! Every todo here comes from a `generic` webhook created through the operator API, so
@@ -15,6 +15,10 @@
 //! it; the clock starts when the bench has read the `fail` answer and stops at the
 //! receiver's verified arrival of that todo's `todo.dead_lettered`.
 
+pub mod channel;
+pub mod doc;
+pub mod load;
+
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -22,13 +26,13 @@ use switchboard::domain::grants::Verb;
 use switchboard::domain::ids::EndpointId;
 use switchboard::store::Store;
 use switchboard::store::endpoints::VendEndpoint;
+use testkit::receiver::{Receiver, Track};
+use testkit::signature::Key;
 
 use crate::database::Seeded;
 use crate::load::Window;
-use crate::receiver::Receiver;
 use crate::scrape::{self, NotifyCounts};
 use crate::server::Server;
-use crate::signature::Key;
 use crate::{Args, BenchResult};
 
 /// The type of a dead-letter announcement.
@@ -37,6 +41,21 @@ pub const DEAD: &str = "todo.dead_lettered";
 pub const READY: &str = "todo.ready";
 /// How long a notification may take before the bench calls it lost.
 pub const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Worker threads of the receiver (threads of their own, so the bench's clients never
+/// delay a timestamp).
+pub const RECEIVER_WORKERS: usize = 2;
+
+/// The receiver the hooks post to: it admits only posts signed with the secret of the
+/// hook their path names, and keeps nothing of them but the arrivals it times.
+pub fn start_receiver() -> BenchResult<Receiver> {
+    Receiver::builder().workers(RECEIVER_WORKERS).keep(false).start()
+}
+
+/// The receiver path of hook `name`.
+pub fn hook_path(name: &str) -> String {
+    format!("/hooks/{name}")
+}
 
 /// One endpoint with a `generic` webhook and its hooks, all posting to the receiver.
 #[derive(Debug, Clone)]
@@ -139,7 +158,7 @@ impl HooksResult {
     }
 }
 
-/// The throughput half of the measurement (hook_load.rs), run on the rig once the
+/// The throughput half of the measurement (hooks/load.rs), run on the rig once the
 /// latency is measured. The trait keeps `hooks` from knowing `hook_load`, which uses the
 /// rig and the result (no module cycle); main hands the one to the other.
 pub trait Throughput {
@@ -190,7 +209,7 @@ pub async fn measure(
     store: &Store,
     throughput: &impl Throughput,
 ) -> BenchResult<HooksResult> {
-    let receiver = Receiver::start()?;
+    let receiver = start_receiver()?;
     let outcome = async {
         let rig = rig(args, server, seeded, store, receiver.clone()).await?;
         let mut result = HooksResult {
@@ -280,11 +299,11 @@ async fn line(
             server,
             seeded,
             &format!("/api/v1/endpoints/{endpoint}/hooks"),
-            serde_json::json!({ "url": receiver.url(&name) }),
+            serde_json::json!({ "url": receiver.url_of(&hook_path(&name)) }),
         )
         .await?;
         let secret = hook["signing_secret"].as_str().ok_or("the hook came back without a signing_secret")?;
-        receiver.route(&name, secret, true)?;
+        receiver.admit_signed(&hook_path(&name), secret, Some(Track::Notification))?;
     }
     Ok(Line { endpoint, slug: slug.to_owned(), authorization: format!("Bearer {}", vended.token), ingest_url, hooks })
 }
@@ -316,7 +335,7 @@ async fn sanity_check(rig: &Rig) -> BenchResult<u64> {
     let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
     let started = Instant::now();
     let todo = deliver(&client, &rig.dead, 0).await?;
-    let arrived = tokio::time::timeout(ARRIVAL_TIMEOUT, rig.receiver.expect(READY, &todo, 1)).await;
+    let arrived = tokio::time::timeout(ARRIVAL_TIMEOUT, rig.receiver.take(READY, &todo, 1)).await;
     if !matches!(arrived, Ok(Ok(_))) {
         let (rejected, first) = rig.receiver.rejected();
         return Err(format!(
@@ -328,10 +347,10 @@ async fn sanity_check(rig: &Rig) -> BenchResult<u64> {
     let first_ms = started.elapsed().as_secs_f64() * 1000.0;
     let (wrong, _) = Key::random()?;
     let (_, secret) = Key::random()?;
-    rig.receiver.route("forged", &secret, false)?;
+    rig.receiver.admit_signed(&hook_path("forged"), &secret, None)?;
     let now = chrono::Utc::now().timestamp();
     let resp = client
-        .post(rig.receiver.url("forged"))
+        .post(rig.receiver.url_of(&hook_path("forged")))
         .insert_header(("webhook-id", "msg_forged"))
         .insert_header(("webhook-timestamp", now.to_string()))
         .insert_header(("webhook-signature", wrong.sign("msg_forged", now, b"{}")))
@@ -403,7 +422,7 @@ async fn dead_letter(
     if failed["dead_letter"] != serde_json::Value::Bool(true) {
         return Err(format!("the fail at the cap did not dead-letter todo {todo}"));
     }
-    let arrival = tokio::time::timeout(ARRIVAL_TIMEOUT, receiver.expect(DEAD, &todo, 1))
+    let arrival = tokio::time::timeout(ARRIVAL_TIMEOUT, receiver.take(DEAD, &todo, 1))
         .await
         .ok()
         .and_then(Result::ok)

@@ -15,10 +15,11 @@ use switchboard::domain::ids::{EndpointId, ScopeId, SinkId, TodoId};
 use switchboard::store::Store;
 use switchboard::store::endpoints::VendEndpoint;
 use switchboard::store::todos::Finish;
+use testkit::receiver::{Receiver, Reply, Track};
 
 use crate::BenchResult;
 use crate::database::BenchDb;
-use crate::gotify_receiver::GotifyReceiver;
+use crate::hooks::RECEIVER_WORKERS;
 use crate::load::Work;
 use crate::server::Server;
 
@@ -30,6 +31,97 @@ pub const BURST: u32 = 100_000;
 pub const QUEUE: &str = "deploys";
 /// The closing attempt's summary (the message quotes it).
 pub const SUMMARY: &str = "deploy failed: exit status 1";
+
+/// The Gotify header carrying the application token.
+const TOKEN_HEADER: &str = "X-Gotify-Key";
+
+/// What Gotify answers a post without a valid application token.
+const UNAUTHORIZED: &str =
+    r#"{"error":"Unauthorized","errorCode":401,"errorDescription":"you need to provide a valid access token"}"#;
+
+/// The Gotify-contract receiver in the bench process (testkit's, on workers of its own
+/// as the notify-hook receiver): it answers `POST /message` as a Gotify server does (the
+/// application token in `X-Gotify-Key`, a JSON body `{title, message, priority}`, and a
+/// 200 holding the stored message object); a wrong or missing token is answered 401 and
+/// counted, so is a body without the three fields. Two tokens are admitted: the sinks'
+/// (their messages are notifications, each kept by the todo of its Board link
+/// `…/todos/{id}`, with how many times it arrived and when first) and the ceiling's
+/// (plain POSTs from the bench: parsed and answered the same way, only counted), so that
+/// both sides cost the receiver the same.
+pub struct Gotify {
+    /// The receiver (its arrivals are kept under [`testkit::receiver::GOTIFY_KIND`]).
+    pub rx: Receiver,
+    /// The application token the sinks' connection holds.
+    pub sink_token: String,
+    /// The token of the ceiling's plain POSTs.
+    pub ceiling_token: String,
+}
+
+impl Gotify {
+    /// Binds a free loopback port and starts the workers, with fresh tokens.
+    pub fn start() -> BenchResult<Gotify> {
+        let rx = Receiver::builder()
+            .workers(RECEIVER_WORKERS)
+            .keep(false)
+            .then(Reply::Gotify)
+            .refusal(Reply::Json(401, UNAUTHORIZED.into()))
+            .start()?;
+        let (sink_token, ceiling_token) = (app_token(), app_token());
+        rx.admit_header("/message", TOKEN_HEADER, &sink_token, Some(Track::GotifyMessage))?;
+        rx.admit_header("/message", TOKEN_HEADER, &ceiling_token, None)?;
+        Ok(Gotify { rx, sink_token, ceiling_token })
+    }
+}
+
+/// A token that looks like a Gotify application token (15 characters).
+fn app_token() -> String {
+    format!("A{}", &hex::encode(rand::random::<[u8; 8]>())[..14])
+}
+
+/// The ceiling's client: plain POSTs of one Gotify body, with the ceiling's token, on
+/// its own keep-alive connection.
+pub struct Poster {
+    client: awc::Client,
+    url: String,
+    token: String,
+    body: actix_web::web::Bytes,
+}
+
+impl Poster {
+    /// A poster of `body` (a real notification body) to `receiver`.
+    pub fn new(receiver: &Gotify, body: &actix_web::web::Bytes) -> Poster {
+        Poster {
+            client: awc::Client::builder().timeout(Duration::from_secs(30)).finish(),
+            url: format!("{}/message", receiver.rx.base()),
+            token: receiver.ceiling_token.clone(),
+            body: body.clone(),
+        }
+    }
+
+    /// One POST; anything but a 200 is an error.
+    pub async fn post(&self) -> BenchResult<()> {
+        let mut resp = self
+            .client
+            .post(&self.url)
+            .insert_header(("content-type", "application/json"))
+            .insert_header((TOKEN_HEADER, self.token.as_str()))
+            .send_body(self.body.clone())
+            .await
+            .map_err(|e| format!("plain POST: {e}"))?;
+        // Read the answer to the end so the connection can be reused.
+        let _ = resp.body().await.map_err(|e| format!("plain POST answer: {e}"))?;
+        if resp.status().as_u16() != 200 {
+            return Err(format!("the receiver answered a plain POST with {}", resp.status()));
+        }
+        Ok(())
+    }
+}
+
+impl Work for Poster {
+    fn once(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = BenchResult<()>> + '_>> {
+        Box::pin(self.post())
+    }
+}
 
 /// An owner: their scope and operator token.
 #[derive(Debug, Clone)]
@@ -105,7 +197,7 @@ async fn operator(
 pub async fn gotify_sinks(
     server: &Server,
     owner: &Owner,
-    receiver: &GotifyReceiver,
+    receiver: &Gotify,
     n: usize,
     name: &str,
 ) -> BenchResult<Vec<String>> {
@@ -114,8 +206,8 @@ pub async fn gotify_sinks(
         owner,
         "POST",
         "/api/v1/connections",
-        serde_json::json!({ "name": format!("{name}-gotify"), "kind": "gotify", "secret": receiver.sink_token(),
-                            "base_url": receiver.base() }),
+        serde_json::json!({ "name": format!("{name}-gotify"), "kind": "gotify", "secret": receiver.sink_token,
+                            "base_url": receiver.rx.base() }),
         201,
     )
     .await?;

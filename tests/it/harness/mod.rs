@@ -1,6 +1,9 @@
 //! The integration-test harness: a real PostgreSQL database per test, cloned from a
 //! migrated template, and the real application spawned on port 0 and driven over HTTP.
-//! Signals the store emits are recorded by a real actix actor.
+//! Signals the store emits are recorded by a real actix actor. Waiting for something to
+//! happen goes through [`wait`].
+
+pub mod wait;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,20 +27,17 @@ pub fn admin_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
+/// Prefix of the test databases' names: `sbt_<pid>_<n>` (and `sbt_template_<hash>`).
+const DB_PREFIX: &str = "sbt_";
+
 fn url_for(db: &str) -> String {
-    let admin = admin_url();
-    let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin);
-    format!("{base}/{db}")
+    testkit::db::url_for(&admin_url(), db)
 }
 
 async fn admin_client() -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls)
+    testkit::db::connect(&admin_url())
         .await
-        .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL at {} ({e}); run scripts/test", admin_url()));
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
-    client
+        .unwrap_or_else(|e| panic!("{e}: the test PostgreSQL at {} (run scripts/test)", admin_url()))
 }
 
 /// Name of the migrated template: it changes whenever a migration does.
@@ -120,13 +120,10 @@ async fn drop_stale_databases(admin: &tokio_postgres::Client) {
         let stale = if let Some(rest) = name.strip_prefix("sbt_template_") {
             old && !name.ends_with("_building") && rest != &template_name()["sbt_template_".len()..]
         } else {
-            name.strip_prefix("sbt_")
-                .and_then(|r| r.split('_').next())
-                .and_then(|pid| pid.parse::<u32>().ok())
-                .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+            testkit::db::owner_gone(&name, DB_PREFIX)
         };
         if stale {
-            let _ = admin.execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"), &[]).await;
+            let _ = testkit::db::drop_database(admin, &name).await;
         }
     }
 }
@@ -142,13 +139,14 @@ impl TestDb {
     /// Clones the migrated template.
     pub async fn new() -> TestDb {
         ensure_template().await;
-        let name = format!("sbt_{}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let name = format!("{DB_PREFIX}{}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
         let admin = admin_client().await;
         let mut tries = 0;
         loop {
             match admin.execute(&format!("CREATE DATABASE {name} TEMPLATE {}", template_name()), &[]).await {
                 Ok(_) => break,
-                // Another CREATE from the same template can briefly hold it.
+                // Another CREATE from the same template can briefly hold it: nothing says
+                // when it lets go, so the CREATE is retried, each time a little later.
                 Err(e) if tries < 20 => {
                     tries += 1;
                     let _ = e;
@@ -206,19 +204,6 @@ impl TestDb {
         session.client.batch_execute(&format!("BEGIN; {sql}")).await.unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         session
     }
-
-    /// Waits until at least `n` backends of this database wait on a lock (requests that
-    /// reached the database and are blocked there); fails after 30 s.
-    pub async fn wait_for_blocked(&self, n: i64) {
-        let sql =
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
-        let watcher = self.session().await;
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while watcher.count(sql).await < n {
-            assert!(std::time::Instant::now() < deadline, "never {n} statements blocked on a lock");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
 }
 
 /// A connection to a test database held open ([`TestDb::session`]).
@@ -259,9 +244,8 @@ impl Drop for TestDb {
         let _ = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
             rt.block_on(async move {
-                if let Ok((client, conn)) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await {
-                    tokio::spawn(conn);
-                    let _ = client.execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"), &[]).await;
+                if let Ok(admin) = testkit::db::connect(&admin_url()).await {
+                    let _ = testkit::db::drop_database(&admin, &name).await;
                 }
             });
         })
@@ -546,20 +530,7 @@ impl TestApp {
     /// The value of one metrics series (`name{labels}`), read from `GET /metrics` with
     /// the bearer `token` the app was started with.
     pub async fn metric(&self, token: &str, series: &str) -> u64 {
-        let mut resp = self
-            .client
-            .get(format!("{}/metrics", self.base))
-            .insert_header(("Authorization", format!("Bearer {token}")))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 200);
-        let text = String::from_utf8(resp.body().await.unwrap().to_vec()).unwrap();
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
-            .unwrap_or_else(|| panic!("no {series} in\n{text}"));
-        line[series.len() + 1..].trim().parse().unwrap()
+        metric_at(&self.client, &self.base, token, series).await
     }
 
     /// Makes a claimed todo's lease lapse (time travel by SQL).
@@ -584,6 +555,24 @@ impl TestApp {
     }
 }
 
+/// The value of one metrics series (`name{labels}`) of the instance at `base`, read from
+/// `GET /metrics` with the bearer `token` it was started with.
+pub async fn metric_at(client: &awc::Client, base: &str, token: &str, series: &str) -> u64 {
+    let mut resp = client
+        .get(format!("{base}/metrics"))
+        .insert_header(("Authorization", format!("Bearer {token}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let text = String::from_utf8(resp.body().await.unwrap().to_vec()).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"));
+    line[series.len() + 1..].trim().parse().unwrap()
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         // Stop the server without waiting; the database is dropped right after.
@@ -598,7 +587,7 @@ impl TestDb {
     /// what a first deployment finds.
     pub async fn empty() -> TestDb {
         ensure_template().await;
-        let name = format!("sbt_{}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let name = format!("{DB_PREFIX}{}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
         admin_client().await.execute(&format!("CREATE DATABASE {name}"), &[]).await.expect("create empty database");
         TestDb { url: url_for(&name), name }
     }

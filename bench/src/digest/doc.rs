@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::plan::BIG_TABLES;
+use super::run::{DigestRun, GROWTH_TARGET, Stage, median_ms};
+use super::seed::{CLOCKED_OUT_EVERY, ENDPOINTS_PER_OWNER, HISTORY_DAYS, OWNERS, QUEUES};
 use crate::BenchResult;
 use crate::board::{p95_ms, percentile_ms};
-use crate::digest_plan::BIG_TABLES;
-use crate::digest_run::{DigestRun, GROWTH_TARGET, Stage, median_ms};
-use crate::digest_seed::{CLOCKED_OUT_EVERY, ENDPOINTS_PER_OWNER, HISTORY_DAYS, OWNERS, QUEUES};
 use crate::report::{group, minutes, pass, pct};
 use crate::results_doc::write_section;
 

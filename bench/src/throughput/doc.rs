@@ -5,12 +5,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::agents::quantile;
+use super::ceiling::Cost;
 use crate::BenchResult;
 use crate::report::{group, minutes, pass, pct};
 use crate::results_doc::write_section;
 use crate::throughput::ThroughputRun;
-use crate::throughput_agents::quantile;
-use crate::throughput_ceiling::Cost;
 
 const START: &str = "<!-- bench:throughput:start -->";
 const END: &str = "<!-- bench:throughput:end -->";

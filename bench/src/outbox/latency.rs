@@ -7,10 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::gotify_receiver::{GotifyReceiver, Poster};
+use testkit::receiver::GOTIFY_KIND;
+
+use super::rig::{Gotify, Line, Poster, QUEUE, SUMMARY};
 use crate::load::{self, Agent, Window};
 use crate::machine::Probe;
-use crate::outbox_rig::{Line, QUEUE, SUMMARY};
 use crate::{Args, BenchResult};
 
 /// How long a message may take before the run gives up on it.
@@ -55,7 +56,7 @@ pub async fn measure(
     args: &Args,
     base: &str,
     line: &Line,
-    receiver: &GotifyReceiver,
+    receiver: &Gotify,
     probe: &Probe,
 ) -> BenchResult<LatencyResult> {
     let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
@@ -72,7 +73,7 @@ pub async fn measure(
         tokio::time::sleep(PAUSE).await;
     }
     result.latency_us.sort_unstable();
-    let body = receiver.sample().ok_or("no message arrived to size the ceiling's body")?;
+    let body = receiver.rx.sample(GOTIFY_KIND).ok_or("no message arrived to size the ceiling's body")?;
     result.body_bytes = body.len();
     let agents = vec![Agent::Work(Box::new(Poster::new(receiver, &body)))];
     result.rtt = load::measure(agents, u64::MAX, args.warmup(), args.window(), probe).await;
@@ -86,7 +87,7 @@ async fn dead_letter(
     client: &awc::Client,
     base: &str,
     line: &Line,
-    receiver: &GotifyReceiver,
+    receiver: &Gotify,
     title: &str,
 ) -> BenchResult<(Duration, bool)> {
     let todos = format!("{base}/api/v1/agent/todos");
@@ -101,7 +102,7 @@ async fn dead_letter(
     let id = created["id"].as_str().ok_or("the created todo has no id")?.to_owned();
     let claimed = agent_post(client, line, &format!("{todos}/{id}/claim"), serde_json::json!({}), 200).await?;
     let lease = claimed["lease_token"].as_str().ok_or("the claim answer has no lease_token")?;
-    let arrival = receiver.expect(&id);
+    let arrival = receiver.rx.expect(GOTIFY_KIND, &id, 1);
     let failed = agent_post(
         client,
         line,

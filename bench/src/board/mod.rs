@@ -10,6 +10,10 @@
 //! explained are captured from the library as it sends them (as for claim_next), never
 //! copied; the other pills' lists are explained beside them (not timed).
 
+pub mod doc;
+pub mod http;
+pub mod seed;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,16 +25,14 @@ use switchboard::domain::pills::{COUNT_CAP, Pill};
 use switchboard::store::Store;
 use switchboard::store::board::{CHART_DAYS, CHART_QUEUES, SEARCH_WINDOW};
 
-use crate::board_seed::{self, Tenancy, VIEWER_EMAIL, VIEWER_PASSWORD};
 use crate::database::BenchDb;
 use crate::machine::Machine;
 use crate::plan::recorder;
 use crate::server::Server;
 use crate::{Args, BenchResult, progress};
+use seed::{Tenancy, VIEWER_EMAIL, VIEWER_PASSWORD};
 
-#[path = "board_http.rs"]
-mod board_http;
-use board_http::Browser;
+use http::Browser;
 
 /// Dead letters listed per page (the Board's default).
 const PAGE: i64 = 100;
@@ -189,13 +191,13 @@ pub async fn run(args: &Args, server_bin: &std::path::Path) -> BenchResult<Board
 
 /// Seeds the smaller table and measures, grows it to the larger one and measures.
 async fn stages(args: &Args, db: &BenchDb, server: &Server) -> BenchResult<Vec<Stage>> {
-    let tenancy = board_seed::tenancy(db).await?;
+    let tenancy = seed::tenancy(db).await?;
     let store = db.store(4)?;
     let mut stages = Vec::new();
     let mut seeded = 0u64;
     for size in [args.board_small, args.board_large] {
         let t = Instant::now();
-        board_seed::todos(db, seeded + 1, size).await?;
+        seed::todos(db, seeded + 1, size).await?;
         seeded = size;
         let seed_seconds = t.elapsed().as_secs_f64();
         progress(&format!("board: seeded {size} todos ({seed_seconds:.0} s)"));
@@ -213,7 +215,7 @@ async fn stages(args: &Args, db: &BenchDb, server: &Server) -> BenchResult<Vec<S
         ));
         stages.push(Stage {
             todos: size,
-            census: board_seed::census(db).await?,
+            census: seed::census(db).await?,
             viewer_todos,
             viewer_dead,
             seed_seconds,

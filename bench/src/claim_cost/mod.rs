@@ -9,6 +9,8 @@
 //! Only REST cycles: the foundation benchmark's raw-SQL side runs this build's store,
 //! whose claim reads `queue_admission`, which the baseline's database lacks.
 
+pub mod doc;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

@@ -1,7 +1,10 @@
 //! Issue 15's benchmark: claim_next → complete cycles over MCP (Streamable HTTP sessions,
-//! mcp_agent.rs) beside the same cycles over REST, at `--mcp-agents` agents, in one run on
+//! mcp/agent.rs) beside the same cycles over REST, at `--mcp-agents` agents, in one run on
 //! one server and database, rounds alternating which goes first. Target: MCP at least
 //! 70 % of REST.
+
+pub mod agent;
+pub mod doc;
 
 use std::path::Path;
 use std::time::Instant;
@@ -11,8 +14,8 @@ use chrono::Utc;
 use crate::claim_cost::Rig;
 use crate::load::{self, Agent, Window};
 use crate::machine::Machine;
-use crate::mcp_agent::{McpAgent, Sessions, close_sessions};
 use crate::{Args, BenchResult, progress};
+use agent::{McpAgent, Sessions, close_sessions};
 
 /// The MCP benchmark's flags.
 #[derive(Debug, Clone, clap::Args)]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::BenchResult;
-use crate::mcp_cycles::McpRun;
+use crate::mcp::McpRun;
 use crate::report::{group, minutes, pass, pct, us};
 use crate::results_doc::write_section;
 

@@ -1,7 +1,7 @@
 //! Notify-hook throughput, and the ceilings of both hook figures.
 //!
 //! **Throughput** is the channel's own: the real notify channel, built from the library
-//! inside the bench process (channel.rs), fed `TodoReady` signals directly, as the store
+//! inside the bench process (hooks/channel.rs), fed `TodoReady` signals directly, as the store
 //! hands them over after a commit. Intake is left out on purpose: making a todo through
 //! intake costs the server several times the CPU that announcing it costs, so a
 //! throughput fed through intake (four hooks' deliveries per request) measured intake,
@@ -31,15 +31,15 @@ use switchboard::hooks::worker::MAX_RINGS_IN_FLIGHT;
 use switchboard::store::Store;
 use switchboard::store::signals::{Emitter, Signal, TodoFacts, TodoReady};
 use switchboard::store::todos::Caller;
+use testkit::receiver::Receiver;
+use testkit::signature::Key;
 
-use crate::channel::BenchChannel;
+use super::channel::BenchChannel;
 use crate::database::BenchDb;
-use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig, Throughput};
+use crate::hooks::{self, ARRIVAL_TIMEOUT, DEAD, HooksResult, READY, Rig, Throughput, hook_path};
 use crate::load::{self, Agent, Work};
 use crate::machine::Probe;
-use crate::receiver::Receiver;
 use crate::server::Server;
-use crate::signature::Key;
 use crate::waits::SessionSampler;
 use crate::{Args, BenchResult};
 
@@ -62,7 +62,7 @@ impl Feeder {
     /// One signal and its H verified announcements.
     pub async fn feed(&self) -> BenchResult<()> {
         self.feed.emit(vec![Signal::Ready(self.ready.clone())]);
-        match tokio::time::timeout(ARRIVAL_TIMEOUT, self.receiver.expect(READY, &self.todo, self.hooks)).await {
+        match tokio::time::timeout(ARRIVAL_TIMEOUT, self.receiver.take(READY, &self.todo, self.hooks)).await {
             Ok(Ok(_)) => Ok(()),
             _ => Err(format!(
                 "a todo.ready did not reach all {} hooks within {} s",
@@ -82,7 +82,7 @@ async fn feeder_todos(rig: &Rig, store: &Store, per_line: usize) -> BenchResult<
     for line in &rig.lines {
         for n in 0..per_line {
             let id = hooks::deliver(&client, line, n as u64).await?;
-            let arrived = tokio::time::timeout(ARRIVAL_TIMEOUT, rig.receiver.expect(READY, &id, line.hooks)).await;
+            let arrived = tokio::time::timeout(ARRIVAL_TIMEOUT, rig.receiver.take(READY, &id, line.hooks)).await;
             if !matches!(arrived, Ok(Ok(_))) {
                 return Err(format!(
                     "the server's todo.ready for feeder todo {id} did not reach all {} hooks",
@@ -147,8 +147,8 @@ impl Poster {
 /// `n` posters of `body` on a receiver path of their own.
 fn posters(receiver: &Receiver, name: &str, body: &Bytes, n: usize) -> BenchResult<Vec<Agent>> {
     let (key, secret) = Key::random()?;
-    receiver.route(name, &secret, false)?;
-    Ok((0..n).map(|_| Agent::Work(Box::new(Poster::new(&receiver.url(name), &key, body)))).collect())
+    receiver.admit_signed(&hook_path(name), &secret, None)?;
+    Ok((0..n).map(|_| Agent::Work(Box::new(Poster::new(&receiver.url_of(&hook_path(name)), &key, body)))).collect())
 }
 
 /// What the throughput half needs beside the rig: `hooks::measure` runs it, as its
@@ -229,13 +229,13 @@ async fn measure(
                     .collect();
                 hooks::settle().await;
                 let before = channel.counts()?;
-                let verified = rig.receiver.verified();
+                let verified = rig.receiver.count() as u64;
                 let sampler = SessionSampler::start(&db.url).await?;
                 let w = load::measure(feeders, u64::MAX, args.warmup(), args.window(), &probe).await;
                 result.sessions.add(&sampler.finish().await?);
                 hooks::settle().await;
                 result.load_counts.add(&channel.counts()?.since(&before));
-                result.load_verified += rig.receiver.verified() - verified;
+                result.load_verified += rig.receiver.count() as u64 - verified;
                 rig.receiver.forget_unclaimed();
                 result.notifications.merge(w);
             } else {

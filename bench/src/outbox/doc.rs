@@ -4,12 +4,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::cost::CostSide;
+use super::latency::PAUSE;
 use crate::BenchResult;
 use crate::load::Window;
 use crate::machine::CpuSpent;
 use crate::outbox::{IN_FLIGHT_PER_INSTANCE, INSTANCES, OutboxRun};
-use crate::outbox_cost::CostSide;
-use crate::outbox_latency::PAUSE;
 use crate::report::{group, minutes, pass, pct};
 use crate::results_doc::write_section;
 use crate::waits::SessionTally;

@@ -2,30 +2,36 @@
 //! processes of its own and a Gotify-contract receiver in the bench process:
 //!
 //! 1. the outbox's cost on the dead-letter transaction, with 0, 1 and 5 subscribed
-//!    sinks (outbox_cost.rs), no server running; then the rows those windows queued,
-//!    delivered by two servers and checked at the receiver (outbox_drain.rs);
+//!    sinks (outbox/cost.rs), no server running; then the rows those windows queued,
+//!    delivered by two servers and checked at the receiver (outbox/drain.rs);
 //! 2. outbox throughput: a backlog drained by two servers, beside plain POSTs of the
 //!    same body at the concurrency the two servers' workers can have in flight
-//!    (outbox_drain.rs), in alternating rounds;
+//!    (outbox/drain.rs), in alternating rounds;
 //! 3. dead letter → message latency at idle, beside a plain POST's round trip
-//!    (outbox_latency.rs).
+//!    (outbox/latency.rs).
+
+pub mod cost;
+pub mod doc;
+pub mod drain;
+pub mod latency;
+pub mod rig;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use switchboard::store::Store;
+use testkit::receiver::GOTIFY_KIND;
 
 use crate::database::BenchDb;
-use crate::gotify_receiver::{GotifyReceiver, Poster};
 use crate::instances::{self, Instances};
 use crate::load::{self, Agent, Window};
 use crate::machine::{Machine, Probe};
-use crate::outbox_cost::{self, CostResult, SINK_COUNTS};
-use crate::outbox_drain::{self, CostDelivery, Drain, DrainRig};
-use crate::outbox_latency::{self, LatencyResult};
-use crate::outbox_rig::{self, BUDGET_PER_HOUR, BURST, Line};
 use crate::{Args, BenchResult, progress};
+use cost::{CostResult, SINK_COUNTS};
+use drain::{CostDelivery, Drain, DrainRig};
+use latency::LatencyResult;
+use rig::{BUDGET_PER_HOUR, BURST, Gotify, Line, Poster};
 
 /// Servers draining the one outbox.
 pub const INSTANCES: usize = 2;
@@ -111,9 +117,9 @@ pub async fn run(args: &Args, bin: &Path) -> BenchResult<OutboxRun> {
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;
     progress(&format!("outbox: created database {}", db.name()));
-    let receiver = GotifyReceiver::start()?;
+    let receiver = Gotify::start()?;
     let outcome = phases(args, &db, bin, &receiver).await;
-    receiver.clone().stop().await;
+    receiver.rx.stop().await;
     let pg = db.settings().await;
     let dropped = db.drop_database().await;
     let mut run = outcome?;
@@ -141,7 +147,7 @@ struct Setup {
     cost_sinks: Vec<String>,
 }
 
-async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver) -> BenchResult<OutboxRun> {
+async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &Gotify) -> BenchResult<OutboxRun> {
     let instances = Instances::new(bin, &db.url, args.pool_size, settings());
     let store = db.store(args.pool_size)?;
     // One server migrates the database and answers the operator API for the set-up.
@@ -163,14 +169,13 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
         pool_size: args.pool_size,
         ..OutboxRun::default()
     };
-    run.cost = outbox_cost::measure(args, db, &store, &setup.cost).await?;
+    run.cost = cost::measure(args, db, &store, &setup.cost).await?;
     if let [_, one, five] = setup.cost.as_slice() {
-        run.cost_delivery =
-            outbox_drain::deliver_cost_rows(db, &instances, receiver, one, five, &setup.cost_sinks).await?;
+        run.cost_delivery = drain::deliver_cost_rows(db, &instances, receiver, one, five, &setup.cost_sinks).await?;
     }
-    outbox_cost::count_rows(db, &mut run.cost, &setup.cost).await?;
+    cost::count_rows(db, &mut run.cost, &setup.cost).await?;
 
-    let body = receiver.sample().ok_or("no message arrived to size the ceiling's body")?;
+    let body = receiver.rx.sample(GOTIFY_KIND).ok_or("no message arrived to size the ceiling's body")?;
     run.body_bytes = body.len();
     let rig = DrainRig {
         args,
@@ -185,7 +190,7 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
     for round in 0..args.rounds {
         for drain_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
             if drain_turn {
-                run.drains.push(outbox_drain::drain(&rig, round).await?);
+                run.drains.push(drain::drain(&rig, round).await?);
             } else {
                 let posters =
                     (0..run.concurrency()).map(|_| Agent::Work(Box::new(Poster::new(receiver, &body)))).collect();
@@ -197,12 +202,12 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
         }
     }
 
-    receiver.forget();
+    receiver.rx.forget();
     let mut servers = instances.start(INSTANCES).await?;
     let latency = match servers.first() {
         Some(server) => {
             let probe = Probe { server_pid: server.pid(), ..probe.clone() };
-            outbox_latency::measure(args, server.base(), &setup.drain, receiver, &probe).await
+            latency::measure(args, server.base(), &setup.drain, receiver, &probe).await
         }
         None => Err("no server started".into()),
     };
@@ -218,38 +223,33 @@ async fn phases(args: &Args, db: &BenchDb, bin: &Path, receiver: &GotifyReceiver
         run.latency.rtt.latency_ms(0.5),
         run.latency.rtt.latency_ms(0.99)
     ));
-    run.statuses = outbox_drain::statuses(db, std::slice::from_ref(&setup.drain_sink)).await?;
-    run.rejected = receiver.rejected();
+    run.statuses = drain::statuses(db, std::slice::from_ref(&setup.drain_sink)).await?;
+    run.rejected = receiver.rx.rejected();
     Ok(run)
 }
 
 /// Owners, endpoints and sinks; then one dead letter must reach the receiver through
 /// the running server, and a POST with a wrong token must be refused.
-async fn set_up(
-    db: &BenchDb,
-    store: &Store,
-    server: &crate::server::Server,
-    receiver: &GotifyReceiver,
-) -> BenchResult<Setup> {
-    let drain = outbox_rig::line(store, "drain@outbox.bench", "outbox-drain").await?;
-    let drain_sink = outbox_rig::gotify_sinks(server, &drain.owner, receiver, 1, "drain").await?;
+async fn set_up(db: &BenchDb, store: &Store, server: &crate::server::Server, receiver: &Gotify) -> BenchResult<Setup> {
+    let drain = rig::line(store, "drain@outbox.bench", "outbox-drain").await?;
+    let drain_sink = rig::gotify_sinks(server, &drain.owner, receiver, 1, "drain").await?;
     let mut cost = Vec::new();
     let mut cost_sinks = Vec::new();
     for n in SINK_COUNTS {
-        let line = outbox_rig::line(store, &format!("cost{n}@outbox.bench"), &format!("outbox-cost-{n}")).await?;
+        let line = rig::line(store, &format!("cost{n}@outbox.bench"), &format!("outbox-cost-{n}")).await?;
         if n > 0 {
-            cost_sinks.extend(outbox_rig::gotify_sinks(server, &line.owner, receiver, n, &format!("cost{n}")).await?);
+            cost_sinks.extend(rig::gotify_sinks(server, &line.owner, receiver, n, &format!("cost{n}")).await?);
         }
         cost.push(line);
     }
     let drain_sink = drain_sink.into_iter().next().ok_or("the drain sink was not made")?;
 
-    let ids = outbox_rig::claimed_todos(db, &drain, 1, "sanity").await?;
+    let ids = rig::claimed_todos(db, &drain, 1, "sanity").await?;
     let id = ids.first().map(ToString::to_string).ok_or("no sanity todo")?;
-    let arrival = receiver.expect(&id);
-    outbox_rig::fail_all(store, &drain, ids, 1).await?;
+    let arrival = receiver.rx.expect(GOTIFY_KIND, &id, 1);
+    rig::fail_all(store, &drain, ids, 1).await?;
     if !matches!(tokio::time::timeout(Duration::from_secs(10), arrival).await, Ok(Ok(_))) {
-        let (rejected, first) = receiver.rejected();
+        let (rejected, first) = receiver.rx.rejected();
         return Err(format!(
             "a dead letter's message did not reach the receiver within 10 s ({rejected} refused; first: {})",
             first.as_deref().unwrap_or("none")
@@ -257,7 +257,7 @@ async fn set_up(
     }
     let client = awc::Client::builder().timeout(Duration::from_secs(10)).finish();
     let resp = client
-        .post(format!("{}/message", receiver.base()))
+        .post(format!("{}/message", receiver.rx.base()))
         .insert_header(("X-Gotify-Key", "not-the-token"))
         .send_json(&serde_json::json!({ "title": "t", "message": "m", "priority": 5 }))
         .await

@@ -2,7 +2,12 @@
 //! over 100 000 and over 1 000 000 todos, on a database of its own and without a
 //! server (the library is called directly, as the `DigestScheduler` calls it). Tenfold
 //! data may at most double the median build time, and no section's plan may read a
-//! table that grows with work sequentially (`digest_plan::BIG_TABLES`).
+//! table that grows with work sequentially (`plan::BIG_TABLES`).
+
+pub mod doc;
+pub mod plan;
+pub mod run;
+pub mod seed;
 
 use std::time::{Duration, Instant};
 
@@ -13,12 +18,12 @@ use switchboard::digests::service::compose::{Composed, DigestSettings, compose};
 use switchboard::store::Store;
 
 use crate::database::BenchDb;
-use crate::digest_plan::{Binds, SECTIONS};
-use crate::digest_run::{DigestRun, Found, Stage, median_ms};
 use crate::machine::{CpuSpent, Machine, Probe};
-use crate::{Args, BenchResult, digest_doc, digest_plan, digest_seed, progress};
+use crate::{Args, BenchResult, progress};
+use plan::{Binds, SECTIONS};
+use run::{DigestRun, Found, Stage, median_ms};
 
-pub use crate::digest_seed::ACK_SECONDS;
+pub use seed::ACK_SECONDS;
 
 /// The digest benchmark's flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,9 +58,9 @@ pub async fn run_part(args: &Args) -> BenchResult<()> {
         return Err("--digest-small must be positive, --digest-large larger, --digest-builds positive".into());
     }
     let run = run(args).await?;
-    println!("{}", digest_doc::table(&run));
+    println!("{}", doc::table(&run));
     if !args.no_doc {
-        digest_doc::write_doc(&args.doc, &run)?;
+        doc::write_doc(&args.doc, &run)?;
         progress(&format!("wrote the digest section of {}", args.doc.display()));
     }
     let scans = run.seq_scans();
@@ -103,12 +108,7 @@ const KEPT: &str = "sb_kept_digest";
 async fn keep(admin_url: &str, db: BenchDb) -> BenchResult<()> {
     let name = db.name().to_owned();
     drop(db);
-    let (admin, conn) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls)
-        .await
-        .map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
+    let admin = testkit::db::connect(admin_url).await?;
     let steps = [
         format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"),
         format!("DROP DATABASE IF EXISTS {KEPT} WITH (FORCE)"),
@@ -123,7 +123,7 @@ async fn keep(admin_url: &str, db: BenchDb) -> BenchResult<()> {
 
 /// Seeds the smaller table and measures, grows it to the larger one and measures.
 async fn stages(args: &Args, db: &BenchDb) -> BenchResult<(bool, Vec<Stage>)> {
-    let tenancy = digest_seed::tenancy(db).await?;
+    let tenancy = seed::tenancy(db).await?;
     if tenancy.created_deferrals {
         progress("digest: queue_deferrals is not in this tree's migrations; created it with migration 000017's shape");
     }
@@ -133,7 +133,7 @@ async fn stages(args: &Args, db: &BenchDb) -> BenchResult<(bool, Vec<Stage>)> {
     let mut seeded = 0u64;
     for size in [args.digest.digest_small, args.digest.digest_large] {
         let t = Instant::now();
-        digest_seed::todos(db, seeded + 1, size).await?;
+        seed::todos(db, seeded + 1, size).await?;
         seeded = size;
         let seed_seconds = t.elapsed().as_secs_f64();
         progress(&format!("digest: seeded {size} todos ({seed_seconds:.0} s)"));
@@ -147,8 +147,8 @@ async fn stages(args: &Args, db: &BenchDb) -> BenchResult<(bool, Vec<Stage>)> {
             until,
             ack_seconds: ACK_SECONDS,
         };
-        stage.plans = digest_plan::explain(db, &binds).await?;
-        stage.census = digest_seed::census(db, tenancy.scope).await?;
+        stage.plans = plan::explain(db, &binds).await?;
+        stage.census = seed::census(db, tenancy.scope).await?;
         let slowest = stage
             .sections
             .iter()

@@ -5,15 +5,15 @@
 //! library's `Store::fail` through one pool, as the intake ceiling calls
 //! `Store::create_todo`. No server runs during the windows, so no outbox worker
 //! competes for the cores; the rows the windows queued are counted afterwards
-//! (dead letters × sinks) and then delivered by the servers (outbox.rs).
+//! (dead letters × sinks) and then delivered by the servers (outbox/).
 
 use switchboard::store::Store;
 
+use super::rig::{Failer, Line, Stack};
 use crate::database::BenchDb;
 use crate::intake::{self, Side};
 use crate::load::Agent;
 use crate::machine::Probe;
-use crate::outbox_rig::{self, Failer, Line, Stack};
 use crate::{Args, BenchResult, progress};
 
 /// Sinks subscribed on each measured owner, in the order of the first round.
@@ -88,7 +88,7 @@ pub async fn measure(args: &Args, db: &BenchDb, store: &Store, lines: &[Line]) -
         }
         for i in order {
             let line = lines.get(i).ok_or("an owner per sink count is needed")?;
-            let todos = outbox_rig::claimed_todos(db, line, args.outbox_supply, &format!("cost-{round}-{i}")).await?;
+            let todos = super::rig::claimed_todos(db, line, args.outbox_supply, &format!("cost-{round}-{i}")).await?;
             for sql in ["VACUUM (ANALYZE) todos", "VACUUM (ANALYZE) todo_attempts", "VACUUM (ANALYZE) outbox"] {
                 db.client().batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))?;
             }

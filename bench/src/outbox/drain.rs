@@ -4,17 +4,17 @@
 //! first message to the moment it holds one message for every row. Every expected
 //! todo must arrive exactly once, and the sink's rows must all end `sent` (none held
 //! or coalesced: the budget was lifted). Also here: the delivery of the rows the cost
-//! windows queued (outbox_cost.rs), checked the same way.
+//! windows queued (outbox/cost.rs), checked the same way.
 
 use std::time::{Duration, Instant};
 
 use switchboard::store::Store;
+use testkit::receiver::{GOTIFY_KIND, Tally};
 
+use super::rig::{BUDGET_PER_HOUR, Gotify, Line};
 use crate::database::BenchDb;
-use crate::gotify_receiver::{GotifyReceiver, Tally};
 use crate::instances::{self, Instances};
 use crate::machine::CpuSpent;
-use crate::outbox_rig::{self, BUDGET_PER_HOUR, Line};
 use crate::server::Server;
 use crate::waits::{SessionSampler, SessionTally};
 use crate::{Args, BenchResult, progress, scrape};
@@ -114,18 +114,18 @@ pub struct DrainRig<'a> {
     /// The owner's one sink.
     pub sink: &'a str,
     /// Where the sink posts.
-    pub receiver: &'a GotifyReceiver,
+    pub receiver: &'a Gotify,
 }
 
 /// One drain: `args.outbox_backlog` dead letters on the rig's line (servers down), then
 /// two servers started together; stopped again once the receiver holds every message.
 pub async fn drain(rig: &DrainRig<'_>, round: u32) -> BenchResult<Drain> {
     let DrainRig { args, db, store, instances, line, sink, receiver } = *rig;
-    receiver.forget();
+    receiver.rx.forget();
     let n = args.outbox_backlog;
-    let ids = outbox_rig::claimed_todos(db, line, n, &format!("backlog-{round}")).await?;
+    let ids = super::rig::claimed_todos(db, line, n, &format!("backlog-{round}")).await?;
     let expected: Vec<String> = ids.iter().map(ToString::to_string).collect();
-    outbox_rig::fail_all(store, line, ids, args.outbox_fail_tasks).await?;
+    super::rig::fail_all(store, line, ids, args.outbox_fail_tasks).await?;
     // Each dead letter is recorded once for the outbox; the servers fan the records out
     // to the sink's rows as part of the drain.
     let recorded: i64 = db
@@ -163,7 +163,7 @@ pub async fn drain(rig: &DrainRig<'_>, round: u32) -> BenchResult<Drain> {
     let (cpu, held_all) = outcome?;
     let (sent_by, other_outcomes) = counted?;
     stopped?;
-    let tally = receiver.tally(&expected, 1);
+    let tally = receiver.rx.tally(GOTIFY_KIND, &expected, 1);
     let (Some(first), Some(last)) = (tally.first, tally.last) else {
         return Err("no message of the backlog arrived".into());
     };
@@ -197,15 +197,10 @@ pub async fn drain(rig: &DrainRig<'_>, round: u32) -> BenchResult<Drain> {
 
 /// Waits for the servers and the drain; CPU from the first message to the last, and
 /// whether the receiver came to hold `n` todos' messages.
-async fn timed(
-    n: u64,
-    db: &BenchDb,
-    servers: &mut [Server],
-    receiver: &GotifyReceiver,
-) -> BenchResult<(CpuSpent, bool)> {
-    receiver.wait_distinct(1, IDLE).await;
+async fn timed(n: u64, db: &BenchDb, servers: &mut [Server], receiver: &Gotify) -> BenchResult<(CpuSpent, bool)> {
+    receiver.rx.wait_distinct(1, IDLE).await;
     let from = instances::sample(servers, db.name());
-    let have = receiver.wait_distinct(n as usize, IDLE).await;
+    let have = receiver.rx.wait_distinct(n as usize, IDLE).await;
     let to = instances::sample(servers, db.name());
     instances::ready(servers).await?;
     Ok((CpuSpent::between(from, to), have as u64 >= n))
@@ -242,12 +237,12 @@ pub struct CostDelivery {
 pub async fn deliver_cost_rows(
     db: &BenchDb,
     instances: &Instances,
-    receiver: &GotifyReceiver,
+    receiver: &Gotify,
     one: &Line,
     five: &Line,
     sinks: &[String],
 ) -> BenchResult<CostDelivery> {
-    receiver.forget();
+    receiver.rx.forget();
     let dead = |line: &Line| {
         let endpoint = line.endpoint.0.to_string();
         async move {
@@ -276,7 +271,7 @@ pub async fn deliver_cost_rows(
     await_tokens(db, sinks, five_ids.len().max(one_ids.len()) as u64).await?;
     let spawned = Instant::now();
     let mut servers = instances.spawn(2).await?;
-    let have = receiver.wait_messages(due, IDLE).await;
+    let have = receiver.rx.wait_tracked(due, IDLE).await;
     let seconds = spawned.elapsed().as_secs_f64();
     let ready = instances::ready(&mut servers).await;
     let stopped = instances::stop(servers).await;
@@ -284,8 +279,8 @@ pub async fn deliver_cost_rows(
     stopped?;
     let delivery = CostDelivery {
         due,
-        one: receiver.tally(&one_ids, 1),
-        five: receiver.tally(&five_ids, 5),
+        one: receiver.rx.tally(GOTIFY_KIND, &one_ids, 1),
+        five: receiver.rx.tally(GOTIFY_KIND, &five_ids, 5),
         seconds,
         statuses: statuses(db, sinks).await?,
     };
@@ -294,6 +289,6 @@ pub async fn deliver_cost_rows(
         delivery.one.lost + delivery.five.lost,
         delivery.one.duplicates + delivery.five.duplicates
     ));
-    receiver.forget();
+    receiver.rx.forget();
     Ok(delivery)
 }

@@ -1,10 +1,15 @@
 //! Issue 14's throughput benchmark, in one run on one database: the bare-SQL ceiling of
-//! a claim cycle (pgbench, throughput_ceiling.rs), PGQueuer's batched enqueue and drain
-//! (throughput_pgqueuer.rs), and the product over REST (throughput_agents.rs): single
+//! a claim cycle (pgbench, throughput/ceiling.rs), PGQueuer's batched enqueue and drain
+//! (throughput/pgqueuer.rs), and the product over REST (throughput/agents.rs): single
 //! claim-next → complete cycles at 1/4/16 agents, batched drains (claim 100 → complete
 //! 100), batched creation, and the long-poll wake-up at idle. With `--baseline-bin`, the
 //! single cycle at the highest concurrency is also run against a baseline server on a
 //! database of its own: the CPU and WAL per cycle before and after.
+
+pub mod agents;
+pub mod ceiling;
+pub mod doc;
+pub mod pgqueuer;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,10 +20,10 @@ use crate::claim_cost::Rig;
 use crate::database::{QUEUE, Seeded};
 use crate::load::{Agent, Load, Mark};
 use crate::machine::Machine;
-use crate::throughput_agents::{BatchCreate, BatchDrain, RestAgent, WakeUps, wake_ups};
-use crate::throughput_ceiling::{CeilingWindow, ClusterMark, Cost};
-use crate::throughput_pgqueuer::PgqRun;
-use crate::{Args, BenchResult, progress, throughput_ceiling, throughput_pgqueuer};
+use crate::{Args, BenchResult, progress};
+use agents::{BatchCreate, BatchDrain, RestAgent, WakeUps, wake_ups};
+use ceiling::{CeilingWindow, ClusterMark, Cost};
+use pgqueuer::PgqRun;
 
 /// The throughput benchmark's flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -234,8 +239,7 @@ async fn measure(args: &Args, rig: &Rig) -> BenchResult<Measured> {
             // favours neither.
             for ceiling_turn in if round % 2 == 0 { [true, false] } else { [false, true] } {
                 if ceiling_turn {
-                    let w = throughput_ceiling::window(db, probe, row.clients, args.seconds, t.ceiling_rows, &scratch)
-                        .await?;
+                    let w = ceiling::window(db, probe, row.clients, args.seconds, t.ceiling_rows, &scratch).await?;
                     progress(&format!("round {round}: ceiling at {} clients {:.0} cycles/s", row.clients, w.rate));
                     row.ceiling.push(w);
                 } else {
@@ -284,8 +288,7 @@ async fn measure(args: &Args, rig: &Rig) -> BenchResult<Measured> {
     }
 
     let dsn = db.url.clone();
-    let pgqueuer =
-        throughput_pgqueuer::run(&dsn, &t.venv, t.pgqueuer_jobs, t.pgqueuer_consumers, args.rounds.max(3), 200).await?;
+    let pgqueuer = pgqueuer::run(&dsn, &t.venv, t.pgqueuer_jobs, t.pgqueuer_consumers, args.rounds.max(3), 200).await?;
     progress(&format!(
         "PGQueuer: enqueue {:.0} jobs/s, drain {:.0} jobs/s (medians)",
         pgqueuer.median(|r| r.enqueue_per_s),
