@@ -10,7 +10,6 @@
 mod harness;
 
 mod admission;
-mod agent_notify;
 mod api_conformance;
 mod api_doc;
 mod auth_coherence;
@@ -35,13 +34,14 @@ mod lifecycle;
 mod long_poll;
 mod mcp;
 mod metrics;
-mod notify;
 mod outbound;
+mod owner_pages;
 mod permissions;
 mod quarantine;
 mod races;
 mod retention;
 mod revocation_under_load;
+mod rings;
 mod rolling_upgrade;
 mod row_rules;
 mod security;

@@ -2,7 +2,7 @@
 //! and stored sealed, ceiling, kill switch, reach), and the store functions the
 //! dispatcher relies on (matching, re-check, health, previous-secret expiry).
 
-mod delivery;
+mod health;
 mod routes;
 
 use awc::http::StatusCode;

@@ -12,7 +12,7 @@ use switchboard::domain::ids::TodoId;
 use super::{Client, DEFAULT_TOOLS, Mode, code_of, mcp_url};
 use crate::harness::TestApp;
 use crate::harness::wait::wait_count_within;
-use crate::notify::{generic, hook, spawn_with};
+use crate::rings::{generic, hook, spawn_with};
 use testkit::receiver::Receiver;
 
 /// What the Harness daemon labels a relay attempt with.

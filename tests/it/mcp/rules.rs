@@ -8,7 +8,7 @@ use switchboard::domain::grants::Verb;
 
 use super::{Client, Mode, code_of, mcp_url};
 use crate::harness::TestApp;
-use crate::notify::spawn_with;
+use crate::rings::spawn_with;
 use testkit::receiver::Receiver;
 
 #[actix_web::test]
