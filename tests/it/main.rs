@@ -48,4 +48,5 @@ mod security;
 mod signals;
 mod sinks;
 mod startup;
+mod statements;
 mod sweepers;
