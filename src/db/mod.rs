@@ -1,6 +1,7 @@
 //! The database: connection pool, embedded migrations, the schema and row types.
 
 pub mod advisory;
+pub mod channels;
 pub mod embedded;
 pub mod failure;
 pub mod listen;

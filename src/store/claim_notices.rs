@@ -18,7 +18,7 @@ use crate::db::statement::statement;
 use crate::error::Result;
 
 /// The channel the notices go out on.
-pub const CLAIMS_CHANNEL: &str = "switchboard_claims";
+pub const CLAIMS_CHANNEL: &str = crate::db::channels::CLAIMS.name();
 
 statement! {
     static SEND_NOTICES = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p";

@@ -23,12 +23,21 @@ async fn unpreparable(client: &tokio_postgres::Client) -> Vec<String> {
     failed
 }
 
+/// A connection of the test's own to `db`.
+async fn connect(db: &TestDb) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
 #[actix_web::test]
 async fn every_registered_statement_prepares_against_the_migrated_schema() {
     let db = TestDb::new().await;
-    let session = db.session().await;
+    let client = connect(&db).await;
     assert!(statement::all().count() > 100, "the registry looks empty: {} statements", statement::all().count());
-    let failed = unpreparable(&session.client).await;
+    let failed = unpreparable(&client).await;
     assert!(failed.is_empty(), "{} statements do not prepare:\n{}", failed.len(), failed.join("\n"));
 }
 
@@ -36,14 +45,10 @@ async fn every_registered_statement_prepares_against_the_migrated_schema() {
 #[actix_web::test]
 async fn a_renamed_column_fails_the_statement_check() {
     let db = TestDb::new().await;
-    let session = db.session().await;
+    let client = connect(&db).await;
     let claim = statement::by_name("switchboard::store::todos::claim::NEXT_ON_QUEUE").expect("the claim is registered");
-    session
-        .client
-        .batch_execute("ALTER TABLE todos RENAME COLUMN lease_token_hash TO lease_token_digest")
-        .await
-        .unwrap();
-    let failed = unpreparable(&session.client).await;
+    client.batch_execute("ALTER TABLE todos RENAME COLUMN lease_token_hash TO lease_token_digest").await.unwrap();
+    let failed = unpreparable(&client).await;
     let named = |s: &Statement| failed.iter().any(|f| f.starts_with(&format!("{} (", s.name())));
     assert!(named(claim), "the claim did not fail with the column renamed; failures:\n{}", failed.join("\n"));
     assert!(
@@ -51,12 +56,8 @@ async fn a_renamed_column_fails_the_statement_check() {
         "a failure names the file and the database's error:\n{}",
         failed.join("\n")
     );
-    session
-        .client
-        .batch_execute("ALTER TABLE todos RENAME COLUMN lease_token_digest TO lease_token_hash")
-        .await
-        .unwrap();
-    let failed = unpreparable(&session.client).await;
+    client.batch_execute("ALTER TABLE todos RENAME COLUMN lease_token_digest TO lease_token_hash").await.unwrap();
+    let failed = unpreparable(&client).await;
     assert!(failed.is_empty(), "with the column back, statements still fail:\n{}", failed.join("\n"));
 }
 
