@@ -55,7 +55,7 @@ impl Statement {
         self.file
     }
 
-    /// The line of that file where its declaration starts.
+    /// The line of that file where the `statement!` block declaring it starts.
     pub fn line(&self) -> u32 {
         self.line
     }

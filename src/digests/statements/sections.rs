@@ -82,7 +82,8 @@ pub mod sql {
             "SELECT e.slug AS label, count(*)::int8 AS n \
              FROM endpoints e JOIN doorbell_rings r ON r.endpoint_id = e.id \
              WHERE e.scope_id = $1 \
-               AND r.rung_at > $3 - make_interval(secs => $5) AND r.rung_at <= $4 - make_interval(secs => $5) \
+               AND r.rung_at > $3::timestamptz - make_interval(secs => $5) \
+               AND r.rung_at <= $4::timestamptz - make_interval(secs => $5) \
                AND (cardinality($2::text[]) = 0 OR r.queue = ANY($2)) \
                AND (r.unheard OR NOT ",
             claimed_by_sql!("r.todo_id", "r.rung_at + make_interval(secs => $5)"),
@@ -102,7 +103,7 @@ pub mod sql {
         pub static DEFERRED = "SELECT e.slug AS endpoint, d.queue, d.reason AS label, d.n \
              FROM endpoints e CROSS JOIN LATERAL ( \
                SELECT q.queue, q.reason, sum(q.count)::int8 AS n FROM queue_deferrals q \
-               WHERE q.endpoint_id = e.id AND q.hour >= date_trunc('hour', $3) AND q.hour <= $4 \
+               WHERE q.endpoint_id = e.id AND q.hour >= date_trunc('hour', $3::timestamptz) AND q.hour <= $4 \
                  AND (cardinality($2::text[]) = 0 OR q.queue = ANY($2)) \
                GROUP BY 1, 2) d \
              WHERE e.scope_id = $1 ORDER BY 1, 2, 3";

@@ -235,7 +235,7 @@ async fn scopes_with_agent_writers(conn: &mut AsyncPgConnection, rows: &[Undecid
 }
 
 statement! {
-    static SET_BOUND = "UPDATE connections SET bound = $2 IS NOT NULL, base_url = COALESCE($2, base_url) WHERE id = $1";
+    static SET_BOUND = "UPDATE connections SET bound = $2::text IS NOT NULL, base_url = COALESCE($2, base_url) WHERE id = $1";
 }
 
 /// Binds `id` to `destination`, or marks it unbound (none).

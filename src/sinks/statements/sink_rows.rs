@@ -300,7 +300,7 @@ statement! {
     static INSERT_SINK = format!(
         "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
         budget_per_hour, burst, tokens, created_by, changed_by_agent) \
-        SELECT $1, $2, $3, $4, c.base_url, c.id, $6, $7, $8, $9, $9, $10, $10 IS NULL FROM connections c \
+        SELECT $1, $2, $3, $4, c.base_url, c.id, $6, $7, $8, $9::int4, $9, $10::uuid, $10 IS NULL FROM connections c \
         WHERE c.id = $5 AND c.scope_id = $2 AND c.kind = $4 AND c.bound AND c.base_url IS NOT NULL \
         RETURNING {COLUMNS}"
     );

@@ -134,8 +134,8 @@ statement! {
              lease_expires_at = NULL, lease_token_hash = NULL, interrupt_expires_at = NULL, \
              interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
              next_retry_at = now() + $3 * interval '1 second', \
-             dead_reason = $4, dead_lettered_at = CASE WHEN $4 IS NULL THEN NULL ELSE now() END, \
-             dead_letter_count = t.dead_letter_count + CASE WHEN $4 IS NULL THEN 0 ELSE 1 END \
+             dead_reason = $4, dead_lettered_at = CASE WHEN $4::text IS NULL THEN NULL ELSE now() END, \
+             dead_letter_count = t.dead_letter_count + CASE WHEN $4::text IS NULL THEN 0 ELSE 1 END \
            WHERE t.id = $1 RETURNING t.*), \
          {closed} \
          SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
