@@ -7,6 +7,10 @@
 -- earlier release opened as a history row is closed in place by a second statement; none
 -- here). Since the claim-next became one UPDATE with a subquery (no CTEs), the budget probe
 -- is a NOT EXISTS in the candidate search.
+-- The integration test `statements` (tests/it/statements.rs) holds these two to the
+-- registered statements store::todos::claim::NEXT_ON_QUEUE and
+-- store::todos::finish::COMPLETE_OPENED_ON_ROW, word for word once the values are
+-- written in (and the claim returns only what `\gset` needs): change those, change this.
 -- The probe compares variants of them with each other and with the ceiling; what the
 -- product itself does over REST is measured by `scripts/bench --only-throughput`.
 UPDATE todos t SET state = 'claimed', attempt = t.attempt + 1, attempts_total = t.attempts_total + 1, claimed_by = t.endpoint_id, lease_expires_at = now() + 300 * interval '1 second', lease_token_hash = '\x5653c5474f77637baf1479b2ac940eac050851f44670c70d4457b5c6f3296978'::bytea, claimed_at = now(), updated_at = now(), next_retry_at = NULL, attempt_claimant = NULL, attempt_relay = false, attempt_heartbeat_at = NULL, attempt_on_row = t.attempts_total + 1 WHERE t.id = (SELECT id FROM todos WHERE endpoint_id = :ep::uuid AND state = 'pending' AND queue = 'work' AND NOT EXISTS (SELECT 1 FROM queue_admission a WHERE a.endpoint_id = :ep::uuid AND a.queue = 'work') ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING t.id AS cid, t.payload AS cpayload

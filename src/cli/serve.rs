@@ -47,12 +47,14 @@ pub async fn seed_demo(store: &Store) -> Result<Demo> {
     // The lock lives on a connection taken out of the pool: however seeding ends, closing
     // that connection releases it, and no pooled connection is left holding it.
     let mut lock = deadpool::managed::Object::take(store.conn().await?);
-    diesel::sql_query("SELECT pg_advisory_lock($1)")
+    crate::db::advisory::LOCK
+        .query()
         .bind::<diesel::sql_types::BigInt, _>(crate::db::advisory::DEMO_SEED)
         .execute(&mut lock)
         .await?;
     let demo = seed_demo_in_turn(store).await;
-    let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+    let _ = crate::db::advisory::UNLOCK
+        .query()
         .bind::<diesel::sql_types::BigInt, _>(crate::db::advisory::DEMO_SEED)
         .execute(&mut lock)
         .await;

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use diesel::result::{DatabaseErrorKind, Error};
 
+use super::statement::statement;
 use crate::error::Error as ServiceError;
 
 /// How a database error bears on the connection that produced it.
@@ -90,8 +91,7 @@ pub async fn messages_in_english(conn: &mut diesel_async::AsyncPgConnection) -> 
         #[diesel(sql_type = diesel::sql_types::Text)]
         lc_messages: String,
     }
-    let setting: Setting =
-        diesel::sql_query("SELECT current_setting('lc_messages') AS lc_messages").get_result(conn).await.ok()?;
+    let setting: Setting = LC_MESSAGES.query().get_result(conn).await.ok()?;
     match english_locale(&setting.lc_messages) {
         Some(english) => Some(english),
         None => errors_in_english(conn).await,
@@ -103,10 +103,18 @@ pub async fn messages_in_english(conn: &mut diesel_async::AsyncPgConnection) -> 
 /// with a server message.
 pub async fn errors_in_english(conn: &mut diesel_async::AsyncPgConnection) -> Option<bool> {
     use diesel_async::RunQueryDsl;
-    match diesel::sql_query("SELECT 1/0 AS switchboard_language_probe").execute(conn).await {
+    match LANGUAGE_PROBE.query().execute(conn).await {
         Err(Error::DatabaseError(_, info)) => Some(info.message() == ENGLISH_PROBE_MESSAGE),
         _ => None,
     }
+}
+
+statement! {
+    /// The server's `lc_messages`.
+    static LC_MESSAGES = "SELECT current_setting('lc_messages') AS lc_messages";
+    /// A statement that fails with a server message (division by zero), whose language
+    /// tells the server's; the alias says why it was sent.
+    static LANGUAGE_PROBE = "SELECT 1/0 AS switchboard_language_probe";
 }
 
 /// Whether the locale `lc_messages` names writes English (PostgreSQL's untranslated

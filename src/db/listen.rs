@@ -6,7 +6,44 @@ use std::time::Duration;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::StreamExt;
 
+use super::statement::{Statement, statement};
 use crate::metrics::Metrics;
+
+/// A notification channel: its name, and the registered statement that LISTENs on it
+/// (LISTEN takes no bind parameters). The channels are [`super::channels`].
+#[derive(Debug, Clone, Copy)]
+pub struct Channel {
+    name: &'static str,
+    listen: &'static Statement,
+}
+
+impl Channel {
+    /// The channel `name`, listened on by `listen` (`LISTEN <name>`).
+    pub const fn new(name: &'static str, listen: &'static Statement) -> Channel {
+        Channel { name, listen }
+    }
+
+    /// The channel's name (what `pg_notify` takes).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The statement that listens on it.
+    pub fn listen(&self) -> &'static Statement {
+        self.listen
+    }
+}
+
+statement! {
+    /// Names the session (`$1`, what `pg_stat_activity` shows as its application).
+    static NAME_SESSION = "SELECT set_config('application_name', $1, false)";
+    /// Notifies channel `$1` with payload `$2`.
+    static NOTIFY = "SELECT pg_notify($1, $2)";
+    /// The backend pids of the sessions named `$1` (listeners name their sessions)
+    /// connected to this database.
+    pub static SESSIONS_NAMED =
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()";
+}
 
 /// Why a listener stopped: it must be connected again (notifications may have been
 /// missed meanwhile).
@@ -33,17 +70,13 @@ pub struct Listener {
 
 impl Listener {
     /// Connects to `database_url`, names the session `name` (what `pg_stat_activity`
-    /// shows as its application) and LISTENs on `channel` (a fixed identifier, never
-    /// user input: LISTEN takes no bind parameters).
-    pub async fn connect(database_url: &str, name: &str, channel: &'static str) -> Result<Self, ListenError> {
+    /// shows as its application) and LISTENs on `channel`.
+    pub async fn connect(database_url: &str, name: &str, channel: Channel) -> Result<Self, ListenError> {
         let mut conn = AsyncPgConnection::establish(database_url).await?;
-        diesel::sql_query(format!("LISTEN {channel}")).execute(&mut conn).await?;
+        channel.listen().query().execute(&mut conn).await?;
         // Named only once it listens: a session of that name hears every change from then
         // on (a change waiting for the listeners' acknowledgements relies on it).
-        diesel::sql_query("SELECT set_config('application_name', $1, false)")
-            .bind::<diesel::sql_types::Text, _>(name)
-            .execute(&mut conn)
-            .await?;
+        NAME_SESSION.query().bind::<diesel::sql_types::Text, _>(name).execute(&mut conn).await?;
         Ok(Listener { conn })
     }
 
@@ -63,7 +96,8 @@ impl Listener {
     /// notifications, so hearing it back proves the whole path (a dead TCP peer, or a
     /// pooler that dropped the LISTEN, is otherwise never noticed). Fails after `limit`.
     pub async fn ping(&mut self, channel: &'static str, payload: &str, limit: Duration) -> Result<(), ListenError> {
-        let sent = diesel::sql_query("SELECT pg_notify($1, $2)")
+        let sent = NOTIFY
+            .query()
             .bind::<diesel::sql_types::Text, _>(channel)
             .bind::<diesel::sql_types::Text, _>(payload)
             .execute(&mut self.conn);
@@ -110,7 +144,7 @@ const RECONNECT_WAIT: Duration = Duration::from_secs(1);
 pub async fn follow(
     database_url: &str,
     name: &'static str,
-    channel: &'static str,
+    channel: Channel,
     follower: &impl Follower,
     metrics: &Metrics,
 ) {
@@ -136,7 +170,7 @@ pub async fn follow(
 
 /// Passes on every notification until the connection fails: after [`IDLE_CHECK`]
 /// without one, the listener pings itself and must hear a ping within [`PING_LIMIT`].
-async fn follow_connection(listener: &mut Listener, channel: &'static str, follower: &impl Follower) -> ListenError {
+async fn follow_connection(listener: &mut Listener, channel: Channel, follower: &impl Follower) -> ListenError {
     let mut ping_outstanding = false;
     loop {
         let wait = if ping_outstanding { PING_LIMIT } else { IDLE_CHECK };
@@ -153,7 +187,7 @@ async fn follow_connection(listener: &mut Listener, channel: &'static str, follo
             }
             Ok(None) if ping_outstanding => return ListenError::Silent,
             Ok(None) => {
-                if let Err(e) = listener.ping(channel, PING, PING_LIMIT).await {
+                if let Err(e) = listener.ping(channel.name(), PING, PING_LIMIT).await {
                     return e;
                 }
                 ping_outstanding = true;

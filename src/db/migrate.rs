@@ -13,6 +13,7 @@ use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_migrations::MigrationHarness;
 
+use super::statement::statement;
 use super::{DbSetupError, MIGRATIONS, advisory, target};
 
 /// `pg_try_advisory_lock` / `pg_advisory_lock` answer a boolean / void row.
@@ -56,7 +57,8 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupEr
         // deadlock (seen with three replicas starting together).
         let mut told = false;
         loop {
-            let got: Locked = diesel::sql_query("SELECT pg_try_advisory_lock($1) AS locked")
+            let got: Locked = advisory::TRY_LOCK
+                .query()
                 .bind::<BigInt, _>(advisory::MIGRATIONS)
                 .get_result(&mut conn)
                 .map_err(failed)?;
@@ -75,9 +77,7 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, DbSetupEr
             .map_err(|e| DbSetupError::Migration(e.to_string()))
             .and_then(|applied| repair_invalid_indexes(&mut conn).map(|()| applied).map_err(failed));
         // Closing the connection would release the lock too; unlocking says so at once.
-        let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
-            .bind::<BigInt, _>(advisory::MIGRATIONS)
-            .execute(&mut conn);
+        let _ = advisory::UNLOCK.query().bind::<BigInt, _>(advisory::MIGRATIONS).execute(&mut conn);
         applied
     })
     .await
@@ -100,16 +100,11 @@ struct InvalidIndex {
 /// Leftovers of an interrupted `REINDEX CONCURRENTLY` (`…_ccnew`, `…_ccold`) are only
 /// dropped. Runs under the migration lock, concurrently, so writes go on.
 fn repair_invalid_indexes(conn: &mut AsyncConnectionWrapper<AsyncPgConnection>) -> diesel::QueryResult<()> {
-    let invalid: Vec<InvalidIndex> = diesel::sql_query(
-        "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition \
-         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
-         WHERE NOT i.indisvalid AND n.nspname = current_schema()",
-    )
-    .load(conn)?;
+    let invalid: Vec<InvalidIndex> = INVALID_INDEXES.query().load(conn)?;
     for index in invalid {
         tracing::warn!(index = %index.name, "rebuilding an index an interrupted concurrent build left invalid");
         let quoted = format!("\"{}\"", index.name.replace('"', "\"\""));
-        diesel::sql_query(format!("DROP INDEX CONCURRENTLY IF EXISTS {quoted}")).execute(conn)?;
+        run_catalog_ddl(conn, &format!("DROP INDEX CONCURRENTLY IF EXISTS {quoted}"))?;
         if index.name.contains("_ccnew") || index.name.contains("_ccold") {
             continue;
         }
@@ -117,7 +112,22 @@ fn repair_invalid_indexes(conn: &mut AsyncConnectionWrapper<AsyncPgConnection>) 
             .definition
             .replacen("CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1)
             .replacen("CREATE INDEX ", "CREATE INDEX CONCURRENTLY ", 1);
-        diesel::sql_query(create).execute(conn)?;
+        run_catalog_ddl(conn, &create)?;
     }
     Ok(())
+}
+
+statement! {
+    /// The schema's invalid indexes: each one's name and definition.
+    static INVALID_INDEXES = "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition \
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+        WHERE NOT i.indisvalid AND n.nspname = current_schema()";
+}
+
+/// Runs DDL made from the catalog (an invalid index's name, quoted, or its own
+/// definition as `pg_get_indexdef` gives it): the one statement text of the crate that
+/// is data, not written here, so it cannot be a registered statement.
+#[expect(clippy::disallowed_methods, reason = "DDL taken from the catalog, not hand-written SQL")]
+fn run_catalog_ddl(conn: &mut AsyncConnectionWrapper<AsyncPgConnection>, ddl: &str) -> diesel::QueryResult<()> {
+    diesel::connection::SimpleConnection::batch_execute(conn, ddl)
 }

@@ -12,6 +12,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::Store;
 use super::todos::holds_attempt_sql;
+use crate::db::statement::{Statement, statement};
 use crate::domain::admission::{AdmissionChange, Budget, Change};
 use crate::domain::ids::{EndpointId, HumanId, ScopeId};
 use crate::domain::wakeups::Arrived;
@@ -101,48 +102,60 @@ fn change_binds(change: AdmissionChange) -> (Option<bool>, bool, Option<i32>, bo
     (paused, set_max, max, set_hour, hour)
 }
 
-/// Changes an existing budget row (locking it); none when there is no row.
-const UPDATE: &str = "UPDATE queue_admission SET paused = coalesce($3, paused), \
-       max_in_flight = CASE WHEN $4 THEN $5 ELSE max_in_flight END, \
-       per_hour = CASE WHEN $6 THEN $7 ELSE per_hour END, updated_at = now(), updated_by = $8 \
-     WHERE endpoint_id = $1 AND queue = $2 RETURNING paused, max_in_flight, per_hour";
+statement! {
+    /// Changes an existing budget row (locking it); none when there is no row.
+    static UPDATE = "UPDATE queue_admission SET paused = coalesce($3, paused), \
+           max_in_flight = CASE WHEN $4 THEN $5 ELSE max_in_flight END, \
+           per_hour = CASE WHEN $6 THEN $7 ELSE per_hour END, updated_at = now(), updated_by = $8 \
+         WHERE endpoint_id = $1 AND queue = $2 RETURNING paused, max_in_flight, per_hour";
 
-/// Creates the row (a creator racing this one is folded in, as a change). Its hour
-/// window starts with the claims the queue already made this hour, so that a `per_hour`
-/// set mid-hour counts them too: the attempts in the history and those the todo rows
-/// hold, open or closed by a completion (neither has a history row, unless an earlier
-/// release wrote one: [`holds_attempt_sql`]). The view `todo_attempt_history` is not
-/// read here: a join with it could not find the endpoint's history rows by key.
-const CREATE: &str = concat!(
-    "WITH seed AS (SELECT ( \
-         (SELECT count(*) FROM todo_attempts a JOIN todos t ON t.id = a.todo_id \
-          WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
-            AND a.claimed_at >= date_trunc('hour', now(), 'UTC')) \
-       + (SELECT count(*) FROM todos t \
-          WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
-            AND ",
-    holds_attempt_sql!("t"),
-    " AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total)) \
-       )::int AS n) \
-     INSERT INTO queue_admission AS q (endpoint_id, queue, paused, max_in_flight, per_hour, window_hour, \
-       window_claims, updated_by) \
-     SELECT $1, $2, coalesce($3, false), $5, $7, date_trunc('hour', now(), 'UTC'), seed.n, $8 FROM seed \
-     ON CONFLICT (endpoint_id, queue) DO UPDATE SET paused = coalesce($3, q.paused), \
-       max_in_flight = CASE WHEN $4 THEN $5 ELSE q.max_in_flight END, \
-       per_hour = CASE WHEN $6 THEN $7 ELSE q.per_hour END, updated_at = now(), updated_by = $8 \
-     RETURNING paused, max_in_flight, per_hour"
-);
+    /// Creates the row (a creator racing this one is folded in, as a change). Its hour
+    /// window starts with the claims the queue already made this hour, so that a `per_hour`
+    /// set mid-hour counts them too: the attempts in the history and those the todo rows
+    /// hold, open or closed by a completion (neither has a history row, unless an earlier
+    /// release wrote one: [`holds_attempt_sql`]). The view `todo_attempt_history` is not
+    /// read here: a join with it could not find the endpoint's history rows by key.
+    static CREATE = concat!(
+        "WITH seed AS (SELECT ( \
+             (SELECT count(*) FROM todo_attempts a JOIN todos t ON t.id = a.todo_id \
+              WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
+                AND a.claimed_at >= date_trunc('hour', now(), 'UTC')) \
+           + (SELECT count(*) FROM todos t \
+              WHERE t.endpoint_id = $1 AND t.queue = $2 AND t.claimed_at >= date_trunc('hour', now(), 'UTC') \
+                AND ",
+        holds_attempt_sql!("t"),
+        " AND NOT EXISTS (SELECT 1 FROM todo_attempts a WHERE a.todo_id = t.id AND a.seq = t.attempts_total)) \
+           )::int AS n) \
+         INSERT INTO queue_admission AS q (endpoint_id, queue, paused, max_in_flight, per_hour, window_hour, \
+           window_claims, updated_by) \
+         SELECT $1, $2, coalesce($3, false), $5, $7, date_trunc('hour', now(), 'UTC'), seed.n, $8 FROM seed \
+         ON CONFLICT (endpoint_id, queue) DO UPDATE SET paused = coalesce($3, q.paused), \
+           max_in_flight = CASE WHEN $4 THEN $5 ELSE q.max_in_flight END, \
+           per_hour = CASE WHEN $6 THEN $7 ELSE q.per_hour END, updated_at = now(), updated_by = $8 \
+         RETURNING paused, max_in_flight, per_hour"
+    );
+
+    /// Deletes endpoint `$1`'s budget of queue `$2`.
+    static DELETE = "DELETE FROM queue_admission WHERE endpoint_id = $1 AND queue = $2";
+
+    /// The budgets of endpoint `$1`, by queue.
+    static OF_ENDPOINT = format!("{LISTED} WHERE a.endpoint_id = $1 ORDER BY a.queue");
+
+    /// The budgets of every endpoint in scopes `$1`, by endpoint slug and queue.
+    static IN_SCOPES = format!("{LISTED} WHERE e.scope_id = ANY($1) ORDER BY e.slug, a.queue");
+}
 
 async fn write(
     conn: &mut AsyncPgConnection,
-    sql: &'static str,
+    statement: &'static Statement,
     endpoint: EndpointId,
     queue: &str,
     change: AdmissionChange,
     by: Option<HumanId>,
 ) -> Result<Option<Budget>> {
     let (paused, set_max, max, set_hour, hour) = change_binds(change);
-    let row: Option<BudgetRow> = diesel::sql_query(sql)
+    let row: Option<BudgetRow> = statement
+        .query()
         .bind::<SqlUuid, _>(endpoint.0)
         .bind::<Text, _>(queue)
         .bind::<Nullable<Bool>, _>(paused)
@@ -187,19 +200,15 @@ impl Store {
         let mut conn = self.conn().await?;
         let queue = queue.to_owned();
         conn.transaction::<_, Error, _>(async move |conn| {
-            let after = match write(conn, UPDATE, endpoint, &queue, change, by).await? {
+            let after = match write(conn, &UPDATE, endpoint, &queue, change, by).await? {
                 Some(after) => after,
                 None if !Budget::default().changed(change).restricts() => return Ok(Budget::default()),
-                None => write(conn, CREATE, endpoint, &queue, change, by)
+                None => write(conn, &CREATE, endpoint, &queue, change, by)
                     .await?
                     .ok_or_else(|| Error::internal("creating a budget returned no row"))?,
             };
             if !after.restricts() {
-                diesel::sql_query("DELETE FROM queue_admission WHERE endpoint_id = $1 AND queue = $2")
-                    .bind::<SqlUuid, _>(endpoint.0)
-                    .bind::<Text, _>(&queue)
-                    .execute(conn)
-                    .await?;
+                DELETE.query().bind::<SqlUuid, _>(endpoint.0).bind::<Text, _>(&queue).execute(conn).await?;
             }
             Ok(after)
         })
@@ -209,19 +218,13 @@ impl Store {
     /// The budgets of `endpoint`'s queues, by queue.
     pub async fn admission_of(&self, endpoint: EndpointId) -> Result<Vec<AdmissionRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("{LISTED} WHERE a.endpoint_id = $1 ORDER BY a.queue"))
-            .bind::<SqlUuid, _>(endpoint.0)
-            .load(&mut conn)
-            .await?)
+        Ok(OF_ENDPOINT.query().bind::<SqlUuid, _>(endpoint.0).load(&mut conn).await?)
     }
 
     /// The budgets of every endpoint in `scopes`, by endpoint slug and queue.
     pub async fn admission_in(&self, scopes: &[ScopeId]) -> Result<Vec<AdmissionRow>> {
         let mut conn = self.conn().await?;
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
-        Ok(diesel::sql_query(format!("{LISTED} WHERE e.scope_id = ANY($1) ORDER BY e.slug, a.queue"))
-            .bind::<Array<SqlUuid>, _>(ids)
-            .load(&mut conn)
-            .await?)
+        Ok(IN_SCOPES.query().bind::<Array<SqlUuid>, _>(ids).load(&mut conn).await?)
     }
 }

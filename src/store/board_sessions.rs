@@ -10,6 +10,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use super::Store;
 use super::tenancy::{Reach, reach_of};
 use crate::db::schema::{board_sessions, humans};
+use crate::db::statement::statement;
 use crate::domain::ids::HumanId;
 use crate::domain::tokens;
 use crate::error::Result;
@@ -54,6 +55,13 @@ pub struct BoardSession {
     pub reach: Reach,
 }
 
+statement! {
+    static LOGIN_FACTS = "SELECT id, password_hash FROM humans WHERE lower(email) = lower($1)";
+    static SESSION_BY_TOKEN = "SELECT s.human_id, h.email, h.display_name, s.expires_at \
+        FROM board_sessions s JOIN humans h ON h.id = s.human_id \
+        WHERE s.token_hash = $1 AND s.expires_at > now()";
+}
+
 impl Store {
     /// The human an email names (case-insensitive) and their password hash.
     pub async fn login_facts(&self, email: &str) -> Result<Option<LoginFacts>> {
@@ -65,11 +73,8 @@ impl Store {
             password_hash: Option<String>,
         }
         let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query("SELECT id, password_hash FROM humans WHERE lower(email) = lower($1)")
-            .bind::<Text, _>(email.trim())
-            .get_result(&mut conn)
-            .await
-            .optional()?;
+        let row: Option<Row> =
+            LOGIN_FACTS.query().bind::<Text, _>(email.trim()).get_result(&mut conn).await.optional()?;
         Ok(row.map(|r| LoginFacts { human: HumanId(r.id), password_hash: r.password_hash }))
     }
 
@@ -113,15 +118,8 @@ impl Store {
         }
         let hash = tokens::sha256(token.as_bytes());
         let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query(
-            "SELECT s.human_id, h.email, h.display_name, s.expires_at \
-             FROM board_sessions s JOIN humans h ON h.id = s.human_id \
-             WHERE s.token_hash = $1 AND s.expires_at > now()",
-        )
-        .bind::<Bytea, _>(hash.as_slice())
-        .get_result(&mut conn)
-        .await
-        .optional()?;
+        let row: Option<Row> =
+            SESSION_BY_TOKEN.query().bind::<Bytea, _>(hash.as_slice()).get_result(&mut conn).await.optional()?;
         let Some(row) = row else { return Ok(None) };
         let reach = reach_of(&mut conn, HumanId(row.human_id)).await?;
         Ok(Some(BoardSession { email: row.email, display_name: row.display_name, expires_at: row.expires_at, reach }))

@@ -14,17 +14,23 @@ use diesel::sql_types::{Array, Text};
 use diesel_async::RunQueryDsl;
 
 use super::Store;
+use crate::db::statement::statement;
 use crate::error::Result;
 
 /// The channel the notices go out on.
-pub const CLAIMS_CHANNEL: &str = "switchboard_claims";
+pub const CLAIMS_CHANNEL: &str = crate::db::channels::CLAIMS.name();
+
+statement! {
+    static SEND_NOTICES = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p";
+}
 
 impl Store {
     /// Sends each payload as one notice on [`CLAIMS_CHANNEL`], in one statement (one
     /// transaction).
     pub async fn send_claim_notices(&self, payloads: &[String]) -> Result<()> {
         let mut conn = self.conn().await?;
-        diesel::sql_query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
+        SEND_NOTICES
+            .query()
             .bind::<Text, _>(CLAIMS_CHANNEL)
             .bind::<Array<Text>, _>(payloads)
             .execute(&mut conn)

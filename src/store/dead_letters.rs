@@ -17,6 +17,7 @@ use diesel::sql_types::{Array, BigInt, Int4, Int8, Nullable, Text, Timestamptz, 
 use diesel_async::RunQueryDsl;
 
 use super::Store;
+use crate::db::statement::{Statement, statement};
 use crate::domain::ids::{EndpointId, ScopeId, TodoId};
 use crate::domain::pills::{COUNT_CAP, PillCount};
 use crate::domain::todo_search::TodoSearch;
@@ -93,12 +94,45 @@ pub(crate) const DEAD_LETTER: &str = "t.state = 'failed' AND t.next_retry_at IS 
 /// [`search_condition`] also requires one field to match on its own.
 const SEARCH_DOC: &str = "(coalesce(t.source, '') || ' ' || coalesce(t.kind, '') || ' ' || t.queue || ' ' || t.title)";
 
-/// The SQL condition on `t` for `search`, its bind being `$n`; `None` for no search.
-pub(crate) fn search_condition(search: &TodoSearch, n: usize) -> Option<String> {
-    match search {
-        TodoSearch::Everything => None,
-        TodoSearch::Id(_) => Some(format!("t.id = ${n}")),
-        TodoSearch::Text { .. } => Some(format!(
+/// The kind of a [`TodoSearch`], which decides the form of a searched statement.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Searching {
+    /// No search.
+    Everything,
+    /// A todo id.
+    Id,
+    /// A substring of source, kind, queue or title.
+    Text,
+}
+
+/// A searched statement's three forms, one per [`Searching`], each registered.
+pub(crate) struct BySearch {
+    /// Without a search.
+    pub everything: &'static Statement,
+    /// Searching for an id.
+    pub id: &'static Statement,
+    /// Searching for text.
+    pub text: &'static Statement,
+}
+
+impl BySearch {
+    /// The form `search` runs.
+    pub(crate) fn pick(&self, search: &TodoSearch) -> &'static Statement {
+        match search {
+            TodoSearch::Everything => self.everything,
+            TodoSearch::Id(_) => self.id,
+            TodoSearch::Text { .. } => self.text,
+        }
+    }
+}
+
+/// The SQL condition on `t` for a search of kind `searching`, its bind being `$n`;
+/// `None` for no search.
+pub(crate) fn search_condition(searching: Searching, n: usize) -> Option<String> {
+    match searching {
+        Searching::Everything => None,
+        Searching::Id => Some(format!("t.id = ${n}")),
+        Searching::Text => Some(format!(
             "{SEARCH_DOC} ILIKE ${n} AND (t.source ILIKE ${n} OR t.kind ILIKE ${n} OR t.queue ILIKE ${n} \
              OR t.title ILIKE ${n})"
         )),
@@ -149,6 +183,60 @@ const CLOSING_ATTEMPT: &str = "LEFT JOIN LATERAL ( \
       WHERE a.todo_id = t.id AND a.ended_at = t.dead_lettered_at AND a.disposition = 'dead_lettered' \
       ORDER BY a.seq DESC LIMIT 1) fa ON true";
 
+/// The dead-letter listing for a search of kind `searching` (`$1` scopes, `$2` limit,
+/// `$3` the search's value).
+fn listing_sql(searching: Searching) -> String {
+    let keys = match searching {
+        Searching::Id => {
+            format!("SELECT t.id FROM todos t WHERE t.scope_id = ANY($1) AND {DEAD_LETTER} AND t.id = $3 LIMIT $2")
+        }
+        _ => format!(
+            "SELECT k.id FROM unnest($1::uuid[]) s(scope_id) \
+             CROSS JOIN LATERAL (SELECT t.id, t.dead_lettered_at FROM todos t \
+               WHERE t.scope_id = s.scope_id AND {DEAD_LETTER}{search} \
+               ORDER BY t.dead_lettered_at DESC, t.id DESC LIMIT $2) k \
+             ORDER BY k.dead_lettered_at DESC, k.id DESC LIMIT $2",
+            search = and(search_condition(searching, 3))
+        ),
+    };
+    // The rows shown are read by primary key, one at a time: a LATERAL with a LIMIT
+    // is never flattened into a join, which on a small table could become a hash
+    // join over a scan of all of it.
+    format!(
+        "WITH keys AS ({keys}) \
+         SELECT {COLUMNS} FROM keys \
+         CROSS JOIN LATERAL (SELECT {ROW} FROM todos t WHERE t.id = keys.id LIMIT 1) t \
+         JOIN endpoints ep ON ep.id = t.endpoint_id \
+         {CLOSING_ATTEMPT} \
+         ORDER BY t.dead_lettered_at DESC, t.id DESC"
+    )
+}
+
+/// The capped count of dead letters for a search of kind `searching` (`$1` scopes, `$2`
+/// the cap, `$3` the search's value).
+fn count_sql(searching: Searching) -> String {
+    format!(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM todos t WHERE t.scope_id = ANY($1) AND {DEAD_LETTER}{} \
+         LIMIT $2) capped",
+        and(search_condition(searching, 3))
+    )
+}
+
+statement! {
+    static LIST_EVERYTHING = built(|| listing_sql(Searching::Everything));
+    static LIST_BY_ID = built(|| listing_sql(Searching::Id));
+    static LIST_BY_TEXT = built(|| listing_sql(Searching::Text));
+    static COUNT_EVERYTHING = built(|| count_sql(Searching::Everything));
+    static COUNT_BY_ID = built(|| count_sql(Searching::Id));
+    static COUNT_BY_TEXT = built(|| count_sql(Searching::Text));
+}
+
+/// The dead-letter listing, per kind of search.
+static LIST: BySearch = BySearch { everything: &LIST_EVERYTHING, id: &LIST_BY_ID, text: &LIST_BY_TEXT };
+
+/// The capped count of dead letters, per kind of search.
+static COUNT: BySearch = BySearch { everything: &COUNT_EVERYTHING, id: &COUNT_BY_ID, text: &COUNT_BY_TEXT };
+
 impl Store {
     /// Dead letters across every endpoint in `scopes`, newest first (`dead_lettered_at`,
     /// then id). `query` is a search (see [`TodoSearch`]): a todo id matches exactly,
@@ -164,31 +252,9 @@ impl Store {
             return Err(Error::invalid("limit", "must be between 1 and 500"));
         }
         let search = TodoSearch::parse(query)?;
-        let keys = match search {
-            TodoSearch::Id(_) => {
-                format!("SELECT t.id FROM todos t WHERE t.scope_id = ANY($1) AND {DEAD_LETTER} AND t.id = $3 LIMIT $2")
-            }
-            _ => format!(
-                "SELECT k.id FROM unnest($1::uuid[]) s(scope_id) \
-                 CROSS JOIN LATERAL (SELECT t.id, t.dead_lettered_at FROM todos t \
-                   WHERE t.scope_id = s.scope_id AND {DEAD_LETTER}{search} \
-                   ORDER BY t.dead_lettered_at DESC, t.id DESC LIMIT $2) k \
-                 ORDER BY k.dead_lettered_at DESC, k.id DESC LIMIT $2",
-                search = and(search_condition(&search, 3))
-            ),
-        };
-        // The rows shown are read by primary key, one at a time: a LATERAL with a LIMIT
-        // is never flattened into a join, which on a small table could become a hash
-        // join over a scan of all of it.
-        let sql = format!(
-            "WITH keys AS ({keys}) \
-             SELECT {COLUMNS} FROM keys \
-             CROSS JOIN LATERAL (SELECT {ROW} FROM todos t WHERE t.id = keys.id LIMIT 1) t \
-             JOIN endpoints ep ON ep.id = t.endpoint_id \
-             {CLOSING_ATTEMPT} \
-             ORDER BY t.dead_lettered_at DESC, t.id DESC"
-        );
-        let q = diesel::sql_query(sql)
+        let q = LIST
+            .pick(&search)
+            .query()
             .into_boxed::<Pg>()
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Int8, _>(limit);
@@ -205,12 +271,9 @@ impl Store {
             n: i64,
         }
         let search = TodoSearch::parse(query)?;
-        let sql = format!(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM todos t WHERE t.scope_id = ANY($1) AND {DEAD_LETTER}{} \
-             LIMIT $2) capped",
-            and(search_condition(&search, 3))
-        );
-        let q = diesel::sql_query(sql)
+        let q = COUNT
+            .pick(&search)
+            .query()
             .into_boxed::<Pg>()
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Int8, _>(i64::from(COUNT_CAP) + 1);

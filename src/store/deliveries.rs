@@ -2,8 +2,6 @@
 //! delivery id) and the todos routing chose, in one transaction; `todo.ready` for each
 //! new todo after commit.
 
-use std::sync::LazyLock;
-
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
@@ -13,6 +11,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::Store;
 use super::todos::{CreateOutcome, EVENT_GATE, Inserted, NewTodo, TODO_INSERT, bind_todo, insert_todo};
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, EventId, ScopeId, WebhookId};
 use crate::domain::todo_state::{Disposition, TrustMode};
 use crate::error::{Error, Result};
@@ -101,12 +100,12 @@ fn bind_event<'f>(q: BoxedSqlQuery<'f, Pg, SqlQuery>, d: &'f Delivery) -> BoxedS
         .bind::<Text, _>(d.disposition)
 }
 
-/// The one statement that records a delivery routed to a single todo on the webhook's
-/// own endpoint (the common case): the event, then the todo, each only while the
-/// endpoint is active (both lock it, so a racing revocation leaves neither), the todo
-/// only when the event is new. No row back: a redelivery, or an inactive endpoint.
-static ONE_TODO_SQL: LazyLock<String> = LazyLock::new(|| {
-    format!(
+statement! {
+    /// The one statement that records a delivery routed to a single todo on the webhook's
+    /// own endpoint (the common case): the event, then the todo, each only while the
+    /// endpoint is active (both lock it, so a racing revocation leaves neither), the todo
+    /// only when the event is new. No row back: a redelivery, or an inactive endpoint.
+    static ONE_TODO_SQL = format!(
         "WITH ev AS ({} FROM endpoints ep \
              WHERE ep.id = $2 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
              FOR SHARE OF ep {EVENT_CONFLICT} RETURNING id, verified, trust_mode), \
@@ -114,8 +113,21 @@ static ONE_TODO_SQL: LazyLock<String> = LazyLock::new(|| {
          SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
            {EVENT_GATE} AS sender_gate FROM t CROSS JOIN ev e",
         event_insert(9, 14)
-    )
-});
+    );
+
+    /// The event of a delivery recorded in a transaction (`$1` its id, then
+    /// [`bind_event`]'s values); nothing on a redelivery.
+    static EVENT_INSERT = format!("{} {EVENT_CONFLICT}", event_insert(1, 2));
+
+    /// A routing rule's notice queued for its sink (see [`queue_rule_notice`]).
+    static RULE_NOTICE = "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, todo_id, facts) \
+         SELECT k.id, k.scope_id, 'rule.notify', $3, 'rule:' || $4::text || ':' || $5 || ':' || $6::text, $7, $8 \
+         FROM sinks k WHERE k.scope_id = $1 AND k.enabled AND (k.id = $2 OR ($2 IS NULL AND k.name = $9)) \
+         ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO UPDATE SET count = outbox.count + 1";
+
+    /// The event first recorded under webhook `$1`'s provider delivery id `$2`.
+    static FIRST_RECORDED = "SELECT id, disposition FROM events WHERE webhook_id = $1 AND external_id = $2";
+}
 
 impl Store {
     /// Records `delivery` and its todos atomically, then rings `todo.ready` for every
@@ -147,10 +159,7 @@ impl Store {
         todo.validate()?;
         let payload_size = todo.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
         let mut conn = self.conn().await?;
-        let query = bind_event(
-            bind_todo(diesel::sql_query(ONE_TODO_SQL.as_str()).into_boxed(), &todo, payload_size),
-            &delivery,
-        );
+        let query = bind_event(bind_todo(ONE_TODO_SQL.query().into_boxed(), &todo, payload_size), &delivery);
         let inserted: Option<Inserted> = Prepared(query).get_result(&mut conn).await.optional()?;
         if let Some(row) = inserted {
             let (outcome, signal) = row.into_outcome();
@@ -169,8 +178,7 @@ impl Store {
         let (recorded, signals) = conn
             .transaction::<_, Error, _>(async move |conn| {
                 let event_id = EventId::new();
-                let sql = format!("{} {EVENT_CONFLICT}", event_insert(1, 2));
-                let query = bind_event(diesel::sql_query(sql).into_boxed().bind::<SqlUuid, _>(event_id.0), &delivery);
+                let query = bind_event(EVENT_INSERT.query().into_boxed().bind::<SqlUuid, _>(event_id.0), &delivery);
                 let inserted: usize = Prepared(query).execute(conn).await?;
                 // Nothing inserted: the conflict on (webhook, delivery id) — a redelivery.
                 if inserted == 0 {
@@ -225,23 +233,19 @@ async fn queue_rule_notice(
     let by_id: Option<uuid::Uuid> = notice.sink.parse::<crate::domain::ids::SinkId>().ok().map(|id| id.0);
     let facts =
         serde_json::json!({"rule_id": notice.rule_id, "webhook_id": webhook.to_string(), "queue": notice.queue});
-    diesel::sql_query(
-        "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, todo_id, facts) \
-         SELECT k.id, k.scope_id, 'rule.notify', $3, 'rule:' || $4::text || ':' || $5 || ':' || $6::text, $7, $8 \
-         FROM sinks k WHERE k.scope_id = $1 AND k.enabled AND (k.id = $2 OR ($2 IS NULL AND k.name = $9)) \
-         ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO UPDATE SET count = outbox.count + 1",
-    )
-    .bind::<SqlUuid, _>(scope.0)
-    .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(by_id)
-    .bind::<Text, _>(notice.severity)
-    .bind::<SqlUuid, _>(webhook.0)
-    .bind::<Text, _>(&notice.rule_id)
-    .bind::<SqlUuid, _>(event.0)
-    .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(todo.map(|t| t.0))
-    .bind::<diesel::sql_types::Jsonb, _>(facts)
-    .bind::<Text, _>(&notice.sink)
-    .execute(conn)
-    .await?;
+    RULE_NOTICE
+        .query()
+        .bind::<SqlUuid, _>(scope.0)
+        .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(by_id)
+        .bind::<Text, _>(notice.severity)
+        .bind::<SqlUuid, _>(webhook.0)
+        .bind::<Text, _>(&notice.rule_id)
+        .bind::<SqlUuid, _>(event.0)
+        .bind::<diesel::sql_types::Nullable<SqlUuid>, _>(todo.map(|t| t.0))
+        .bind::<diesel::sql_types::Jsonb, _>(facts)
+        .bind::<Text, _>(&notice.sink)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -255,12 +259,12 @@ async fn first_recorded(conn: &mut AsyncPgConnection, delivery: &Delivery) -> Re
         disposition: Disposition,
     }
     let Some(external_id) = delivery.external_id.as_deref() else { return Ok(None) };
-    let first: Option<First> =
-        diesel::sql_query("SELECT id, disposition FROM events WHERE webhook_id = $1 AND external_id = $2")
-            .bind::<SqlUuid, _>(delivery.webhook_id.0)
-            .bind::<Text, _>(external_id)
-            .get_result(conn)
-            .await
-            .optional()?;
+    let first: Option<First> = FIRST_RECORDED
+        .query()
+        .bind::<SqlUuid, _>(delivery.webhook_id.0)
+        .bind::<Text, _>(external_id)
+        .get_result(conn)
+        .await
+        .optional()?;
     Ok(first.map(|f| Recorded::Duplicate { event_id: EventId(f.id), disposition: f.disposition }))
 }

@@ -9,6 +9,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::Store;
 use crate::db::models::EndpointRow;
 use crate::db::schema::endpoints;
+use crate::db::statement::statement;
 use crate::domain::grants::{self, Verb};
 use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::text::valid_slug;
@@ -251,15 +252,8 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            let expired: Vec<Row> = diesel::sql_query(
-                "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
-                 WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
-                              ORDER BY expires_at LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED) \
-                 RETURNING id",
-            )
-            .bind::<diesel::sql_types::Int8, _>(EXPIRY_BATCH)
-            .load(conn)
-            .await?;
+            let expired: Vec<Row> =
+                EXPIRE_BATCH.query().bind::<diesel::sql_types::Int8, _>(EXPIRY_BATCH).load(conn).await?;
             let mut out = Vec::with_capacity(expired.len());
             for row in expired {
                 let id = EndpointId(row.id);
@@ -290,10 +284,34 @@ const LIVE_OF_ENDPOINT: &str = "t.endpoint_id = $1 AND t.queue <> 'quarantine' \
     AND (t.state IN ('pending', 'claimed', 'input_required', 'auth_required') \
          OR (t.state = 'failed' AND t.next_retry_at IS NOT NULL))";
 
-/// The cascade's move of the todos it locked, closing their open attempts `revoked` /
-/// `dead_lettered`: the ids and queues it moved.
-static REVOKE_TODOS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!(
+statement! {
+    /// Up to `$1` expired endpoints, revoked (the ids).
+    static EXPIRE_BATCH = "UPDATE endpoints SET state = 'revoked', revoked_at = now() \
+                 WHERE id IN (SELECT id FROM endpoints WHERE state = 'active' AND expires_at <= now() \
+                              ORDER BY expires_at LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED) \
+                 RETURNING id";
+
+    /// The cascade's lock of endpoint `$1`'s live todos, in id order.
+    static LOCK_LIVE_TODOS = format!("SELECT id FROM todos t WHERE {LIVE_OF_ENDPOINT} ORDER BY id FOR UPDATE");
+
+    /// The cascade's one notice per subscribed sink (`$1` endpoint, `$2` how many died,
+    /// `$3` why, `$4` their queues).
+    static CASCADE_NOTICE = "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, endpoint_id, facts) \
+             SELECT DISTINCT ON (k.id) k.id, e.scope_id, 'todo.dead_lettered', 'high', \
+                    'endpoint_revoked:' || e.id || ':' || extract(epoch FROM e.revoked_at)::bigint, e.id, \
+                    jsonb_build_object('dead_lettered', $2::bigint, 'reason', $3::text, 'slug', e.slug) \
+             FROM endpoints e \
+             JOIN sinks k ON k.scope_id = e.scope_id AND k.enabled \
+             JOIN sink_subscriptions s ON s.sink_id = k.id \
+             WHERE e.id = $1 AND 'todo.dead_lettered' = ANY (s.events) \
+               AND (cardinality(s.endpoint_ids) = 0 OR e.id = ANY (s.endpoint_ids)) \
+               AND (cardinality(s.queues) = 0 OR s.queues && $4::text[]) \
+             ORDER BY k.id \
+             ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO NOTHING";
+
+    /// The cascade's move of the todos it locked, closing their open attempts `revoked` /
+    /// `dead_lettered`: the ids and queues it moved.
+    static REVOKE_TODOS = format!(
         "WITH moved AS ( \
            UPDATE todos t SET state = 'failed', next_retry_at = NULL, lease_expires_at = NULL, \
              lease_token_hash = NULL, interrupt_expires_at = NULL, interrupt_wait_seconds = NULL, \
@@ -310,8 +328,8 @@ static REVOKE_TODOS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
             "",
             "'revoked', 'dead_lettered', NULL, false, NULL"
         )
-    )
-});
+    );
+}
 
 /// The cascade: every live todo of the endpoint (pending, claimed, interrupted, failed
 /// with a retry scheduled; not quarantine) becomes a dead letter `endpoint_revoked`,
@@ -335,36 +353,21 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
         #[diesel(sql_type = Array<Text>)]
         queues: Vec<String>,
     }
-    diesel::sql_query(format!("SELECT id FROM todos t WHERE {LIVE_OF_ENDPOINT} ORDER BY id FOR UPDATE"))
-        .bind::<SqlUuid, _>(endpoint)
-        .execute(conn)
-        .await?;
-    let dead: Dead = diesel::sql_query(REVOKE_TODOS.as_str()).bind::<SqlUuid, _>(endpoint).get_result(conn).await?;
+    LOCK_LIVE_TODOS.query().bind::<SqlUuid, _>(endpoint).execute(conn).await?;
+    let dead: Dead = REVOKE_TODOS.query().bind::<SqlUuid, _>(endpoint).get_result(conn).await?;
     if !dead.ids.is_empty() {
         let reason = match why {
             Cascade::Revoked => "endpoint_revoked",
             Cascade::Expired => "endpoint_expired",
         };
-        diesel::sql_query(
-            "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, endpoint_id, facts) \
-             SELECT DISTINCT ON (k.id) k.id, e.scope_id, 'todo.dead_lettered', 'high', \
-                    'endpoint_revoked:' || e.id || ':' || extract(epoch FROM e.revoked_at)::bigint, e.id, \
-                    jsonb_build_object('dead_lettered', $2::bigint, 'reason', $3::text, 'slug', e.slug) \
-             FROM endpoints e \
-             JOIN sinks k ON k.scope_id = e.scope_id AND k.enabled \
-             JOIN sink_subscriptions s ON s.sink_id = k.id \
-             WHERE e.id = $1 AND 'todo.dead_lettered' = ANY (s.events) \
-               AND (cardinality(s.endpoint_ids) = 0 OR e.id = ANY (s.endpoint_ids)) \
-               AND (cardinality(s.queues) = 0 OR s.queues && $4::text[]) \
-             ORDER BY k.id \
-             ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO NOTHING",
-        )
-        .bind::<SqlUuid, _>(endpoint)
-        .bind::<diesel::sql_types::Int8, _>(dead.ids.len() as i64)
-        .bind::<Text, _>(reason)
-        .bind::<Array<Text>, _>(&dead.queues)
-        .execute(conn)
-        .await?;
+        CASCADE_NOTICE
+            .query()
+            .bind::<SqlUuid, _>(endpoint)
+            .bind::<diesel::sql_types::Int8, _>(dead.ids.len() as i64)
+            .bind::<Text, _>(reason)
+            .bind::<Array<Text>, _>(&dead.queues)
+            .execute(conn)
+            .await?;
     }
     Ok(dead.ids.len() as i64)
 }

@@ -17,25 +17,77 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::Store;
 use super::tenancy::OwnerRef;
+use crate::db::statement::{Statement, statement};
 use crate::domain::ids::{EndpointId, HumanId, ScopeId};
 use crate::error::{Error, Result};
 
 /// How a grant's reference is stored and resolved: its kind (`grantee_kind`), the name
-/// it keys on, and the statement that finds the owner scope it names (`$2` is the
-/// name), if the account exists.
-fn reference(owner: &OwnerRef) -> (&'static str, &str, &'static str) {
+/// it keys on, and the statements of its grant by scope, if the account exists.
+fn reference(owner: &OwnerRef) -> (&'static str, &str, &'static ByScope) {
     match owner {
-        OwnerRef::Human(email) => (
-            "human",
-            email,
-            "SELECT s.id FROM humans h JOIN owner_scopes s ON s.human_id = h.id WHERE lower(h.email) = lower($2)",
-        ),
-        OwnerRef::Team(team) => (
-            "team",
-            team,
-            "SELECT s.id FROM teams t JOIN owner_scopes s ON s.team_id = t.id WHERE lower(t.name) = lower($2)",
-        ),
+        OwnerRef::Human(email) => ("human", email, &HUMAN),
+        OwnerRef::Team(team) => ("team", team, &TEAM),
     }
+}
+
+/// The owner scope of the human whose email is `$2`, if there is one.
+const HUMAN_SCOPE: &str =
+    "SELECT s.id FROM humans h JOIN owner_scopes s ON s.human_id = h.id WHERE lower(h.email) = lower($2)";
+
+/// The owner scope of the team named `$2`, if there is one.
+const TEAM_SCOPE: &str =
+    "SELECT s.id FROM teams t JOIN owner_scopes s ON s.team_id = t.id WHERE lower(t.name) = lower($2)";
+
+/// The grant by scope to a kind of reference (`$1` endpoint, `$2` the name): made
+/// (`$3` by whom) and withdrawn (`$3` the endpoint's scope).
+struct ByScope {
+    grant: &'static Statement,
+    revoke: &'static Statement,
+}
+
+/// Grants by scope to a human.
+static HUMAN: ByScope = ByScope { grant: &GRANT_TO_HUMAN, revoke: &REVOKE_FROM_HUMAN };
+
+/// Grants by scope to a team.
+static TEAM: ByScope = ByScope { grant: &GRANT_TO_TEAM, revoke: &REVOKE_FROM_TEAM };
+
+/// The grant by scope to the owner scope `resolve` finds.
+fn grant_sql(resolve: &str) -> String {
+    format!(
+        "INSERT INTO fanout_grants (endpoint_id, grantee_scope_id, granted_by) \
+         SELECT $1, r.id, $3 FROM ({resolve}) r ON CONFLICT (endpoint_id, grantee_scope_id) DO NOTHING"
+    )
+}
+
+/// The withdrawal of the grant by scope to the owner scope `resolve` finds.
+fn revoke_sql(resolve: &str) -> String {
+    format!(
+        "DELETE FROM fanout_grants g USING endpoints e \
+         WHERE g.endpoint_id = $1 AND e.id = g.endpoint_id AND e.scope_id = $3 AND g.grantee_scope_id IN ({resolve})"
+    )
+}
+
+statement! {
+    static GRANT_TO_HUMAN = built(|| grant_sql(HUMAN_SCOPE));
+    static GRANT_TO_TEAM = built(|| grant_sql(TEAM_SCOPE));
+    static REVOKE_FROM_HUMAN = built(|| revoke_sql(HUMAN_SCOPE));
+    static REVOKE_FROM_TEAM = built(|| revoke_sql(TEAM_SCOPE));
+    static GRANT_REF = "INSERT INTO fanout_grant_refs (endpoint_id, grantee_kind, grantee_key, granted_by) \
+        SELECT e.id, $2, lower($3), $4 FROM endpoints e WHERE e.id = $1 AND e.scope_id = $5 \
+        ON CONFLICT (endpoint_id, grantee_kind, grantee_key) \
+        DO UPDATE SET granted_by = fanout_grant_refs.granted_by";
+    static REVOKE_GRANT_REFS = "DELETE FROM fanout_grant_refs r USING endpoints e \
+        WHERE r.endpoint_id = $1 AND e.id = r.endpoint_id AND e.scope_id = $4 \
+        AND r.grantee_kind = $2 AND r.grantee_key = lower($3)";
+    static FANOUT_TARGET_LIVE = "SELECT EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = $2 AND ep.state = 'active' \
+        AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
+        AND (ep.scope_id = $1 \
+        OR EXISTS (SELECT 1 FROM fanout_grants g WHERE g.endpoint_id = ep.id AND g.grantee_scope_id = $1) \
+        OR EXISTS (SELECT 1 FROM fanout_grant_refs r JOIN owner_scopes s ON s.id = $1 \
+        LEFT JOIN humans h ON h.id = s.human_id LEFT JOIN teams t ON t.id = s.team_id \
+        WHERE r.endpoint_id = ep.id \
+        AND ((r.grantee_kind = 'human' AND r.grantee_key = lower(h.email)) \
+        OR (r.grantee_kind = 'team' AND r.grantee_key = lower(t.name)))))) AS ok";
 }
 
 impl Store {
@@ -50,30 +102,24 @@ impl Store {
         owner: &OwnerRef,
         by: HumanId,
     ) -> Result<()> {
-        let (kind, name, resolve) = reference(owner);
-        let by_scope = format!(
-            "INSERT INTO fanout_grants (endpoint_id, grantee_scope_id, granted_by) \
-             SELECT $1, r.id, $3 FROM ({resolve}) r ON CONFLICT (endpoint_id, grantee_scope_id) DO NOTHING"
-        );
+        let (kind, name, by_scope) = reference(owner);
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            let n = diesel::sql_query(
-                "INSERT INTO fanout_grant_refs (endpoint_id, grantee_kind, grantee_key, granted_by) \
-                 SELECT e.id, $2, lower($3), $4 FROM endpoints e WHERE e.id = $1 AND e.scope_id = $5 \
-                 ON CONFLICT (endpoint_id, grantee_kind, grantee_key) \
-                 DO UPDATE SET granted_by = fanout_grant_refs.granted_by",
-            )
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Text, _>(kind)
-            .bind::<Text, _>(name)
-            .bind::<SqlUuid, _>(by.0)
-            .bind::<SqlUuid, _>(scope.0)
-            .execute(conn)
-            .await?;
+            let n = GRANT_REF
+                .query()
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Text, _>(kind)
+                .bind::<Text, _>(name)
+                .bind::<SqlUuid, _>(by.0)
+                .bind::<SqlUuid, _>(scope.0)
+                .execute(conn)
+                .await?;
             if n == 0 {
                 return Err(Error::NotFound);
             }
-            diesel::sql_query(by_scope)
+            by_scope
+                .grant
+                .query()
                 .bind::<SqlUuid, _>(endpoint.0)
                 .bind::<Text, _>(name)
                 .bind::<SqlUuid, _>(by.0)
@@ -89,25 +135,20 @@ impl Store {
     /// a grant that was never made is done, as is one to an account that does not
     /// exist; the same two statements run either way.
     pub async fn revoke_fanout(&self, scope: ScopeId, endpoint: EndpointId, owner: &OwnerRef) -> Result<()> {
-        let (kind, name, resolve) = reference(owner);
-        let by_scope = format!(
-            "DELETE FROM fanout_grants g USING endpoints e \
-             WHERE g.endpoint_id = $1 AND e.id = g.endpoint_id AND e.scope_id = $3 AND g.grantee_scope_id IN ({resolve})"
-        );
+        let (kind, name, by_scope) = reference(owner);
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            diesel::sql_query(
-                "DELETE FROM fanout_grant_refs r USING endpoints e \
-                 WHERE r.endpoint_id = $1 AND e.id = r.endpoint_id AND e.scope_id = $4 \
-                   AND r.grantee_kind = $2 AND r.grantee_key = lower($3)",
-            )
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Text, _>(kind)
-            .bind::<Text, _>(name)
-            .bind::<SqlUuid, _>(scope.0)
-            .execute(conn)
-            .await?;
-            diesel::sql_query(by_scope)
+            REVOKE_GRANT_REFS
+                .query()
+                .bind::<SqlUuid, _>(endpoint.0)
+                .bind::<Text, _>(kind)
+                .bind::<Text, _>(name)
+                .bind::<SqlUuid, _>(scope.0)
+                .execute(conn)
+                .await?;
+            by_scope
+                .revoke
+                .query()
                 .bind::<SqlUuid, _>(endpoint.0)
                 .bind::<Text, _>(name)
                 .bind::<SqlUuid, _>(scope.0)
@@ -129,21 +170,12 @@ impl Store {
             ok: bool,
         }
         let mut conn = self.conn().await?;
-        let row: Row = diesel::sql_query(
-            "SELECT EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = $2 AND ep.state = 'active' \
-               AND (ep.expires_at IS NULL OR ep.expires_at > now()) \
-               AND (ep.scope_id = $1 \
-                    OR EXISTS (SELECT 1 FROM fanout_grants g WHERE g.endpoint_id = ep.id AND g.grantee_scope_id = $1) \
-                    OR EXISTS (SELECT 1 FROM fanout_grant_refs r JOIN owner_scopes s ON s.id = $1 \
-                               LEFT JOIN humans h ON h.id = s.human_id LEFT JOIN teams t ON t.id = s.team_id \
-                               WHERE r.endpoint_id = ep.id \
-                                 AND ((r.grantee_kind = 'human' AND r.grantee_key = lower(h.email)) \
-                                   OR (r.grantee_kind = 'team' AND r.grantee_key = lower(t.name)))))) AS ok",
-        )
-        .bind::<SqlUuid, _>(scope.0)
-        .bind::<SqlUuid, _>(endpoint.0)
-        .get_result(&mut conn)
-        .await?;
+        let row: Row = FANOUT_TARGET_LIVE
+            .query()
+            .bind::<SqlUuid, _>(scope.0)
+            .bind::<SqlUuid, _>(endpoint.0)
+            .get_result(&mut conn)
+            .await?;
         Ok(row.ok)
     }
 }

@@ -10,6 +10,7 @@ use diesel_async::RunQueryDsl;
 
 use super::Store;
 use crate::db::models::EndpointRow;
+use crate::db::statement::statement;
 use crate::domain::pills::{COUNT_CAP, PillCount};
 use crate::error::Result;
 
@@ -47,6 +48,16 @@ impl HeldWork {
     }
 }
 
+statement! {
+    static HELD_COUNTS = "SELECT \
+        (SELECT count(*) FROM (SELECT 1 FROM todos WHERE endpoint_id = $1 AND state = 'pending' \
+        AND queue <> 'quarantine' LIMIT $3) p) AS pending, \
+        (SELECT count(*) FROM (SELECT 1 FROM todos WHERE scope_id = $2 AND endpoint_id = $1 \
+        AND state IN ('claimed', 'input_required', 'auth_required') AND queue <> 'quarantine' LIMIT $3) c) AS claimed, \
+        (SELECT count(*) FROM (SELECT 1 FROM todos WHERE scope_id = $2 AND endpoint_id = $1 \
+        AND state = 'failed' AND next_retry_at IS NOT NULL AND queue <> 'quarantine' LIMIT $3) r) AS retrying";
+}
+
 impl Store {
     /// Counts what `endpoint` holds (the caller has checked it is in the human's reach).
     pub async fn held_work(&self, endpoint: &EndpointRow) -> Result<HeldWork> {
@@ -60,20 +71,13 @@ impl Store {
             retrying: i64,
         }
         let mut conn = self.conn().await?;
-        let row: Row = diesel::sql_query(
-            "SELECT \
-               (SELECT count(*) FROM (SELECT 1 FROM todos WHERE endpoint_id = $1 AND state = 'pending' \
-                  AND queue <> 'quarantine' LIMIT $3) p) AS pending, \
-               (SELECT count(*) FROM (SELECT 1 FROM todos WHERE scope_id = $2 AND endpoint_id = $1 \
-                  AND state IN ('claimed', 'input_required', 'auth_required') AND queue <> 'quarantine' LIMIT $3) c) AS claimed, \
-               (SELECT count(*) FROM (SELECT 1 FROM todos WHERE scope_id = $2 AND endpoint_id = $1 \
-                  AND state = 'failed' AND next_retry_at IS NOT NULL AND queue <> 'quarantine' LIMIT $3) r) AS retrying",
-        )
-        .bind::<SqlUuid, _>(endpoint.id.0)
-        .bind::<SqlUuid, _>(endpoint.scope_id.0)
-        .bind::<BigInt, _>(i64::from(COUNT_CAP) + 1)
-        .get_result(&mut conn)
-        .await?;
+        let row: Row = HELD_COUNTS
+            .query()
+            .bind::<SqlUuid, _>(endpoint.id.0)
+            .bind::<SqlUuid, _>(endpoint.scope_id.0)
+            .bind::<BigInt, _>(i64::from(COUNT_CAP) + 1)
+            .get_result(&mut conn)
+            .await?;
         Ok(HeldWork {
             pending: PillCount::from_capped(row.pending),
             claimed: PillCount::from_capped(row.claimed),

@@ -120,6 +120,7 @@ pub mod tenancy;
 pub mod todos;
 pub mod webhooks;
 
+use crate::db::statement::statement;
 use crate::db::{DbConn, DbPool};
 use crate::error::Result;
 use signals::{Emitter, Signal};
@@ -129,6 +130,10 @@ use signals::{Emitter, Signal};
 pub struct Store {
     pub(crate) pool: DbPool,
     pub(crate) emitter: Emitter,
+}
+
+statement! {
+    static PING = "SELECT 1";
 }
 
 impl Store {
@@ -177,7 +182,7 @@ impl Store {
     pub async fn ping(&self) -> Result<()> {
         use diesel_async::RunQueryDsl;
         let mut conn = self.conn().await?;
-        diesel::sql_query("SELECT 1").execute(&mut conn).await?;
+        PING.query().execute(&mut conn).await?;
         Ok(())
     }
 }

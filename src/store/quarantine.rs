@@ -11,6 +11,7 @@ use super::Store;
 use super::signals::Signal;
 use super::todos::{CreateOutcome, NewTodo, insert_todo};
 use crate::db::models::TodoRow;
+use crate::db::statement::statement;
 use crate::domain::ids::{EventId, ScopeId, TodoId, WebhookId};
 use crate::error::{Error, Result};
 
@@ -41,6 +42,18 @@ const HELD_SQL: &str = "SELECT t.*, e.id AS event_id, e.webhook_id, e.headers, e
      FROM todos t LEFT JOIN events e ON e.id = t.event_id \
      WHERE t.queue = 'quarantine'";
 
+statement! {
+    static QUARANTINE_LIST = format!(
+        "{HELD_SQL} AND t.state = 'pending' AND t.scope_id = ANY($1) ORDER BY t.created_at DESC, t.id DESC LIMIT $2"
+    );
+    static HELD_ONE = format!("{HELD_SQL} AND t.id = $1 AND t.scope_id = ANY($2)");
+    static EXPIRE_QUARANTINE = format!(
+        "UPDATE todos SET state = 'done', completed_at = now(), updated_at = now(), result = '{{\"expired\": true}}' \
+        WHERE id IN (SELECT id FROM todos WHERE queue = 'quarantine' AND state = 'pending' \
+        AND created_at < now() - interval '{QUARANTINE_DAYS} days' LIMIT 1000 FOR UPDATE SKIP LOCKED)"
+    );
+}
+
 impl Store {
     /// Held deliveries in `scopes`, newest first.
     pub async fn list_quarantine(&self, scopes: &[ScopeId], limit: i64) -> Result<Vec<HeldDelivery>> {
@@ -48,19 +61,19 @@ impl Store {
             return Err(Error::invalid("limit", "must be between 1 and 500"));
         }
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "{HELD_SQL} AND t.state = 'pending' AND t.scope_id = ANY($1) ORDER BY t.created_at DESC, t.id DESC LIMIT $2"
-        ))
-        .bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>())
-        .bind::<Int8, _>(limit)
-        .load(&mut conn)
-        .await?)
+        Ok(QUARANTINE_LIST
+            .query()
+            .bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>())
+            .bind::<Int8, _>(limit)
+            .load(&mut conn)
+            .await?)
     }
 
     /// One delivery in `scopes` that was held (it may have left since: see its state).
     pub async fn held(&self, scopes: &[ScopeId], id: TodoId) -> Result<HeldDelivery> {
         let mut conn = self.conn().await?;
-        diesel::sql_query(format!("{HELD_SQL} AND t.id = $1 AND t.scope_id = ANY($2)"))
+        HELD_ONE
+            .query()
             .bind::<SqlUuid, _>(id.0)
             .bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>())
             .get_result(&mut conn)
@@ -117,14 +130,14 @@ impl Store {
     /// Expires deliveries held longer than 30 days (`{"expired": true}`); returns how many.
     pub async fn expire_quarantine(&self) -> Result<usize> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "UPDATE todos SET state = 'done', completed_at = now(), updated_at = now(), result = '{{\"expired\": true}}' \
-             WHERE id IN (SELECT id FROM todos WHERE queue = 'quarantine' AND state = 'pending' \
-                          AND created_at < now() - interval '{QUARANTINE_DAYS} days' LIMIT 1000 FOR UPDATE SKIP LOCKED)"
-        ))
-        .execute(&mut conn)
-        .await?)
+        Ok(EXPIRE_QUARANTINE.query().execute(&mut conn).await?)
     }
+}
+
+statement! {
+    static CLOSE_HELD = "UPDATE todos SET state = 'done', completed_at = now(), updated_at = now(), result = $3 \
+        WHERE id = $1 AND scope_id = ANY($2) AND queue = 'quarantine' AND state = 'pending' RETURNING event_id";
+    static HELD_EXISTS = "SELECT count(*) AS n FROM todos WHERE id = $1 AND scope_id = ANY($2) AND queue = 'quarantine'";
 }
 
 /// Closes a pending held todo in `scopes` with `result`; returns its event. A held todo
@@ -140,27 +153,24 @@ async fn close_held(
         #[diesel(sql_type = diesel::sql_types::Nullable<SqlUuid>)]
         event_id: Option<uuid::Uuid>,
     }
-    let closed: Option<Row> = diesel::sql_query(
-        "UPDATE todos SET state = 'done', completed_at = now(), updated_at = now(), result = $3 \
-         WHERE id = $1 AND scope_id = ANY($2) AND queue = 'quarantine' AND state = 'pending' RETURNING event_id",
-    )
-    .bind::<SqlUuid, _>(id.0)
-    .bind::<Array<SqlUuid>, _>(scopes.to_vec())
-    .bind::<Jsonb, _>(result)
-    .get_result(conn)
-    .await
-    .optional()?;
+    let closed: Option<Row> = CLOSE_HELD
+        .query()
+        .bind::<SqlUuid, _>(id.0)
+        .bind::<Array<SqlUuid>, _>(scopes.to_vec())
+        .bind::<Jsonb, _>(result)
+        .get_result(conn)
+        .await
+        .optional()?;
     match closed {
         Some(row) => Ok(row.event_id.map(EventId)),
         None => {
-            let exists: i64 = diesel::sql_query(
-                "SELECT count(*) AS n FROM todos WHERE id = $1 AND scope_id = ANY($2) AND queue = 'quarantine'",
-            )
-            .bind::<SqlUuid, _>(id.0)
-            .bind::<Array<SqlUuid>, _>(scopes.to_vec())
-            .get_result::<Count>(conn)
-            .await?
-            .n;
+            let exists: i64 = HELD_EXISTS
+                .query()
+                .bind::<SqlUuid, _>(id.0)
+                .bind::<Array<SqlUuid>, _>(scopes.to_vec())
+                .get_result::<Count>(conn)
+                .await?
+                .n;
             if exists > 0 {
                 Err(Error::Conflict("this delivery has already left quarantine".into()))
             } else {
@@ -176,6 +186,10 @@ struct Count {
     n: i64,
 }
 
+statement! {
+    static HELD_PAYLOAD = "SELECT payload FROM events WHERE id = $1 AND scope_id = ANY($2)";
+}
+
 impl Store {
     /// The raw body of a delivery in `scopes` (a release routes it again).
     pub async fn event_payload(&self, scopes: &[ScopeId], event: EventId) -> Result<Vec<u8>> {
@@ -185,7 +199,8 @@ impl Store {
             payload: Option<Vec<u8>>,
         }
         let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query("SELECT payload FROM events WHERE id = $1 AND scope_id = ANY($2)")
+        let row: Option<Row> = HELD_PAYLOAD
+            .query()
             .bind::<SqlUuid, _>(event.0)
             .bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>())
             .get_result(&mut conn)

@@ -34,66 +34,69 @@ use diesel_async::RunQueryDsl;
 use super::Store;
 use super::todos::SWEEP_PAUSE_RATIO;
 use crate::db::prepared::Prepared;
+use crate::db::statement::{Statement, statement};
 use crate::domain::retention::{RETENTION_BATCH, batch_was_full};
 use crate::error::Result;
 
-/// One batch of todos: `$1` the age in seconds, `$2` the batch size. The predicate is
-/// `todos_retention_idx`'s, word for word (migration 2026-12-01-000012), so the oldest
-/// candidates come off the front of that index; the delete then finds them by primary
-/// key (`= ANY(ARRAY(…))`: a join to the candidates was planned as a hash join over a
-/// sequential scan of the whole table). Public so that tests can EXPLAIN it.
-pub const PRUNE_TODOS_SQL: &str = "DELETE FROM todos WHERE id = ANY(ARRAY( \
-       SELECT t.id FROM todos t \
-       WHERE (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL)) \
-         AND t.updated_at < now() - make_interval(secs => $1) \
-       ORDER BY t.updated_at LIMIT $2 FOR UPDATE OF t SKIP LOCKED))";
+statement! {
+    /// One batch of todos: `$1` the age in seconds, `$2` the batch size. The predicate is
+    /// `todos_retention_idx`'s, word for word (migration 2026-12-01-000012), so the oldest
+    /// candidates come off the front of that index; the delete then finds them by primary
+    /// key (`= ANY(ARRAY(…))`: a join to the candidates was planned as a hash join over a
+    /// sequential scan of the whole table). Public so that tests can EXPLAIN it.
+    pub static PRUNE_TODOS_SQL = "DELETE FROM todos WHERE id = ANY(ARRAY( \
+           SELECT t.id FROM todos t \
+           WHERE (t.state IN ('done', 'canceled') OR (t.state = 'failed' AND t.next_retry_at IS NULL)) \
+             AND t.updated_at < now() - make_interval(secs => $1) \
+           ORDER BY t.updated_at LIMIT $2 FOR UPDATE OF t SKIP LOCKED))";
 
-/// One batch of one owner scope's events: `$1` the scope, `$2` the age in seconds, `$3`
-/// where the previous batch stopped (NULL: the start), `$4` the batch size. It walks
-/// `events_scope_received_idx` oldest first from `$3`, so events kept because a todo
-/// still references them are passed once per pass, not once per batch. Public so that
-/// tests can EXPLAIN it.
-pub const PRUNE_EVENTS_SQL: &str = "DELETE FROM events WHERE id = ANY(ARRAY( \
-       SELECT e.id FROM events e \
-       WHERE e.scope_id = $1 \
-         AND e.received_at < now() - make_interval(secs => $2) \
-         AND e.received_at >= COALESCE($3, '-infinity'::timestamptz) \
-         AND NOT EXISTS (SELECT 1 FROM todos t WHERE t.event_id = e.id) \
-       ORDER BY e.received_at LIMIT $4 FOR UPDATE OF e SKIP LOCKED)) \
-     RETURNING received_at";
+    /// One batch of one owner scope's events: `$1` the scope, `$2` the age in seconds, `$3`
+    /// where the previous batch stopped (NULL: the start), `$4` the batch size. It walks
+    /// `events_scope_received_idx` oldest first from `$3`, so events kept because a todo
+    /// still references them are passed once per pass, not once per batch. Public so that
+    /// tests can EXPLAIN it.
+    pub static PRUNE_EVENTS_SQL = "DELETE FROM events WHERE id = ANY(ARRAY( \
+           SELECT e.id FROM events e \
+           WHERE e.scope_id = $1 \
+             AND e.received_at < now() - make_interval(secs => $2) \
+             AND e.received_at >= COALESCE($3, '-infinity'::timestamptz) \
+             AND NOT EXISTS (SELECT 1 FROM todos t WHERE t.event_id = e.id) \
+           ORDER BY e.received_at LIMIT $4 FOR UPDATE OF e SKIP LOCKED)) \
+         RETURNING received_at";
 
-/// Owner scopes that hold at least one event older than `$1` seconds (one probe of
-/// `events_scope_received_idx` each).
-const SCOPES_WITH_OLD_EVENTS_SQL: &str = "SELECT s.id FROM owner_scopes s WHERE EXISTS ( \
-       SELECT 1 FROM events e WHERE e.scope_id = s.id AND e.received_at < now() - make_interval(secs => $1)) \
-     ORDER BY s.id";
+    /// Owner scopes that hold at least one event older than `$1` seconds (one probe of
+    /// `events_scope_received_idx` each).
+    static SCOPES_WITH_OLD_EVENTS_SQL = "SELECT s.id FROM owner_scopes s WHERE EXISTS ( \
+           SELECT 1 FROM events e WHERE e.scope_id = s.id AND e.received_at < now() - make_interval(secs => $1)) \
+         ORDER BY s.id";
 
-/// Ended outbox rows (sent, coalesced, partial, undeliverable) queued before the age.
-const PRUNE_OUTBOX_SQL: &str = "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox \
-       WHERE status IN ('sent', 'coalesced', 'partial', 'undeliverable') \
-         AND created_at < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)";
+    /// Ended outbox rows (sent, coalesced, partial, undeliverable) queued before the age.
+    static PRUNE_OUTBOX_SQL = "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox \
+           WHERE status IN ('sent', 'coalesced', 'partial', 'undeliverable') \
+             AND created_at < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
-/// Doorbell rings older than the age (the digest reads only recent ones).
-const PRUNE_RINGS_SQL: &str = "DELETE FROM doorbell_rings WHERE todo_id IN (SELECT todo_id FROM doorbell_rings \
-       WHERE rung_at < now() - make_interval(secs => $1) ORDER BY rung_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
+    /// Doorbell rings older than the age (the digest reads only recent ones).
+    static PRUNE_RINGS_SQL = "DELETE FROM doorbell_rings WHERE todo_id IN (SELECT todo_id FROM doorbell_rings \
+           WHERE rung_at < now() - make_interval(secs => $1) ORDER BY rung_at LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
-/// Digest send records older than the age; a run still publishing is kept.
-const PRUNE_DIGEST_RUNS_SQL: &str = "DELETE FROM digest_runs WHERE id IN (SELECT id FROM digest_runs \
-       WHERE created_at < now() - make_interval(secs => $1) AND outcome <> 'publishing' \
-       LIMIT $2 FOR UPDATE SKIP LOCKED)";
+    /// Digest send records older than the age; a run still publishing is kept.
+    static PRUNE_DIGEST_RUNS_SQL = "DELETE FROM digest_runs WHERE id IN (SELECT id FROM digest_runs \
+           WHERE created_at < now() - make_interval(secs => $1) AND outcome <> 'publishing' \
+           LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
-/// Deferral counts (`queue_deferrals`, one row per queue, clock hour and reason) whose
-/// whole hour ended before the age: `$1` the age in seconds, `$2` the batch size. The
-/// oldest come off `queue_deferrals_hour_idx`; a count of the hour a claim is refused
-/// in now is never a candidate, so the claims that upsert counts never meet the pruner.
-/// The delete finds the locked candidates by `ctid` (the key has four columns; matching
-/// it against the candidates was planned as a hash join over the whole table), which
-/// stays theirs while this statement holds their locks. Public so that tests can
-/// EXPLAIN it.
-pub const PRUNE_DEFERRALS_SQL: &str = "DELETE FROM queue_deferrals WHERE ctid = ANY(ARRAY( \
-       SELECT ctid FROM queue_deferrals \
-       WHERE hour <= now() - make_interval(secs => $1) - interval '1 hour' \
-       ORDER BY hour LIMIT $2 FOR UPDATE SKIP LOCKED))";
+    /// Deferral counts (`queue_deferrals`, one row per queue, clock hour and reason) whose
+    /// whole hour ended before the age: `$1` the age in seconds, `$2` the batch size. The
+    /// oldest come off `queue_deferrals_hour_idx`; a count of the hour a claim is refused
+    /// in now is never a candidate, so the claims that upsert counts never meet the pruner.
+    /// The delete finds the locked candidates by `ctid` (the key has four columns; matching
+    /// it against the candidates was planned as a hash join over the whole table), which
+    /// stays theirs while this statement holds their locks. Public so that tests can
+    /// EXPLAIN it.
+    pub static PRUNE_DEFERRALS_SQL = "DELETE FROM queue_deferrals WHERE ctid = ANY(ARRAY( \
+           SELECT ctid FROM queue_deferrals \
+           WHERE hour <= now() - make_interval(secs => $1) - interval '1 hour' \
+           ORDER BY hour LIMIT $2 FOR UPDATE SKIP LOCKED))";
+}
 
 /// What one retention pass deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -136,20 +139,21 @@ impl Store {
         let todos = self.prune_expired_todos(max_age).await?;
         let events = self.prune_expired_events(max_age).await?;
         let outbox = self.prune_expired_outbox(max_age).await?;
-        let records = self.prune_in_batches(PRUNE_RINGS_SQL, max_age).await?
-            + self.prune_in_batches(PRUNE_DIGEST_RUNS_SQL, max_age).await?
-            + self.prune_in_batches(PRUNE_DEFERRALS_SQL, max_age).await?;
+        let records = self.prune_in_batches(&PRUNE_RINGS_SQL, max_age).await?
+            + self.prune_in_batches(&PRUNE_DIGEST_RUNS_SQL, max_age).await?
+            + self.prune_in_batches(&PRUNE_DEFERRALS_SQL, max_age).await?;
         Ok(PruneReport { todos, events, outbox, records })
     }
 
-    /// Runs `sql` (a batch delete: `$1` the age in seconds, `$2` the batch size) until
+    /// Runs `statement` (a batch delete: `$1` the age in seconds, `$2` the batch size) until
     /// a batch comes back short, pausing between batches like the other sweeps.
-    async fn prune_in_batches(&self, sql: &str, max_age: Duration) -> Result<usize> {
+    async fn prune_in_batches(&self, statement: &'static Statement, max_age: Duration) -> Result<usize> {
         let mut deleted = 0;
         loop {
             let started = Instant::now();
             let mut conn = self.conn().await?;
-            let n = diesel::sql_query(sql)
+            let n = statement
+                .query()
                 .bind::<Double, _>(max_age.as_secs_f64())
                 .bind::<Int8, _>(RETENTION_BATCH)
                 .execute(&mut conn)
@@ -166,7 +170,7 @@ impl Store {
     /// Ended outbox rows (sent, coalesced, partial, undeliverable) queued more than
     /// `max_age` ago; open ones (pending, held) stay however old. Returns how many went.
     pub async fn prune_expired_outbox(&self, max_age: Duration) -> Result<usize> {
-        self.prune_in_batches(PRUNE_OUTBOX_SQL, max_age).await
+        self.prune_in_batches(&PRUNE_OUTBOX_SQL, max_age).await
     }
 
     /// The todo half of [`Store::prune_expired`]; returns how many todos went.
@@ -176,9 +180,7 @@ impl Store {
             let started = Instant::now();
             let mut conn = self.conn().await?;
             let n = Prepared(
-                diesel::sql_query(PRUNE_TODOS_SQL)
-                    .bind::<Double, _>(max_age.as_secs_f64())
-                    .bind::<Int8, _>(RETENTION_BATCH),
+                PRUNE_TODOS_SQL.query().bind::<Double, _>(max_age.as_secs_f64()).bind::<Int8, _>(RETENTION_BATCH),
             )
             .execute(&mut conn)
             .await?;
@@ -197,7 +199,7 @@ impl Store {
         let age = max_age.as_secs_f64();
         let scopes: Vec<ScopeRow> = {
             let mut conn = self.conn().await?;
-            diesel::sql_query(SCOPES_WITH_OLD_EVENTS_SQL).bind::<Double, _>(age).load(&mut conn).await?
+            SCOPES_WITH_OLD_EVENTS_SQL.query().bind::<Double, _>(age).load(&mut conn).await?
         };
         let mut deleted = 0;
         for scope in scopes {
@@ -206,7 +208,8 @@ impl Store {
                 let started = Instant::now();
                 let mut conn = self.conn().await?;
                 let gone: Vec<Received> = Prepared(
-                    diesel::sql_query(PRUNE_EVENTS_SQL)
+                    PRUNE_EVENTS_SQL
+                        .query()
                         .bind::<SqlUuid, _>(scope.id)
                         .bind::<Double, _>(age)
                         .bind::<Nullable<Timestamptz>, _>(after)

@@ -7,6 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::Store;
 use crate::db::models::HumanRow;
 use crate::db::schema::{humans, owner_scopes, team_members, teams};
+use crate::db::statement::statement;
 use crate::domain::ids::{HumanId, OperatorTokenId, ScopeId, TeamId};
 use crate::domain::todo_state::TeamRole;
 use crate::domain::tokens::{self, MintedToken, OPERATOR_TOKEN_PREFIX};
@@ -110,6 +111,19 @@ impl OwnerRef {
 
 fn unique_violation(e: &diesel::result::Error) -> bool {
     matches!(e, diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::UniqueViolation, _))
+}
+
+statement! {
+    static OWNER_OF_HUMAN =
+        "SELECT s.id FROM owner_scopes s JOIN humans h ON h.id = s.human_id WHERE lower(h.email) = lower($1)";
+    static OWNER_OF_TEAM =
+        "SELECT s.id FROM owner_scopes s JOIN teams t ON t.id = s.team_id WHERE lower(t.name) = lower($1)";
+    static TEAM_BY_NAME = "SELECT id FROM teams WHERE lower(name) = lower($1)";
+
+    static OPERATOR_BY_TOKEN = "SELECT human_id FROM operator_tokens WHERE token_hash = $1 AND revoked_at IS NULL \
+        AND (expires_at IS NULL OR expires_at > now())";
+    static SCOPES_OF_TEAMS = "SELECT s.id, t.name FROM owner_scopes s JOIN teams t ON t.id = s.team_id \
+        WHERE s.id = ANY($1) ORDER BY lower(t.name)";
 }
 
 impl Store {
@@ -227,11 +241,8 @@ impl Store {
             id: uuid::Uuid,
         }
         let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query("SELECT id FROM teams WHERE lower(name) = lower($1)")
-            .bind::<Text, _>(name.trim())
-            .get_result(&mut conn)
-            .await
-            .optional()?;
+        let row: Option<Row> =
+            TEAM_BY_NAME.query().bind::<Text, _>(name.trim()).get_result(&mut conn).await.optional()?;
         Ok(row.map(|r| TeamId(r.id)))
     }
 
@@ -274,18 +285,13 @@ impl Store {
             #[diesel(sql_type = SqlUuid)]
             id: uuid::Uuid,
         }
-        let (sql, name) = match owner {
-            OwnerRef::Human(email) => (
-                "SELECT s.id FROM owner_scopes s JOIN humans h ON h.id = s.human_id WHERE lower(h.email) = lower($1)",
-                email,
-            ),
-            OwnerRef::Team(team) => (
-                "SELECT s.id FROM owner_scopes s JOIN teams t ON t.id = s.team_id WHERE lower(t.name) = lower($1)",
-                team,
-            ),
+        let (statement, name) = match owner {
+            OwnerRef::Human(email) => (&OWNER_OF_HUMAN, email),
+            OwnerRef::Team(team) => (&OWNER_OF_TEAM, team),
         };
         let mut conn = self.conn().await?;
-        let row: Option<Row> = diesel::sql_query(sql).bind::<Text, _>(name).get_result(&mut conn).await.optional()?;
+        let row: Option<Row> = statement.query().bind::<Text, _>(name).get_result(&mut conn).await.optional()?;
+
         row.map(|r| ScopeId(r.id)).ok_or_else(|| Error::invalid("owner", "no such human or team"))
     }
 
@@ -305,14 +311,8 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         let hash = tokens::sha256(token.as_bytes());
-        let row: Option<Row> = diesel::sql_query(
-            "SELECT human_id FROM operator_tokens WHERE token_hash = $1 AND revoked_at IS NULL \
-             AND (expires_at IS NULL OR expires_at > now())",
-        )
-        .bind::<Bytea, _>(hash.as_slice())
-        .get_result(&mut conn)
-        .await
-        .optional()?;
+        let row: Option<Row> =
+            OPERATOR_BY_TOKEN.query().bind::<Bytea, _>(hash.as_slice()).get_result(&mut conn).await.optional()?;
         match row {
             Some(r) => Ok(Some(reach_of(&mut conn, HumanId(r.human_id)).await?)),
             None => Ok(None),
@@ -330,13 +330,11 @@ impl Store {
         }
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT s.id, t.name FROM owner_scopes s JOIN teams t ON t.id = s.team_id \
-             WHERE s.id = ANY($1) ORDER BY lower(t.name)",
-        )
-        .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(ids)
-        .load(&mut conn)
-        .await?;
+        let rows: Vec<Row> = SCOPES_OF_TEAMS
+            .query()
+            .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(ids)
+            .load(&mut conn)
+            .await?;
         Ok(rows.into_iter().map(|r| (ScopeId(r.id), r.name)).collect())
     }
 }
@@ -361,6 +359,12 @@ async fn insert_operator_token(
     Ok(())
 }
 
+statement! {
+    static REACH_SCOPES = "SELECT id, 'admin' AS role, true AS personal FROM owner_scopes WHERE human_id = $1 \
+        UNION ALL \
+        SELECT s.id, m.role, false FROM owner_scopes s JOIN team_members m ON m.team_id = s.team_id WHERE m.human_id = $1";
+}
+
 /// Every scope `human` belongs to, on a connection the caller holds.
 pub(super) async fn reach_of(conn: &mut AsyncPgConnection, human: HumanId) -> Result<Reach> {
     #[derive(QueryableByName)]
@@ -372,14 +376,7 @@ pub(super) async fn reach_of(conn: &mut AsyncPgConnection, human: HumanId) -> Re
         #[diesel(sql_type = diesel::sql_types::Bool)]
         personal: bool,
     }
-    let rows: Vec<Row> = diesel::sql_query(
-        "SELECT id, 'admin' AS role, true AS personal FROM owner_scopes WHERE human_id = $1 \
-         UNION ALL \
-         SELECT s.id, m.role, false FROM owner_scopes s JOIN team_members m ON m.team_id = s.team_id WHERE m.human_id = $1",
-    )
-    .bind::<SqlUuid, _>(human.0)
-    .load(conn)
-    .await?;
+    let rows: Vec<Row> = REACH_SCOPES.query().bind::<SqlUuid, _>(human.0).load(conn).await?;
     let personal = rows.iter().find(|r| r.personal).map(|r| ScopeId(r.id)).ok_or(Error::NotFound)?;
     Ok(Reach {
         human,

@@ -47,6 +47,7 @@ async fn claim_next_uses_the_pending_index_not_the_primary_key_or_a_seq_scan() {
 }
 
 /// The statements prepared on `store`'s one pooled connection.
+#[expect(clippy::disallowed_methods, reason = "a test reading the catalog, not a product statement")]
 async fn prepared_statements(store: &switchboard::store::Store) -> Vec<String> {
     use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
@@ -131,6 +132,7 @@ async fn a_claim_and_its_completion_take_no_lock_on_the_endpoint_row() {
 /// endpoint (and every dead entry since the last vacuum) per completion, and a scan of
 /// the open attempts matched every one against the moved rows.
 #[actix_web::test]
+#[expect(clippy::disallowed_methods, reason = "a test preparing the product's statements again, by their text")]
 async fn the_agent_verbs_find_todos_by_key_under_statistics_taken_on_an_idle_queue() {
     use switchboard::domain::todo_state::InterruptState;
     use switchboard::store::Store;

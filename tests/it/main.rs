@@ -48,5 +48,6 @@ mod security;
 mod signals;
 mod sinks;
 mod startup;
+mod statements;
 mod sweepers;
 mod trigger_functions;

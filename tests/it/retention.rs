@@ -334,7 +334,7 @@ async fn the_deferral_prune_reads_its_candidates_from_the_hour_index() {
     .await;
     f.db.exec("ANALYZE queue_deferrals").await;
     for mode in ["force_generic_plan", "force_custom_plan"] {
-        let plan = prepared_plan(&f.db, PRUNE_DEFERRALS_SQL, "float8, int8", "2592000, 500", mode).await;
+        let plan = prepared_plan(&f.db, PRUNE_DEFERRALS_SQL.text(), "float8, int8", "2592000, 500", mode).await;
         assert!(plan.contains("queue_deferrals_hour_idx"), "{mode}:\n{plan}");
         assert!(!plan.contains("Seq Scan"), "{mode}:\n{plan}");
     }
@@ -376,11 +376,11 @@ async fn the_prune_statements_read_their_candidates_from_indexes_on_a_large_tabl
     f.db.exec("ANALYZE todos").await;
     f.db.exec("ANALYZE events").await;
     for mode in ["force_generic_plan", "force_custom_plan"] {
-        let plan = prepared_plan(&f.db, PRUNE_TODOS_SQL, "float8, int8", "2592000, 500", mode).await;
+        let plan = prepared_plan(&f.db, PRUNE_TODOS_SQL.text(), "float8, int8", "2592000, 500", mode).await;
         assert!(plan.contains("todos_retention_idx"), "{mode}:\n{plan}");
         assert!(!plan.contains("Seq Scan on todos"), "{mode}:\n{plan}");
         let args = format!("'{}', 2592000, NULL, 500", f.scope);
-        let plan = prepared_plan(&f.db, PRUNE_EVENTS_SQL, "uuid, float8, timestamptz, int8", &args, mode).await;
+        let plan = prepared_plan(&f.db, PRUNE_EVENTS_SQL.text(), "uuid, float8, timestamptz, int8", &args, mode).await;
         assert!(plan.contains("events_scope_received_idx"), "{mode}:\n{plan}");
         assert!(plan.contains("todos_event_idx"), "the reference check probes todos by event: {mode}:\n{plan}");
         assert!(!plan.contains("Seq Scan"), "{mode}:\n{plan}");

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use diesel::sql_types::{Array, Double, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
+use switchboard::db::statement::Statement;
 use switchboard::digests::service::compose::{Composed, DigestSettings, compose};
 use switchboard::store::Store;
 
@@ -205,8 +206,9 @@ async fn measure(
         };
         let mut rows = Vec::new();
         let mut times = Vec::new();
-        for (name, query) in SECTIONS {
-            let (elapsed, n) = time_section(store, query, &binds).await.map_err(|e| format!("section {name}: {e}"))?;
+        for &(name, statement) in &SECTIONS {
+            let (elapsed, n) =
+                time_section(store, statement, &binds).await.map_err(|e| format!("section {name}: {e}"))?;
             times.push(elapsed);
             rows.push((name, n));
         }
@@ -240,15 +242,16 @@ async fn measure(
 
 /// One section's SQL with the binds the store sends (same types, same order), timed
 /// on a pooled connection; answers the time and the rows.
-async fn time_section(store: &Store, query: &'static str, b: &Binds) -> BenchResult<(Duration, usize)> {
+async fn time_section(store: &Store, statement: &'static Statement, b: &Binds) -> BenchResult<(Duration, usize)> {
     let mut conn = store.conn().await.map_err(|e| e.to_string())?;
-    let mut q = diesel::sql_query(query)
+    let mut q = statement
+        .query()
         .into_boxed()
         .bind::<SqlUuid, _>(b.scope)
         .bind::<Array<Text>, _>(Vec::<String>::new())
         .bind::<Timestamptz, _>(b.since)
         .bind::<Timestamptz, _>(b.until);
-    if query.contains("$5") {
+    if statement.text().contains("$5") {
         q = q.bind::<Double, _>(b.ack_seconds as f64);
     }
     let t = Instant::now();

@@ -2,6 +2,7 @@
 //! `EXPLAIN (ANALYZE, BUFFERS)` plans with the binds a digest sends.
 
 use chrono::{DateTime, Utc};
+use switchboard::db::statement::Statement;
 use switchboard::digests::statements::sql;
 use switchboard::domain::ids::ScopeId;
 
@@ -11,16 +12,16 @@ use crate::database::BenchDb;
 /// The tables a section must never read sequentially (the ones that grow with work).
 pub const BIG_TABLES: [&str; 6] = ["todos", "events", "todo_attempts", "doorbell_rings", "outbox", "queue_deferrals"];
 
-/// Each section's name (as the digest's report names it) and SQL.
-pub const SECTIONS: [(&str, &str); 8] = [
-    ("pending", sql::PENDING),
-    ("claimed", sql::CLAIMED),
-    ("dead_letters", sql::DEAD),
-    ("quarantined", sql::QUARANTINED),
-    ("unheard_doorbells", sql::UNHEARD),
-    ("clocked_out", sql::CLOCKED_OUT),
-    ("deferred", sql::DEFERRED),
-    ("undeliverable", sql::UNDELIVERABLE),
+/// Each section's name (as the digest's report names it) and statement.
+pub static SECTIONS: [(&str, &Statement); 8] = [
+    ("pending", &sql::PENDING),
+    ("claimed", &sql::CLAIMED),
+    ("dead_letters", &sql::DEAD),
+    ("quarantined", &sql::QUARANTINED),
+    ("unheard_doorbells", &sql::UNHEARD),
+    ("clocked_out", &sql::CLOCKED_OUT),
+    ("deferred", &sql::DEFERRED),
+    ("undeliverable", &sql::UNDELIVERABLE),
 ];
 
 /// The binds of one digest build: `$1` scope, `$2` queues (empty: all), `$3` since,
@@ -106,7 +107,8 @@ fn literal(at: DateTime<Utc>) -> String {
 /// get; inside a rolled-back transaction).
 pub async fn explain(db: &BenchDb, b: &Binds) -> BenchResult<Vec<SectionPlan>> {
     let mut plans = Vec::new();
-    for (section, query) in SECTIONS {
+    for &(section, statement) in &SECTIONS {
+        let query = statement.text();
         let (types, values) = if query.contains("$5") {
             (
                 "uuid, text[], timestamptz, timestamptz, float8",

@@ -5,6 +5,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, DigestId, HumanId, ScopeId, SinkId};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -108,6 +109,30 @@ fn name_taken(name: &str) -> impl Fn(diesel::result::Error) -> Error + '_ {
     }
 }
 
+statement! {
+    static LOCK_SCOPE = "SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE";
+    static COUNT_DIGESTS = "SELECT count(*) AS n FROM digests WHERE scope_id = $1";
+    static INSERT_DIGEST = format!(
+        "INSERT INTO digests (id, scope_id, name, schedule, queues, sink_ids, skip_when_quiet, \
+        age_threshold_seconds, cairn_connection_id, cairn_ttl_seconds, next_send_at, created_by) \
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE {REFERENCES_IN_SCOPE} \
+        RETURNING {COLUMNS}"
+    );
+    static UPDATE_DIGEST = format!(
+        "UPDATE digests SET name = $3, schedule = $4, queues = $5, sink_ids = $6, skip_when_quiet = $7, \
+        age_threshold_seconds = $8, cairn_connection_id = $9, cairn_ttl_seconds = $10, next_send_at = $11, \
+        updated_at = now() \
+        WHERE id = $1 AND scope_id = $2 AND {REFERENCES_IN_SCOPE} RETURNING {COLUMNS}"
+    );
+    static DIGESTS_IN = format!("SELECT {COLUMNS} FROM digests WHERE scope_id = ANY($1) ORDER BY name, id");
+    static SCOPED_DIGEST = format!("SELECT {COLUMNS} FROM digests WHERE id = $1 AND scope_id = ANY($2)");
+    static DIGEST_BY_ID = format!("SELECT {COLUMNS} FROM digests WHERE id = $1");
+    static DELETE_DIGEST = "DELETE FROM digests WHERE id = $1 AND scope_id = $2";
+    static DUE_DIGESTS = format!(
+        "SELECT {COLUMNS} FROM digests WHERE next_send_at <= now() ORDER BY next_send_at LIMIT $1"
+    );
+}
+
 impl Store {
     /// Stores a digest for `scope`, unless it already holds [`MAX_DIGESTS`] (the scope
     /// row is locked while counting, so racing creates never pass the cap together).
@@ -120,38 +145,28 @@ impl Store {
                 #[diesel(sql_type = diesel::sql_types::BigInt)]
                 n: i64,
             }
-            diesel::sql_query("SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE")
-                .bind::<SqlUuid, _>(scope)
-                .execute(conn)
-                .await?;
-            let held: Count = diesel::sql_query("SELECT count(*) AS n FROM digests WHERE scope_id = $1")
-                .bind::<SqlUuid, _>(scope)
-                .get_result(conn)
-                .await?;
+            LOCK_SCOPE.query().bind::<SqlUuid, _>(scope).execute(conn).await?;
+            let held: Count = COUNT_DIGESTS.query().bind::<SqlUuid, _>(scope).get_result(conn).await?;
             if held.n >= MAX_DIGESTS {
                 return Err(Error::Conflict(format!("this owner already has {MAX_DIGESTS} digests")));
             }
-            diesel::sql_query(format!(
-                "INSERT INTO digests (id, scope_id, name, schedule, queues, sink_ids, skip_when_quiet, \
-                   age_threshold_seconds, cairn_connection_id, cairn_ttl_seconds, next_send_at, created_by) \
-                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 WHERE {REFERENCES_IN_SCOPE} \
-                 RETURNING {COLUMNS}"
-            ))
-            .bind::<SqlUuid, _>(DigestId::new())
-            .bind::<SqlUuid, _>(scope)
-            .bind::<Text, _>(&spec.name)
-            .bind::<Text, _>(&spec.schedule)
-            .bind::<Array<Text>, _>(&spec.queues)
-            .bind::<Array<SqlUuid>, _>(&spec.sink_ids)
-            .bind::<Bool, _>(spec.skip_when_quiet)
-            .bind::<Int4, _>(spec.age_threshold_seconds)
-            .bind::<Nullable<SqlUuid>, _>(spec.cairn_connection_id)
-            .bind::<Int4, _>(spec.cairn_ttl_seconds)
-            .bind::<Timestamptz, _>(spec.next_send_at)
-            .bind::<SqlUuid, _>(by)
-            .get_result::<DigestRow>(conn)
-            .await
-            .map_err(name_taken(&spec.name))
+            INSERT_DIGEST
+                .query()
+                .bind::<SqlUuid, _>(DigestId::new())
+                .bind::<SqlUuid, _>(scope)
+                .bind::<Text, _>(&spec.name)
+                .bind::<Text, _>(&spec.schedule)
+                .bind::<Array<Text>, _>(&spec.queues)
+                .bind::<Array<SqlUuid>, _>(&spec.sink_ids)
+                .bind::<Bool, _>(spec.skip_when_quiet)
+                .bind::<Int4, _>(spec.age_threshold_seconds)
+                .bind::<Nullable<SqlUuid>, _>(spec.cairn_connection_id)
+                .bind::<Int4, _>(spec.cairn_ttl_seconds)
+                .bind::<Timestamptz, _>(spec.next_send_at)
+                .bind::<SqlUuid, _>(by)
+                .get_result::<DigestRow>(conn)
+                .await
+                .map_err(name_taken(&spec.name))
         })
         .await
     }
@@ -162,75 +177,52 @@ impl Store {
         let mut conn = self.conn().await?;
         // Not found and out of scope look alike to the statement; tell them apart first.
         self.digest_in(&[scope], id).await?;
-        diesel::sql_query(format!(
-            "UPDATE digests SET name = $3, schedule = $4, queues = $5, sink_ids = $6, skip_when_quiet = $7, \
-               age_threshold_seconds = $8, cairn_connection_id = $9, cairn_ttl_seconds = $10, next_send_at = $11, \
-               updated_at = now() \
-             WHERE id = $1 AND scope_id = $2 AND {REFERENCES_IN_SCOPE} RETURNING {COLUMNS}"
-        ))
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(scope)
-        .bind::<Text, _>(&spec.name)
-        .bind::<Text, _>(&spec.schedule)
-        .bind::<Array<Text>, _>(&spec.queues)
-        .bind::<Array<SqlUuid>, _>(&spec.sink_ids)
-        .bind::<Bool, _>(spec.skip_when_quiet)
-        .bind::<Int4, _>(spec.age_threshold_seconds)
-        .bind::<Nullable<SqlUuid>, _>(spec.cairn_connection_id)
-        .bind::<Int4, _>(spec.cairn_ttl_seconds)
-        .bind::<Timestamptz, _>(spec.next_send_at)
-        .get_result::<DigestRow>(&mut conn)
-        .await
-        .map_err(name_taken(&spec.name))
+        UPDATE_DIGEST
+            .query()
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(scope)
+            .bind::<Text, _>(&spec.name)
+            .bind::<Text, _>(&spec.schedule)
+            .bind::<Array<Text>, _>(&spec.queues)
+            .bind::<Array<SqlUuid>, _>(&spec.sink_ids)
+            .bind::<Bool, _>(spec.skip_when_quiet)
+            .bind::<Int4, _>(spec.age_threshold_seconds)
+            .bind::<Nullable<SqlUuid>, _>(spec.cairn_connection_id)
+            .bind::<Int4, _>(spec.cairn_ttl_seconds)
+            .bind::<Timestamptz, _>(spec.next_send_at)
+            .get_result::<DigestRow>(&mut conn)
+            .await
+            .map_err(name_taken(&spec.name))
     }
 
     /// The digests of `scopes`, by name.
     pub async fn list_digests(&self, scopes: &[ScopeId]) -> Result<Vec<DigestRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM digests WHERE scope_id = ANY($1) ORDER BY name, id"))
-            .bind::<Array<SqlUuid>, _>(scopes)
-            .load(&mut conn)
-            .await?)
+        Ok(DIGESTS_IN.query().bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?)
     }
 
     /// One digest of `scopes`, else not found.
     pub async fn digest_in(&self, scopes: &[ScopeId], id: DigestId) -> Result<DigestRow> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM digests WHERE id = $1 AND scope_id = ANY($2)"))
-            .bind::<SqlUuid, _>(id)
-            .bind::<Array<SqlUuid>, _>(scopes)
-            .get_result(&mut conn)
-            .await?)
+        Ok(SCOPED_DIGEST.query().bind::<SqlUuid, _>(id).bind::<Array<SqlUuid>, _>(scopes).get_result(&mut conn).await?)
     }
 
     /// One digest by id, whatever its scope: for the operator CLI, which has no caller.
     pub async fn digest_by_id(&self, id: DigestId) -> Result<DigestRow> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM digests WHERE id = $1"))
-            .bind::<SqlUuid, _>(id)
-            .get_result(&mut conn)
-            .await?)
+        Ok(DIGEST_BY_ID.query().bind::<SqlUuid, _>(id).get_result(&mut conn).await?)
     }
 
     /// Deletes digest `id` of `scope` (else not found) with its history.
     pub async fn delete_digest(&self, scope: ScopeId, id: DigestId) -> Result<()> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query("DELETE FROM digests WHERE id = $1 AND scope_id = $2")
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(scope)
-            .execute(&mut conn)
-            .await?;
+        let n = DELETE_DIGEST.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).execute(&mut conn).await?;
         if n == 0 { Err(Error::NotFound) } else { Ok(()) }
     }
 
     /// Digests whose next send time has come, the most overdue first.
     pub async fn due_digests(&self, limit: i64) -> Result<Vec<DigestRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "SELECT {COLUMNS} FROM digests WHERE next_send_at <= now() ORDER BY next_send_at LIMIT $1"
-        ))
-        .bind::<diesel::sql_types::BigInt, _>(limit)
-        .load(&mut conn)
-        .await?)
+        Ok(DUE_DIGESTS.query().bind::<diesel::sql_types::BigInt, _>(limit).load(&mut conn).await?)
     }
 }

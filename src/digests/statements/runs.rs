@@ -10,6 +10,7 @@ use diesel::sql_types::{Bool, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as 
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use crate::db::DbConn;
+use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, DigestId, DigestRunId, ScopeId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::content::Message;
@@ -148,55 +149,70 @@ pub struct Publication {
 
 const RUN_COLUMNS: &str = "id, send_at, outcome, quiet, unavailable, sinks_told, artifact_url, cairn_error";
 
+statement! {
+    static ADVANCE_DIGEST = "UPDATE digests SET next_send_at = $3, covered_until = COALESCE($4, covered_until) \
+        WHERE id = $1 AND next_send_at = $2";
+    static INSERT_RUN = "INSERT INTO digest_runs (id, digest_id, send_at, outcome, quiet, body, title) \
+        VALUES ($1, $2, $3, 'skipped_late', false, '', '') ON CONFLICT (digest_id, send_at) DO NOTHING";
+    static INSERT_UNAVAILABLE_RUN = "INSERT INTO digest_runs (id, digest_id, send_at, outcome, quiet, unavailable, body, title, claimed_until) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
+        CASE WHEN $4 = 'publishing' THEN now() + make_interval(secs => $9) END) \
+        ON CONFLICT (digest_id, send_at) DO NOTHING";
+    static CLAIM_RUNS = "UPDATE digest_runs r SET claimed_until = now() + make_interval(secs => $2) \
+        FROM digests d \
+        WHERE r.id IN (SELECT id FROM digest_runs WHERE outcome = 'publishing' AND claimed_until < now() \
+        ORDER BY claimed_until LIMIT $1 FOR UPDATE SKIP LOCKED) \
+        AND d.id = r.digest_id \
+        RETURNING r.id AS run, d.id AS digest, d.scope_id AS scope, d.cairn_connection_id AS connection, \
+        d.cairn_ttl_seconds AS ttl_seconds, r.title, r.body, r.send_at";
+    static MARK_SENT = "UPDATE digest_runs SET outcome = 'sent', claimed_until = NULL, artifact_url = $2, cairn_error = $3 \
+        WHERE id = $1 AND outcome = 'publishing' RETURNING digest_id, send_at";
+    static RUNS_OF_DIGEST = format!(
+        "SELECT {RUN_COLUMNS} FROM digest_runs WHERE digest_id = $1 ORDER BY send_at DESC LIMIT $2"
+    );
+}
+
 impl Store {
     /// Commits one send time (see the module doc).
     pub async fn commit_digest_send(&self, st: SendTime) -> Result<Committed> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
             let covered = st.evaluated.as_ref().map(|e| e.send_at);
-            let moved = diesel::sql_query(
-                "UPDATE digests SET next_send_at = $3, covered_until = COALESCE($4, covered_until) \
-                 WHERE id = $1 AND next_send_at = $2",
-            )
-            .bind::<SqlUuid, _>(st.digest)
-            .bind::<Timestamptz, _>(st.due)
-            .bind::<Timestamptz, _>(st.next)
-            .bind::<Nullable<Timestamptz>, _>(covered)
-            .execute(conn)
-            .await?;
+            let moved = ADVANCE_DIGEST
+                .query()
+                .bind::<SqlUuid, _>(st.digest)
+                .bind::<Timestamptz, _>(st.due)
+                .bind::<Timestamptz, _>(st.next)
+                .bind::<Nullable<Timestamptz>, _>(covered)
+                .execute(conn)
+                .await?;
             if moved == 0 {
                 return Ok(Committed::Lost);
             }
             for at in &st.skipped_late {
-                diesel::sql_query(
-                    "INSERT INTO digest_runs (id, digest_id, send_at, outcome, quiet, body, title) \
-                     VALUES ($1, $2, $3, 'skipped_late', false, '', '') ON CONFLICT (digest_id, send_at) DO NOTHING",
-                )
-                .bind::<SqlUuid, _>(DigestRunId::new())
-                .bind::<SqlUuid, _>(st.digest)
-                .bind::<Timestamptz, _>(*at)
-                .execute(conn)
-                .await?;
+                INSERT_RUN
+                    .query()
+                    .bind::<SqlUuid, _>(DigestRunId::new())
+                    .bind::<SqlUuid, _>(st.digest)
+                    .bind::<Timestamptz, _>(*at)
+                    .execute(conn)
+                    .await?;
             }
             let Some(ev) = st.evaluated else { return Ok(Committed::Decided(None)) };
             let run = DigestRunId::new();
-            diesel::sql_query(
-                "INSERT INTO digest_runs (id, digest_id, send_at, outcome, quiet, unavailable, body, title, claimed_until) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-                         CASE WHEN $4 = 'publishing' THEN now() + make_interval(secs => $9) END) \
-                 ON CONFLICT (digest_id, send_at) DO NOTHING",
-            )
-            .bind::<SqlUuid, _>(run)
-            .bind::<SqlUuid, _>(st.digest)
-            .bind::<Timestamptz, _>(ev.send_at)
-            .bind::<Text, _>(ev.outcome.as_str())
-            .bind::<Bool, _>(ev.quiet)
-            .bind::<Int4, _>(ev.unavailable)
-            .bind::<Text, _>(&ev.body)
-            .bind::<Text, _>(&ev.title)
-            .bind::<Int4, _>(PUBLISH_CLAIM_SECONDS)
-            .execute(conn)
-            .await?;
+            INSERT_UNAVAILABLE_RUN
+                .query()
+                .bind::<SqlUuid, _>(run)
+                .bind::<SqlUuid, _>(st.digest)
+                .bind::<Timestamptz, _>(ev.send_at)
+                .bind::<Text, _>(ev.outcome.as_str())
+                .bind::<Bool, _>(ev.quiet)
+                .bind::<Int4, _>(ev.unavailable)
+                .bind::<Text, _>(&ev.body)
+                .bind::<Text, _>(&ev.title)
+                .bind::<Int4, _>(PUBLISH_CLAIM_SECONDS)
+                .execute(conn)
+                .await?;
             if let Some(message) = &ev.message {
                 tell_sinks(conn, st.digest, run, ev.send_at, message).await?;
             }
@@ -209,19 +225,12 @@ impl Store {
     /// instance died between the claim and the answer), at most `limit`.
     pub async fn claim_stuck_publications(&self, limit: i64) -> Result<Vec<Publication>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "UPDATE digest_runs r SET claimed_until = now() + make_interval(secs => $2) \
-             FROM digests d \
-             WHERE r.id IN (SELECT id FROM digest_runs WHERE outcome = 'publishing' AND claimed_until < now() \
-                            ORDER BY claimed_until LIMIT $1 FOR UPDATE SKIP LOCKED) \
-               AND d.id = r.digest_id \
-             RETURNING r.id AS run, d.id AS digest, d.scope_id AS scope, d.cairn_connection_id AS connection, \
-               d.cairn_ttl_seconds AS ttl_seconds, r.title, r.body, r.send_at",
-        )
-        .bind::<diesel::sql_types::BigInt, _>(limit)
-        .bind::<Int4, _>(PUBLISH_CLAIM_SECONDS)
-        .load(&mut conn)
-        .await?)
+        Ok(CLAIM_RUNS
+            .query()
+            .bind::<diesel::sql_types::BigInt, _>(limit)
+            .bind::<Int4, _>(PUBLISH_CLAIM_SECONDS)
+            .load(&mut conn)
+            .await?)
     }
 
     /// Records a publication's outcome and queues the sinks' message, once: a run no
@@ -243,15 +252,13 @@ impl Store {
                 send_at: DateTime<Utc>,
             }
             let done: Option<Done> = diesel::OptionalExtension::optional(
-                diesel::sql_query(
-                    "UPDATE digest_runs SET outcome = 'sent', claimed_until = NULL, artifact_url = $2, cairn_error = $3 \
-                     WHERE id = $1 AND outcome = 'publishing' RETURNING digest_id, send_at",
-                )
-                .bind::<SqlUuid, _>(run)
-                .bind::<Nullable<Text>, _>(artifact_url)
-                .bind::<Nullable<Text>, _>(cairn_error)
-                .get_result::<Done>(conn)
-                .await,
+                MARK_SENT
+                    .query()
+                    .bind::<SqlUuid, _>(run)
+                    .bind::<Nullable<Text>, _>(artifact_url)
+                    .bind::<Nullable<Text>, _>(cairn_error)
+                    .get_result::<Done>(conn)
+                    .await,
             )?;
             if let Some(d) = done {
                 tell_sinks(conn, d.digest_id, run, d.send_at, message).await?;
@@ -264,14 +271,22 @@ impl Store {
     /// The latest runs of `digest`, newest first.
     pub async fn digest_runs(&self, digest: DigestId, limit: i64) -> Result<Vec<RunRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "SELECT {RUN_COLUMNS} FROM digest_runs WHERE digest_id = $1 ORDER BY send_at DESC LIMIT $2"
-        ))
-        .bind::<SqlUuid, _>(digest)
-        .bind::<diesel::sql_types::BigInt, _>(limit)
-        .load(&mut conn)
-        .await?)
+        Ok(RUNS_OF_DIGEST
+            .query()
+            .bind::<SqlUuid, _>(digest)
+            .bind::<diesel::sql_types::BigInt, _>(limit)
+            .load(&mut conn)
+            .await?)
     }
+}
+
+statement! {
+    static TELL_SINKS = "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, facts) \
+        SELECT s.id, s.scope_id, 'digest', 'low', 'digest:' || d.id || ':' || $2, $3 \
+        FROM digests d JOIN sinks s ON s.id = ANY (d.sink_ids) AND s.scope_id = d.scope_id AND s.enabled \
+        WHERE d.id = $1 \
+        ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO NOTHING";
+    static SET_SINKS_TOLD = "UPDATE digest_runs SET sinks_told = $2 WHERE id = $1";
 }
 
 /// Queues `message` for every enabled sink of the digest that is still its scope's, and
@@ -285,19 +300,15 @@ async fn tell_sinks(
     message: &Message,
 ) -> std::result::Result<(), Error> {
     let facts = serde_json::json!({ "message": message, "run": run.to_string() });
-    let told = diesel::sql_query(
-        "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, facts) \
-         SELECT s.id, s.scope_id, 'digest', 'low', 'digest:' || d.id || ':' || $2, $3 \
-         FROM digests d JOIN sinks s ON s.id = ANY (d.sink_ids) AND s.scope_id = d.scope_id AND s.enabled \
-         WHERE d.id = $1 \
-         ON CONFLICT (sink_id, dedup_key) WHERE status IN ('pending', 'held') DO NOTHING",
-    )
-    .bind::<SqlUuid, _>(digest)
-    .bind::<Text, _>(send_at.to_rfc3339())
-    .bind::<Jsonb, _>(facts)
-    .execute(conn)
-    .await?;
-    diesel::sql_query("UPDATE digest_runs SET sinks_told = $2 WHERE id = $1")
+    let told = TELL_SINKS
+        .query()
+        .bind::<SqlUuid, _>(digest)
+        .bind::<Text, _>(send_at.to_rfc3339())
+        .bind::<Jsonb, _>(facts)
+        .execute(conn)
+        .await?;
+    SET_SINKS_TOLD
+        .query()
         .bind::<SqlUuid, _>(run)
         .bind::<Int4, _>(i32::try_from(told).unwrap_or(i32::MAX))
         .execute(conn)

@@ -7,10 +7,33 @@
 use diesel::sql_types::{Array, Double, Int8, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::Result;
 use crate::store::Store;
 use crate::store::todos::claimed_by_sql;
+
+statement! {
+    static RING = "INSERT INTO doorbell_rings (todo_id, endpoint_id, queue) \
+        SELECT t, $1, q FROM unnest($2::uuid[], $3::text[]) AS r (t, q) \
+        ON CONFLICT (todo_id) DO NOTHING";
+    static SET_LOCK_TIMEOUT = "SET LOCAL lock_timeout = 1000";
+    static SET_STATEMENT_TIMEOUT = "SET LOCAL statement_timeout = 10000";
+    static DOORBELLS_DUE = concat!(
+        "WITH due AS ( \
+        SELECT r.todo_id, ",
+        claimed_by_sql!("r.todo_id", "r.rung_at + make_interval(secs => $1)"),
+        " AS heard \
+        FROM doorbell_rings r \
+        WHERE r.unheard IS NULL AND r.rung_at < now() - make_interval(secs => $1) \
+        ORDER BY r.rung_at LIMIT $2 FOR UPDATE SKIP LOCKED), \
+        gone AS (DELETE FROM doorbell_rings r USING due WHERE r.todo_id = due.todo_id AND due.heard \
+        RETURNING r.todo_id), \
+        marked AS (UPDATE doorbell_rings r SET unheard = true FROM due \
+        WHERE r.todo_id = due.todo_id AND NOT due.heard RETURNING r.todo_id) \
+        SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM marked) AS n"
+    );
+}
 
 impl Store {
     /// Records that `endpoint`'s doorbell rang for each (todo, queue) of `rings`, in one
@@ -18,16 +41,12 @@ impl Store {
     pub async fn record_doorbells(&self, endpoint: EndpointId, rings: &[(TodoId, String)]) -> Result<()> {
         let (todos, queues): (Vec<TodoId>, Vec<String>) = rings.iter().cloned().unzip();
         let mut conn = self.conn().await?;
-        diesel::sql_query(
-            "INSERT INTO doorbell_rings (todo_id, endpoint_id, queue) \
-             SELECT t, $1, q FROM unnest($2::uuid[], $3::text[]) AS r (t, q) \
-             ON CONFLICT (todo_id) DO NOTHING",
-        )
-        .bind::<SqlUuid, _>(endpoint)
-        .bind::<Array<SqlUuid>, _>(todos)
-        .bind::<Array<Text>, _>(queues)
-        .execute(&mut conn)
-        .await?;
+        RING.query()
+            .bind::<SqlUuid, _>(endpoint)
+            .bind::<Array<SqlUuid>, _>(todos)
+            .bind::<Array<Text>, _>(queues)
+            .execute(&mut conn)
+            .await?;
         Ok(())
     }
 
@@ -40,27 +59,15 @@ impl Store {
         conn.transaction::<usize, crate::error::Error, _>(async move |conn| {
             // Bounded waits: a locked or slow ring table delays the decision to the next
             // tick; it must never hold up the digests the same tick decides after it.
-            diesel::sql_query("SET LOCAL lock_timeout = 1000").execute(conn).await?;
-            diesel::sql_query("SET LOCAL statement_timeout = 10000").execute(conn).await?;
-            let n = diesel::sql_query(concat!(
-                "WITH due AS ( \
-               SELECT r.todo_id, ",
-                claimed_by_sql!("r.todo_id", "r.rung_at + make_interval(secs => $1)"),
-                " AS heard \
-               FROM doorbell_rings r \
-               WHERE r.unheard IS NULL AND r.rung_at < now() - make_interval(secs => $1) \
-               ORDER BY r.rung_at LIMIT $2 FOR UPDATE SKIP LOCKED), \
-             gone AS (DELETE FROM doorbell_rings r USING due WHERE r.todo_id = due.todo_id AND due.heard \
-                      RETURNING r.todo_id), \
-             marked AS (UPDATE doorbell_rings r SET unheard = true FROM due \
-                        WHERE r.todo_id = due.todo_id AND NOT due.heard RETURNING r.todo_id) \
-             SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM marked) AS n"
-            ))
-            .bind::<Double, _>(ack_seconds as f64)
-            .bind::<Int8, _>(batch)
-            .get_result::<Decided>(conn)
-            .await?
-            .n;
+            SET_LOCK_TIMEOUT.query().execute(conn).await?;
+            SET_STATEMENT_TIMEOUT.query().execute(conn).await?;
+            let n = DOORBELLS_DUE
+                .query()
+                .bind::<Double, _>(ack_seconds as f64)
+                .bind::<Int8, _>(batch)
+                .get_result::<Decided>(conn)
+                .await?
+                .n;
             Ok(usize::try_from(n).unwrap_or(0))
         })
         .await

@@ -8,6 +8,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::{CHANGE_SQL, HOOK_COLUMNS, HookReach, HookRow, REACH_SQL};
 use crate::db::schema::notify_hooks;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, HookId, ScopeId};
 use crate::domain::tokens::mint_signing_secret;
 use crate::error::{Error, Result};
@@ -53,6 +54,41 @@ fn minted_secret(vault: &Vault) -> Result<(String, String)> {
     Ok((secret, sealed))
 }
 
+statement! {
+    static LOCK_ENDPOINT = "SELECT state = 'active' AND (expires_at IS NULL OR expires_at > now()) AS live \
+        FROM endpoints WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE";
+    static COUNT_HOOKS = "SELECT count(*) AS n FROM notify_hooks WHERE endpoint_id = $1";
+    static ENDPOINT_IN_REACH = "SELECT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = $3 AND e.scope_id = ANY($1) \
+        AND ($2::uuid IS NULL OR e.id = $2)) AS found";
+    static HOOKS_OF_ENDPOINT = format!(
+        "SELECT {HOOK_COLUMNS} FROM notify_hooks WHERE notify_hooks.endpoint_id = $3 AND {REACH_SQL} \
+        ORDER BY notify_hooks.created_at, notify_hooks.id"
+    );
+    static HOOK_IN_REACH = format!(
+        "SELECT {HOOK_COLUMNS}, ep.scope_id FROM notify_hooks JOIN endpoints ep ON ep.id = notify_hooks.endpoint_id \
+        WHERE notify_hooks.id = $3 AND {REACH_SQL}"
+    );
+    static ROTATE_HOOK = format!(
+        "UPDATE notify_hooks SET previous_secret = secret, \
+        previous_valid_until = now() + make_interval(hours => $5), secret = $4, \
+        enabled = enabled OR disabled_reason = 'consecutive_failures', \
+        consecutive_failures = CASE WHEN disabled_reason = 'consecutive_failures' THEN 0 \
+        ELSE consecutive_failures END, \
+        disabled_reason = CASE WHEN disabled_reason = 'consecutive_failures' THEN NULL \
+        ELSE disabled_reason END, \
+        updated_at = now() \
+        WHERE notify_hooks.id = $3 AND {CHANGE_SQL} RETURNING {HOOK_COLUMNS}"
+    );
+    static SET_HOOK_ENABLED = format!(
+        "UPDATE notify_hooks SET enabled = $4, \
+        disabled_reason = CASE WHEN $4 THEN NULL ELSE 'operator' END, \
+        consecutive_failures = CASE WHEN $4 THEN 0 ELSE consecutive_failures END, \
+        updated_at = now() \
+        WHERE notify_hooks.id = $3 AND {CHANGE_SQL} RETURNING {HOOK_COLUMNS}"
+    );
+    static DELETE_HOOK = format!("DELETE FROM notify_hooks WHERE notify_hooks.id = $3 AND {CHANGE_SQL}");
+}
+
 impl Store {
     /// Creates a hook on `endpoint` (owned by `owner`), unless the endpoint already
     /// holds `max` hooks. The endpoint row is locked while counting, so racing creates
@@ -82,10 +118,7 @@ impl Store {
         let mut conn = self.conn().await?;
         let hook = conn
             .transaction::<_, Error, _>(async move |conn| {
-                let locked: Locked = diesel::sql_query(
-                    "SELECT state = 'active' AND (expires_at IS NULL OR expires_at > now()) AS live \
-                     FROM endpoints WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE",
-                )
+                let locked: Locked = LOCK_ENDPOINT.query()
                 .bind::<SqlUuid, _>(endpoint)
                 .bind::<SqlUuid, _>(owner)
                 .get_result(conn)
@@ -96,7 +129,7 @@ impl Store {
                 if !locked.live {
                     return Err(Error::Conflict("the endpoint is revoked or expired".into()));
                 }
-                let used: Count = diesel::sql_query("SELECT count(*) AS n FROM notify_hooks WHERE endpoint_id = $1")
+                let used: Count = COUNT_HOOKS.query()
                     .bind::<SqlUuid, _>(endpoint)
                     .get_result(conn)
                     .await?;
@@ -131,27 +164,23 @@ impl Store {
         }
         let (scopes, only) = reach.binds();
         let mut conn = self.conn().await?;
-        let reachable: Found = diesel::sql_query(
-            "SELECT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = $3 AND e.scope_id = ANY($1) \
-               AND ($2::uuid IS NULL OR e.id = $2)) AS found",
-        )
-        .bind::<Array<SqlUuid>, _>(&scopes)
-        .bind::<Nullable<SqlUuid>, _>(only)
-        .bind::<SqlUuid, _>(endpoint)
-        .get_result(&mut conn)
-        .await?;
+        let reachable: Found = ENDPOINT_IN_REACH
+            .query()
+            .bind::<Array<SqlUuid>, _>(&scopes)
+            .bind::<Nullable<SqlUuid>, _>(only)
+            .bind::<SqlUuid, _>(endpoint)
+            .get_result(&mut conn)
+            .await?;
         if !reachable.found {
             return Err(Error::NotFound);
         }
-        Ok(diesel::sql_query(format!(
-            "SELECT {HOOK_COLUMNS} FROM notify_hooks WHERE notify_hooks.endpoint_id = $3 AND {REACH_SQL} \
-             ORDER BY notify_hooks.created_at, notify_hooks.id"
-        ))
-        .bind::<Array<SqlUuid>, _>(&scopes)
-        .bind::<Nullable<SqlUuid>, _>(only)
-        .bind::<SqlUuid, _>(endpoint)
-        .load(&mut conn)
-        .await?)
+        Ok(HOOKS_OF_ENDPOINT
+            .query()
+            .bind::<Array<SqlUuid>, _>(&scopes)
+            .bind::<Nullable<SqlUuid>, _>(only)
+            .bind::<SqlUuid, _>(endpoint)
+            .load(&mut conn)
+            .await?)
     }
 
     /// One hook in reach, with the owner scope of its endpoint (for role checks).
@@ -165,16 +194,14 @@ impl Store {
         }
         let (scopes, only) = reach.binds();
         let mut conn = self.conn().await?;
-        let found: Option<Scoped> = diesel::sql_query(format!(
-            "SELECT {HOOK_COLUMNS}, ep.scope_id FROM notify_hooks JOIN endpoints ep ON ep.id = notify_hooks.endpoint_id \
-             WHERE notify_hooks.id = $3 AND {REACH_SQL}"
-        ))
-        .bind::<Array<SqlUuid>, _>(&scopes)
-        .bind::<Nullable<SqlUuid>, _>(only)
-        .bind::<SqlUuid, _>(id)
-        .get_result(&mut conn)
-        .await
-        .optional()?;
+        let found: Option<Scoped> = HOOK_IN_REACH
+            .query()
+            .bind::<Array<SqlUuid>, _>(&scopes)
+            .bind::<Nullable<SqlUuid>, _>(only)
+            .bind::<SqlUuid, _>(id)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
         found.map(|s| (s.hook, s.scope_id)).ok_or(Error::NotFound)
     }
 
@@ -185,25 +212,16 @@ impl Store {
         let (signing_secret, sealed) = minted_secret(vault)?;
         let (scopes, only) = reach.binds();
         let mut conn = self.conn().await?;
-        let hook: Option<HookRow> = diesel::sql_query(format!(
-            "UPDATE notify_hooks SET previous_secret = secret, \
-               previous_valid_until = now() + make_interval(hours => $5), secret = $4, \
-               enabled = enabled OR disabled_reason = 'consecutive_failures', \
-               consecutive_failures = CASE WHEN disabled_reason = 'consecutive_failures' THEN 0 \
-                                           ELSE consecutive_failures END, \
-               disabled_reason = CASE WHEN disabled_reason = 'consecutive_failures' THEN NULL \
-                                      ELSE disabled_reason END, \
-               updated_at = now() \
-             WHERE notify_hooks.id = $3 AND {CHANGE_SQL} RETURNING {HOOK_COLUMNS}"
-        ))
-        .bind::<Array<SqlUuid>, _>(&scopes)
-        .bind::<Nullable<SqlUuid>, _>(only)
-        .bind::<SqlUuid, _>(id)
-        .bind::<Text, _>(&sealed)
-        .bind::<Int4, _>(PREVIOUS_SECRET_GRACE_HOURS)
-        .get_result(&mut conn)
-        .await
-        .optional()?;
+        let hook: Option<HookRow> = ROTATE_HOOK
+            .query()
+            .bind::<Array<SqlUuid>, _>(&scopes)
+            .bind::<Nullable<SqlUuid>, _>(only)
+            .bind::<SqlUuid, _>(id)
+            .bind::<Text, _>(&sealed)
+            .bind::<Int4, _>(PREVIOUS_SECRET_GRACE_HOURS)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
         hook.map(|hook| RotatedHook { hook, signing_secret }).ok_or(Error::NotFound)
     }
 
@@ -212,20 +230,15 @@ impl Store {
     pub async fn set_hook_enabled(&self, reach: HookReach<'_>, id: HookId, enabled: bool) -> Result<HookRow> {
         let (scopes, only) = reach.binds();
         let mut conn = self.conn().await?;
-        let hook: Option<HookRow> = diesel::sql_query(format!(
-            "UPDATE notify_hooks SET enabled = $4, \
-               disabled_reason = CASE WHEN $4 THEN NULL ELSE 'operator' END, \
-               consecutive_failures = CASE WHEN $4 THEN 0 ELSE consecutive_failures END, \
-               updated_at = now() \
-             WHERE notify_hooks.id = $3 AND {CHANGE_SQL} RETURNING {HOOK_COLUMNS}"
-        ))
-        .bind::<Array<SqlUuid>, _>(&scopes)
-        .bind::<Nullable<SqlUuid>, _>(only)
-        .bind::<SqlUuid, _>(id)
-        .bind::<Bool, _>(enabled)
-        .get_result(&mut conn)
-        .await
-        .optional()?;
+        let hook: Option<HookRow> = SET_HOOK_ENABLED
+            .query()
+            .bind::<Array<SqlUuid>, _>(&scopes)
+            .bind::<Nullable<SqlUuid>, _>(only)
+            .bind::<SqlUuid, _>(id)
+            .bind::<Bool, _>(enabled)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
         hook.ok_or(Error::NotFound)
     }
 
@@ -233,7 +246,8 @@ impl Store {
     pub async fn delete_hook(&self, reach: HookReach<'_>, id: HookId) -> Result<()> {
         let (scopes, only) = reach.binds();
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(format!("DELETE FROM notify_hooks WHERE notify_hooks.id = $3 AND {CHANGE_SQL}"))
+        let n = DELETE_HOOK
+            .query()
             .bind::<Array<SqlUuid>, _>(&scopes)
             .bind::<Nullable<SqlUuid>, _>(only)
             .bind::<SqlUuid, _>(id)

@@ -6,6 +6,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, HookId};
 use crate::error::Result;
 use crate::hooks::rules::health::HookHealthUpdate;
@@ -67,19 +68,35 @@ fn matches(queue: &str) -> String {
     )
 }
 
+statement! {
+    static TARGETS_OF_ENDPOINT = format!(
+        "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
+        WHERE h.endpoint_id = $1 AND {} ORDER BY h.created_at, h.id",
+        matches("$2")
+    );
+    static TARGETS_OF_HOOK = format!(
+        "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
+        WHERE h.id = $1 AND {}",
+        matches("$2")
+    );
+    static RECORD_HEALTH = "UPDATE notify_hooks h SET \
+        consecutive_failures = CASE WHEN $2 THEN 0 ELSE h.consecutive_failures + 1 END, \
+        enabled = h.enabled AND ($2 OR h.consecutive_failures + 1 < $5), \
+        disabled_reason = CASE WHEN h.enabled AND NOT $2 AND h.consecutive_failures + 1 >= $5 \
+        THEN 'consecutive_failures' ELSE h.disabled_reason END, \
+        last_status = $3, last_error = $4, last_attempt_at = now(), updated_at = now() \
+        FROM (SELECT id, enabled FROM notify_hooks WHERE id = $1 FOR UPDATE) old \
+        WHERE h.id = old.id \
+        RETURNING old.enabled AND NOT h.enabled AS disabled_now";
+    static FORGET_PREVIOUS_SECRET = "UPDATE notify_hooks SET previous_secret = NULL, previous_valid_until = NULL \
+        WHERE previous_valid_until <= now()";
+}
+
 impl Store {
     /// The hooks a todo on `queue` of `endpoint` should be announced to, oldest first.
     pub async fn matching_hooks(&self, endpoint: EndpointId, queue: &str) -> Result<Vec<HookTarget>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
-             WHERE h.endpoint_id = $1 AND {} ORDER BY h.created_at, h.id",
-            matches("$2")
-        ))
-        .bind::<SqlUuid, _>(endpoint)
-        .bind::<Text, _>(queue)
-        .load(&mut conn)
-        .await?)
+        Ok(TARGETS_OF_ENDPOINT.query().bind::<SqlUuid, _>(endpoint).bind::<Text, _>(queue).load(&mut conn).await?)
     }
 
     /// The same conditions as [`Store::matching_hooks`] for one hook, with its current
@@ -87,16 +104,13 @@ impl Store {
     /// rotated, or an endpoint revoked, since the last attempt is honoured.
     pub async fn recheck_hook(&self, hook: HookId, queue: &str) -> Result<Option<HookTarget>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "SELECT {TARGET_COLUMNS} FROM notify_hooks h JOIN endpoints e ON e.id = h.endpoint_id \
-             WHERE h.id = $1 AND {}",
-            matches("$2")
-        ))
-        .bind::<SqlUuid, _>(hook)
-        .bind::<Text, _>(queue)
-        .get_result(&mut conn)
-        .await
-        .optional()?)
+        Ok(TARGETS_OF_HOOK
+            .query()
+            .bind::<SqlUuid, _>(hook)
+            .bind::<Text, _>(queue)
+            .get_result(&mut conn)
+            .await
+            .optional()?)
     }
 
     /// Records a ring's outcome in one UPDATE: a success resets the failure count;
@@ -112,36 +126,22 @@ impl Store {
         let mut conn = self.conn().await?;
         // The joined `old` row is the hook before this statement (the SET expressions
         // also see old values), so "disabled now" means a transition, not a state.
-        let row: Option<Disabled> = diesel::sql_query(
-            "UPDATE notify_hooks h SET \
-               consecutive_failures = CASE WHEN $2 THEN 0 ELSE h.consecutive_failures + 1 END, \
-               enabled = h.enabled AND ($2 OR h.consecutive_failures + 1 < $5), \
-               disabled_reason = CASE WHEN h.enabled AND NOT $2 AND h.consecutive_failures + 1 >= $5 \
-                                      THEN 'consecutive_failures' ELSE h.disabled_reason END, \
-               last_status = $3, last_error = $4, last_attempt_at = now(), updated_at = now() \
-             FROM (SELECT id, enabled FROM notify_hooks WHERE id = $1 FOR UPDATE) old \
-             WHERE h.id = old.id \
-             RETURNING old.enabled AND NOT h.enabled AS disabled_now",
-        )
-        .bind::<SqlUuid, _>(hook)
-        .bind::<Bool, _>(update.succeeded)
-        .bind::<Nullable<Int4>, _>(update.last_status)
-        .bind::<Nullable<Text>, _>(update.last_error)
-        .bind::<Int4, _>(FAILURES_BEFORE_DISABLE)
-        .get_result(&mut conn)
-        .await
-        .optional()?;
+        let row: Option<Disabled> = RECORD_HEALTH
+            .query()
+            .bind::<SqlUuid, _>(hook)
+            .bind::<Bool, _>(update.succeeded)
+            .bind::<Nullable<Int4>, _>(update.last_status)
+            .bind::<Nullable<Text>, _>(update.last_error)
+            .bind::<Int4, _>(FAILURES_BEFORE_DISABLE)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
         Ok(row.map(|r| r.disabled_now))
     }
 
     /// Forgets previous secrets whose 24 hours are over; returns how many.
     pub async fn clear_expired_previous_secrets(&self) -> Result<usize> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "UPDATE notify_hooks SET previous_secret = NULL, previous_valid_until = NULL \
-             WHERE previous_valid_until <= now()",
-        )
-        .execute(&mut conn)
-        .await?)
+        Ok(FORGET_PREVIOUS_SECRET.query().execute(&mut conn).await?)
     }
 }

@@ -9,7 +9,7 @@ use crate::hooks::cache::HookCache;
 use crate::metrics::Metrics;
 
 /// The channel the triggers notify; its payload is an endpoint id.
-pub const HOOK_CHANGES_CHANNEL: &str = "switchboard_hooks";
+pub const HOOK_CHANGES_CHANNEL: &str = crate::db::channels::HOOKS.name();
 
 /// The listener's session name in `pg_stat_activity`.
 pub const HOOK_LISTENER_NAME: &str = "switchboard hook listener";
@@ -42,5 +42,5 @@ impl Follower for HookFollower {
 /// its pings and reconnects are [`listen::follow`]'s.
 pub async fn follow(database_url: String, cache: HookCache, metrics: Metrics) {
     let follower = HookFollower { cache, metrics: metrics.clone() };
-    listen::follow(&database_url, HOOK_LISTENER_NAME, HOOK_CHANGES_CHANNEL, &follower, &metrics).await;
+    listen::follow(&database_url, HOOK_LISTENER_NAME, crate::db::channels::HOOKS, &follower, &metrics).await;
 }

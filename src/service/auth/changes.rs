@@ -16,7 +16,7 @@ use crate::metrics::Metrics;
 use crate::service::webhook_cache::{WEBHOOK_CHANGE_PREFIX, WebhookCache};
 
 /// The channel the endpoint triggers notify; its payload is an endpoint id.
-pub const AUTH_CHANGES_CHANNEL: &str = "switchboard_auth";
+pub const AUTH_CHANGES_CHANNEL: &str = crate::db::channels::AUTH.name();
 
 /// The listener's session name in `pg_stat_activity`.
 pub const AUTH_LISTENER_NAME: &str = "switchboard auth listener";
@@ -68,7 +68,7 @@ impl AuthListener {
             let arbiter = actix::Arbiter::new();
             let (url, follower, metrics) = (database_url.to_owned(), caches.clone(), metrics.clone());
             arbiter.spawn(async move {
-                listen::follow(&url, AUTH_LISTENER_NAME, AUTH_CHANGES_CHANNEL, &follower, &metrics).await
+                listen::follow(&url, AUTH_LISTENER_NAME, crate::db::channels::AUTH, &follower, &metrics).await
             });
             arbiter
         });

@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::store::Store;
 
 /// The channel each auth listener acknowledges an eviction on (payload: what it evicted).
-pub const AUTH_ACKS_CHANNEL: &str = "switchboard_auth_acks";
+pub const AUTH_ACKS_CHANNEL: &str = crate::db::channels::AUTH_ACKS.name();
 
 /// How long a change waits for every listener's acknowledgement.
 pub const ACK_LIMIT: Duration = Duration::from_secs(5);
@@ -105,14 +105,14 @@ impl Drop for Listening {
 /// LISTENs for acknowledgements, forgets any buffered from earlier use of this
 /// connection, and returns the auth listeners now listening.
 async fn prepare(conn: &mut DbConn) -> diesel::QueryResult<HashSet<i32>> {
-    diesel::sql_query(format!("LISTEN {AUTH_ACKS_CHANNEL}")).execute(&mut **conn).await?;
+    crate::db::channels::AUTH_ACKS.listen().query().execute(&mut **conn).await?;
     drain(conn);
     listeners(conn).await
 }
 
 /// Stops listening and forgets whatever arrived meanwhile.
 async fn finish(conn: &mut DbConn) -> diesel::QueryResult<()> {
-    diesel::sql_query(format!("UNLISTEN {AUTH_ACKS_CHANNEL}")).execute(&mut **conn).await?;
+    crate::db::channels::UNLISTEN_AUTH_ACKS.query().execute(&mut **conn).await?;
     drain(conn);
     Ok(())
 }
@@ -129,12 +129,11 @@ async fn listeners(conn: &mut AsyncPgConnection) -> diesel::QueryResult<HashSet<
         #[diesel(sql_type = diesel::sql_types::Integer)]
         pid: i32,
     }
-    let rows: Vec<Row> = diesel::sql_query(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
-    )
-    .bind::<diesel::sql_types::Text, _>(AUTH_LISTENER_NAME)
-    .load(conn)
-    .await?;
+    let rows: Vec<Row> = crate::db::listen::SESSIONS_NAMED
+        .query()
+        .bind::<diesel::sql_types::Text, _>(AUTH_LISTENER_NAME)
+        .load(conn)
+        .await?;
     Ok(rows.into_iter().map(|r| r.pid).collect())
 }
 

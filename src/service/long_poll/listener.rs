@@ -1,5 +1,5 @@
 //! The claim listener: one connection per instance (outside the pool, never one per
-//! waiting request) LISTENs on [`CLAIMS_CHANNEL`] and wakes the waiters each notice
+//! waiting request) LISTENs on [`crate::store::claim_notices::CLAIMS_CHANNEL`] and wakes the waiters each notice
 //! names. While it is connected and idle it pings itself every few seconds
 //! ([`listen::follow`]); when its connection is lost it connects again and then wakes
 //! every waiter to claim once more, since notices sent meanwhile were missed.
@@ -15,7 +15,6 @@ use crate::db::listen::{self, Follower};
 use crate::domain::wakeups::parse;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::store::claim_notices::CLAIMS_CHANNEL;
 
 /// The listener's session name in `pg_stat_activity`.
 pub const CLAIM_LISTENER_NAME: &str = "switchboard claim listener";
@@ -51,7 +50,9 @@ impl ClaimWakeups {
     pub fn start(database_url: &str, waiters: &Waiters, bell: &Bell, store: &Store, metrics: &Metrics) -> Self {
         let arbiter = Arbiter::new();
         let (url, wakes, metrics) = (database_url.to_owned(), Wakes(waiters.clone()), metrics.clone());
-        arbiter.spawn(async move { listen::follow(&url, CLAIM_LISTENER_NAME, CLAIMS_CHANNEL, &wakes, &metrics).await });
+        arbiter.spawn(async move {
+            listen::follow(&url, CLAIM_LISTENER_NAME, crate::db::channels::CLAIMS, &wakes, &metrics).await
+        });
         arbiter.spawn(bell.clone().send(store.clone()));
         ClaimWakeups { arbiter: Some(arbiter) }
     }

@@ -17,6 +17,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+mod spend;
+pub use spend::{Spending, StoredBudget, spend};
+
 /// Messages an hour by default (`SWITCHBOARD_SINK_BUDGET_PER_HOUR`).
 pub const DEFAULT_PER_HOUR: u32 = 30;
 /// Tokens a full bucket holds by default (`SWITCHBOARD_SINK_BURST`).

@@ -15,6 +15,7 @@ use diesel::sql_types::{Array, Bool, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::connections::opened;
+use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, ScopeId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::destination::{Binding, SinkHistory, binding};
@@ -73,6 +74,16 @@ struct SinkOf {
     changed_by_agent: Option<bool>,
 }
 
+statement! {
+    static UNDECIDED_CONNECTIONS = "SELECT id, scope_id, kind, base_url, secret, bound, fingerprint_keyed FROM connections \
+        WHERE (bound IS NULL OR NOT fingerprint_keyed) AND id > $1 \
+        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED";
+    static WEBHOOK_SECRETS = "SELECT id, signing_secret FROM webhooks \
+        WHERE signing_secret IS NOT NULL AND NOT secret_fingerprint_keyed AND id > $1 \
+        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED";
+    static SET_WEBHOOK_FINGERPRINT = "UPDATE webhooks SET secret_fingerprint = $2, secret_fingerprint_keyed = true WHERE id = $1";
+}
+
 impl Store {
     /// Binds or leaves unbound every connection an earlier release stored, and keys every
     /// fingerprint an earlier release wrote, in batches until none is left.
@@ -102,15 +113,12 @@ impl Store {
     async fn bind_batch(&self, vault: &Vault, after: uuid::Uuid) -> Result<(BindingReport, Option<uuid::Uuid>)> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            let rows: Vec<Undecided> = diesel::sql_query(
-                "SELECT id, scope_id, kind, base_url, secret, bound, fingerprint_keyed FROM connections \
-                 WHERE (bound IS NULL OR NOT fingerprint_keyed) AND id > $1 \
-                 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
-            )
-            .bind::<SqlUuid, _>(after)
-            .bind::<diesel::sql_types::BigInt, _>(BATCH)
-            .load(conn)
-            .await?;
+            let rows: Vec<Undecided> = UNDECIDED_CONNECTIONS
+                .query()
+                .bind::<SqlUuid, _>(after)
+                .bind::<diesel::sql_types::BigInt, _>(BATCH)
+                .load(conn)
+                .await?;
             let Some(last) = rows.last().map(|r| r.id.0) else { return Ok((BindingReport::default(), None)) };
             let sinks = sinks_of(conn, &rows).await?;
             let agent_scopes = scopes_with_agent_writers(conn, &rows).await?;
@@ -172,28 +180,24 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            let rows: Vec<Signed> = diesel::sql_query(
-                "SELECT id, signing_secret FROM webhooks \
-                 WHERE signing_secret IS NOT NULL AND NOT secret_fingerprint_keyed AND id > $1 \
-                 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
-            )
-            .bind::<SqlUuid, _>(after)
-            .bind::<diesel::sql_types::BigInt, _>(BATCH)
-            .load(conn)
-            .await?;
+            let rows: Vec<Signed> = WEBHOOK_SECRETS
+                .query()
+                .bind::<SqlUuid, _>(after)
+                .bind::<diesel::sql_types::BigInt, _>(BATCH)
+                .load(conn)
+                .await?;
             let Some(last) = rows.last().map(|r| r.id) else { return Ok(None) };
             let mut keyed = 0;
             for row in &rows {
                 let Some(print) = keyed_fingerprint(vault, &row.signing_secret, "webhook", row.id)? else {
                     continue;
                 };
-                diesel::sql_query(
-                    "UPDATE webhooks SET secret_fingerprint = $2, secret_fingerprint_keyed = true WHERE id = $1",
-                )
-                .bind::<SqlUuid, _>(row.id)
-                .bind::<Text, _>(&print)
-                .execute(conn)
-                .await?;
+                SET_WEBHOOK_FINGERPRINT
+                    .query()
+                    .bind::<SqlUuid, _>(row.id)
+                    .bind::<Text, _>(&print)
+                    .execute(conn)
+                    .await?;
                 keyed += 1;
             }
             Ok(Some((keyed, last)))
@@ -202,16 +206,19 @@ impl Store {
     }
 }
 
+statement! {
+    static SINK_BINDING = "SELECT connection_id, base_url, created_by IS NOT NULL AS created_by_human, changed_by_agent FROM sinks \
+        WHERE connection_id = ANY($1) ORDER BY id FOR SHARE";
+}
+
 /// The sinks of `rows`' connections, locked against a change while the batch decides.
 async fn sinks_of(conn: &mut AsyncPgConnection, rows: &[Undecided]) -> Result<Vec<SinkOf>> {
     let ids: Vec<ConnectionId> = rows.iter().filter(|r| r.bound.is_none()).map(|r| r.id).collect();
-    Ok(diesel::sql_query(
-        "SELECT connection_id, base_url, created_by IS NOT NULL AS created_by_human, changed_by_agent FROM sinks \
-         WHERE connection_id = ANY($1) ORDER BY id FOR SHARE",
-    )
-    .bind::<Array<SqlUuid>, _>(&ids)
-    .load(conn)
-    .await?)
+    Ok(SINK_BINDING.query().bind::<Array<SqlUuid>, _>(&ids).load(conn).await?)
+}
+
+statement! {
+    static NOTIFYING_SCOPES = "SELECT DISTINCT scope_id FROM endpoints WHERE scope_id = ANY($1) AND 'notifications' = ANY(grants)";
 }
 
 /// The scopes of `rows` one of whose endpoints holds the `notifications` grant: a sink an
@@ -223,34 +230,29 @@ async fn scopes_with_agent_writers(conn: &mut AsyncPgConnection, rows: &[Undecid
         scope_id: ScopeId,
     }
     let scopes: Vec<ScopeId> = rows.iter().filter(|r| r.bound.is_none()).map(|r| r.scope_id).collect();
-    let found: Vec<Scope> = diesel::sql_query(
-        "SELECT DISTINCT scope_id FROM endpoints WHERE scope_id = ANY($1) AND 'notifications' = ANY(grants)",
-    )
-    .bind::<Array<SqlUuid>, _>(&scopes)
-    .load(conn)
-    .await?;
+    let found: Vec<Scope> = NOTIFYING_SCOPES.query().bind::<Array<SqlUuid>, _>(&scopes).load(conn).await?;
     Ok(found.into_iter().map(|s| s.scope_id).collect())
+}
+
+statement! {
+    static SET_BOUND = "UPDATE connections SET bound = $2::text IS NOT NULL, base_url = COALESCE($2, base_url) WHERE id = $1";
 }
 
 /// Binds `id` to `destination`, or marks it unbound (none).
 async fn set_binding(conn: &mut AsyncPgConnection, id: ConnectionId, destination: Option<&str>) -> Result<()> {
-    diesel::sql_query("UPDATE connections SET bound = $2 IS NOT NULL, base_url = COALESCE($2, base_url) WHERE id = $1")
-        .bind::<SqlUuid, _>(id)
-        .bind::<Nullable<Text>, _>(destination)
-        .execute(conn)
-        .await?;
+    SET_BOUND.query().bind::<SqlUuid, _>(id).bind::<Nullable<Text>, _>(destination).execute(conn).await?;
     Ok(())
+}
+
+statement! {
+    static SET_FINGERPRINT = "UPDATE connections SET fingerprint = $2, fingerprint_keyed = true WHERE id = $1";
 }
 
 /// Keys `row`'s fingerprint; whether it did (not without the master key, or when the
 /// secret does not open under it: logged, left as it was).
 async fn key_connection_fingerprint(conn: &mut AsyncPgConnection, vault: &Vault, row: &Undecided) -> Result<bool> {
     let Some(print) = keyed_fingerprint(vault, &row.secret, "connection", row.id.0)? else { return Ok(false) };
-    diesel::sql_query("UPDATE connections SET fingerprint = $2, fingerprint_keyed = true WHERE id = $1")
-        .bind::<SqlUuid, _>(row.id)
-        .bind::<Text, _>(&print)
-        .execute(conn)
-        .await?;
+    SET_FINGERPRINT.query().bind::<SqlUuid, _>(row.id).bind::<Text, _>(&print).execute(conn).await?;
     Ok(true)
 }
 

@@ -9,6 +9,7 @@ use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUui
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::{still_referenced, unique_violation};
+use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::vocabulary::ConnectionKind;
@@ -115,27 +116,44 @@ pub(crate) fn opened(vault: &Vault, stored: &str) -> Result<String> {
     String::from_utf8(opened).map_err(|e| Error::internal_from("a connection secret is not text", e))
 }
 
+statement! {
+    static INSERT_CONNECTION = format!(
+        "INSERT INTO connections (id, scope_id, name, kind, base_url, secret, fingerprint, created_by, \
+        bound, fingerprint_keyed) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, true) RETURNING {COLUMNS}"
+    );
+    static CONNECTIONS_IN = format!("SELECT {COLUMNS} FROM connections WHERE scope_id = ANY($1) ORDER BY name, id");
+    static SCOPED_CONNECTION = format!("SELECT {COLUMNS} FROM connections WHERE id = $1 AND scope_id = ANY($2)");
+    static UPDATE_CONNECTION = format!(
+        "UPDATE connections SET secret = $3, fingerprint = $4, fingerprint_keyed = true, rotated_at = now(), \
+        base_url = COALESCE($5, base_url), bound = CASE WHEN $5 IS NULL THEN bound ELSE true END \
+        WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
+    );
+    static REPOINT_SINKS = "UPDATE sinks SET base_url = $2 WHERE connection_id = $1";
+    static DELETE_CONNECTION = "DELETE FROM connections WHERE id = $1 AND scope_id = $2";
+    static SEALED_SECRET = "SELECT secret FROM connections WHERE id = $1 AND scope_id = $2";
+    static BOUND_SECRET = "SELECT secret, CASE WHEN bound THEN base_url END AS destination FROM connections \
+        WHERE id = $1 AND scope_id = $2";
+}
+
 impl Store {
     /// Stores a connection, its secret sealed by `vault` (refused without a key, and
     /// nothing stored). A name already used in the scope is a conflict.
     pub async fn create_connection(&self, vault: &Vault, new: NewConnection) -> Result<ConnectionRow> {
         let (secret, print) = sealed(vault, &new.secret)?;
         let mut conn = self.conn().await?;
-        let row = diesel::sql_query(format!(
-            "INSERT INTO connections (id, scope_id, name, kind, base_url, secret, fingerprint, created_by, \
-               bound, fingerprint_keyed) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, true, true) RETURNING {COLUMNS}"
-        ))
-        .bind::<SqlUuid, _>(ConnectionId::new())
-        .bind::<SqlUuid, _>(new.scope)
-        .bind::<Text, _>(&new.name)
-        .bind::<Text, _>(new.kind)
-        .bind::<Text, _>(&new.base_url)
-        .bind::<Text, _>(&secret)
-        .bind::<Text, _>(&print)
-        .bind::<SqlUuid, _>(new.by)
-        .get_result(&mut conn)
-        .await;
+        let row = INSERT_CONNECTION
+            .query()
+            .bind::<SqlUuid, _>(ConnectionId::new())
+            .bind::<SqlUuid, _>(new.scope)
+            .bind::<Text, _>(&new.name)
+            .bind::<Text, _>(new.kind)
+            .bind::<Text, _>(&new.base_url)
+            .bind::<Text, _>(&secret)
+            .bind::<Text, _>(&print)
+            .bind::<SqlUuid, _>(new.by)
+            .get_result(&mut conn)
+            .await;
         match row {
             Err(e) if unique_violation(&e) => {
                 Err(Error::Conflict(format!("a connection named {:?} already exists for this owner", new.name)))
@@ -147,16 +165,14 @@ impl Store {
     /// The connections in `scopes`, by name.
     pub async fn list_connections(&self, scopes: &[ScopeId]) -> Result<Vec<ConnectionRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM connections WHERE scope_id = ANY($1) ORDER BY name, id"))
-            .bind::<Array<SqlUuid>, _>(scopes)
-            .load(&mut conn)
-            .await?)
+        Ok(CONNECTIONS_IN.query().bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?)
     }
 
     /// One connection in `scopes`, else not found.
     pub async fn connection_in(&self, scopes: &[ScopeId], id: ConnectionId) -> Result<ConnectionRow> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM connections WHERE id = $1 AND scope_id = ANY($2)"))
+        Ok(SCOPED_CONNECTION
+            .query()
             .bind::<SqlUuid, _>(id)
             .bind::<Array<SqlUuid>, _>(scopes)
             .get_result(&mut conn)
@@ -177,24 +193,17 @@ impl Store {
         let (stored, print) = sealed(vault, secret)?;
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            let row: ConnectionRow = diesel::sql_query(format!(
-                "UPDATE connections SET secret = $3, fingerprint = $4, fingerprint_keyed = true, rotated_at = now(), \
-                   base_url = COALESCE($5, base_url), bound = CASE WHEN $5 IS NULL THEN bound ELSE true END \
-                 WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
-            ))
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(scope)
-            .bind::<Text, _>(&stored)
-            .bind::<Text, _>(&print)
-            .bind::<Nullable<Text>, _>(destination)
-            .get_result(conn)
-            .await?;
+            let row: ConnectionRow = UPDATE_CONNECTION
+                .query()
+                .bind::<SqlUuid, _>(id)
+                .bind::<SqlUuid, _>(scope)
+                .bind::<Text, _>(&stored)
+                .bind::<Text, _>(&print)
+                .bind::<Nullable<Text>, _>(destination)
+                .get_result(conn)
+                .await?;
             if let Some(destination) = destination {
-                diesel::sql_query("UPDATE sinks SET base_url = $2 WHERE connection_id = $1")
-                    .bind::<SqlUuid, _>(id)
-                    .bind::<Text, _>(destination)
-                    .execute(conn)
-                    .await?;
+                REPOINT_SINKS.query().bind::<SqlUuid, _>(id).bind::<Text, _>(destination).execute(conn).await?;
             }
             Ok(row)
         })
@@ -205,11 +214,7 @@ impl Store {
     /// while a sink uses it.
     pub async fn delete_connection(&self, scope: ScopeId, id: ConnectionId) -> Result<()> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query("DELETE FROM connections WHERE id = $1 AND scope_id = $2")
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(scope)
-            .execute(&mut conn)
-            .await;
+        let n = DELETE_CONNECTION.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).execute(&mut conn).await;
         match n {
             Err(e) if still_referenced(&e) => {
                 Err(Error::Conflict("a sink uses this connection: delete or change the sink first".into()))
@@ -230,11 +235,8 @@ impl Store {
             secret: String,
         }
         let mut conn = self.conn().await?;
-        let row: Sealed = diesel::sql_query("SELECT secret FROM connections WHERE id = $1 AND scope_id = $2")
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(scope)
-            .get_result(&mut conn)
-            .await?;
+        let row: Sealed =
+            SEALED_SECRET.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).get_result(&mut conn).await?;
         opened(vault, &row.secret)
     }
 
@@ -257,14 +259,8 @@ impl Store {
             destination: Option<String>,
         }
         let mut conn = self.conn().await?;
-        let row: Bound = diesel::sql_query(
-            "SELECT secret, CASE WHEN bound THEN base_url END AS destination FROM connections \
-             WHERE id = $1 AND scope_id = $2",
-        )
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(scope)
-        .get_result(&mut conn)
-        .await?;
+        let row: Bound =
+            BOUND_SECRET.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).get_result(&mut conn).await?;
         let Some(destination) = row.destination else { return Ok(None) };
         Ok(Some(Credential { destination, secret: opened(vault, &row.secret)? }))
     }

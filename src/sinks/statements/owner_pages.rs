@@ -9,6 +9,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Bool, Double, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, ScopeId, TodoId, WebhookId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::error::{Error, Result};
@@ -51,6 +52,21 @@ struct Subject {
     webhook_id: Option<WebhookId>,
 }
 
+statement! {
+    static QUEUE_PAGE = "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id, facts) \
+        SELECT DISTINCT ON (k.id) k.id, k.scope_id, 'agent.notify', $3, 'agent_notify:' || $4::text, \
+        $5, $2, $6 \
+        FROM sinks k JOIN sink_subscriptions s ON s.sink_id = k.id \
+        WHERE k.scope_id = $1 AND k.enabled \
+        AND 'agent.notify' = ANY (s.events) \
+        AND s.min_severity = ANY ($7) \
+        AND (cardinality(s.endpoint_ids) = 0 OR $2 = ANY (s.endpoint_ids)) \
+        AND (cardinality(s.queues) = 0 OR $8 = ANY (s.queues)) \
+        AND (cardinality(s.webhook_ids) = 0 OR $9 = ANY (s.webhook_ids)) \
+        ORDER BY k.id";
+    static RECORD_CALL = "INSERT INTO agent_notify_calls (id, endpoint_id, enqueued) VALUES ($1, $2, $3)";
+}
+
 impl Store {
     /// Queues `page` for the owner's subscribed sinks unless the endpoint has made
     /// `per_hour` pages in the last hour. The todo, when named, must be the endpoint's
@@ -78,32 +94,22 @@ impl Store {
                 "title": page.title,
                 "queue": subject.as_ref().map(|s| s.queue.as_str()),
             });
-            let queued = diesel::sql_query(
-                "INSERT INTO outbox (sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id, facts) \
-                 SELECT DISTINCT ON (k.id) k.id, k.scope_id, 'agent.notify', $3, 'agent_notify:' || $4::text, \
-                        $5, $2, $6 \
-                 FROM sinks k JOIN sink_subscriptions s ON s.sink_id = k.id \
-                 WHERE k.scope_id = $1 AND k.enabled \
-                   AND 'agent.notify' = ANY (s.events) \
-                   AND s.min_severity = ANY ($7) \
-                   AND (cardinality(s.endpoint_ids) = 0 OR $2 = ANY (s.endpoint_ids)) \
-                   AND (cardinality(s.queues) = 0 OR $8 = ANY (s.queues)) \
-                   AND (cardinality(s.webhook_ids) = 0 OR $9 = ANY (s.webhook_ids)) \
-                 ORDER BY k.id",
-            )
-            .bind::<SqlUuid, _>(page.scope)
-            .bind::<SqlUuid, _>(page.endpoint)
-            .bind::<Text, _>(page.severity)
-            .bind::<SqlUuid, _>(call)
-            .bind::<Nullable<SqlUuid>, _>(page.todo)
-            .bind::<Jsonb, _>(facts)
-            .bind::<Array<Text>, _>(&allowed)
-            .bind::<Nullable<Text>, _>(subject.as_ref().map(|s| s.queue.as_str()))
-            .bind::<Nullable<SqlUuid>, _>(subject.as_ref().and_then(|s| s.webhook_id))
-            .execute(conn)
-            .await?;
+            let queued = QUEUE_PAGE
+                .query()
+                .bind::<SqlUuid, _>(page.scope)
+                .bind::<SqlUuid, _>(page.endpoint)
+                .bind::<Text, _>(page.severity)
+                .bind::<SqlUuid, _>(call)
+                .bind::<Nullable<SqlUuid>, _>(page.todo)
+                .bind::<Jsonb, _>(facts)
+                .bind::<Array<Text>, _>(&allowed)
+                .bind::<Nullable<Text>, _>(subject.as_ref().map(|s| s.queue.as_str()))
+                .bind::<Nullable<SqlUuid>, _>(subject.as_ref().and_then(|s| s.webhook_id))
+                .execute(conn)
+                .await?;
             let queued = u32::try_from(queued).unwrap_or(u32::MAX);
-            diesel::sql_query("INSERT INTO agent_notify_calls (id, endpoint_id, enqueued) VALUES ($1, $2, $3)")
+            RECORD_CALL
+                .query()
                 .bind::<SqlUuid, _>(call)
                 .bind::<SqlUuid, _>(page.endpoint)
                 .bind::<Int4, _>(i32::try_from(queued).unwrap_or(i32::MAX))
@@ -115,6 +121,11 @@ impl Store {
     }
 }
 
+statement! {
+    static LOCK_ENDPOINT = "SELECT state = 'active' AND (expires_at IS NULL OR expires_at > now()) AS live \
+        FROM endpoints WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE";
+}
+
 /// Holds the endpoint row (its calls are counted one at a time): not found outside
 /// `scope`, unauthenticated once revoked or expired.
 async fn lock_live_endpoint(conn: &mut AsyncPgConnection, scope: ScopeId, endpoint: EndpointId) -> Result<()> {
@@ -123,28 +134,33 @@ async fn lock_live_endpoint(conn: &mut AsyncPgConnection, scope: ScopeId, endpoi
         #[diesel(sql_type = Bool)]
         live: bool,
     }
-    let locked: Locked = diesel::sql_query(
-        "SELECT state = 'active' AND (expires_at IS NULL OR expires_at > now()) AS live \
-         FROM endpoints WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE",
-    )
-    .bind::<SqlUuid, _>(endpoint)
-    .bind::<SqlUuid, _>(scope)
-    .get_result(conn)
-    .await?;
+    let locked: Locked =
+        LOCK_ENDPOINT.query().bind::<SqlUuid, _>(endpoint).bind::<SqlUuid, _>(scope).get_result(conn).await?;
     if locked.live { Ok(()) } else { Err(Error::Unauthenticated) }
+}
+
+statement! {
+    static PAGED_TODO = "SELECT t.queue, e.webhook_id FROM todos t LEFT JOIN events e ON e.id = t.event_id \
+        WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> $3";
 }
 
 /// The todo `todo` of `endpoint` (not a held delivery), else not found.
 async fn subject(conn: &mut AsyncPgConnection, endpoint: EndpointId, todo: TodoId) -> Result<Subject> {
-    Ok(diesel::sql_query(
-        "SELECT t.queue, e.webhook_id FROM todos t LEFT JOIN events e ON e.id = t.event_id \
-         WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> $3",
-    )
-    .bind::<SqlUuid, _>(todo)
-    .bind::<SqlUuid, _>(endpoint)
-    .bind::<Text, _>(QUARANTINE_QUEUE)
-    .get_result(conn)
-    .await?)
+    Ok(PAGED_TODO
+        .query()
+        .bind::<SqlUuid, _>(todo)
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<Text, _>(QUARANTINE_QUEUE)
+        .get_result(conn)
+        .await?)
+}
+
+statement! {
+    static FORGET_OLD_CALLS = "DELETE FROM agent_notify_calls WHERE endpoint_id = $1 AND created_at <= now() - interval '1 hour'";
+    static CALL_WINDOW = "SELECT count(*) AS calls, \
+        COALESCE(GREATEST(0, EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now())), 0)::float8 \
+        AS left_secs \
+        FROM agent_notify_calls WHERE endpoint_id = $1";
 }
 
 /// Prunes the endpoint's calls older than an hour and, when `per_hour` remain, answers
@@ -161,20 +177,7 @@ async fn spent(
         #[diesel(sql_type = Double)]
         left_secs: f64,
     }
-    diesel::sql_query(
-        "DELETE FROM agent_notify_calls WHERE endpoint_id = $1 AND created_at <= now() - interval '1 hour'",
-    )
-    .bind::<SqlUuid, _>(endpoint)
-    .execute(conn)
-    .await?;
-    let w: Window = diesel::sql_query(
-        "SELECT count(*) AS calls, \
-                COALESCE(GREATEST(0, EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now())), 0)::float8 \
-                  AS left_secs \
-         FROM agent_notify_calls WHERE endpoint_id = $1",
-    )
-    .bind::<SqlUuid, _>(endpoint)
-    .get_result(conn)
-    .await?;
+    FORGET_OLD_CALLS.query().bind::<SqlUuid, _>(endpoint).execute(conn).await?;
+    let w: Window = CALL_WINDOW.query().bind::<SqlUuid, _>(endpoint).get_result(conn).await?;
     Ok((w.calls >= i64::from(per_hour)).then(|| std::time::Duration::from_secs_f64(w.left_secs)))
 }

@@ -7,6 +7,7 @@ use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::unique_violation;
+use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId, SinkId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::vocabulary::{AppriseMode, SinkKind};
@@ -99,6 +100,36 @@ const COLUMNS: &str = "id, scope_id, name, kind, base_url, connection_id, appris
 const K_COLUMNS: &str = "k.id, k.scope_id, k.name, k.kind, k.base_url, k.connection_id, k.apprise_mode, k.enabled, \
                          k.budget_per_hour, k.burst, k.tokens, k.tokens_at, k.created_at";
 
+statement! {
+    static LOCK_SINK_NAME = "SELECT id FROM sinks WHERE scope_id = $1 AND name = $2 FOR NO KEY UPDATE";
+    static UPDATE_SINK = format!(
+        "UPDATE sinks k SET kind = $3, base_url = c.base_url, connection_id = c.id, apprise_mode = $6, \
+        enabled = CASE WHEN $7 THEN k.enabled ELSE $8 END, changed_by_agent = $4 \
+        FROM connections c \
+        WHERE k.id = $1 AND k.scope_id = $2 AND c.id = $5 AND c.scope_id = k.scope_id AND c.kind = $3 \
+        AND c.bound AND c.base_url IS NOT NULL \
+        RETURNING {K_COLUMNS}"
+    );
+    static DROP_EXCERPTS = "UPDATE sink_subscriptions SET include_excerpt = false WHERE sink_id = $1";
+    static SINKS_IN = format!("SELECT {COLUMNS} FROM sinks WHERE scope_id = ANY($1) ORDER BY name, id");
+    static SCOPED_SINK = format!("SELECT {COLUMNS} FROM sinks WHERE id = $1 AND scope_id = ANY($2)");
+    static SINK_BY_NAME = format!("SELECT {COLUMNS} FROM sinks WHERE scope_id = $1 AND name = $2");
+    static SET_SINK_CONTROLS = format!(
+        "UPDATE sinks SET enabled = COALESCE($3, enabled), budget_per_hour = COALESCE($4, budget_per_hour), \
+        burst = COALESCE($5, burst), tokens = LEAST(tokens, COALESCE($5, burst)) \
+        WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
+    );
+    static TEST_WINDOW = "UPDATE sinks SET \
+        tests_in_window = CASE WHEN tests_window_at > now() - interval '1 minute' \
+        THEN tests_in_window + 1 ELSE 1 END, \
+        tests_window_at = CASE WHEN tests_window_at > now() - interval '1 minute' \
+        THEN tests_window_at ELSE now() END \
+        WHERE id = $1 AND scope_id = $2 \
+        RETURNING tests_in_window AS sends, \
+        GREATEST(0, EXTRACT(EPOCH FROM tests_window_at + interval '1 minute' - now()))::float8 AS left_secs";
+    static DELETE_SINK = "DELETE FROM sinks WHERE id = $1 AND scope_id = $2";
+}
+
 impl Store {
     /// Stores a sink, unless `scope` already holds `max` of them (the scope's row is
     /// locked while counting, so racing creates never pass the cap together). The
@@ -129,35 +160,29 @@ impl Store {
         conn.transaction::<_, Error, _>(async move |conn| {
             // The scope row orders this against racing creates of the same name.
             lock_scope(conn, new.scope).await?;
-            let existing: Option<Existing> =
-                diesel::sql_query("SELECT id FROM sinks WHERE scope_id = $1 AND name = $2 FOR NO KEY UPDATE")
-                    .bind::<SqlUuid, _>(new.scope)
-                    .bind::<Text, _>(&new.name)
-                    .get_result(conn)
-                    .await
-                    .optional()?;
+            let existing: Option<Existing> = LOCK_SINK_NAME
+                .query()
+                .bind::<SqlUuid, _>(new.scope)
+                .bind::<Text, _>(&new.name)
+                .get_result(conn)
+                .await
+                .optional()?;
             let Some(existing) = existing else {
                 under_cap(conn, new.scope, max).await?;
                 return Ok((insert_sink(conn, &new).await?, true));
             };
-            let row = diesel::sql_query(format!(
-                "UPDATE sinks k SET kind = $3, base_url = c.base_url, connection_id = c.id, apprise_mode = $6, \
-                   enabled = CASE WHEN $7 THEN k.enabled ELSE $8 END, changed_by_agent = $4 \
-                 FROM connections c \
-                 WHERE k.id = $1 AND k.scope_id = $2 AND c.id = $5 AND c.scope_id = k.scope_id AND c.kind = $3 \
-                   AND c.bound AND c.base_url IS NOT NULL \
-                 RETURNING {K_COLUMNS}"
-            ))
-            .bind::<SqlUuid, _>(existing.id)
-            .bind::<SqlUuid, _>(new.scope)
-            .bind::<Text, _>(new.kind)
-            .bind::<Bool, _>(new.by.is_none())
-            .bind::<SqlUuid, _>(new.connection_id)
-            .bind::<Nullable<Text>, _>(new.apprise_mode)
-            .bind::<Bool, _>(keep_enabled)
-            .bind::<Bool, _>(new.enabled)
-            .get_result::<SinkRow>(conn)
-            .await;
+            let row = UPDATE_SINK
+                .query()
+                .bind::<SqlUuid, _>(existing.id)
+                .bind::<SqlUuid, _>(new.scope)
+                .bind::<Text, _>(new.kind)
+                .bind::<Bool, _>(new.by.is_none())
+                .bind::<SqlUuid, _>(new.connection_id)
+                .bind::<Nullable<Text>, _>(new.apprise_mode)
+                .bind::<Bool, _>(keep_enabled)
+                .bind::<Bool, _>(new.enabled)
+                .get_result::<SinkRow>(conn)
+                .await;
             let row = match row {
                 Ok(row) => row,
                 Err(diesel::result::Error::NotFound) => return Err(out_of_scope(&new)),
@@ -166,10 +191,7 @@ impl Store {
             if new.by.is_none() {
                 // An agent that re-points a sink must not carry the owner's payload
                 // excerpts to another destination with it: they are the owner's to turn on.
-                diesel::sql_query("UPDATE sink_subscriptions SET include_excerpt = false WHERE sink_id = $1")
-                    .bind::<SqlUuid, _>(row.id)
-                    .execute(conn)
-                    .await?;
+                DROP_EXCERPTS.query().bind::<SqlUuid, _>(row.id).execute(conn).await?;
             }
             Ok((row, false))
         })
@@ -179,26 +201,20 @@ impl Store {
     /// The sinks in `scopes`, by name.
     pub async fn list_sinks(&self, scopes: &[ScopeId]) -> Result<Vec<SinkRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM sinks WHERE scope_id = ANY($1) ORDER BY name, id"))
-            .bind::<Array<SqlUuid>, _>(scopes)
-            .load(&mut conn)
-            .await?)
+        Ok(SINKS_IN.query().bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?)
     }
 
     /// One sink in `scopes`, else not found.
     pub async fn sink_in(&self, scopes: &[ScopeId], id: SinkId) -> Result<SinkRow> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM sinks WHERE id = $1 AND scope_id = ANY($2)"))
-            .bind::<SqlUuid, _>(id)
-            .bind::<Array<SqlUuid>, _>(scopes)
-            .get_result(&mut conn)
-            .await?)
+        Ok(SCOPED_SINK.query().bind::<SqlUuid, _>(id).bind::<Array<SqlUuid>, _>(scopes).get_result(&mut conn).await?)
     }
 
     /// The sink of `scope` named `name`, if any.
     pub async fn sink_named(&self, scope: ScopeId, name: &str) -> Result<Option<SinkRow>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!("SELECT {COLUMNS} FROM sinks WHERE scope_id = $1 AND name = $2"))
+        Ok(SINK_BY_NAME
+            .query()
             .bind::<SqlUuid, _>(scope)
             .bind::<Text, _>(name)
             .get_result(&mut conn)
@@ -210,18 +226,15 @@ impl Store {
     /// tokens above it.
     pub async fn update_sink(&self, scope: ScopeId, id: SinkId, change: SinkChange) -> Result<SinkRow> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(format!(
-            "UPDATE sinks SET enabled = COALESCE($3, enabled), budget_per_hour = COALESCE($4, budget_per_hour), \
-               burst = COALESCE($5, burst), tokens = LEAST(tokens, COALESCE($5, burst)) \
-             WHERE id = $1 AND scope_id = $2 RETURNING {COLUMNS}"
-        ))
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(scope)
-        .bind::<Nullable<Bool>, _>(change.enabled)
-        .bind::<Nullable<Int4>, _>(change.budget_per_hour)
-        .bind::<Nullable<Int4>, _>(change.burst)
-        .get_result(&mut conn)
-        .await?)
+        Ok(SET_SINK_CONTROLS
+            .query()
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(scope)
+            .bind::<Nullable<Bool>, _>(change.enabled)
+            .bind::<Nullable<Int4>, _>(change.budget_per_hour)
+            .bind::<Nullable<Int4>, _>(change.burst)
+            .get_result(&mut conn)
+            .await?)
     }
 
     /// Counts a test send of `id`, a sink of `scope` (else not found), against `per_minute`
@@ -241,42 +254,31 @@ impl Store {
             left_secs: f64,
         }
         let mut conn = self.conn().await?;
-        let w: Window = diesel::sql_query(
-            "UPDATE sinks SET \
-               tests_in_window = CASE WHEN tests_window_at > now() - interval '1 minute' \
-                                      THEN tests_in_window + 1 ELSE 1 END, \
-               tests_window_at = CASE WHEN tests_window_at > now() - interval '1 minute' \
-                                      THEN tests_window_at ELSE now() END \
-             WHERE id = $1 AND scope_id = $2 \
-             RETURNING tests_in_window AS sends, \
-               GREATEST(0, EXTRACT(EPOCH FROM tests_window_at + interval '1 minute' - now()))::float8 AS left_secs",
-        )
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(scope)
-        .get_result(&mut conn)
-        .await?;
+        let w: Window =
+            TEST_WINDOW.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).get_result(&mut conn).await?;
         Ok(if w.sends > per_minute { Err(std::time::Duration::from_secs_f64(w.left_secs)) } else { Ok(()) })
     }
 
     /// Deletes `id`, a sink of `scope` (else not found), with its subscriptions.
     pub async fn delete_sink(&self, scope: ScopeId, id: SinkId) -> Result<()> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query("DELETE FROM sinks WHERE id = $1 AND scope_id = $2")
-            .bind::<SqlUuid, _>(id)
-            .bind::<SqlUuid, _>(scope)
-            .execute(&mut conn)
-            .await?;
+        let n = DELETE_SINK.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).execute(&mut conn).await?;
         if n == 0 { Err(Error::NotFound) } else { Ok(()) }
     }
 }
 
+statement! {
+    static LOCK_SCOPE = "SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE";
+}
+
 /// Locks `scope`'s row: creates in one scope take turns.
 async fn lock_scope(conn: &mut AsyncPgConnection, scope: ScopeId) -> Result<()> {
-    diesel::sql_query("SELECT id FROM owner_scopes WHERE id = $1 FOR NO KEY UPDATE")
-        .bind::<SqlUuid, _>(scope)
-        .execute(conn)
-        .await?;
+    LOCK_SCOPE.query().bind::<SqlUuid, _>(scope).execute(conn).await?;
     Ok(())
+}
+
+statement! {
+    static COUNT_SINKS = "SELECT count(*) AS n FROM sinks WHERE scope_id = $1";
 }
 
 /// Refuses when `scope` already holds `max` sinks (its row locked by [`lock_scope`], so
@@ -287,37 +289,39 @@ async fn under_cap(conn: &mut AsyncPgConnection, scope: ScopeId, max: u32) -> Re
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    let held: Count = diesel::sql_query("SELECT count(*) AS n FROM sinks WHERE scope_id = $1")
-        .bind::<SqlUuid, _>(scope)
-        .get_result(conn)
-        .await?;
+    let held: Count = COUNT_SINKS.query().bind::<SqlUuid, _>(scope).get_result(conn).await?;
     if held.n >= i64::from(max) {
         return Err(Error::Conflict(format!("this owner already has {max} sinks (SWITCHBOARD_SINK_MAX)")));
     }
     Ok(())
 }
 
+statement! {
+    static INSERT_SINK = format!(
+        "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
+        budget_per_hour, burst, tokens, created_by, changed_by_agent) \
+        SELECT $1, $2, $3, $4, c.base_url, c.id, $6, $7, $8, $9::int4, $9, $10::uuid, $10 IS NULL FROM connections c \
+        WHERE c.id = $5 AND c.scope_id = $2 AND c.kind = $4 AND c.bound AND c.base_url IS NOT NULL \
+        RETURNING {COLUMNS}"
+    );
+}
+
 /// Inserts `new` with a full bucket, if its connection is the scope's and of its kind.
 async fn insert_sink(conn: &mut AsyncPgConnection, new: &NewSink) -> Result<SinkRow> {
-    let row = diesel::sql_query(format!(
-        "INSERT INTO sinks (id, scope_id, name, kind, base_url, connection_id, apprise_mode, enabled, \
-           budget_per_hour, burst, tokens, created_by, changed_by_agent) \
-         SELECT $1, $2, $3, $4, c.base_url, c.id, $6, $7, $8, $9, $9, $10, $10 IS NULL FROM connections c \
-         WHERE c.id = $5 AND c.scope_id = $2 AND c.kind = $4 AND c.bound AND c.base_url IS NOT NULL \
-         RETURNING {COLUMNS}"
-    ))
-    .bind::<SqlUuid, _>(SinkId::new())
-    .bind::<SqlUuid, _>(new.scope)
-    .bind::<Text, _>(&new.name)
-    .bind::<Text, _>(new.kind)
-    .bind::<SqlUuid, _>(new.connection_id)
-    .bind::<Nullable<Text>, _>(new.apprise_mode)
-    .bind::<Bool, _>(new.enabled)
-    .bind::<Int4, _>(new.budget_per_hour)
-    .bind::<Int4, _>(new.burst)
-    .bind::<Nullable<SqlUuid>, _>(new.by)
-    .get_result::<SinkRow>(conn)
-    .await;
+    let row = INSERT_SINK
+        .query()
+        .bind::<SqlUuid, _>(SinkId::new())
+        .bind::<SqlUuid, _>(new.scope)
+        .bind::<Text, _>(&new.name)
+        .bind::<Text, _>(new.kind)
+        .bind::<SqlUuid, _>(new.connection_id)
+        .bind::<Nullable<Text>, _>(new.apprise_mode)
+        .bind::<Bool, _>(new.enabled)
+        .bind::<Int4, _>(new.budget_per_hour)
+        .bind::<Int4, _>(new.burst)
+        .bind::<Nullable<SqlUuid>, _>(new.by)
+        .get_result::<SinkRow>(conn)
+        .await;
     match row {
         Ok(row) => Ok(row),
         Err(diesel::result::Error::NotFound) => Err(out_of_scope(new)),

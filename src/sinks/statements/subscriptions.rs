@@ -5,6 +5,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Bool, Int4, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, ScopeId, SinkId, WebhookId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::vocabulary::{Severity, SinkEvent};
@@ -59,6 +60,19 @@ struct Count {
     n: i64,
 }
 
+statement! {
+    static LOCK_SINK = "SELECT id FROM sinks WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE";
+    static COUNT_ENDPOINTS = "SELECT count(*) AS n FROM endpoints WHERE id = ANY($1) AND scope_id = $2";
+    static COUNT_WEBHOOKS = "SELECT count(*) AS n FROM webhooks WHERE id = ANY($1) AND scope_id = $2";
+    static CLEAR_SUBSCRIPTIONS = "DELETE FROM sink_subscriptions WHERE sink_id = $1";
+    static INSERT_SUBSCRIPTION = "INSERT INTO sink_subscriptions (id, sink_id, position, events, queues, endpoint_ids, webhook_ids, \
+        min_severity, include_excerpt) VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8) \
+        RETURNING position, events, queues, endpoint_ids, webhook_ids, min_severity, include_excerpt";
+    static SUBSCRIPTIONS_OF = "SELECT s.position, s.events, s.queues, s.endpoint_ids, s.webhook_ids, s.min_severity, s.include_excerpt \
+        FROM sink_subscriptions s JOIN sinks k ON k.id = s.sink_id \
+        WHERE s.sink_id = $1 AND k.scope_id = ANY($2) ORDER BY s.position";
+}
+
 impl Store {
     /// Replaces the subscriptions of `sink`, a sink of `scope` (else not found), in one
     /// transaction. Every endpoint and webhook a filter names must belong to `scope`,
@@ -72,11 +86,7 @@ impl Store {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
             // The sink row orders concurrent replacements of the same list.
-            let found = diesel::sql_query("SELECT id FROM sinks WHERE id = $1 AND scope_id = $2 FOR NO KEY UPDATE")
-                .bind::<SqlUuid, _>(sink)
-                .bind::<SqlUuid, _>(scope)
-                .execute(conn)
-                .await?;
+            let found = LOCK_SINK.query().bind::<SqlUuid, _>(sink).bind::<SqlUuid, _>(scope).execute(conn).await?;
             if found == 0 {
                 return Err(Error::NotFound);
             }
@@ -86,45 +96,39 @@ impl Store {
             let mut webhooks: Vec<WebhookId> = subs.iter().flat_map(|s| s.webhook_ids.iter().copied()).collect();
             webhooks.sort();
             webhooks.dedup();
-            let own_endpoints: Count =
-                diesel::sql_query("SELECT count(*) AS n FROM endpoints WHERE id = ANY($1) AND scope_id = $2")
-                    .bind::<Array<SqlUuid>, _>(&endpoints)
-                    .bind::<SqlUuid, _>(scope)
-                    .get_result(conn)
-                    .await?;
-            let own_webhooks: Count =
-                diesel::sql_query("SELECT count(*) AS n FROM webhooks WHERE id = ANY($1) AND scope_id = $2")
-                    .bind::<Array<SqlUuid>, _>(&webhooks)
-                    .bind::<SqlUuid, _>(scope)
-                    .get_result(conn)
-                    .await?;
+            let own_endpoints: Count = COUNT_ENDPOINTS
+                .query()
+                .bind::<Array<SqlUuid>, _>(&endpoints)
+                .bind::<SqlUuid, _>(scope)
+                .get_result(conn)
+                .await?;
+            let own_webhooks: Count = COUNT_WEBHOOKS
+                .query()
+                .bind::<Array<SqlUuid>, _>(&webhooks)
+                .bind::<SqlUuid, _>(scope)
+                .get_result(conn)
+                .await?;
             if own_endpoints.n != endpoints.len() as i64 || own_webhooks.n != webhooks.len() as i64 {
                 return Err(Error::ReferenceOutOfScope(
                     "reference_out_of_scope: a filter names an endpoint or webhook that is unknown or another owner's"
                         .into(),
                 ));
             }
-            diesel::sql_query("DELETE FROM sink_subscriptions WHERE sink_id = $1")
-                .bind::<SqlUuid, _>(sink)
-                .execute(conn)
-                .await?;
+            CLEAR_SUBSCRIPTIONS.query().bind::<SqlUuid, _>(sink).execute(conn).await?;
             let mut out = Vec::with_capacity(subs.len());
             for (position, s) in subs.into_iter().enumerate() {
-                let row: SubscriptionRow = diesel::sql_query(
-                    "INSERT INTO sink_subscriptions (id, sink_id, position, events, queues, endpoint_ids, webhook_ids, \
-                       min_severity, include_excerpt) VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8) \
-                     RETURNING position, events, queues, endpoint_ids, webhook_ids, min_severity, include_excerpt",
-                )
-                .bind::<SqlUuid, _>(sink)
-                .bind::<Int4, _>(i32::try_from(position).unwrap_or(i32::MAX))
-                .bind::<Array<Text>, _>(&s.events)
-                .bind::<Array<Text>, _>(&s.queues)
-                .bind::<Array<SqlUuid>, _>(&s.endpoint_ids)
-                .bind::<Array<SqlUuid>, _>(&s.webhook_ids)
-                .bind::<Text, _>(s.min_severity)
-                .bind::<Bool, _>(s.include_excerpt)
-                .get_result(conn)
-                .await?;
+                let row: SubscriptionRow = INSERT_SUBSCRIPTION
+                    .query()
+                    .bind::<SqlUuid, _>(sink)
+                    .bind::<Int4, _>(i32::try_from(position).unwrap_or(i32::MAX))
+                    .bind::<Array<Text>, _>(&s.events)
+                    .bind::<Array<Text>, _>(&s.queues)
+                    .bind::<Array<SqlUuid>, _>(&s.endpoint_ids)
+                    .bind::<Array<SqlUuid>, _>(&s.webhook_ids)
+                    .bind::<Text, _>(s.min_severity)
+                    .bind::<Bool, _>(s.include_excerpt)
+                    .get_result(conn)
+                    .await?;
                 out.push(row);
             }
             Ok(out)
@@ -135,15 +139,8 @@ impl Store {
     /// The subscriptions of `sink`, a sink in `scopes` (else not found), in order.
     pub async fn subscriptions_of(&self, scopes: &[ScopeId], sink: SinkId) -> Result<Vec<SubscriptionRow>> {
         let mut conn = self.conn().await?;
-        let rows: Vec<SubscriptionRow> = diesel::sql_query(
-            "SELECT s.position, s.events, s.queues, s.endpoint_ids, s.webhook_ids, s.min_severity, s.include_excerpt \
-             FROM sink_subscriptions s JOIN sinks k ON k.id = s.sink_id \
-             WHERE s.sink_id = $1 AND k.scope_id = ANY($2) ORDER BY s.position",
-        )
-        .bind::<SqlUuid, _>(sink)
-        .bind::<Array<SqlUuid>, _>(scopes)
-        .load(&mut conn)
-        .await?;
+        let rows: Vec<SubscriptionRow> =
+            SUBSCRIPTIONS_OF.query().bind::<SqlUuid, _>(sink).bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?;
         Ok(rows)
     }
 }

@@ -41,7 +41,7 @@ pub use drain::{SinkShare, drain_sink};
 pub use tally::Tally;
 
 /// The channel outbox inserts notify (migration `outbox`).
-pub const OUTBOX_CHANNEL: &str = "switchboard_outbox";
+pub const OUTBOX_CHANNEL: &str = crate::db::channels::OUTBOX.name();
 
 /// The listener's session name.
 pub const OUTBOX_LISTENER_NAME: &str = "switchboard outbox listener";
@@ -221,7 +221,8 @@ impl Actor for OutboxWorker {
         let wake = Waker(ctx.address());
         let (url, metrics) = (self.deps.database_url.clone(), self.deps.metrics.clone());
         ctx.spawn(
-            async move { follow(&url, OUTBOX_LISTENER_NAME, OUTBOX_CHANNEL, &wake, &metrics).await }.into_actor(self),
+            async move { follow(&url, OUTBOX_LISTENER_NAME, crate::db::channels::OUTBOX, &wake, &metrics).await }
+                .into_actor(self),
         );
         ctx.notify(Wake);
     }

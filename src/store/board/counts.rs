@@ -16,6 +16,7 @@ use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::super::dead_letters::{DEAD_LETTER, scope_array};
+use crate::db::statement::statement;
 use crate::domain::ids::ScopeId;
 use crate::domain::pills::{COUNT_CAP, PillCount, PillCounts};
 use crate::error::Result;
@@ -23,6 +24,19 @@ use crate::error::Result;
 /// One capped count over `todos t` in the scopes `$1`, at most `$2` rows.
 fn capped(predicate: &str) -> String {
     format!("(SELECT count(*) FROM (SELECT 1 FROM todos t WHERE t.scope_id = ANY($1) AND {predicate} LIMIT $2) c)")
+}
+
+statement! {
+    /// Every pill's capped count (`$1` scopes, `$2` the cap).
+    static PILL_COUNTS = format!(
+        "SELECT {} AS all_n, {} AS pending_n, {} AS claimed_n, {} AS done_n, {} AS failed_n, {} AS dead_n",
+        capped("t.queue <> 'quarantine'"),
+        capped("t.state = 'pending' AND t.queue <> 'quarantine'"),
+        capped("t.state = 'claimed' AND t.queue <> 'quarantine'"),
+        capped("t.state = 'done' AND t.queue <> 'quarantine'"),
+        capped("t.state = 'failed' AND t.next_retry_at IS NOT NULL AND t.queue <> 'quarantine'"),
+        capped(DEAD_LETTER),
+    );
 }
 
 impl Store {
@@ -44,17 +58,9 @@ impl Store {
             #[diesel(sql_type = BigInt)]
             dead_n: i64,
         }
-        let sql = format!(
-            "SELECT {} AS all_n, {} AS pending_n, {} AS claimed_n, {} AS done_n, {} AS failed_n, {} AS dead_n",
-            capped("t.queue <> 'quarantine'"),
-            capped("t.state = 'pending' AND t.queue <> 'quarantine'"),
-            capped("t.state = 'claimed' AND t.queue <> 'quarantine'"),
-            capped("t.state = 'done' AND t.queue <> 'quarantine'"),
-            capped("t.state = 'failed' AND t.next_retry_at IS NOT NULL AND t.queue <> 'quarantine'"),
-            capped(DEAD_LETTER),
-        );
         let mut conn = self.conn().await?;
-        let r: Row = diesel::sql_query(sql)
+        let r: Row = PILL_COUNTS
+            .query()
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Int8, _>(i64::from(COUNT_CAP) + 1)
             .get_result(&mut conn)

@@ -13,6 +13,7 @@ use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::super::dead_letters::{DEAD_LETTER, scope_array};
+use crate::db::statement::statement;
 use crate::domain::ids::ScopeId;
 use crate::error::Result;
 
@@ -44,25 +45,31 @@ pub struct DeadLetterDays {
     pub rows: Vec<DeadLetterDay>,
 }
 
+statement! {
+    /// Dead letters per UTC day and queue (`$1` scopes, `$2` since, `$3` how many queues
+    /// the chart names). One pass over the fortnight's index entries (index-only: the
+    /// index carries the queue) into per-day-and-queue counts; the folding works on those
+    /// few rows.
+    static PER_DAY = format!(
+        "WITH d AS ( \
+           SELECT (t.dead_lettered_at AT TIME ZONE 'UTC')::date AS day, t.queue, count(*) AS n FROM todos t \
+           WHERE t.scope_id = ANY($1) AND {DEAD_LETTER} AND t.dead_lettered_at >= $2 GROUP BY 1, 2), \
+         busiest AS (SELECT queue FROM d GROUP BY queue ORDER BY sum(n) DESC, queue LIMIT $3) \
+         SELECT day, CASE WHEN queue IN (SELECT queue FROM busiest) THEN queue END AS queue, \
+           sum(n)::int8 AS count \
+         FROM d GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST"
+    );
+}
+
 impl Store {
     /// Dead letters across `scopes` per UTC day and queue over the last
     /// [`CHART_DAYS`] days (today included).
     pub async fn dead_letters_per_day(&self, scopes: &[ScopeId]) -> Result<DeadLetterDays> {
         let first_day = Utc::now().date_naive() - Duration::days(i64::from(CHART_DAYS) - 1);
         let since = first_day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc();
-        // One pass over the fortnight's index entries (index-only: the index carries
-        // the queue) into per-day-and-queue counts; the folding works on those few rows.
-        let sql = format!(
-            "WITH d AS ( \
-               SELECT (t.dead_lettered_at AT TIME ZONE 'UTC')::date AS day, t.queue, count(*) AS n FROM todos t \
-               WHERE t.scope_id = ANY($1) AND {DEAD_LETTER} AND t.dead_lettered_at >= $2 GROUP BY 1, 2), \
-             busiest AS (SELECT queue FROM d GROUP BY queue ORDER BY sum(n) DESC, queue LIMIT $3) \
-             SELECT day, CASE WHEN queue IN (SELECT queue FROM busiest) THEN queue END AS queue, \
-               sum(n)::int8 AS count \
-             FROM d GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST"
-        );
         let mut conn = self.conn().await?;
-        let rows = diesel::sql_query(sql)
+        let rows = PER_DAY
+            .query()
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Timestamptz, _>(since)
             .bind::<Int8, _>(CHART_QUEUES)

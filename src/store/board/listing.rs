@@ -15,7 +15,8 @@ use diesel::sql_types::{Array, Int4, Int8, Nullable, Text, Timestamptz, Uuid as 
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::super::dead_letters::{and, bind_search, scope_array, search_condition};
+use super::super::dead_letters::{BySearch, Searching, and, bind_search, scope_array, search_condition};
+use crate::db::statement::statement;
 use crate::domain::ids::ScopeId;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::pills::Pill;
@@ -143,6 +144,61 @@ fn newest_keys(pill: Pill) -> Result<String> {
     })
 }
 
+/// The listing of `pill` for a search of kind `searching` (`$1` scopes, `$2` the keys'
+/// window, `$3` limit, `$4` the search's value).
+fn listing_sql(pill: Pill, searching: Searching) -> Result<String> {
+    let keys = match searching {
+        Searching::Id => format!(
+            "SELECT t.id FROM todos t WHERE t.scope_id = ANY($1) AND {} AND t.id = $4 LIMIT $2",
+            pill_condition(pill)?
+        ),
+        Searching::Everything | Searching::Text => newest_keys(pill)?,
+    };
+    let filter = match searching {
+        Searching::Text => and(search_condition(searching, 4)),
+        _ => String::new(),
+    };
+    // Rows read by primary key one at a time (a LATERAL with a LIMIT is never
+    // flattened into a join that could scan a small table whole).
+    Ok(format!(
+        "WITH keys AS ({keys}) \
+         SELECT {COLUMNS} FROM keys \
+         CROSS JOIN LATERAL (SELECT {ROW} FROM todos t WHERE t.id = keys.id LIMIT 1) t \
+         JOIN endpoints ep ON ep.id = t.endpoint_id \
+         WHERE true{filter} ORDER BY t.created_at DESC, t.id DESC LIMIT $3"
+    ))
+}
+
+/// Declares the three registered forms of one pill's listing and their [`BySearch`].
+macro_rules! pill_listing {
+    ($by_search:ident, $pill:expr, $everything:ident, $id:ident, $text:ident) => {
+        statement! {
+            static $everything = built(|| listing_sql($pill, Searching::Everything).unwrap_or_default());
+            static $id = built(|| listing_sql($pill, Searching::Id).unwrap_or_default());
+            static $text = built(|| listing_sql($pill, Searching::Text).unwrap_or_default());
+        }
+        static $by_search: BySearch = BySearch { everything: &$everything, id: &$id, text: &$text };
+    };
+}
+
+pill_listing!(LIST_ALL, Pill::All, ALL_EVERYTHING, ALL_BY_ID, ALL_BY_TEXT);
+pill_listing!(LIST_PENDING, Pill::Pending, PENDING_EVERYTHING, PENDING_BY_ID, PENDING_BY_TEXT);
+pill_listing!(LIST_CLAIMED, Pill::Claimed, CLAIMED_EVERYTHING, CLAIMED_BY_ID, CLAIMED_BY_TEXT);
+pill_listing!(LIST_DONE, Pill::Done, DONE_EVERYTHING, DONE_BY_ID, DONE_BY_TEXT);
+pill_listing!(LIST_FAILED, Pill::Failed, FAILED_EVERYTHING, FAILED_BY_ID, FAILED_BY_TEXT);
+
+/// The listing of `pill` (any but Dead), per kind of search.
+fn listing(pill: Pill) -> Result<&'static BySearch> {
+    Ok(match pill {
+        Pill::All => &LIST_ALL,
+        Pill::Pending => &LIST_PENDING,
+        Pill::Claimed => &LIST_CLAIMED,
+        Pill::Done => &LIST_DONE,
+        Pill::Failed => &LIST_FAILED,
+        Pill::Dead => return Err(Error::invalid("pill", "dead letters are listed by list_dead_letters")),
+    })
+}
+
 impl Store {
     /// The todos of `pill` (any but Dead) across `scopes`, newest first (`created_at`,
     /// then id), at most `limit` (1–[`LIST_MAX`]). `query` searches as the dead-letter
@@ -159,31 +215,13 @@ impl Store {
             return Err(Error::invalid("limit", format!("must be between 1 and {LIST_MAX}")));
         }
         let search = TodoSearch::parse(query)?;
-        let (keys, window) = match &search {
-            TodoSearch::Id(_) => (
-                format!(
-                    "SELECT t.id FROM todos t WHERE t.scope_id = ANY($1) AND {} AND t.id = $4 LIMIT $2",
-                    pill_condition(pill)?
-                ),
-                limit,
-            ),
-            TodoSearch::Everything => (newest_keys(pill)?, limit),
-            TodoSearch::Text { .. } => (newest_keys(pill)?, SEARCH_WINDOW),
+        let window = match &search {
+            TodoSearch::Text { .. } => SEARCH_WINDOW,
+            TodoSearch::Id(_) | TodoSearch::Everything => limit,
         };
-        let filter = match &search {
-            TodoSearch::Text { .. } => and(search_condition(&search, 4)),
-            _ => String::new(),
-        };
-        // Rows read by primary key one at a time (a LATERAL with a LIMIT is never
-        // flattened into a join that could scan a small table whole).
-        let sql = format!(
-            "WITH keys AS ({keys}) \
-             SELECT {COLUMNS} FROM keys \
-             CROSS JOIN LATERAL (SELECT {ROW} FROM todos t WHERE t.id = keys.id LIMIT 1) t \
-             JOIN endpoints ep ON ep.id = t.endpoint_id \
-             WHERE true{filter} ORDER BY t.created_at DESC, t.id DESC LIMIT $3"
-        );
-        let q = diesel::sql_query(sql)
+        let q = listing(pill)?
+            .pick(&search)
+            .query()
             .into_boxed::<Pg>()
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Int8, _>(window)

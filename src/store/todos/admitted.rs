@@ -18,8 +18,6 @@
 //! wait, so two claimers queued on the lock would both count the same in-flight todos.
 //! The lock order is in [`crate::store`]'s documentation.
 
-use std::sync::LazyLock;
-
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
@@ -28,6 +26,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::claim_parts::{CLAIM_CTES, CLAIMABLE, ClaimParams, RESUMABLE};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::admission::Deferral;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::{Error, Result};
@@ -224,32 +223,36 @@ fn resume() -> String {
     )
 }
 
-static ON_QUEUE: LazyLock<String> = LazyLock::new(on_queue);
-static ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(on_any_queue);
-static BY_ID: LazyLock<String> = LazyLock::new(by_id);
-static RESUME: LazyLock<String> = LazyLock::new(resume);
+statement! {
+    /// Claim-next on one queue under its budget ([`on_queue`]).
+    static ON_QUEUE = built(on_queue);
+    /// Claim-next on any queue under their budgets ([`on_any_queue`]).
+    static ON_ANY_QUEUE = built(on_any_queue);
+    /// Claim of one todo under its queue's budget ([`by_id`]).
+    static BY_ID = built(by_id);
+    /// Resume under the queue's budget ([`resume`]).
+    static RESUME = built(resume);
+    /// Step 1 of a claim-next on one queue: its budget row (`$1` endpoint, `$2` queue).
+    static LOCK_QUEUE = "SELECT 1 FROM queue_admission WHERE endpoint_id = $1 AND queue = $2 FOR NO KEY UPDATE";
+    /// Step 1 of a claim-next on any queue: every budget row of endpoint `$1`, in queue
+    /// order.
+    static LOCK_ANY_QUEUE = "SELECT 1 FROM queue_admission WHERE endpoint_id = $1 ORDER BY queue FOR NO KEY UPDATE";
+    /// Step 1 of a claim (or resume) by id: the budget row of todo `$1`'s queue (`$2`
+    /// endpoint).
+    static LOCK_BY_ID = "SELECT 1 FROM queue_admission a JOIN todos t ON t.endpoint_id = a.endpoint_id AND t.queue = a.queue \
+             WHERE t.id = $1 AND t.endpoint_id = $2 FOR NO KEY UPDATE OF a";
+}
 
 /// Locks the budget rows `form` may claim under (step 1).
 pub(super) async fn lock_budgets(conn: &mut AsyncPgConnection, form: Form<'_>) -> Result<()> {
     let q = match form {
         Form::Queue { endpoint, queue } => {
-            diesel::sql_query("SELECT 1 FROM queue_admission WHERE endpoint_id = $1 AND queue = $2 FOR NO KEY UPDATE")
-                .into_boxed::<Pg>()
-                .bind::<SqlUuid, _>(endpoint.0)
-                .bind::<Text, _>(queue)
+            LOCK_QUEUE.query().into_boxed::<Pg>().bind::<SqlUuid, _>(endpoint.0).bind::<Text, _>(queue)
         }
-        Form::AnyQueue { endpoint } => {
-            diesel::sql_query("SELECT 1 FROM queue_admission WHERE endpoint_id = $1 ORDER BY queue FOR NO KEY UPDATE")
-                .into_boxed::<Pg>()
-                .bind::<SqlUuid, _>(endpoint.0)
+        Form::AnyQueue { endpoint } => LOCK_ANY_QUEUE.query().into_boxed::<Pg>().bind::<SqlUuid, _>(endpoint.0),
+        Form::ById { endpoint, id } => {
+            LOCK_BY_ID.query().into_boxed::<Pg>().bind::<SqlUuid, _>(id.0).bind::<SqlUuid, _>(endpoint.0)
         }
-        Form::ById { endpoint, id } => diesel::sql_query(
-            "SELECT 1 FROM queue_admission a JOIN todos t ON t.endpoint_id = a.endpoint_id AND t.queue = a.queue \
-             WHERE t.id = $1 AND t.endpoint_id = $2 FOR NO KEY UPDATE OF a",
-        )
-        .into_boxed::<Pg>()
-        .bind::<SqlUuid, _>(id.0)
-        .bind::<SqlUuid, _>(endpoint.0),
     };
     Prepared(q).execute(conn).await?;
     Ok(())
@@ -275,16 +278,16 @@ pub(super) async fn admit_locked(
     params: &ClaimParams,
 ) -> Result<Admitted> {
     let head = match form {
-        Form::Queue { endpoint, queue } => diesel::sql_query(ON_QUEUE.as_str())
-            .into_boxed::<Pg>()
-            .bind::<SqlUuid, _>(endpoint.0)
-            .bind::<Nullable<Text>, _>(Some(queue)),
-        Form::AnyQueue { endpoint } => diesel::sql_query(ON_ANY_QUEUE.as_str())
+        Form::Queue { endpoint, queue } => {
+            ON_QUEUE.query().into_boxed::<Pg>().bind::<SqlUuid, _>(endpoint.0).bind::<Nullable<Text>, _>(Some(queue))
+        }
+        Form::AnyQueue { endpoint } => ON_ANY_QUEUE
+            .query()
             .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(None::<&str>),
         Form::ById { endpoint, id } => {
-            diesel::sql_query(BY_ID.as_str()).into_boxed::<Pg>().bind::<SqlUuid, _>(id.0).bind::<SqlUuid, _>(endpoint.0)
+            BY_ID.query().into_boxed::<Pg>().bind::<SqlUuid, _>(id.0).bind::<SqlUuid, _>(endpoint.0)
         }
     };
     let row: AdmittedRow = Prepared(params.bind_tail(head)).get_result(conn).await?;
@@ -304,7 +307,8 @@ pub(super) async fn admit_resume(
 ) -> Result<Admitted> {
     conn.transaction::<_, Error, _>(async move |conn| {
         lock_budgets(conn, Form::ById { endpoint, id }).await?;
-        let q = diesel::sql_query(RESUME.as_str())
+        let q = RESUME
+            .query()
             .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(id.0)
             .bind::<SqlUuid, _>(endpoint.0)

@@ -17,11 +17,12 @@ use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz, Uuid as SqlUui
 use diesel_async::RunQueryDsl;
 
 use super::super::Store;
-use super::super::dead_letters::{DEAD_LETTER, and, bind_search, scope_array, search_condition};
+use super::super::dead_letters::{BySearch, DEAD_LETTER, Searching, and, bind_search, scope_array, search_condition};
 use super::LIVE_KEY;
 use super::operator::{ENDPOINT_LIVE, RETRY_NOW_SET};
 use chrono::{DateTime, Utc};
 
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::pills::PillCount;
 use crate::domain::todo_search::TodoSearch;
@@ -49,7 +50,7 @@ pub struct BulkRetried {
 
 /// One batch: lock up to `$2` matching dead letters (dead by `$3`, if given) that may go
 /// back, keep the newest per idempotency key, and return them to pending.
-fn batch_sql(search: &TodoSearch) -> String {
+fn batch_sql(searching: Searching) -> String {
     format!(
         "WITH picked AS ( \
            SELECT t.id, t.endpoint_id, t.idempotency_key, t.dead_lettered_at FROM todos t \
@@ -67,9 +68,18 @@ fn batch_sql(search: &TodoSearch) -> String {
              p.dead_lettered_at DESC) \
          UPDATE todos t SET {RETRY_NOW_SET} FROM chosen WHERE t.id = chosen.id AND {DEAD_LETTER} \
          RETURNING t.endpoint_id, t.queue",
-        search = and(search_condition(search, 4))
+        search = and(search_condition(searching, 4))
     )
 }
+
+statement! {
+    static BATCH_EVERYTHING = built(|| batch_sql(Searching::Everything));
+    static BATCH_BY_ID = built(|| batch_sql(Searching::Id));
+    static BATCH_BY_TEXT = built(|| batch_sql(Searching::Text));
+}
+
+/// One batch of a bulk retry, per kind of search.
+static BATCH: BySearch = BySearch { everything: &BATCH_EVERYTHING, id: &BATCH_BY_ID, text: &BATCH_BY_TEXT };
 
 impl Store {
     /// Returns to pending every dead letter in `scopes` matching `query` (as the Dead
@@ -91,14 +101,15 @@ impl Store {
             queue: String,
         }
         let search = TodoSearch::parse(query)?;
-        let sql = batch_sql(&search);
+        let batch_statement = BATCH.pick(&search);
         let scope_ids = scope_array(scopes);
         let mut retried = 0u64;
         let mut races = 0u32;
         let mut conn = self.conn().await?;
         while retried < BULK_RETRY_MAX {
             let batch = BULK_RETRY_BATCH.min((BULK_RETRY_MAX - retried) as i64);
-            let q = diesel::sql_query(sql.clone())
+            let q = batch_statement
+                .query()
                 .into_boxed::<Pg>()
                 .bind::<Array<SqlUuid>, _>(scope_ids.clone())
                 .bind::<Int8, _>(batch)

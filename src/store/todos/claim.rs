@@ -13,8 +13,6 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use std::sync::LazyLock;
-
 use super::super::Store;
 use super::admitted::{Admitted, Form, admit};
 use super::claim_parts::{CLAIM_CTES, CLAIM_SET, CLAIMABLE, ClaimParams};
@@ -22,6 +20,7 @@ use super::{Caller, explain_miss, todo_query};
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::db::prepared::Prepared;
 use crate::db::schema::todo_attempts;
+use crate::db::statement::statement;
 use crate::domain::admission::Deferral;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{QUARANTINE_QUEUE, claimant_label, is_relay_claimant, valid_queue_name};
@@ -131,40 +130,51 @@ pub(super) struct FastRow {
     pub(super) todo: Option<TodoRow>,
 }
 
-/// Claim-next on one queue: one update of the oldest pending todo, chosen `FOR UPDATE
-/// SKIP LOCKED`, at no cost beyond the bare claim but one probe of the budget table's
-/// primary key, made once per statement. A queue with a budget claims nothing here (the
-/// candidate search does not even run); a claim that came back empty asks
-/// [`BUDGETED_QUEUE`] why. A plain update with a subquery, not CTEs: each CTE is a plan
-/// node more for PostgreSQL to set up on every execution, and the claim is the hottest
-/// statement there is.
-fn next_on_queue() -> String {
-    format!(
+statement! {
+    /// Claim-next on one queue: one update of the oldest pending todo, chosen `FOR UPDATE
+    /// SKIP LOCKED`, at no cost beyond the bare claim but one probe of the budget table's
+    /// primary key, made once per statement. A queue with a budget claims nothing here (the
+    /// candidate search does not even run); a claim that came back empty asks
+    /// [`BUDGETED_QUEUE`] why. A plain update with a subquery, not CTEs: each CTE is a plan
+    /// node more for PostgreSQL to set up on every execution, and the claim is the hottest
+    /// statement there is. The cycle probe runs it (`bench/cycle_probe/product.sql`, which
+    /// the integration test `statements` holds to this text).
+    static NEXT_ON_QUEUE = format!(
         "UPDATE todos t {CLAIM_SET} WHERE t.id = (SELECT id FROM todos \
            WHERE endpoint_id = $1 AND state = 'pending' AND queue = $2 \
              AND NOT EXISTS (SELECT 1 FROM queue_admission a WHERE a.endpoint_id = $1 AND a.queue = $2) \
            ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
          RETURNING t.*"
-    )
-}
+    );
 
-/// Claim-next on any queue: as [`next_on_queue`], with any budget of the endpoint's
-/// sending the claim to [`super::admitted`]. `$2` is bound (null) but unused so that both
-/// forms share one parameter list.
-fn next_on_any_queue() -> String {
-    format!(
+    /// Claim-next on any queue: as [`NEXT_ON_QUEUE`], with any budget of the endpoint's
+    /// sending the claim to [`super::admitted`]. `$2` is bound (null) but unused so that both
+    /// forms share one parameter list.
+    static NEXT_ON_ANY_QUEUE = format!(
         "UPDATE todos t {CLAIM_SET} WHERE t.id = (SELECT id FROM todos \
            WHERE endpoint_id = $1 AND state = 'pending' AND queue <> 'quarantine' AND $2::text IS NULL \
              AND NOT EXISTS (SELECT 1 FROM queue_admission a WHERE a.endpoint_id = $1) \
            ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
          RETURNING t.*"
-    )
-}
+    );
 
-/// Why a claim-next came back empty: whether a budget held it back (on queue `$2`, or on
-/// any queue of endpoint `$1` when `$2` is null). Asked only after an empty claim.
-const BUDGETED_QUEUE: &str = "SELECT EXISTS (SELECT 1 FROM queue_admission a \
-    WHERE a.endpoint_id = $1 AND ($2::text IS NULL OR a.queue = $2)) AS budgeted";
+    /// Why a claim-next came back empty: whether a budget held it back (on queue `$2`, or on
+    /// any queue of endpoint `$1` when `$2` is null). Asked only after an empty claim.
+    static BUDGETED_QUEUE = "SELECT EXISTS (SELECT 1 FROM queue_admission a \
+        WHERE a.endpoint_id = $1 AND ($2::text IS NULL OR a.queue = $2)) AS budgeted";
+
+    /// Claim by id: the todo is locked and its queue's budget looked up in one step; a
+    /// budgeted todo is left as it was.
+    static BY_ID = format!(
+        "WITH target AS (SELECT t.id, EXISTS (SELECT 1 FROM queue_admission a \
+             WHERE a.endpoint_id = t.endpoint_id AND a.queue = t.queue) AS budgeted \
+           FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND {CLAIMABLE} FOR UPDATE OF t), \
+         candidate AS (SELECT id FROM target WHERE NOT budgeted), \
+         {CLAIM_CTES} \
+         SELECT coalesce((SELECT budgeted FROM target), false) AS budgeted, c.* \
+         FROM (SELECT 1) one LEFT JOIN claimed c ON true"
+    );
+}
 
 /// [`BUDGETED_QUEUE`]'s answer.
 #[derive(QueryableByName)]
@@ -176,39 +186,19 @@ struct BudgetedRow {
 /// Whether a budget is why a claim-next by `endpoint` (on `queue`, or any queue) came
 /// back empty ([`BUDGETED_QUEUE`]).
 async fn budgeted(conn: &mut AsyncPgConnection, endpoint: EndpointId, queue: Option<&str>) -> Result<bool> {
-    let q = diesel::sql_query(BUDGETED_QUEUE)
-        .into_boxed::<Pg>()
-        .bind::<SqlUuid, _>(endpoint.0)
-        .bind::<Nullable<Text>, _>(queue);
+    let q = BUDGETED_QUEUE.query().into_boxed::<Pg>().bind::<SqlUuid, _>(endpoint.0).bind::<Nullable<Text>, _>(queue);
     let row: BudgetedRow = Prepared(q).get_result(conn).await?;
     Ok(row.budgeted)
 }
-
-/// Claim by id: the todo is locked and its queue's budget looked up in one step; a
-/// budgeted todo is left as it was.
-fn by_id() -> String {
-    format!(
-        "WITH target AS (SELECT t.id, EXISTS (SELECT 1 FROM queue_admission a \
-             WHERE a.endpoint_id = t.endpoint_id AND a.queue = t.queue) AS budgeted \
-           FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND {CLAIMABLE} FOR UPDATE OF t), \
-         candidate AS (SELECT id FROM target WHERE NOT budgeted), \
-         {CLAIM_CTES} \
-         SELECT coalesce((SELECT budgeted FROM target), false) AS budgeted, c.* \
-         FROM (SELECT 1) one LEFT JOIN claimed c ON true"
-    )
-}
-
-static NEXT_ON_QUEUE: LazyLock<String> = LazyLock::new(next_on_queue);
-static NEXT_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(next_on_any_queue);
-static BY_ID: LazyLock<String> = LazyLock::new(by_id);
 
 impl Store {
     /// Claims the oldest pending todo of the endpoint (optionally on one queue), within
     /// the admission budgets of its queues.
     pub async fn claim_next(&self, endpoint: EndpointId, req: ClaimRequest) -> Result<ClaimOutcome> {
         let params = req.params()?;
-        let sql = if req.queue.is_some() { NEXT_ON_QUEUE.as_str() } else { NEXT_ON_ANY_QUEUE.as_str() };
-        let head = diesel::sql_query(sql)
+        let sql = if req.queue.is_some() { &NEXT_ON_QUEUE } else { &NEXT_ON_ANY_QUEUE };
+        let head = sql
+            .query()
             .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(req.queue.as_deref());
@@ -236,7 +226,8 @@ impl Store {
     pub async fn claim(&self, endpoint: EndpointId, id: TodoId, req: ClaimRequest) -> Result<ClaimOutcome> {
         let params = req.params()?;
         let mut conn = self.conn().await?;
-        let head = todo_query(BY_ID.clone(), id).bind::<SqlUuid, _>(endpoint.0);
+        let head = todo_query(&BY_ID, id).bind::<SqlUuid, _>(endpoint.0);
+
         let row: FastRow = Prepared(params.bind_tail(head)).get_result(&mut conn).await?;
         let admitted = match (row.budgeted, row.todo) {
             (_, Some(todo)) => Admitted::Claimed(Box::new(todo)),

@@ -11,6 +11,7 @@ use super::super::signals::{Signal, TodoFacts, TodoReady};
 use super::{LIVE_KEY, SENDER_GATE};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 pub use crate::domain::new_todo::NewTodo;
 use crate::domain::text::QUARANTINE_QUEUE;
@@ -113,17 +114,22 @@ pub(super) fn payload_size(new: &NewTodo) -> i32 {
     new.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32
 }
 
-/// The insert itself; nothing when the endpoint is not active or the key is taken.
-async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
-    let payload_size = payload_size(new);
-    let sql = format!(
+statement! {
+    /// The insert of one todo ([`TODO_INSERT`], bound by [`bind_todo`]); nothing when the
+    /// endpoint is not active or the key is taken.
+    static INSERT_ONE = format!(
         "WITH t AS ({TODO_INSERT} FOR SHARE OF ep \
            ON CONFLICT (endpoint_id, idempotency_key) WHERE {LIVE_KEY} DO NOTHING \
            RETURNING *) \
          SELECT t.*, (SELECT slug FROM endpoints ep WHERE ep.id = t.endpoint_id) AS endpoint_slug, \
            {SENDER_GATE} AS sender_gate FROM t"
     );
-    Ok(Prepared(bind_todo(diesel::sql_query(sql).into_boxed(), new, payload_size)).get_result(conn).await.optional()?)
+}
+
+/// The insert itself; nothing when the endpoint is not active or the key is taken.
+async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
+    let payload_size = payload_size(new);
+    Ok(Prepared(bind_todo(INSERT_ONE.query().into_boxed(), new, payload_size)).get_result(conn).await.optional()?)
 }
 
 /// The live, non-quarantined todo of `endpoint` holding idempotency `key`, if any.

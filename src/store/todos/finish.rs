@@ -1,17 +1,16 @@
 //! Ending an attempt as the agent: complete, fail (retry with backoff, or a dead letter
 //! at the cap), release.
 
-use std::sync::LazyLock;
-
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::Store;
 use super::attempt_close::{closed_cte, closed_in_place_cte, completed_on_row};
-use super::{Caller, MovedRow, SIGNAL_COLUMNS, agent_transition, todo_query};
+use super::{Caller, MovedRow, SIGNAL_COLUMNS, agent_reach_sql, agent_transition, operator_reach_sql, todo_query};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{QUARANTINE_QUEUE, SUMMARY_MAX_BYTES, json_has_nul, truncate_bytes, validate_artifact};
 use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, DeadReason, TodoState};
@@ -89,22 +88,62 @@ fn complete_update(extra: &str) -> String {
     )
 }
 
-/// Complete, when this release opened the attempt (`attempt_on_row`, written by the
-/// claim): no history row exists for it, so the completion is one update of `todos`
-/// and leaves `todo_attempts` and its indexes alone.
-static COMPLETE_OPENED_ON_ROW: LazyLock<String> =
-    LazyLock::new(|| complete_update(" AND t.attempt_on_row = t.attempts_total"));
+statement! {
+    /// Complete, when this release opened the attempt (`attempt_on_row`, written by the
+    /// claim): no history row exists for it, so the completion is one update of `todos`
+    /// and leaves `todo_attempts` and its indexes alone. The cycle probe runs it
+    /// (`bench/cycle_probe/product.sql`, held to this text by the integration test
+    /// `statements`).
+    static COMPLETE_OPENED_ON_ROW = built(|| complete_update(" AND t.attempt_on_row = t.attempts_total"));
 
-/// Complete, for any attempt: one an earlier release opened as a history row is closed
-/// in place ([`closed_in_place_cte`]). What a completion that
-/// [`COMPLETE_OPENED_ON_ROW`] did not match runs, and what explains a miss.
-static COMPLETE: LazyLock<String> = LazyLock::new(|| {
-    format!(
+    /// Complete, for any attempt: one an earlier release opened as a history row is closed
+    /// in place ([`closed_in_place_cte`]). What a completion that
+    /// [`COMPLETE_OPENED_ON_ROW`] did not match runs, and what explains a miss.
+    static COMPLETE = format!(
         "WITH moved AS ({}), {} SELECT * FROM moved",
         complete_update(""),
         closed_in_place_cte("= $1", "", ["$5", "$6", "$7"])
-    )
-});
+    );
+
+    /// Release (`$1` todo, `$2` endpoint, `$3` the lease token's hash or null, `$4`–`$6`
+    /// summary, whether it was cut, artifact).
+    static RELEASE = format!(
+        "WITH moved AS ( \
+           UPDATE todos t SET state = 'pending', attempt = GREATEST(t.attempt - 1, 0), claimed_by = NULL, \
+             lease_expires_at = NULL, lease_token_hash = NULL, updated_at = now() \
+           WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
+             AND ($3::bytea IS NULL OR t.lease_token_hash = $3) \
+           RETURNING t.*), \
+         {closed} \
+         SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
+           NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
+         FROM moved t",
+        closed = closed_cte("= $1", "", "'released', 'requeued', $4, $5, $6")
+    );
+
+    /// A fail's lock of an agent's todo (`$1` todo, `$2` endpoint).
+    static FAIL_LOCK_AS_AGENT = concat!("SELECT t.* FROM todos t WHERE t.id = $1 AND ", agent_reach_sql!(), " FOR UPDATE");
+    /// A fail's lock of an operator's todo (`$1` todo, `$2` scopes).
+    static FAIL_LOCK_AS_OPERATOR =
+        concat!("SELECT t.* FROM todos t WHERE t.id = $1 AND ", operator_reach_sql!(), " FOR UPDATE");
+
+    /// The fail itself, of the todo [`fail_in_tx`] locked and judged.
+    static FAIL = format!(
+        "WITH moved AS ( \
+           UPDATE todos t SET state = 'failed', attempt = $10, result = COALESCE($2, t.result), updated_at = now(), \
+             lease_expires_at = NULL, lease_token_hash = NULL, interrupt_expires_at = NULL, \
+             interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
+             next_retry_at = now() + $3 * interval '1 second', \
+             dead_reason = $4, dead_lettered_at = CASE WHEN $4::text IS NULL THEN NULL ELSE now() END, \
+             dead_letter_count = t.dead_letter_count + CASE WHEN $4::text IS NULL THEN 0 ELSE 1 END \
+           WHERE t.id = $1 RETURNING t.*), \
+         {closed} \
+         SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
+           c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
+         FROM moved t LEFT JOIN closed c ON true",
+        closed = closed_cte("= $1", "", "$5, $6, $7, $8, $9")
+    );
+}
 
 impl Store {
     /// Completes a claimed todo; its attempt closes `completed` / `done`.
@@ -112,8 +151,8 @@ impl Store {
         let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
         // Bound by reference: the fallback binds the same values again, and the result
         // may be large.
-        let query = |sql: &str| {
-            todo_query(sql.to_owned(), id)
+        let query = |statement| {
+            todo_query(statement, id)
                 .bind::<SqlUuid, _>(endpoint.0)
                 .bind::<Nullable<Jsonb>, _>(&finish.result)
                 .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
@@ -165,21 +204,8 @@ impl Store {
     /// [`Self::release`], on the caller's task.
     async fn release_now(&self, endpoint: EndpointId, id: TodoId, finish: Finish) -> Result<TodoRow> {
         let Checked { summary, truncated, artifact, token_hash } = finish.check()?;
-        let sql = format!(
-            "WITH moved AS ( \
-               UPDATE todos t SET state = 'pending', attempt = GREATEST(t.attempt - 1, 0), claimed_by = NULL, \
-                 lease_expires_at = NULL, lease_token_hash = NULL, updated_at = now() \
-               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
-                 AND ($3::bytea IS NULL OR t.lease_token_hash = $3) \
-               RETURNING t.*), \
-             {closed} \
-             SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
-               NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
-             FROM moved t",
-            closed = closed_cte("= $1", "", "'released', 'requeued', $4, $5, $6")
-        );
         let mut conn = self.conn().await?;
-        let query = todo_query(sql, id)
+        let query = todo_query(&RELEASE, id)
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()))
             .bind::<Nullable<Text>, _>(summary)
@@ -256,27 +282,12 @@ pub(crate) async fn fail_in_tx(
     result: Option<serde_json::Value>,
     Checked { summary, truncated, artifact, token_hash }: Checked,
 ) -> Result<MovedRow> {
-    let lock_sql = format!("SELECT t.* FROM todos t WHERE t.id = $1 AND {} FOR UPDATE", caller.predicate());
-    let current: Option<TodoRow> = Prepared(caller.bind(todo_query(lock_sql, id))).get_result(conn).await.optional()?;
+    let lock = caller.pick(&FAIL_LOCK_AS_AGENT, &FAIL_LOCK_AS_OPERATOR);
+    let current: Option<TodoRow> = Prepared(caller.bind(todo_query(lock, id))).get_result(conn).await.optional()?;
     let current = current.ok_or(Error::NotFound)?;
     let FailPlan { attempt, retry_secs, dead_reason, disposition } = plan_fail(&current, allowed, token_hash.as_ref())?;
-    let sql = format!(
-        "WITH moved AS ( \
-           UPDATE todos t SET state = 'failed', attempt = $10, result = COALESCE($2, t.result), updated_at = now(), \
-             lease_expires_at = NULL, lease_token_hash = NULL, interrupt_expires_at = NULL, \
-             interrupt_wait_seconds = NULL, interrupt_reason = NULL, \
-             next_retry_at = now() + $3 * interval '1 second', \
-             dead_reason = $4, dead_lettered_at = CASE WHEN $4 IS NULL THEN NULL ELSE now() END, \
-             dead_letter_count = t.dead_letter_count + CASE WHEN $4 IS NULL THEN 0 ELSE 1 END \
-           WHERE t.id = $1 RETURNING t.*), \
-         {closed} \
-         SELECT t.*, {SIGNAL_COLUMNS}, c.seq AS final_seq, c.outcome AS final_outcome, \
-           c.summary AS final_summary, c.artifact AS final_artifact, c.ended_at AS final_at \
-         FROM moved t LEFT JOIN closed c ON true",
-        closed = closed_cte("= $1", "", "$5, $6, $7, $8, $9")
-    );
     let row: MovedRow = Prepared(
-        todo_query(sql, id)
+        todo_query(&FAIL, id)
             .bind::<Nullable<Jsonb>, _>(result)
             .bind::<Nullable<diesel::sql_types::Double>, _>(retry_secs)
             .bind::<Nullable<Text>, _>(dead_reason)

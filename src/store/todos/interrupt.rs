@@ -3,8 +3,6 @@
 //! resume puts the todo back in flight, so its queue's admission budget judges it as it
 //! judges a claim.
 
-use std::sync::LazyLock;
-
 use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
@@ -15,6 +13,7 @@ use super::claim_parts::RESUMABLE;
 use super::{Caller, agent_transition, explain_miss, todo_query};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::admission::Deferral;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::{INTERRUPT_REASON_MAX_BYTES, strip_controls, truncate_bytes};
@@ -43,18 +42,10 @@ impl Store {
         }
         let reason = reason.map(|r| truncate_bytes(&strip_controls(r), INTERRUPT_REASON_MAX_BYTES).0);
         let token_hash = lease_token.map(|t| sha256(t.as_bytes()));
-        let sql = "WITH moved AS ( \
-               UPDATE todos t SET state = $3, lease_expires_at = NULL, \
-                 interrupt_expires_at = now() + $4 * interval '1 second', interrupt_wait_seconds = $4, \
-                 interrupt_reason = $5, updated_at = now() \
-               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
-                 AND ($6::bytea IS NULL OR t.lease_token_hash = $6) \
-               RETURNING t.*) \
-             SELECT * FROM moved";
         let mut conn = self.conn().await?;
         let todo: TodoRow = agent_transition(
             &mut conn,
-            todo_query(sql.to_owned(), id)
+            todo_query(&INTERRUPT, id)
                 .bind::<SqlUuid, _>(endpoint.0)
                 .bind::<Text, _>(TodoState::from(state))
                 .bind::<Int4, _>(wait)
@@ -93,7 +84,7 @@ impl Store {
         let lease = lease_seconds(lease_ttl_seconds, endpoint_default_lease);
         let token_hash = lease_token.map(|t| sha256(t.as_bytes()));
         let mut conn = self.conn().await?;
-        let q = todo_query(RESUME_UNBUDGETED.clone(), id)
+        let q = todo_query(&RESUME_UNBUDGETED, id)
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Int4, _>(lease)
             .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()));
@@ -129,11 +120,22 @@ pub enum ResumeOutcome {
     Deferred(Deferral),
 }
 
-/// Resume (`$1` todo, `$2` endpoint, `$3` lease seconds, `$4` the lease token's hash or
-/// null) of a todo whose queue has no budget; one that has is locked, looked at and left
-/// as it was (`budgeted`), for [`admit_resume`].
-fn resume_unbudgeted() -> String {
-    format!(
+statement! {
+    /// Interrupt (`$1` todo, `$2` endpoint, `$3` the interrupted state, `$4` wait seconds,
+    /// `$5` reason, `$6` the lease token's hash or null).
+    static INTERRUPT = "WITH moved AS ( \
+               UPDATE todos t SET state = $3, lease_expires_at = NULL, \
+                 interrupt_expires_at = now() + $4 * interval '1 second', interrupt_wait_seconds = $4, \
+                 interrupt_reason = $5, updated_at = now() \
+               WHERE t.id = $1 AND t.endpoint_id = $2 AND t.queue <> 'quarantine' AND t.state = 'claimed' COLLATE \"C\" \
+                 AND ($6::bytea IS NULL OR t.lease_token_hash = $6) \
+               RETURNING t.*) \
+             SELECT * FROM moved";
+
+    /// Resume (`$1` todo, `$2` endpoint, `$3` lease seconds, `$4` the lease token's hash or
+    /// null) of a todo whose queue has no budget; one that has is locked, looked at and left
+    /// as it was (`budgeted`), for [`admit_resume`].
+    static RESUME_UNBUDGETED = format!(
         "WITH target AS (SELECT t.id, EXISTS (SELECT 1 FROM queue_admission a \
              WHERE a.endpoint_id = t.endpoint_id AND a.queue = t.queue) AS budgeted \
            FROM todos t WHERE t.id = $1 AND t.endpoint_id = $2 AND {RESUMABLE} FOR UPDATE OF t), \
@@ -145,7 +147,5 @@ fn resume_unbudgeted() -> String {
            RETURNING t.*) \
          SELECT coalesce((SELECT budgeted FROM target), false) AS budgeted, m.* \
          FROM (SELECT 1) one LEFT JOIN moved m ON true"
-    )
+    );
 }
-
-static RESUME_UNBUDGETED: LazyLock<String> = LazyLock::new(resume_unbudgeted);

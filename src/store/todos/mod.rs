@@ -38,6 +38,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use super::signals::{DeadLettered, FinalAttempt, Signal, TodoFacts, TodoReady};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::{Statement, statement};
+
 use crate::domain::ids::{EndpointId, ScopeId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::{AttemptOutcome, ReadyReason, TodoState};
@@ -52,13 +54,29 @@ pub enum Caller {
     Operator(Vec<ScopeId>),
 }
 
+/// What an agent may touch, as an SQL predicate on the alias `t` (`$1` is always the todo
+/// id, `$2` the endpoint): a statement scoped to the caller has one form per caller.
+macro_rules! agent_reach_sql {
+    () => {
+        "t.endpoint_id = $2 AND t.queue <> 'quarantine'"
+    };
+}
+
+/// What an operator may touch, as [`agent_reach_sql`] (`$2` the operator's scopes).
+macro_rules! operator_reach_sql {
+    () => {
+        "t.scope_id = ANY($2)"
+    };
+}
+pub(crate) use {agent_reach_sql, operator_reach_sql};
+
 impl Caller {
-    /// SQL predicate on the alias `t` that limits rows to what this caller may touch.
-    /// `$1` is always the todo id and `$2` the caller's key.
-    fn predicate(&self) -> &'static str {
+    /// This caller's form of a statement that has one per caller (scoped by
+    /// [`agent_reach_sql`] or [`operator_reach_sql`]).
+    pub(crate) fn pick(&self, agent: &'static Statement, operator: &'static Statement) -> &'static Statement {
         match self {
-            Caller::Endpoint(_) => "t.endpoint_id = $2 AND t.queue <> 'quarantine'",
-            Caller::Operator(_) => "t.scope_id = ANY($2)",
+            Caller::Endpoint(_) => agent,
+            Caller::Operator(_) => operator,
         }
     }
 
@@ -72,8 +90,16 @@ impl Caller {
 }
 
 /// Starts a query with the todo id bound as `$1`.
-pub(crate) fn todo_query<'f>(sql: String, id: TodoId) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
-    diesel::sql_query(sql).into_boxed::<Pg>().bind::<SqlUuid, _>(id.0)
+pub(crate) fn todo_query<'f>(statement: &'static Statement, id: TodoId) -> BoxedSqlQuery<'f, Pg, SqlQuery> {
+    statement.query().into_boxed::<Pg>().bind::<SqlUuid, _>(id.0)
+}
+
+statement! {
+    /// Why an agent's transition missed: the todo's state and lease, within its reach.
+    static MISS_AS_AGENT = concat!("SELECT t.state, t.lease_token_hash FROM todos t WHERE t.id = $1 AND ", agent_reach_sql!());
+    /// Why an operator's transition missed, as [`MISS_AS_AGENT`].
+    static MISS_AS_OPERATOR =
+        concat!("SELECT t.state, t.lease_token_hash FROM todos t WHERE t.id = $1 AND ", operator_reach_sql!());
 }
 
 /// The sender gate (SPEC section 6) for the todo aliased `t`, as SQL: its delivery
@@ -212,8 +238,8 @@ pub(crate) async fn explain_miss(
         #[diesel(sql_type = Nullable<Bytea>)]
         lease_token_hash: Option<Vec<u8>>,
     }
-    let sql = format!("SELECT t.state, t.lease_token_hash FROM todos t WHERE t.id = $1 AND {}", caller.predicate());
-    let found: QueryResult<Option<Row>> = caller.bind(todo_query(sql, id)).get_result(conn).await.optional();
+    let statement = caller.pick(&MISS_AS_AGENT, &MISS_AS_OPERATOR);
+    let found: QueryResult<Option<Row>> = caller.bind(todo_query(statement, id)).get_result(conn).await.optional();
     match found {
         Ok(None) => Error::NotFound,
         Ok(Some(row)) => match (lease_token_hash, row.lease_token_hash.as_deref()) {

@@ -9,6 +9,7 @@ use super::super::Store;
 use super::finish::{Finish, fail_in_tx};
 use super::{Caller, todo_query};
 use crate::db::models::TodoRow;
+use crate::db::statement::statement;
 use crate::domain::ids::{ScopeId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
@@ -27,6 +28,21 @@ pub(crate) const RETRY_NOW_SET: &str = "state = 'pending', attempt = 0, claimed_
 /// what it returned to the queue, instead of missing it.
 pub(crate) const ENDPOINT_LIVE: &str = "EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id \
     AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now()) FOR SHARE)";
+
+statement! {
+    /// "Retry now" of todo `$1` in scopes `$2`.
+    static RETRY_NOW = format!(
+        "UPDATE todos t SET {RETRY_NOW_SET} \
+         WHERE t.id = $1 AND t.scope_id = ANY($2) AND t.state = 'failed' AND t.queue <> 'quarantine' \
+           AND {ENDPOINT_LIVE} \
+         RETURNING t.*"
+    );
+
+    /// Why "retry now" of todo `$1` in scopes `$2` matched nothing.
+    static WHY_NOT_RETRIED = "SELECT t.state, t.queue, EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id \
+                 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now())) AS endpoint_active \
+               FROM todos t WHERE t.id = $1 AND t.scope_id = ANY($2)";
+}
 
 impl Store {
     /// Operator fail of a pending, claimed or interrupted todo, or of a parked retry, in
@@ -64,16 +80,10 @@ impl Store {
     /// the endpoint is no longer active, or when a live todo has since taken its
     /// idempotency key.
     pub async fn retry_now(&self, scopes: &[ScopeId], id: TodoId) -> Result<TodoRow> {
-        let sql = format!(
-            "UPDATE todos t SET {RETRY_NOW_SET} \
-             WHERE t.id = $1 AND t.scope_id = ANY($2) AND t.state = 'failed' AND t.queue <> 'quarantine' \
-               AND {ENDPOINT_LIVE} \
-             RETURNING t.*"
-        );
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
         let row: QueryResult<Option<TodoRow>> =
-            todo_query(sql, id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
+            todo_query(&RETRY_NOW, id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
         match row {
             Ok(Some(todo)) => {
                 self.emitter().claimable(todo.endpoint_id, &todo.queue, Arrived::Todos(1));
@@ -100,12 +110,10 @@ async fn why_not_retried(conn: &mut diesel_async::AsyncPgConnection, scopes: &[S
         #[diesel(sql_type = diesel::sql_types::Bool)]
         endpoint_active: bool,
     }
-    let sql = "SELECT t.state, t.queue, EXISTS (SELECT 1 FROM endpoints ep WHERE ep.id = t.endpoint_id \
-                 AND ep.state = 'active' AND (ep.expires_at IS NULL OR ep.expires_at > now())) AS endpoint_active \
-               FROM todos t WHERE t.id = $1 AND t.scope_id = ANY($2)";
     let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
     let found: QueryResult<Option<Row>> =
-        todo_query(sql.to_owned(), id).bind::<Array<SqlUuid>, _>(ids).get_result(conn).await.optional();
+        todo_query(&WHY_NOT_RETRIED, id).bind::<Array<SqlUuid>, _>(ids).get_result(conn).await.optional();
+
     match found {
         Ok(None) => Error::NotFound,
         Ok(Some(r)) if r.queue == QUARANTINE_QUEUE => {

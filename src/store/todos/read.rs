@@ -8,6 +8,7 @@ use super::super::Store;
 use super::Caller;
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::db::schema::todos;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::text::QUARANTINE_QUEUE;
 use crate::domain::todo_state::TodoState;
@@ -15,6 +16,11 @@ use crate::error::{Error, Result};
 
 /// How many attempts a todo's detail shows, newest first.
 const ATTEMPTS_SHOWN: i64 = 20;
+
+statement! {
+    /// Todo `$1`'s newest `$2` attempts, closed or kept on its row.
+    static ATTEMPT_HISTORY = "SELECT * FROM todo_attempt_history WHERE todo_id = $1 ORDER BY seq DESC LIMIT $2";
+}
 
 /// Filters of `list_todos`.
 #[derive(Debug, Clone, Default)]
@@ -83,12 +89,13 @@ impl Store {
         let todo = q.first(&mut conn).await.optional()?.ok_or(Error::NotFound)?;
         // The closed attempts, from the view that also holds the one a completion kept on
         // the todo row; the open attempt is held on the todo row until it closes.
-        let history: Vec<AttemptRow> =
-            diesel::sql_query("SELECT * FROM todo_attempt_history WHERE todo_id = $1 ORDER BY seq DESC LIMIT $2")
-                .bind::<diesel::sql_types::Uuid, _>(id.0)
-                .bind::<diesel::sql_types::BigInt, _>(ATTEMPTS_SHOWN)
-                .load(&mut conn)
-                .await?;
+        let history: Vec<AttemptRow> = ATTEMPT_HISTORY
+            .query()
+            .bind::<diesel::sql_types::Uuid, _>(id.0)
+            .bind::<diesel::sql_types::BigInt, _>(ATTEMPTS_SHOWN)
+            .load(&mut conn)
+            .await?;
+
         let attempts = todo.history_with_open(history, ATTEMPTS_SHOWN as usize);
         Ok(TodoWithAttempts { todo, attempts })
     }

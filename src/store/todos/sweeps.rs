@@ -13,6 +13,7 @@ use super::super::signals::Signal;
 use super::attempt_close::closed_cte;
 use super::{MovedRow, SIGNAL_COLUMNS};
 use crate::db::prepared::Prepared;
+use crate::db::statement::{Statement, statement};
 use crate::error::Result;
 
 /// Whether the endpoint of the todo aliased `t` may still act. A sweep leaves the work
@@ -103,16 +104,34 @@ fn lapse_sql(due: &str, outcome: &str, reason: &str) -> String {
     )
 }
 
+statement! {
+    /// The lease reaper's batch (`$1` its size).
+    static REAP_LEASES = built(|| lapse_sql(LEASES_DUE, "lease_expired", "lease_expired"));
+    /// The interrupt reaper's batch (`$1` its size).
+    static REAP_INTERRUPTS = built(|| lapse_sql(INTERRUPTS_DUE, "interrupt_expired", "interrupt_expired"));
+    /// The retry scheduler's batch (`$1` its size).
+    static REQUEUE_RETRIES = format!(
+        "WITH due AS (SELECT id FROM todos t WHERE state = 'failed' AND next_retry_at <= now() AND {live} \
+           ORDER BY next_retry_at LIMIT $1 FOR UPDATE OF t SKIP LOCKED), \
+         moved AS ( \
+           UPDATE todos t SET state = 'pending', next_retry_at = NULL, claimed_by = NULL, updated_at = now() \
+           FROM due WHERE t.id = due.id RETURNING t.*) \
+         SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
+           NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
+         FROM moved t",
+        live = endpoint_live_sql!()
+    );
+}
+
 impl Store {
-    /// Runs `sql` in batches until one comes back short, emitting each batch's signals
-    /// as soon as it commits.
-    async fn sweep(&self, sql: &str) -> Result<SweepReport> {
+    /// Runs `statement` in batches until one comes back short, emitting each batch's
+    /// signals as soon as it commits.
+    async fn sweep(&self, statement: &'static Statement) -> Result<SweepReport> {
         let mut report = SweepReport::default();
         loop {
             let started = std::time::Instant::now();
             let mut conn = self.conn().await?;
-            let rows: Vec<MovedRow> =
-                Prepared(diesel::sql_query(sql).bind::<Int8, _>(SWEEP_BATCH)).load(&mut conn).await?;
+            let rows: Vec<MovedRow> = Prepared(statement.query().bind::<Int8, _>(SWEEP_BATCH)).load(&mut conn).await?;
             drop(conn);
             let moved = rows.len();
             let signals: Vec<Signal> = rows.iter().filter_map(MovedRow::signal).collect();
@@ -128,32 +147,19 @@ impl Store {
     /// Lease reaper: claimed todos whose lease lapsed go back to pending below the cap
     /// (`todo.ready`, `requeued`) or become dead letters at the cap (`lease_expired`).
     pub async fn reap_expired_leases(&self) -> Result<SweepReport> {
-        let sql = lapse_sql(LEASES_DUE, "lease_expired", "lease_expired");
-        self.sweep(&sql).await
+        self.sweep(&REAP_LEASES).await
     }
 
     /// Interrupt reaper: interrupted todos whose holder let the interrupt lease lapse go
     /// back to pending below the cap or become dead letters at the cap
     /// (`interrupt_expired`).
     pub async fn reap_expired_interrupts(&self) -> Result<SweepReport> {
-        let sql = lapse_sql(INTERRUPTS_DUE, "interrupt_expired", "interrupt_expired");
-        self.sweep(&sql).await
+        self.sweep(&REAP_INTERRUPTS).await
     }
 
     /// Retry scheduler: failed todos whose retry is due go back to pending
     /// (`todo.ready`, `requeued`).
     pub async fn requeue_due_retries(&self) -> Result<SweepReport> {
-        let sql = format!(
-            "WITH due AS (SELECT id FROM todos t WHERE state = 'failed' AND next_retry_at <= now() AND {live} \
-               ORDER BY next_retry_at LIMIT $1 FOR UPDATE OF t SKIP LOCKED), \
-             moved AS ( \
-               UPDATE todos t SET state = 'pending', next_retry_at = NULL, claimed_by = NULL, updated_at = now() \
-               FROM due WHERE t.id = due.id RETURNING t.*) \
-             SELECT t.*, {SIGNAL_COLUMNS}, NULL::int AS final_seq, NULL::text AS final_outcome, \
-               NULL::text AS final_summary, NULL::text AS final_artifact, NULL::timestamptz AS final_at \
-             FROM moved t",
-            live = endpoint_live_sql!()
-        );
-        self.sweep(&sql).await
+        self.sweep(&REQUEUE_RETRIES).await
     }
 }

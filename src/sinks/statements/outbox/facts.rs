@@ -9,6 +9,7 @@ use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
 use super::OutboxRow;
+use crate::db::statement::statement;
 use crate::domain::ids::{TodoId, WebhookId};
 use crate::error::Result;
 use crate::sinks::rules::content::{DeadLetterFacts, QuarantineFacts};
@@ -25,6 +26,23 @@ pub struct SubjectFacts {
     pub quarantines: HashMap<(TodoId, bool), QuarantineFacts>,
     /// Titles of the todos `rule.notify` rows name.
     pub titles: HashMap<TodoId, String>,
+}
+
+statement! {
+    static DEAD_LETTER_FACTS = "SELECT t.id AS fact_todo_id, w.with_excerpt AS include_excerpt, t.queue, t.title, t.dead_reason, \
+        t.attempt, t.max_attempts, a.summary, a.artifact, t.source, e.webhook_id, \
+        CASE WHEN w.with_excerpt THEN left(t.payload::text, 2000) END AS excerpt \
+        FROM unnest($1::uuid[], $2::bool[]) AS w(id, with_excerpt) \
+        JOIN todos t ON t.id = w.id \
+        LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts \
+        WHERE todo_id = t.id AND seq = t.attempts_total) a ON true \
+        LEFT JOIN events e ON e.id = t.event_id";
+    static QUARANTINE_FACTS = "SELECT t.id, w.with_excerpt, t.quarantine_reason AS reason, COALESCE(e.source, t.source) AS source, \
+        e.webhook_id, CASE WHEN w.with_excerpt THEN left(t.payload::text, 2000) END AS excerpt \
+        FROM unnest($1::uuid[], $2::bool[]) AS w(id, with_excerpt) \
+        JOIN todos t ON t.id = w.id \
+        LEFT JOIN events e ON e.id = t.event_id";
+    static TODO_TITLES = "SELECT id, title FROM todos WHERE id = ANY($1)";
 }
 
 impl Store {
@@ -84,20 +102,12 @@ impl Store {
         }
         let (ids, excerpts): (Vec<TodoId>, Vec<bool>) = wanted.into_iter().unzip();
         let mut conn = self.conn().await?;
-        let rows: Vec<DeadLetterColumns> = diesel::sql_query(
-            "SELECT t.id AS fact_todo_id, w.with_excerpt AS include_excerpt, t.queue, t.title, t.dead_reason, \
-                    t.attempt, t.max_attempts, a.summary, a.artifact, t.source, e.webhook_id, \
-                    CASE WHEN w.with_excerpt THEN left(t.payload::text, 2000) END AS excerpt \
-             FROM unnest($1::uuid[], $2::bool[]) AS w(id, with_excerpt) \
-             JOIN todos t ON t.id = w.id \
-             LEFT JOIN LATERAL (SELECT summary, artifact FROM todo_attempts \
-                                WHERE todo_id = t.id AND seq = t.attempts_total) a ON true \
-             LEFT JOIN events e ON e.id = t.event_id",
-        )
-        .bind::<Array<SqlUuid>, _>(&ids)
-        .bind::<Array<Bool>, _>(&excerpts)
-        .load(&mut conn)
-        .await?;
+        let rows: Vec<DeadLetterColumns> = DEAD_LETTER_FACTS
+            .query()
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Array<Bool>, _>(&excerpts)
+            .load(&mut conn)
+            .await?;
         Ok(rows.into_iter().filter_map(DeadLetterColumns::into_facts).collect())
     }
 
@@ -125,17 +135,12 @@ impl Store {
         }
         let (ids, excerpts): (Vec<TodoId>, Vec<bool>) = wanted.into_iter().unzip();
         let mut conn = self.conn().await?;
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT t.id, w.with_excerpt, t.quarantine_reason AS reason, COALESCE(e.source, t.source) AS source, \
-                    e.webhook_id, CASE WHEN w.with_excerpt THEN left(t.payload::text, 2000) END AS excerpt \
-             FROM unnest($1::uuid[], $2::bool[]) AS w(id, with_excerpt) \
-             JOIN todos t ON t.id = w.id \
-             LEFT JOIN events e ON e.id = t.event_id",
-        )
-        .bind::<Array<SqlUuid>, _>(&ids)
-        .bind::<Array<Bool>, _>(&excerpts)
-        .load(&mut conn)
-        .await?;
+        let rows: Vec<Row> = QUARANTINE_FACTS
+            .query()
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Array<Bool>, _>(&excerpts)
+            .load(&mut conn)
+            .await?;
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -165,10 +170,7 @@ impl Store {
         }
         let ids: Vec<TodoId> = wanted.into_iter().collect();
         let mut conn = self.conn().await?;
-        let rows: Vec<Row> = diesel::sql_query("SELECT id, title FROM todos WHERE id = ANY($1)")
-            .bind::<Array<SqlUuid>, _>(&ids)
-            .load(&mut conn)
-            .await?;
+        let rows: Vec<Row> = TODO_TITLES.query().bind::<Array<SqlUuid>, _>(&ids).load(&mut conn).await?;
         Ok(rows.into_iter().map(|r| (r.id, r.title)).collect())
     }
 }

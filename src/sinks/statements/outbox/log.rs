@@ -6,6 +6,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Array, Double, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, ScopeId, SinkId, TodoId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::vocabulary::{OutboxStatus, SinkEvent};
@@ -46,6 +47,16 @@ pub struct SendRow {
     pub sent_at: Option<DateTime<Utc>>,
 }
 
+statement! {
+    static SINK_LOG = "SELECT id, event, todo_id, endpoint_id, status, count, attempts, last_error, created_at, sent_at \
+        FROM outbox WHERE sink_id = $1 ORDER BY created_at DESC, id LIMIT $2";
+    static DEPTH = "SELECT o.open + e.open AS open, \
+        COALESCE(EXTRACT(EPOCH FROM now() - LEAST(o.oldest, e.oldest)), 0)::float8 AS oldest \
+        FROM (SELECT count(*) AS open, min(created_at) FILTER (WHERE status = 'pending') AS oldest \
+        FROM outbox WHERE status IN ('pending', 'held')) o, \
+        (SELECT count(*) AS open, min(created_at) AS oldest FROM outbox_events) e";
+}
+
 impl Store {
     /// The newest `limit` (1–500) rows of `sink`'s send log, a sink in `scopes`
     /// (else not found).
@@ -55,14 +66,7 @@ impl Store {
         }
         self.sink_in(scopes, sink).await?;
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "SELECT id, event, todo_id, endpoint_id, status, count, attempts, last_error, created_at, sent_at \
-             FROM outbox WHERE sink_id = $1 ORDER BY created_at DESC, id LIMIT $2",
-        )
-        .bind::<SqlUuid, _>(sink)
-        .bind::<diesel::sql_types::Int8, _>(limit)
-        .load(&mut conn)
-        .await?)
+        Ok(SINK_LOG.query().bind::<SqlUuid, _>(sink).bind::<diesel::sql_types::Int8, _>(limit).load(&mut conn).await?)
     }
 
     /// Outbox depth (rows pending or held, and dead letters whose rows are not all
@@ -77,15 +81,7 @@ impl Store {
             oldest: f64,
         }
         let mut conn = self.conn().await?;
-        let d: Depth = diesel::sql_query(
-            "SELECT o.open + e.open AS open, \
-                    COALESCE(EXTRACT(EPOCH FROM now() - LEAST(o.oldest, e.oldest)), 0)::float8 AS oldest \
-             FROM (SELECT count(*) AS open, min(created_at) FILTER (WHERE status = 'pending') AS oldest \
-                   FROM outbox WHERE status IN ('pending', 'held')) o, \
-                  (SELECT count(*) AS open, min(created_at) AS oldest FROM outbox_events) e",
-        )
-        .get_result(&mut conn)
-        .await?;
+        let d: Depth = DEPTH.query().get_result(&mut conn).await?;
         Ok((d.open, d.oldest))
     }
 }
@@ -102,19 +98,17 @@ pub struct ToldSink {
     pub send: SendRow,
 }
 
+statement! {
+    static SCOPE_LOG = "SELECT k.name AS sink, o.id, o.event, o.todo_id, o.endpoint_id, o.status, o.count, o.attempts, \
+        o.last_error, o.created_at, o.sent_at \
+        FROM outbox o LEFT JOIN sinks k ON k.id = o.sink_id \
+        WHERE o.todo_id = $1 AND o.scope_id = ANY($2) ORDER BY o.created_at DESC LIMIT 50";
+}
+
 impl Store {
     /// The notifications about `todo` to sinks of `scopes`, newest first.
     pub async fn told_about(&self, scopes: &[ScopeId], todo: TodoId) -> Result<Vec<ToldSink>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "SELECT k.name AS sink, o.id, o.event, o.todo_id, o.endpoint_id, o.status, o.count, o.attempts, \
-                    o.last_error, o.created_at, o.sent_at \
-             FROM outbox o LEFT JOIN sinks k ON k.id = o.sink_id \
-             WHERE o.todo_id = $1 AND o.scope_id = ANY($2) ORDER BY o.created_at DESC LIMIT 50",
-        )
-        .bind::<SqlUuid, _>(todo)
-        .bind::<Array<SqlUuid>, _>(scopes)
-        .load(&mut conn)
-        .await?)
+        Ok(SCOPE_LOG.query().bind::<SqlUuid, _>(todo).bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?)
     }
 }

@@ -6,14 +6,13 @@
 //! cascade (migration `outbox`), in the transactions that cause them.
 
 use chrono::{DateTime, Utc};
-use diesel::sql_types::{
-    Array, BigInt, Bool, Double, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, BigInt, Bool, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 mod facts;
 mod log;
+mod plan;
 mod record;
 
 use facts::DeadLetterColumns;
@@ -21,9 +20,9 @@ pub use facts::SubjectFacts;
 pub use log::{SendRow, ToldSink};
 pub use record::{Fresh, Record, SendOutcome};
 
+use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, EndpointId, ScopeId, SinkId, TodoId};
 use crate::error::{Error, Result};
-use crate::sinks::rules::budget::{BucketState, decide};
 use crate::sinks::rules::content::DeadLetterFacts;
 use crate::sinks::rules::vocabulary::{AppriseMode, OutboxStatus, SinkEvent, SinkKind};
 use crate::store::Store;
@@ -181,6 +180,30 @@ const ROW_COLUMNS: &str = "id, sink_id, event, todo_id, endpoint_id, facts, seve
                            last_error, created_at, NULL::int8 AS event_ref, NULL::uuid AS record_scope, \
                            NULL::int4 AS dead_letter_count";
 
+statement! {
+    static CLAIM_ROWS = format!("SELECT {ROW_COLUMNS} FROM switchboard_claim_outbox($1, $2, $3)");
+    static CLAIM_RECORDS = "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, record_scope, dead_letter_count, \
+        include_excerpt, created_at, fact_todo_id, queue, title, dead_reason, attempt, max_attempts, \
+        summary, artifact, source, webhook_id, excerpt \
+        FROM switchboard_claim_outbox_messages($1, $2)";
+    static FAN_OUT = "SELECT switchboard_fan_out_outbox($1) AS taken";
+    static SINKS_WITH_HELD = "SELECT o.sink_id FROM outbox o \
+        WHERE o.status = 'held' AND o.sink_id IS NOT NULL \
+        AND (o.claimed_until IS NULL OR o.claimed_until < now()) AND o.sink_id <> ALL($1) \
+        AND NOT EXISTS (SELECT 1 FROM sinks k JOIN connections c ON c.id = k.connection_id \
+        WHERE k.id = o.sink_id AND c.bound IS NOT TRUE) \
+        GROUP BY o.sink_id ORDER BY min(o.created_at)";
+    static SINK_DIAL = "SELECT k.id, k.scope_id, k.kind, k.apprise_mode, k.connection_id, k.enabled, c.bound IS TRUE AS bound \
+        FROM sinks k JOIN connections c ON c.id = k.connection_id WHERE k.id = $1";
+    static HOLD_UNBOUND = "UPDATE outbox SET status = 'held', claimed_until = NULL, attempts = attempts - 1, \
+        last_error = 'connection_unbound' WHERE id = ANY($1)";
+    static UNCLAIM_HELD = "UPDATE outbox SET status = 'held', claimed_until = NULL WHERE id = ANY($1)";
+    static END_HELD = "UPDATE outbox SET status = 'undeliverable', claimed_until = NULL, last_error = $2 \
+        WHERE sink_id = $1 AND status = 'held'";
+    static FINISH_COALESCED = "UPDATE outbox SET status = $2, claimed_until = NULL, last_error = $3, \
+        sent_at = CASE WHEN $2 = 'coalesced' THEN now() ELSE sent_at END WHERE id = ANY($1)";
+}
+
 impl Store {
     /// Claims up to [`CLAIM_BATCH`] due rows (pending, due, unclaimed or with a lapsed
     /// claim) of sinks other than `busy` (which this worker is draining) and counts an
@@ -188,7 +211,8 @@ impl Store {
     pub async fn claim_outbox(&self, busy: &[SinkId]) -> Result<Vec<OutboxRow>> {
         let mut conn = self.conn().await?;
         // The function (migration `outbox_costs`) keeps the plan on the due index.
-        Ok(diesel::sql_query(format!("SELECT {ROW_COLUMNS} FROM switchboard_claim_outbox($1, $2, $3)"))
+        Ok(CLAIM_ROWS
+            .query()
             .bind::<Integer, _>(CLAIM_SECONDS)
             .bind::<Integer, _>(CLAIM_BATCH)
             .bind::<Array<SqlUuid>, _>(busy)
@@ -228,16 +252,8 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         // The function (migration `outbox_record_facts`) returns the records' facts too.
-        let pairs: Vec<Pair> = diesel::sql_query(
-            "SELECT event_ref, id, sink_id, event, todo_id, endpoint_id, record_scope, dead_letter_count, \
-                    include_excerpt, created_at, fact_todo_id, queue, title, dead_reason, attempt, max_attempts, \
-                    summary, artifact, source, webhook_id, excerpt \
-             FROM switchboard_claim_outbox_messages($1, $2)",
-        )
-        .bind::<Integer, _>(CLAIM_SECONDS)
-        .bind::<Integer, _>(batch)
-        .load(&mut conn)
-        .await?;
+        let pairs: Vec<Pair> =
+            CLAIM_RECORDS.query().bind::<Integer, _>(CLAIM_SECONDS).bind::<Integer, _>(batch).load(&mut conn).await?;
         let mut claimed = ClaimedEvents::default();
         for pair in pairs {
             match (pair.id, pair.sink_id, pair.event) {
@@ -280,10 +296,7 @@ impl Store {
             taken: i32,
         }
         let mut conn = self.conn().await?;
-        let taken: Taken = diesel::sql_query("SELECT switchboard_fan_out_outbox($1) AS taken")
-            .bind::<Integer, _>(batch)
-            .get_result(&mut conn)
-            .await?;
+        let taken: Taken = FAN_OUT.query().bind::<Integer, _>(batch).get_result(&mut conn).await?;
         Ok(usize::try_from(taken.taken).unwrap_or(0))
     }
 
@@ -297,131 +310,14 @@ impl Store {
             sink_id: SinkId,
         }
         let mut conn = self.conn().await?;
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT o.sink_id FROM outbox o \
-             WHERE o.status = 'held' AND o.sink_id IS NOT NULL \
-               AND (o.claimed_until IS NULL OR o.claimed_until < now()) AND o.sink_id <> ALL($1) \
-               AND NOT EXISTS (SELECT 1 FROM sinks k JOIN connections c ON c.id = k.connection_id \
-                               WHERE k.id = o.sink_id AND c.bound IS NOT TRUE) \
-             GROUP BY o.sink_id ORDER BY min(o.created_at)",
-        )
-        .bind::<Array<SqlUuid>, _>(skip)
-        .load(&mut conn)
-        .await?;
+        let rows: Vec<Row> = SINKS_WITH_HELD.query().bind::<Array<SqlUuid>, _>(skip).load(&mut conn).await?;
         Ok(rows.into_iter().map(|r| r.sink_id).collect())
     }
 
     /// Where `sink` posts (none: deleted).
     pub async fn sink_dial(&self, sink: SinkId) -> Result<Option<SinkDial>> {
         let mut conn = self.conn().await?;
-        Ok(diesel::sql_query(
-            "SELECT k.id, k.scope_id, k.kind, k.apprise_mode, k.connection_id, k.enabled, c.bound IS TRUE AS bound \
-             FROM sinks k JOIN connections c ON c.id = k.connection_id WHERE k.id = $1",
-        )
-        .bind::<SqlUuid, _>(sink)
-        .get_result(&mut conn)
-        .await
-        .optional()?)
-    }
-
-    /// Spends `sink`'s budget on `due` (rows this pass claimed for it) and on its held
-    /// rows, in one transaction holding the sink's row: what goes out one by one, what
-    /// goes out as one coalesced message (every held row once a token returns), and
-    /// what is held. Held rows are claimed for the coalesced send; rows the budget
-    /// cannot pay for become `held`.
-    pub async fn plan_sink(&self, sink: SinkId, due: Vec<OutboxRow>) -> Result<SinkPlan> {
-        #[derive(QueryableByName)]
-        struct Bucket {
-            #[diesel(sql_type = Double)]
-            tokens: f64,
-            #[diesel(sql_type = Timestamptz)]
-            tokens_at: DateTime<Utc>,
-            #[diesel(sql_type = Int4)]
-            budget_per_hour: i32,
-            #[diesel(sql_type = Int4)]
-            burst: i32,
-            #[diesel(sql_type = Timestamptz)]
-            now: DateTime<Utc>,
-        }
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async move |conn| {
-            let bucket: Bucket = diesel::sql_query(
-                "SELECT tokens, tokens_at, budget_per_hour, burst, now() AS now FROM sinks WHERE id = $1 \
-                 FOR NO KEY UPDATE",
-            )
-            .bind::<SqlUuid, _>(sink)
-            .get_result(conn)
-            .await?;
-            let held: Vec<OutboxRow> = diesel::sql_query(format!(
-                "SELECT {ROW_COLUMNS} FROM outbox WHERE sink_id = $1 AND status = 'held' \
-                   AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY created_at FOR UPDATE SKIP LOCKED"
-            ))
-            .bind::<SqlUuid, _>(sink)
-            .load(conn)
-            .await?;
-            let per_hour = u32::try_from(bucket.budget_per_hour).unwrap_or(1);
-            let burst = u32::try_from(bucket.burst).unwrap_or(1);
-            let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-            let state = BucketState { tokens: bucket.tokens, refilled_at: bucket.tokens_at };
-            let (after, decision) = decide(state, bucket.now, per_hour, burst, count(held.len()), count(due.len()));
-            diesel::sql_query("UPDATE sinks SET tokens = $2, tokens_at = $3 WHERE id = $1")
-                .bind::<SqlUuid, _>(sink)
-                .bind::<Double, _>(after.tokens)
-                .bind::<Timestamptz, _>(after.refilled_at)
-                .execute(conn)
-                .await?;
-            let mut due = due;
-            let mut held = held;
-            let wanted = decision.send_individually as usize;
-            let individual: Vec<OutboxRow> = due.drain(..wanted.min(due.len())).collect();
-            // What is held or coalesced is written first, as its claim would have left
-            // it, so the statements below find it.
-            let fresh: Vec<&OutboxRow> = due.iter().filter(|r| r.event_ref.is_some()).collect();
-            record::write_claimed(conn, &fresh).await?;
-            let written: Vec<i64> = fresh.iter().filter_map(|r| r.event_ref).collect();
-            let due: Vec<OutboxRow> = due.into_iter().map(|row| OutboxRow { event_ref: None, ..row }).collect();
-            let mut plan = SinkPlan { individual, written, ..SinkPlan::default() };
-            if plan.individual.len() < wanted && decision.coalesce.is_none() {
-                // A lone held row the budget sends as itself: claimed for this pass,
-                // its attempt counted as a claim counts one.
-                let lone: Vec<OutboxRow> = held.drain(..(wanted - plan.individual.len()).min(held.len())).collect();
-                let ids: Vec<uuid::Uuid> = lone.iter().map(|r| r.id).collect();
-                diesel::sql_query(
-                    "UPDATE outbox SET claimed_until = now() + make_interval(secs => $2), attempts = attempts + 1 \
-                     WHERE id = ANY($1)",
-                )
-                .bind::<Array<SqlUuid>, _>(&ids)
-                .bind::<Integer, _>(CLAIM_SECONDS)
-                .execute(conn)
-                .await?;
-                plan.individual.extend(lone.into_iter().map(|row| OutboxRow { attempts: row.attempts + 1, ..row }));
-            }
-            if decision.coalesce.is_some() {
-                plan.coalesced = held.into_iter().chain(due).collect();
-                let ids: Vec<uuid::Uuid> = plan.coalesced.iter().map(|r| r.id).collect();
-                diesel::sql_query(
-                    "UPDATE outbox SET claimed_until = now() + make_interval(secs => $2) WHERE id = ANY($1)",
-                )
-                .bind::<Array<SqlUuid>, _>(&ids)
-                .bind::<Integer, _>(CLAIM_SECONDS)
-                .execute(conn)
-                .await?;
-            } else {
-                // What this pass claimed but cannot pay for waits for a token; its
-                // attempt did not happen, so it is not counted.
-                let ids: Vec<uuid::Uuid> = due.iter().map(|r| r.id).collect();
-                plan.held = held.len() + ids.len();
-                plan.held_now = due.iter().map(|r| r.event).collect();
-                diesel::sql_query(
-                    "UPDATE outbox SET status = 'held', claimed_until = NULL, attempts = attempts - 1 WHERE id = ANY($1)",
-                )
-                .bind::<Array<SqlUuid>, _>(&ids)
-                .execute(conn)
-                .await?;
-            }
-            Ok(plan)
-        })
-        .await
+        Ok(SINK_DIAL.query().bind::<SqlUuid, _>(sink).get_result(&mut conn).await.optional()?)
     }
 
     /// Holds `due` (rows this pass claimed for `sink`) because its connection is not
@@ -439,13 +335,7 @@ impl Store {
             record::write_claimed(conn, &fresh).await?;
             let written: Vec<i64> = fresh.iter().filter_map(|r| r.event_ref).collect();
             let ids: Vec<uuid::Uuid> = due.iter().map(|r| r.id).collect();
-            diesel::sql_query(
-                "UPDATE outbox SET status = 'held', claimed_until = NULL, attempts = attempts - 1, \
-                   last_error = 'connection_unbound' WHERE id = ANY($1)",
-            )
-            .bind::<Array<SqlUuid>, _>(&ids)
-            .execute(conn)
-            .await?;
+            HOLD_UNBOUND.query().bind::<Array<SqlUuid>, _>(&ids).execute(conn).await?;
             Ok(written)
         })
         .await
@@ -455,10 +345,7 @@ impl Store {
     /// later).
     pub async fn unclaim_held_outbox(&self, ids: &[uuid::Uuid]) -> Result<()> {
         let mut conn = self.conn().await?;
-        diesel::sql_query("UPDATE outbox SET status = 'held', claimed_until = NULL WHERE id = ANY($1)")
-            .bind::<Array<SqlUuid>, _>(ids)
-            .execute(&mut conn)
-            .await?;
+        UNCLAIM_HELD.query().bind::<Array<SqlUuid>, _>(ids).execute(&mut conn).await?;
         Ok(())
     }
 
@@ -466,29 +353,20 @@ impl Store {
     /// switched off, so no returning token will send them).
     pub async fn end_held_outbox(&self, sink: SinkId, why: &str) -> Result<()> {
         let mut conn = self.conn().await?;
-        diesel::sql_query(
-            "UPDATE outbox SET status = 'undeliverable', claimed_until = NULL, last_error = $2 \
-             WHERE sink_id = $1 AND status = 'held'",
-        )
-        .bind::<SqlUuid, _>(sink)
-        .bind::<Text, _>(why)
-        .execute(&mut conn)
-        .await?;
+        END_HELD.query().bind::<SqlUuid, _>(sink).bind::<Text, _>(why).execute(&mut conn).await?;
         Ok(())
     }
 
     /// Ends rows of a coalesced message with `status`.
     pub async fn finish_coalesced(&self, ids: &[uuid::Uuid], status: OutboxStatus, error: Option<&str>) -> Result<()> {
         let mut conn = self.conn().await?;
-        diesel::sql_query(
-            "UPDATE outbox SET status = $2, claimed_until = NULL, last_error = $3, \
-               sent_at = CASE WHEN $2 = 'coalesced' THEN now() ELSE sent_at END WHERE id = ANY($1)",
-        )
-        .bind::<Array<SqlUuid>, _>(ids)
-        .bind::<Text, _>(status)
-        .bind::<Nullable<Text>, _>(error)
-        .execute(&mut conn)
-        .await?;
+        FINISH_COALESCED
+            .query()
+            .bind::<Array<SqlUuid>, _>(ids)
+            .bind::<Text, _>(status)
+            .bind::<Nullable<Text>, _>(error)
+            .execute(&mut conn)
+            .await?;
         Ok(())
     }
 }

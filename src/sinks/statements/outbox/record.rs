@@ -23,6 +23,7 @@ use diesel::sql_types::{Array, BigInt, Bool, Int4, Int8, Nullable, Text, Timesta
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::OutboxRow;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, ScopeId, SinkId, TodoId};
 use crate::error::{Error, Result};
 use crate::sinks::rules::vocabulary::{OutboxStatus, SinkEvent};
@@ -177,6 +178,38 @@ async fn write_fresh(
     Ok(insert_fresh(conn, records, settled, claimed, true).await?)
 }
 
+/// The write of fresh rows (see [`insert_fresh`]'s binds), with `on_conflict` after the
+/// insert's rows.
+fn write_sql(on_conflict: &str) -> String {
+    format!(
+        "WITH written AS ( \
+          INSERT INTO outbox (id, sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id, \
+          include_excerpt, status, attempts, next_attempt_at, claimed_until, last_error, \
+          created_at, sent_at) \
+          SELECT r.id, r.sink_id, r.scope_id, r.event, 'high', 'dead_letter:' || r.todo_id || ':' || r.dead_letter_count, \
+          r.todo_id, r.endpoint_id, r.include_excerpt, r.status, r.attempts, \
+          CASE WHEN r.retry_ms IS NULL THEN now() ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END, \
+          CASE WHEN $13 THEN now() + make_interval(secs => $14) END, \
+          CASE WHEN $13 THEN NULL ELSE r.error END, r.created_at, \
+          CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() END \
+          FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bool[], $5::text[], $6::int4[], $7::text[], $8::int8[], \
+          $9::uuid[], $10::uuid[], $11::uuid[], $12::int4[], $15::timestamptz[]) \
+          AS r(id, sink_id, event, include_excerpt, status, attempts, error, retry_ms, scope_id, todo_id, \
+          endpoint_id, dead_letter_count, created_at) \
+          {on_conflict} \
+          RETURNING 1 \
+        ), settled AS (DELETE FROM outbox_events WHERE id = ANY($16) RETURNING 1) \
+          SELECT count(*) AS written FROM written"
+    )
+}
+
+statement! {
+    /// Writes fresh rows; a conflict is an error.
+    static WRITE_EVENTS = built(|| write_sql(""));
+    /// Writes fresh rows, skipping those already written (`ON CONFLICT DO NOTHING`).
+    static WRITE_EVENTS_SKIPPING_CONFLICTS = built(|| write_sql("ON CONFLICT DO NOTHING"));
+}
+
 /// [`write_fresh`]'s statement; `skip_conflicts`: with `ON CONFLICT DO NOTHING`.
 async fn insert_fresh(
     conn: &mut AsyncPgConnection,
@@ -221,46 +254,32 @@ async fn insert_fresh(
         errors.push(c.error);
         retry_ms.push(c.retry_ms);
     }
-    let on_conflict = if skip_conflicts { "ON CONFLICT DO NOTHING" } else { "" };
-    let written: Written = diesel::sql_query(format!(
-        "WITH written AS ( \
-           INSERT INTO outbox (id, sink_id, scope_id, event, severity, dedup_key, todo_id, endpoint_id, \
-                               include_excerpt, status, attempts, next_attempt_at, claimed_until, last_error, \
-                               created_at, sent_at) \
-           SELECT r.id, r.sink_id, r.scope_id, r.event, 'high', 'dead_letter:' || r.todo_id || ':' || r.dead_letter_count, \
-                  r.todo_id, r.endpoint_id, r.include_excerpt, r.status, r.attempts, \
-                  CASE WHEN r.retry_ms IS NULL THEN now() ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END, \
-                  CASE WHEN $13 THEN now() + make_interval(secs => $14) END, \
-                  CASE WHEN $13 THEN NULL ELSE r.error END, r.created_at, \
-                  CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() END \
-           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bool[], $5::text[], $6::int4[], $7::text[], $8::int8[], \
-                       $9::uuid[], $10::uuid[], $11::uuid[], $12::int4[], $15::timestamptz[]) \
-                AS r(id, sink_id, event, include_excerpt, status, attempts, error, retry_ms, scope_id, todo_id, \
-                     endpoint_id, dead_letter_count, created_at) \
-           {on_conflict} \
-           RETURNING 1 \
-         ), settled AS (DELETE FROM outbox_events WHERE id = ANY($16) RETURNING 1) \
-         SELECT count(*) AS written FROM written",
-    ))
-    .bind::<Array<SqlUuid>, _>(&ids)
-    .bind::<Array<SqlUuid>, _>(&sinks)
-    .bind::<Array<Text>, _>(&events)
-    .bind::<Array<Bool>, _>(&excerpts)
-    .bind::<Array<Text>, _>(&statuses)
-    .bind::<Array<Int4>, _>(&attempts)
-    .bind::<Array<Nullable<Text>>, _>(&errors)
-    .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
-    .bind::<Array<SqlUuid>, _>(&scopes)
-    .bind::<Array<SqlUuid>, _>(&todos)
-    .bind::<Array<SqlUuid>, _>(&endpoints)
-    .bind::<Array<Int4>, _>(&counts)
-    .bind::<Bool, _>(claimed)
-    .bind::<Int4, _>(super::CLAIM_SECONDS)
-    .bind::<Array<Timestamptz>, _>(&created)
-    .bind::<Array<BigInt>, _>(settled)
-    .get_result(conn)
-    .await?;
+    let statement = if skip_conflicts { &WRITE_EVENTS_SKIPPING_CONFLICTS } else { &WRITE_EVENTS };
+    let written: Written = statement
+        .query()
+        .bind::<Array<SqlUuid>, _>(&ids)
+        .bind::<Array<SqlUuid>, _>(&sinks)
+        .bind::<Array<Text>, _>(&events)
+        .bind::<Array<Bool>, _>(&excerpts)
+        .bind::<Array<Text>, _>(&statuses)
+        .bind::<Array<Int4>, _>(&attempts)
+        .bind::<Array<Nullable<Text>>, _>(&errors)
+        .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
+        .bind::<Array<SqlUuid>, _>(&scopes)
+        .bind::<Array<SqlUuid>, _>(&todos)
+        .bind::<Array<SqlUuid>, _>(&endpoints)
+        .bind::<Array<Int4>, _>(&counts)
+        .bind::<Bool, _>(claimed)
+        .bind::<Int4, _>(super::CLAIM_SECONDS)
+        .bind::<Array<Timestamptz>, _>(&created)
+        .bind::<Array<BigInt>, _>(settled)
+        .get_result(conn)
+        .await?;
     Ok(usize::try_from(written.written).unwrap_or(0))
+}
+
+statement! {
+    static DELETE_EVENTS = "DELETE FROM outbox_events WHERE id = ANY($1)";
 }
 
 impl Store {
@@ -297,12 +316,21 @@ impl Store {
             return Ok(());
         }
         let mut conn = self.conn().await?;
-        diesel::sql_query("DELETE FROM outbox_events WHERE id = ANY($1)")
-            .bind::<Array<BigInt>, _>(settled)
-            .execute(&mut conn)
-            .await?;
+        DELETE_EVENTS.query().bind::<Array<BigInt>, _>(settled).execute(&mut conn).await?;
         Ok(())
     }
+}
+
+statement! {
+    static RECORD_RESULTS = "UPDATE outbox o SET status = r.status, claimed_until = NULL, \
+        last_error = CASE WHEN r.given_back THEN o.last_error ELSE r.error END, \
+        attempts = o.attempts - CASE WHEN r.given_back THEN 1 ELSE 0 END, \
+        next_attempt_at = CASE WHEN r.retry_ms IS NULL THEN o.next_attempt_at \
+        ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END, \
+        sent_at = CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() ELSE o.sent_at END \
+        FROM unnest($1::uuid[], $2::int4[], $3::text[], $4::text[], $5::int8[], $6::bool[]) \
+        AS r(id, attempts, status, error, retry_ms, given_back) \
+        WHERE o.id = r.id AND o.attempts = r.attempts AND o.claimed_until IS NOT NULL";
 }
 
 /// Updates claimed rows already in the table with their ends, in one statement.
@@ -325,25 +353,16 @@ async fn record_claimed(conn: &mut AsyncPgConnection, records: &[Record]) -> Res
             retry_ms.push(c.retry_ms);
             given_back.push(c.given_back);
         }
-        let recorded = diesel::sql_query(
-            "UPDATE outbox o SET status = r.status, claimed_until = NULL, \
-               last_error = CASE WHEN r.given_back THEN o.last_error ELSE r.error END, \
-               attempts = o.attempts - CASE WHEN r.given_back THEN 1 ELSE 0 END, \
-               next_attempt_at = CASE WHEN r.retry_ms IS NULL THEN o.next_attempt_at \
-                                      ELSE now() + make_interval(secs => r.retry_ms / 1000.0) END, \
-               sent_at = CASE WHEN r.status IN ('sent', 'coalesced', 'partial') THEN now() ELSE o.sent_at END \
-             FROM unnest($1::uuid[], $2::int4[], $3::text[], $4::text[], $5::int8[], $6::bool[]) \
-                  AS r(id, attempts, status, error, retry_ms, given_back) \
-             WHERE o.id = r.id AND o.attempts = r.attempts AND o.claimed_until IS NOT NULL",
-        )
-        .bind::<Array<SqlUuid>, _>(&ids)
-        .bind::<Array<Int4>, _>(&attempts)
-        .bind::<Array<Text>, _>(&statuses)
-        .bind::<Array<Nullable<Text>>, _>(&errors)
-        .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
-        .bind::<Array<Bool>, _>(&given_back)
-        .execute(conn)
-        .await?;
+        let recorded = RECORD_RESULTS
+            .query()
+            .bind::<Array<SqlUuid>, _>(&ids)
+            .bind::<Array<Int4>, _>(&attempts)
+            .bind::<Array<Text>, _>(&statuses)
+            .bind::<Array<Nullable<Text>>, _>(&errors)
+            .bind::<Array<Nullable<Int8>>, _>(&retry_ms)
+            .bind::<Array<Bool>, _>(&given_back)
+            .execute(conn)
+            .await?;
         Ok(recorded)
     }
 }

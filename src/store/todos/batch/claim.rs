@@ -10,8 +10,6 @@
 //! nothing, or that a budget refuses (that refusal is counted once, as a single
 //! claim-next's would be, and reported).
 
-use std::sync::LazyLock;
-
 use diesel::pg::Pg;
 use diesel::sql_types::{Array, Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -22,6 +20,7 @@ use super::super::claim::{ClaimRequest, Claimed, FastRow};
 use super::super::claim_parts::BATCH_CLAIM_CTES;
 use super::CLAIM_LIMIT_MAX;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::admission::Deferral;
 use crate::domain::ids::EndpointId;
 use crate::domain::tokens::mint_lease_token;
@@ -60,8 +59,10 @@ pub(super) fn next_batch(any_queue: bool, ctes: &str) -> String {
     )
 }
 
-static NEXT_BATCH_ON_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(false, BATCH_CLAIM_CTES));
-static NEXT_BATCH_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(true, BATCH_CLAIM_CTES));
+statement! {
+    static NEXT_BATCH_ON_QUEUE = built(|| next_batch(false, BATCH_CLAIM_CTES));
+    static NEXT_BATCH_ON_ANY_QUEUE = built(|| next_batch(true, BATCH_CLAIM_CTES));
+}
 
 impl Store {
     /// Claims up to `limit` (1–100) of the endpoint's oldest pending todos (optionally of
@@ -73,8 +74,9 @@ impl Store {
         let params = req.params()?;
         let tokens: Vec<(String, [u8; 32])> = (0..limit).map(|_| mint_lease_token()).collect();
         let hashes: Vec<&[u8]> = tokens.iter().map(|(_, h)| h.as_slice()).collect();
-        let sql = if req.queue.is_some() { NEXT_BATCH_ON_QUEUE.as_str() } else { NEXT_BATCH_ON_ANY_QUEUE.as_str() };
-        let q = diesel::sql_query(sql)
+        let statement = if req.queue.is_some() { &NEXT_BATCH_ON_QUEUE } else { &NEXT_BATCH_ON_ANY_QUEUE };
+        let q = statement
+            .query()
             .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(req.queue.as_deref())

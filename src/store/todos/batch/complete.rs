@@ -6,7 +6,6 @@
 //! is explained as the single verb explains it ([`explain_miss`]).
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use diesel::sql_types::{Array, Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -17,14 +16,15 @@ use super::super::{Caller, explain_miss};
 use super::{Answers, Item, ItemResult, check_items, item_error, lock_in_id_order, rounds};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::{Error, Result};
 use crate::store::todos::Finish;
 
-/// `$1` ids, `$2` endpoint, then per item: `$3` result, `$4` lease token hash (null: not
-/// fenced), `$5` summary, `$6` whether it was cut, `$7` artifact. The ids are distinct.
-static COMPLETE_BATCH: LazyLock<String> = LazyLock::new(|| {
-    format!(
+statement! {
+    /// `$1` ids, `$2` endpoint, then per item: `$3` result, `$4` lease token hash (null: not
+    /// fenced), `$5` summary, `$6` whether it was cut, `$7` artifact. The ids are distinct.
+    static COMPLETE_BATCH = format!(
         "\
     WITH items AS (SELECT * FROM unnest($1::uuid[], $3::jsonb[], $4::bytea[], $5::text[], $6::bool[], $7::text[]) \
         AS i(id, result, token_hash, summary, truncated, artifact)), \
@@ -43,8 +43,8 @@ static COMPLETE_BATCH: LazyLock<String> = LazyLock::new(|| {
             " JOIN items i ON i.id = m.id",
             ["i.summary", "i.truncated", "i.artifact"]
         )
-    )
-});
+    );
+}
 
 impl Store {
     /// Completes each `(todo, finish)` as [`Store::complete`] would, in one transaction;
@@ -80,7 +80,8 @@ async fn complete_round(
     if items.is_empty() {
         return Ok(());
     }
-    let q = diesel::sql_query(COMPLETE_BATCH.as_str())
+    let q = COMPLETE_BATCH
+        .query()
         .bind::<Array<SqlUuid>, _>(items.iter().map(|(_, it)| it.id.0).collect::<Vec<_>>())
         .bind::<SqlUuid, _>(endpoint.0)
         .bind::<Array<Nullable<Jsonb>>, _>(items.iter().map(|(_, it)| it.result.clone()).collect::<Vec<_>>())

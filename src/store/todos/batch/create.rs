@@ -13,7 +13,6 @@
 //! ([`insert_todo`]).
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use diesel::sql_types::{Array, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -24,6 +23,7 @@ use super::super::{CreateOutcome, Inserted, LIVE_KEY, NewTodo, SENDER_GATE, inse
 use super::{Answers, ItemResult, item_error};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::transitions::DEFAULT_MAX_ATTEMPTS;
 use crate::error::{Error, Result};
@@ -54,7 +54,9 @@ fn insert_batch_sql() -> String {
     )
 }
 
-static INSERT_BATCH: LazyLock<String> = LazyLock::new(insert_batch_sql);
+statement! {
+    static INSERT_BATCH = built(insert_batch_sql);
+}
 
 /// The live todos of `endpoint` holding any of `keys`.
 fn live_keys_sql() -> String {
@@ -64,7 +66,9 @@ fn live_keys_sql() -> String {
     )
 }
 
-static LIVE_KEYS: LazyLock<String> = LazyLock::new(live_keys_sql);
+statement! {
+    static LIVE_KEYS = built(live_keys_sql);
+}
 
 /// A valid item, with the id it is inserted under.
 struct Valid {
@@ -162,7 +166,8 @@ async fn insert_all(
     valid: &[Valid],
 ) -> Result<HashMap<TodoId, Inserted>> {
     let col = |f: fn(&Valid) -> Option<String>| valid.iter().map(f).collect::<Vec<_>>();
-    let q = diesel::sql_query(INSERT_BATCH.as_str())
+    let q = INSERT_BATCH
+        .query()
         .bind::<SqlUuid, _>(endpoint.0)
         .bind::<Array<SqlUuid>, _>(valid.iter().map(|v| v.id.0).collect::<Vec<_>>())
         .bind::<Array<Text>, _>(valid.iter().map(|v| v.new.queue.clone()).collect::<Vec<_>>())
@@ -192,7 +197,7 @@ async fn live_todos_with_keys(
     if keys.is_empty() {
         return Ok(HashMap::new());
     }
-    let q = diesel::sql_query(LIVE_KEYS.as_str()).bind::<SqlUuid, _>(endpoint.0).bind::<Array<Text>, _>(keys);
+    let q = LIVE_KEYS.query().bind::<SqlUuid, _>(endpoint.0).bind::<Array<Text>, _>(keys);
     let rows: Vec<TodoRow> = Prepared(q).load(conn).await?;
     Ok(rows.into_iter().filter_map(|t| t.idempotency_key.clone().map(|k| (k, t))).collect())
 }

@@ -20,8 +20,6 @@
 //! order (the items are sorted, and joined to `todos` by primary key), as a batch of
 //! completions locks them.
 
-use std::sync::LazyLock;
-
 use diesel::pg::Pg;
 use diesel::sql_types::{Array, Bool, Bytea, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
@@ -35,17 +33,20 @@ use super::CLAIM_LIMIT_MAX;
 use super::claim::next_batch;
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::{Error, Result};
 
-static EACH_ON_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(false, EACH_CLAIM_CTES));
-static EACH_ON_ANY_QUEUE: LazyLock<String> = LazyLock::new(|| next_batch(true, EACH_CLAIM_CTES));
+statement! {
+    static EACH_ON_QUEUE = built(|| next_batch(false, EACH_CLAIM_CTES));
+    static EACH_ON_ANY_QUEUE = built(|| next_batch(true, EACH_CLAIM_CTES));
+}
 
-/// `$1` ids, `$2` endpoint, then per item: `$3` result, `$4` lease token hash (null: not
-/// fenced), `$5` summary, `$6` whether it was cut, `$7` artifact. The ids are distinct.
-/// The single completion's `COMPLETE_OPENED_ON_ROW`, for every item at once.
-static COMPLETE_EACH: LazyLock<String> = LazyLock::new(|| {
-    format!(
+statement! {
+    /// `$1` ids, `$2` endpoint, then per item: `$3` result, `$4` lease token hash (null: not
+    /// fenced), `$5` summary, `$6` whether it was cut, `$7` artifact. The ids are distinct.
+    /// The single completion's `COMPLETE_OPENED_ON_ROW`, for every item at once.
+    static COMPLETE_EACH = format!(
         "UPDATE todos t SET state = 'done', result = i.result, completed_at = now(), updated_at = now(), \
            lease_expires_at = NULL, lease_token_hash = NULL, {on_row} \
          FROM (SELECT * FROM unnest($1::uuid[], $3::jsonb[], $4::bytea[], $5::text[], $6::bool[], $7::text[]) \
@@ -54,8 +55,8 @@ static COMPLETE_EACH: LazyLock<String> = LazyLock::new(|| {
            AND (i.token_hash IS NULL OR t.lease_token_hash = i.token_hash) AND t.attempt_on_row = t.attempts_total \
          RETURNING t.*",
         on_row = completed_on_row(["i.summary", "i.truncated", "i.artifact"]),
-    )
-});
+    );
+}
 
 /// What a claim for several callers came to.
 #[derive(Debug)]
@@ -85,8 +86,9 @@ impl Store {
         if callers.is_empty() {
             return Ok(EachClaim::Answered(params.into_iter().map(|p| p.map(|_| ClaimOutcome::Empty)).collect()));
         }
-        let sql = if queue.is_some() { EACH_ON_QUEUE.as_str() } else { EACH_ON_ANY_QUEUE.as_str() };
-        let q = diesel::sql_query(sql)
+        let statement = if queue.is_some() { &EACH_ON_QUEUE } else { &EACH_ON_ANY_QUEUE };
+        let q = statement
+            .query()
             .into_boxed::<Pg>()
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(queue)
@@ -141,7 +143,8 @@ impl Store {
         if todo.is_empty() {
             return Ok(vec![None; items.len()]);
         }
-        let q = diesel::sql_query(COMPLETE_EACH.as_str())
+        let q = COMPLETE_EACH
+            .query()
             .bind::<Array<SqlUuid>, _>(todo.iter().map(|(id, _, _)| id.0).collect::<Vec<_>>())
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Array<Nullable<Jsonb>>, _>(todo.iter().map(|(_, result, _)| *result).collect::<Vec<_>>())

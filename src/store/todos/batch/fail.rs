@@ -17,6 +17,7 @@ use super::super::{MovedRow, SIGNAL_COLUMNS};
 use super::{Answers, Item, ItemResult, check_items, lock_in_id_order, rounds};
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::domain::todo_state::{AttemptOutcome, TodoState};
 use crate::error::{Error, Result};
@@ -52,7 +53,9 @@ fn fail_batch_sql() -> String {
     )
 }
 
-static FAIL_BATCH: std::sync::LazyLock<String> = std::sync::LazyLock::new(fail_batch_sql);
+statement! {
+    static FAIL_BATCH = built(fail_batch_sql);
+}
 
 /// One accepted fail, ready to write.
 struct Accepted {
@@ -125,7 +128,8 @@ async fn fail_round(conn: &mut AsyncPgConnection, accepted: Vec<Accepted>) -> Re
         return Ok(Vec::new());
     }
     let at: HashMap<TodoId, usize> = accepted.iter().map(|a| (a.item.id, a.at)).collect();
-    let q = diesel::sql_query(FAIL_BATCH.as_str())
+    let q = FAIL_BATCH
+        .query()
         .bind::<Array<SqlUuid>, _>(accepted.iter().map(|a| a.item.id.0).collect::<Vec<_>>())
         .bind::<Array<Nullable<Jsonb>>, _>(accepted.iter().map(|a| a.item.result.clone()).collect::<Vec<_>>())
         .bind::<Array<Nullable<Double>>, _>(accepted.iter().map(|a| a.plan.retry_secs).collect::<Vec<_>>())

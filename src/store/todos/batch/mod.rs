@@ -36,6 +36,7 @@ use super::Finish;
 use super::finish::Checked;
 use crate::db::models::TodoRow;
 use crate::db::prepared::Prepared;
+use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, TodoId};
 use crate::error::{Error, Result};
 
@@ -117,13 +118,14 @@ pub(crate) async fn lock_in_id_order(
     let mut unique: Vec<uuid::Uuid> = ids.iter().flatten().map(|i| i.0).collect();
     unique.sort_unstable();
     unique.dedup();
-    let q = diesel::sql_query(
-        "SELECT t.* FROM todos t WHERE t.id = ANY($1) AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
-         ORDER BY t.id FOR UPDATE",
-    )
-    .bind::<Array<SqlUuid>, _>(unique)
-    .bind::<SqlUuid, _>(endpoint.0);
+    let q = LOCK_IN_ID_ORDER.query().bind::<Array<SqlUuid>, _>(unique).bind::<SqlUuid, _>(endpoint.0);
     Ok(Prepared(q).load(conn).await?)
+}
+
+statement! {
+    /// The todos `$1` of endpoint `$2` (quarantine never), locked in ascending id order.
+    static LOCK_IN_ID_ORDER = "SELECT t.* FROM todos t WHERE t.id = ANY($1) AND t.endpoint_id = $2 AND t.queue <> 'quarantine' \
+         ORDER BY t.id FOR UPDATE";
 }
 
 /// An item's refusal, or the whole batch's failure: a refusal of the database itself
