@@ -78,8 +78,9 @@ pub async fn wait_metric(app: &TestApp, token: &str, series: &str, value: u64) {
     wait_metric_at(&app.base, token, series, value, DEADLINE).await;
 }
 
-/// How long a wait for a listener session lasts.
-const LISTENER_DEADLINE: Duration = Duration::from_secs(15);
+/// How long a wait for a listener session lasts (the longest any test gave it: a
+/// listener reconnects on its own schedule after its session is ended).
+const LISTENER_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Waits for a session of the database named `application_name` (a change listener:
 /// the hook, auth or claim listener) other than the one with pid `not` (0: any); its
