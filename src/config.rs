@@ -21,6 +21,7 @@
 //! | `SWITCHBOARD_RETRY_SCHEDULER_INTERVAL_MS` | `--retry-scheduler-interval-ms` | `5000` | retry scheduler period |
 //! | `SWITCHBOARD_ENDPOINT_EXPIRY_INTERVAL_MS` | `--endpoint-expiry-interval-ms` | `30000` | endpoint expiry sweep period |
 //! | `SWITCHBOARD_OUTBOX_POLL_MS` | `--outbox-poll-ms` | `2000` | outbox worker poll period |
+//! | `SWITCHBOARD_QUEUE_CENSUS_INTERVAL_MS` | `--queue-census-interval-ms` | `10000` | how often the Queues overview's figures are measured (one instance at a time) |
 //! | `SWITCHBOARD_DB_POOL_SIZE` | `--db-pool-size` | `16` | database connections per instance |
 //! | `SWITCHBOARD_AUTH_CACHE_MS` | `--auth-cache-ms` | `2000` | how long a verified endpoint token is trusted without a lookup (0: never cached) |
 //! | `SWITCHBOARD_WORKERS` | `--workers` | cores (half of them, at least one, with the database on this host) | HTTP worker threads |
@@ -106,6 +107,9 @@ pub struct Settings {
     /// Outbox worker poll period in milliseconds.
     #[arg(long, env = "SWITCHBOARD_OUTBOX_POLL_MS", global = true, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..))]
     pub outbox_poll_ms: u64,
+    /// How often the Queues overview's census is taken, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_QUEUE_CENSUS_INTERVAL_MS", global = true, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub queue_census_interval_ms: u64,
     /// Database connections per instance.
     #[arg(long, env = "SWITCHBOARD_DB_POOL_SIZE", global = true, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_pool_size: u32,
@@ -215,6 +219,7 @@ impl std::fmt::Debug for Settings {
             .field("retry_scheduler_interval_ms", &self.retry_scheduler_interval_ms)
             .field("endpoint_expiry_interval_ms", &self.endpoint_expiry_interval_ms)
             .field("outbox_poll_ms", &self.outbox_poll_ms)
+            .field("queue_census_interval_ms", &self.queue_census_interval_ms)
             .field("db_pool_size", &self.db_pool_size)
             .field("auth_cache_ms", &self.auth_cache_ms)
             .field("workers", &self.workers)

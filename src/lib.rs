@@ -25,6 +25,7 @@ pub mod intake;
 pub mod mcp;
 pub mod metrics;
 pub mod outbound;
+pub mod queues;
 pub mod service;
 pub mod sinks;
 pub mod startup;

@@ -67,6 +67,8 @@ pub struct Sweepers {
     pub board_session_expirer: Addr<crate::actors::BoardSessionExpirer>,
     /// Prunes history past `SWITCHBOARD_RETENTION_DAYS`; none when that is 0.
     pub retention: Option<Addr<crate::actors::Retention>>,
+    /// Takes the Queues overview's census (`SWITCHBOARD_QUEUE_CENSUS_INTERVAL_MS`).
+    pub queue_census: Addr<crate::queues::worker::CensusTaker>,
 }
 
 impl Sweepers {
@@ -106,6 +108,11 @@ impl Sweepers {
                 )
                 .start()
             }),
+            queue_census: crate::queues::worker::CensusTaker::new(
+                store.clone(),
+                Settings::interval(settings.queue_census_interval_ms),
+            )
+            .start(),
         }
     }
 }

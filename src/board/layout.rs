@@ -10,6 +10,8 @@ use super::session::Human;
 /// The Board's sections, in nav order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Nav {
+    /// Where every queue stands.
+    Queues,
     /// Todos and dead letters.
     Todos,
     /// Endpoints: vend, grants, revoke.
@@ -28,12 +30,21 @@ pub enum Nav {
 
 impl Nav {
     /// Every section, in nav order.
-    pub const ALL: [Nav; 7] =
-        [Nav::Todos, Nav::Endpoints, Nav::Webhooks, Nav::Hooks, Nav::Quarantine, Nav::Sinks, Nav::Digests];
+    pub const ALL: [Nav; 8] = [
+        Nav::Queues,
+        Nav::Todos,
+        Nav::Endpoints,
+        Nav::Webhooks,
+        Nav::Hooks,
+        Nav::Quarantine,
+        Nav::Sinks,
+        Nav::Digests,
+    ];
 
     /// The section's label.
     pub fn label(self) -> &'static str {
         match self {
+            Nav::Queues => "Queues",
             Nav::Todos => "Todos",
             Nav::Endpoints => "Endpoints",
             Nav::Webhooks => "Webhooks",
@@ -47,6 +58,7 @@ impl Nav {
     /// The section's path.
     pub fn href(self) -> &'static str {
         match self {
+            Nav::Queues => super::queues::paths::QUEUES,
             Nav::Todos => super::todos::paths::TODOS,
             Nav::Endpoints => super::endpoints::paths::ENDPOINTS,
             Nav::Webhooks => super::webhooks::paths::WEBHOOKS,

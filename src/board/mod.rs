@@ -34,6 +34,7 @@ pub mod notice;
 pub mod owners;
 pub mod paths;
 pub mod quarantine;
+pub mod queues;
 pub mod rate_limit;
 pub mod respond;
 pub mod session;
@@ -64,6 +65,7 @@ pub fn table() -> Vec<Entry> {
         Entry::new(Method::POST, paths::LOGOUT, Action::SignOut, login::logout),
         Entry::new(Method::GET, paths::STATIC, Action::BoardAssets, assets::serve),
     ];
+    table.extend(queues::routes());
     table.extend(todos::routes());
     table.extend(endpoints::routes());
     table.extend(webhooks::routes());

@@ -35,7 +35,7 @@ pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{batches, hooks as ah, owner_page, presence, sinks as asinks, todos as at};
     use operator::{
-        admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, sinks, todos as ot, webhooks,
+        admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, queues, sinks, todos as ot, webhooks,
     };
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),
@@ -92,6 +92,7 @@ pub fn table() -> Vec<Entry> {
         Entry::new(M::POST, "/api/v1/todos/{id}/fail", Action::OperatorFail, ot::fail),
         Entry::new(M::POST, "/api/v1/todos/{id}/retry", Action::RetryNow, ot::retry),
         Entry::new(M::GET, "/api/v1/dead-letters", Action::ListDeadLetters, dead_letters::list),
+        Entry::new(M::GET, "/api/v1/queues", Action::ListQueues, queues::list),
         Entry::new(M::POST, "/api/v1/webhooks", Action::CreateWebhook, webhooks::create),
         Entry::new(M::GET, "/api/v1/webhooks", Action::ListWebhooks, webhooks::list),
         Entry::new(M::PUT, "/api/v1/webhooks/{id}/rules", Action::SaveRules, webhooks::put_rules),

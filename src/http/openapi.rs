@@ -49,7 +49,7 @@ impl Modify for BearerSchemes {
         operator::endpoints::grant_fanout, operator::endpoints::revoke_fanout,
         operator::admission::set, operator::admission::list,
         operator::todos::get, operator::todos::fail, operator::todos::retry,
-        operator::dead_letters::list,
+        operator::dead_letters::list, operator::queues::list,
         operator::webhooks::create, operator::webhooks::list, operator::webhooks::put_rules,
         operator::webhooks::test_rules, intake::ingest,
         operator::quarantine::list, operator::quarantine::release, operator::quarantine::discard,

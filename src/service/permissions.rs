@@ -156,6 +156,10 @@ pub enum Action {
     SetAdmission,
     /// See the admission budgets of an endpoint's queues.
     ListAdmission,
+    /// The Queues overview: where every queue in reach stands.
+    ListQueues,
+    /// One queue's page: how it stands and its last day.
+    ShowQueue,
     /// An agent lists its endpoint's drainable todos.
     AgentListTodos,
     /// An agent reads one of its endpoint's todos.
@@ -211,9 +215,9 @@ impl Action {
         use Action::*;
         match self {
             ListEndpoints | ListWebhooks | ListHeld | ListTodos | ListDeadLetters | ListConnections | ListSinks
-            | ListDigests => Rule::Human,
+            | ListDigests | ListQueues => Rule::Human,
             ShowEndpoint | ShowWebhook | DryRunRules | ListHooks | ShowHeld | ShowTodo | ShowSubscriptions
-            | ListSinkSends | ShowDigest | PreviewDigest | ListAdmission => Rule::Member,
+            | ListSinkSends | ShowDigest | PreviewDigest | ListAdmission | ShowQueue => Rule::Member,
             CreateDigest | UpdateDigest | DeleteDigest => Rule::Admin,
             VendEndpoint | RevokeEndpoint | GrantFanout | RevokeFanout | CreateWebhook | SaveRules | CreateHook
             | RotateHook | EnableHook | DisableHook | DeleteHook | ReleaseHeld | DiscardHeld | CreateConnection
@@ -285,6 +289,8 @@ impl Action {
             RetryNow | BulkRetry => "retry dead letters",
             SetAdmission => "pause the team's queues or change their admission limits",
             ListAdmission => "see this endpoint's queue admission",
+            ListQueues => "list queues",
+            ShowQueue => "see this queue",
             AgentCreateTodo | AgentCreateTodos => "create todos",
             ClaimNext | Claim => "claim todos",
             Heartbeat => "extend leases",

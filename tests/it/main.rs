@@ -38,6 +38,7 @@ mod outbound;
 mod owner_pages;
 mod permissions;
 mod quarantine;
+mod queues;
 mod races;
 mod retention;
 mod revocation_under_load;

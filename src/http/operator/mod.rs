@@ -7,6 +7,7 @@ pub mod digests;
 pub mod endpoints;
 pub mod hooks;
 pub mod quarantine;
+pub mod queues;
 pub mod sinks;
 pub mod todos;
 pub mod webhooks;
