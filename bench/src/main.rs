@@ -51,6 +51,7 @@ mod mcp;
 mod outbox;
 mod plan;
 mod prune;
+mod queues;
 mod report;
 mod results_doc;
 mod scrape;
@@ -176,6 +177,9 @@ pub struct Args {
     /// The digest measurement's flags (`--only-digest`, …; digest/).
     #[command(flatten)]
     pub digest: digest::DigestArgs,
+    /// The Queues overview measurement's flags (`--only-queues`, …; queues/).
+    #[command(flatten)]
+    pub queues: queues::QueuesArgs,
     /// Run only the outbox measurement (throughput of two servers, the cost on the
     /// dead-letter transaction, latency); it rewrites only its own section of `--doc`.
     #[arg(long, conflicts_with_all = ["only_intake", "only_hooks", "only_board"])]
@@ -271,6 +275,13 @@ fn main() -> std::process::ExitCode {
 async fn run(args: Args) -> BenchResult<()> {
     if args.only_board {
         return run_board(&args).await;
+    }
+    if args.queues.only_queues {
+        let server_bin = match &args.server_bin {
+            Some(p) => p.clone(),
+            None => server::binary_next_to_bench()?,
+        };
+        return queues::run_part(&args, &server_bin).await;
     }
     if args.digest.only_digest {
         return digest::run_part(&args).await;

@@ -30,16 +30,8 @@ pub enum Nav {
 
 impl Nav {
     /// Every section, in nav order.
-    pub const ALL: [Nav; 8] = [
-        Nav::Queues,
-        Nav::Todos,
-        Nav::Endpoints,
-        Nav::Webhooks,
-        Nav::Hooks,
-        Nav::Quarantine,
-        Nav::Sinks,
-        Nav::Digests,
-    ];
+    pub const ALL: [Nav; 8] =
+        [Nav::Queues, Nav::Todos, Nav::Endpoints, Nav::Webhooks, Nav::Hooks, Nav::Quarantine, Nav::Sinks, Nav::Digests];
 
     /// The section's label.
     pub fn label(self) -> &'static str {

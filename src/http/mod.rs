@@ -35,7 +35,8 @@ pub fn table() -> Vec<Entry> {
     use Method as M;
     use agent::{batches, hooks as ah, owner_page, presence, sinks as asinks, todos as at};
     use operator::{
-        admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, queues, sinks, todos as ot, webhooks,
+        admission, connections, dead_letters, digests, endpoints, hooks as oh, quarantine, queues, sinks, todos as ot,
+        webhooks,
     };
     vec![
         Entry::new(M::GET, "/healthz", Action::Health, health::healthz),

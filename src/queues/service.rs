@@ -57,8 +57,8 @@ impl QueueDay {
 /// refused (422) naming the field.
 pub async fn list(s: &Services, who: &Reach, limit: Option<i64>, cursor: Option<&str>) -> Result<Page> {
     check(Action::ListQueues, Principal::Human(who), None)?;
-    let limit = order::limit(limit)
-        .ok_or_else(|| Error::invalid("limit", format!("must be 1 to {}", order::LIMIT_MAX)))?;
+    let limit =
+        order::limit(limit).ok_or_else(|| Error::invalid("limit", format!("must be 1 to {}", order::LIMIT_MAX)))?;
     let after: Option<TroubleKey> = match cursor.map(str::trim).filter(|c| !c.is_empty()) {
         None => None,
         Some(c) => Some(order::after(c).ok_or_else(|| Error::invalid("cursor", "is not a cursor this server gave"))?),
@@ -81,10 +81,8 @@ pub async fn sparklines(s: &Services, queues: &[QueueStanding], now: DateTime<Ut
     Ok(keys
         .iter()
         .map(|(endpoint, queue)| {
-            let mine = rows
-                .iter()
-                .filter(|r| r.endpoint_id == *endpoint && r.queue == *queue)
-                .map(|r| (r.minute, r.slot()));
+            let mine =
+                rows.iter().filter(|r| r.endpoint_id == *endpoint && r.queue == *queue).map(|r| (r.minute, r.slot()));
             series::fill(mine, now, Duration::minutes(1), SPARK_MINUTES)
         })
         .collect())
@@ -93,13 +91,16 @@ pub async fn sparklines(s: &Services, queues: &[QueueStanding], now: DateTime<Ut
 /// Endpoint `endpoint`'s queue `queue` over the last day, as of `now`. Not found (404)
 /// when the endpoint is outside the caller's scopes or the census has not seen the
 /// queue.
-pub async fn show(s: &Services, who: &Reach, endpoint: EndpointId, queue: &str, now: DateTime<Utc>) -> Result<QueueDay> {
+pub async fn show(
+    s: &Services,
+    who: &Reach,
+    endpoint: EndpointId,
+    queue: &str,
+    now: DateTime<Utc>,
+) -> Result<QueueDay> {
     let standing = s.store.queue_standing(&who.scope_ids(), endpoint, queue).await?.ok_or(Error::NotFound)?;
     check(Action::ShowQueue, Principal::Human(who), Some(Place::endpoint(standing.scope_id, endpoint)))?;
-    let rows = s
-        .store
-        .queue_minutes(&[(endpoint, queue.to_owned())], now - Duration::hours(DAY_HOURS as i64))
-        .await?;
+    let rows = s.store.queue_minutes(&[(endpoint, queue.to_owned())], now - Duration::hours(DAY_HOURS as i64)).await?;
     let hours = series::fill(rows.iter().map(|r| (r.minute, r.slot())), now, Duration::hours(1), DAY_HOURS);
     let minutes = series::fill(rows.iter().map(|r| (r.minute, r.slot())), now, Duration::minutes(1), SPARK_MINUTES);
     Ok(QueueDay { standing, hours, minutes })

@@ -482,6 +482,9 @@ fn api_cases() -> Vec<Case> {
         case("POST", "/api/v1/todos/{id}/fail", FreshTeamTodo(Pending), Json(r#"{"summary": "stop"}"#), &[200]),
         case("POST", "/api/v1/todos/{id}/retry", FreshTeamTodo(Dead), Empty, &[200]),
         case("GET", "/api/v1/dead-letters", Listing(Listed::DeadLetter), Empty, &[200]),
+        // The Queues overview names each queue's endpoint by id (in the API's rows and
+        // the Board's links).
+        case("GET", "/api/v1/queues", Listing(Listed::Endpoint), Empty, &[200]),
         case(
             "POST",
             "/api/v1/webhooks",
@@ -575,6 +578,15 @@ fn board_cases() -> Vec<Case> {
         case(
             "POST",
             "/todos/queues/admission",
+            FreshTeamEndpoint,
+            Form(&[("endpoint_id", "{endpoint}"), ("queue", "inbox"), ("paused", "true")]),
+            &[303],
+        ),
+        case("GET", "/queues", Listing(Listed::Endpoint), Empty, &[200]),
+        case("GET", "/queues/{endpoint_id}/{queue}", TeamEndpoint, Empty, &[200]),
+        case(
+            "POST",
+            "/queues/admission",
             FreshTeamEndpoint,
             Form(&[("endpoint_id", "{endpoint}"), ("queue", "inbox"), ("paused", "true")]),
             &[303],
@@ -802,6 +814,9 @@ impl World {
         (w.sink, w.sink_name) = w.named_sink().await;
         w.digest = w.digest("the team's digest").await;
         w.outsider_sink = w.outsider_sink().await;
+        // The Queues pages list what the census measured: take one now (the team
+        // worker's `inbox` holds the todos above).
+        w.app.store.take_queue_census().await.expect("queue census");
         w
     }
 

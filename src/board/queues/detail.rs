@@ -13,7 +13,8 @@ use crate::queues::service::QueueDay;
 pub fn queue_page(day: &QueueDay, may_act: bool, csrf: &Markup, now: DateTime<Utc>) -> Markup {
     let q = &day.standing;
     let total = day.total();
-    let first_hour = now.duration_trunc(Duration::hours(1)).unwrap_or(now) - Duration::hours(day.hours.len() as i64 - 1);
+    let first_hour =
+        now.duration_trunc(Duration::hours(1)).unwrap_or(now) - Duration::hours(day.hours.len() as i64 - 1);
     html! {
         p { a href=(paths::QUEUES) { "← Queues" } }
         h1 { (q.endpoint_slug) " / " (q.queue) }

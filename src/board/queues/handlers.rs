@@ -44,7 +44,14 @@ pub async fn list(
     let page = queues::list(&s, &human.reach, None, q.cursor.as_deref()).await?;
     let now = Utc::now();
     let sparks = queues::sparklines(&s, &page.queues, now).await?;
-    let rows: Vec<_> = page.queues.into_iter().map(|q| { let act = queues::may_act(&human.reach, &q); (q, act) }).collect();
+    let rows: Vec<_> = page
+        .queues
+        .into_iter()
+        .map(|q| {
+            let act = queues::may_act(&human.reach, &q);
+            (q, act)
+        })
+        .collect();
     let v = QueuesView { queues: &rows, sparks: &sparks, next_cursor: page.next_cursor.as_deref(), now };
     let body = queues_page(&v, &human.csrf_field());
     Ok(respond::page(&human, layout::page(&human, Nav::Queues, "Queues", body)))

@@ -78,10 +78,7 @@ mod tests {
 
     #[test]
     fn the_label_sums_the_whole_span() {
-        let slots = [
-            Slot { done: 2, failed_attempts: 1, dead: 0 },
-            Slot { done: 1, failed_attempts: 0, dead: 1 },
-        ];
+        let slots = [Slot { done: 2, failed_attempts: 1, dead: 0 }, Slot { done: 1, failed_attempts: 0, dead: 1 }];
         assert_eq!(summary(&slots), "3 done, 1 failed attempt, 1 dead letter");
     }
 

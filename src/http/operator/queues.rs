@@ -5,10 +5,10 @@ use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use uuid::Uuid;
 
 use super::super::auth::Operator;
 use super::super::body::Query;
+use crate::domain::ids::EndpointId;
 use crate::error::{ErrorEnvelope, Result};
 use crate::queues::service;
 use crate::queues::statements::overview::QueueStanding;
@@ -39,7 +39,7 @@ pub struct QueueAdmission {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QueueView {
     /// The endpoint.
-    pub endpoint_id: Uuid,
+    pub endpoint_id: EndpointId,
     /// Its slug.
     pub endpoint_slug: String,
     /// The queue.
@@ -73,7 +73,7 @@ pub struct QueueView {
 impl From<&QueueStanding> for QueueView {
     fn from(q: &QueueStanding) -> Self {
         QueueView {
-            endpoint_id: q.endpoint_id.0,
+            endpoint_id: q.endpoint_id,
             endpoint_slug: q.endpoint_slug.clone(),
             queue: q.queue.clone(),
             pending: q.pending,

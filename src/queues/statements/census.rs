@@ -136,21 +136,11 @@ impl Store {
             };
             let clocks: Clocks = CLOCKS.query().get_result(conn).await?;
             let window = watermark::window(previous.watermark, clocks.now, clocks.oldest_open);
-            ROLL_UP
-                .query()
-                .bind::<Timestamptz, _>(window.from)
-                .bind::<Timestamptz, _>(window.to)
-                .execute(conn)
-                .await?;
+            ROLL_UP.query().bind::<Timestamptz, _>(window.from).bind::<Timestamptz, _>(window.to).execute(conn).await?;
             PRUNE.query().execute(conn).await?;
             let queues = WRITE.query().bind::<Timestamptz, _>(clocks.now).execute(conn).await?;
             DROP_STALE.query().bind::<Timestamptz, _>(clocks.now).execute(conn).await?;
-            ADVANCE
-                .query()
-                .bind::<Timestamptz, _>(window.to)
-                .bind::<Timestamptz, _>(clocks.now)
-                .execute(conn)
-                .await?;
+            ADVANCE.query().bind::<Timestamptz, _>(window.to).bind::<Timestamptz, _>(clocks.now).execute(conn).await?;
             Ok(Some(CensusTaken { measured_at: clocks.now, window, queues }))
         })
         .await

@@ -182,7 +182,9 @@ impl Store {
         let mut conn = self.conn().await?;
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let (dead, stalled, oldest, slug, queue, endpoint) = match after {
-            Some(k) => (k.dead, k.stalled, k.oldest_pending_at, k.endpoint_slug.as_str(), k.queue.as_str(), k.endpoint_id),
+            Some(k) => {
+                (k.dead, k.stalled, k.oldest_pending_at, k.endpoint_slug.as_str(), k.queue.as_str(), k.endpoint_id)
+            }
             None => (0, 0, None, "", "", uuid::Uuid::nil()),
         };
         Ok(PAGE
@@ -221,11 +223,7 @@ impl Store {
     }
 
     /// The stored minutes since `since` of each of `queues`, oldest first.
-    pub async fn queue_minutes(
-        &self,
-        queues: &[(EndpointId, String)],
-        since: DateTime<Utc>,
-    ) -> Result<Vec<MinuteRow>> {
+    pub async fn queue_minutes(&self, queues: &[(EndpointId, String)], since: DateTime<Utc>) -> Result<Vec<MinuteRow>> {
         let mut conn = self.conn().await?;
         let endpoints: Vec<uuid::Uuid> = queues.iter().map(|(e, _)| e.0).collect();
         let names: Vec<&str> = queues.iter().map(|(_, q)| q.as_str()).collect();

@@ -6,6 +6,7 @@
 
 mod dead_view;
 mod driver;
+mod queues_view;
 
 use std::path::PathBuf;
 use std::time::Duration;

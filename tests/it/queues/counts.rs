@@ -10,9 +10,9 @@ use crate::board::{board_owner, sign_in};
 use crate::harness::TestApp;
 
 /// The column `column` of `endpoint_slug/queue` as the store counts it, straight from
-/// `todos` and `todo_attempts`, at the census's `measured_at`.
-async fn store_count(app: &TestApp, slug: &str, queue: &str, column: &str) -> i64 {
-    let at = format!("(SELECT measured_at FROM queue_census_runs)");
+/// `todos` and `todo_attempts`, at `measured_at` (the row's, as the API answered it).
+async fn store_count(app: &TestApp, slug: &str, queue: &str, column: &str, measured_at: &str) -> i64 {
+    let at = format!("'{measured_at}'::timestamptz");
     let filter = format!("t.endpoint_id = (SELECT id FROM endpoints WHERE slug = '{slug}') AND t.queue = '{queue}'");
     let sql = match column {
         "pending" => format!("SELECT count(*) FROM todos t WHERE {filter} AND state = 'pending'"),
@@ -64,7 +64,7 @@ async fn agrees_with_the_store(app: &TestApp, rows: &[Value]) {
     for r in rows {
         let (slug, queue) = (r["endpoint_slug"].as_str().unwrap(), r["queue"].as_str().unwrap());
         for column in COLUMNS {
-            let stored = store_count(app, slug, queue, column).await;
+            let stored = store_count(app, slug, queue, column, r["measured_at"].as_str().unwrap()).await;
             let shown = r[column].as_i64().unwrap_or_else(|| panic!("{column} missing in {r}"));
             if column == "oldest_pending_seconds" {
                 // Whole seconds on both sides, truncated at different instants.
