@@ -29,7 +29,7 @@ use crate::service::admission;
 
 /// The overview's query.
 #[derive(Debug, Default, Deserialize)]
-pub struct QueuesQuery {
+pub struct QueuesPageQuery {
     /// The next page's cursor.
     #[serde(default)]
     pub cursor: Option<String>,
@@ -39,7 +39,7 @@ pub struct QueuesQuery {
 pub async fn list(
     human: Human,
     s: web::Data<Services>,
-    q: web::Query<QueuesQuery>,
+    q: web::Query<QueuesPageQuery>,
 ) -> Result<HttpResponse, BoardError> {
     let page = queues::list(&s, &human.reach, None, q.cursor.as_deref()).await?;
     let now = Utc::now();
