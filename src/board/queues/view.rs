@@ -65,7 +65,9 @@ pub fn queues_page(v: &QueuesView<'_>, csrf: &Markup) -> Markup {
                     @for (i, (q, may_act)) in v.queues.iter().enumerate() {
                         tr {
                             td data-label="Queue" {
-                                a href=(paths::queue(q.endpoint_id, &q.queue)) { (q.endpoint_slug) " / " strong { (q.queue) } }
+                                a href=(paths::queue(q.endpoint_id, &q.queue)) {
+                                    span.sb-queue-endpoint { (q.endpoint_slug) " /" } " " strong { (q.queue) }
+                                }
                             }
                             td.sb-num data-label="Pending" { (q.pending) }
                             td data-label="Oldest pending" {

@@ -60,9 +60,11 @@ async fn the_queues_overview_and_a_queue_page_read_on_a_desktop_and_a_phone() {
     assert_eq!(hrefs, [queue_page.clone(), format!("/queues/{}/calm", ep.id)], "trouble first");
     let spark = browser.one("table.sb-queues tbody tr:first-child svg.sb-spark").await;
     assert!(spark.is_displayed().await.expect("visibility"), "the sparkline is drawn");
-    assert_eq!(browser.all("table.sb-queues tbody tr:first-child svg.sb-spark rect").await.len(), 2);
+    // This minute's bar: the completion, the failed attempt and the dead letter it made.
+    assert_eq!(browser.all("table.sb-queues tbody tr:first-child svg.sb-spark rect").await.len(), 3);
 
     browser.view_as(Screen::Desktop).await;
+    assert!(drawn_width(&browser).await <= 1280, "the overview fits a 1 280 px screen");
     let desktop = browser.screenshot("queues-desktop").await;
     browser.view_as(Screen::Phone).await;
     let phone = browser.screenshot("queues").await;
