@@ -76,13 +76,18 @@ impl Serve {
         while serve.base.is_empty() || serve.operator.is_empty() || serve.agent.is_empty() {
             assert!(started.elapsed() < Duration::from_secs(90), "serve printed no demo credentials");
             let line = lines.next().expect("serve's stdout open until it prints the demo").unwrap();
-            let line = line.trim();
-            if let Some(url) = line.strip_prefix("Switchboard is running at ") {
-                serve.base = url.trim().to_owned();
-            } else if let Some(token) = line.strip_prefix("operator ") {
-                serve.operator = token.trim().to_owned();
-            } else if let Some(token) = line.strip_prefix("agent token ") {
-                serve.agent = token.trim().to_owned();
+            // Found by their shape, not their labels: the first URL's origin, the first
+            // operator token (sbo_…) and the first agent token (sbk_…).
+            for word in line.split_whitespace() {
+                if serve.base.is_empty()
+                    && let Some(rest) = word.strip_prefix("http://")
+                {
+                    serve.base = format!("http://{}", rest.split('/').next().unwrap_or_default());
+                } else if serve.operator.is_empty() && word.starts_with("sbo_") {
+                    serve.operator = word.trim_end_matches('\'').to_owned();
+                } else if serve.agent.is_empty() && word.starts_with("sbk_") {
+                    serve.agent = word.trim_end_matches('\'').to_owned();
+                }
             }
         }
         // Keep reading, so a later line never blocks the server on a full pipe.
