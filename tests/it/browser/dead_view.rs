@@ -57,13 +57,7 @@ async fn a_signed_in_browser_retries_a_dead_letter_from_the_dead_view_and_sees_i
     let browser = Browser::open(&app).await;
 
     // Sign in through the form, as a person would.
-    browser.goto("/login").await;
-    browser.one("form input[name=email]").await.send_keys("ada@example.com").await.expect("type the email");
-    browser.one("form input[name=password]").await.send_keys(PASSWORD).await.expect("type the password");
-    let csrf = browser.one("form input[name=csrf_token]").await;
-    assert!(!csrf.prop("value").await.expect("token value").unwrap_or_default().is_empty(), "the form has a token");
-    browser.one("form button[type=submit]").await.click().await.expect("press Sign in");
-    browser.wait_for_location("/todos").await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
 
     // The Dead view lists the dead letter, with its own Retry button.
     browser.goto(DEAD_VIEW).await;

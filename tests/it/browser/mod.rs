@@ -106,6 +106,18 @@ impl Browser {
         browser
     }
 
+    /// Signs `email` in through the form, as a person would (checking the form carries
+    /// its CSRF token), and waits for the Board's first page.
+    pub async fn sign_in(&self, email: &str, password: &str) {
+        self.goto("/login").await;
+        self.one("form input[name=email]").await.send_keys(email).await.expect("type the email");
+        self.one("form input[name=password]").await.send_keys(password).await.expect("type the password");
+        let csrf = self.one("form input[name=csrf_token]").await;
+        assert!(!csrf.prop("value").await.expect("token value").unwrap_or_default().is_empty(), "the form has a token");
+        self.one("form button[type=submit]").await.click().await.expect("press Sign in");
+        self.wait_for_location("/todos").await;
+    }
+
     /// Loads `path` on the app.
     pub async fn goto(&self, path: &str) {
         let url = format!("{}{path}", self.base);

@@ -41,11 +41,7 @@ async fn the_queues_overview_and_a_queue_page_read_on_a_desktop_and_a_phone() {
     next_census(&app).await;
 
     let browser = Browser::open(&app).await;
-    browser.goto("/login").await;
-    browser.one("form input[name=email]").await.send_keys("ada@example.com").await.expect("type the email");
-    browser.one("form input[name=password]").await.send_keys(PASSWORD).await.expect("type the password");
-    browser.one("form button[type=submit]").await.click().await.expect("press Sign in");
-    browser.wait_for_location("/todos").await;
+    browser.sign_in("ada@example.com", PASSWORD).await;
 
     let nav = browser.one("nav.sb-nav a[href='/queues']").await;
     assert_eq!(nav.text().await.expect("nav text").trim(), "Queues");
