@@ -27,6 +27,7 @@ mod deliveries;
 mod destinations;
 mod digests;
 mod downgrade;
+mod first_run;
 mod group_commit;
 mod hooks;
 mod intake;
