@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::kept::{self, KeySource, KeptFileError};
+use super::kept::{self, KeptFileError, KeySource};
 use crate::config::{SecretKey, Settings};
 use crate::db::embedded::{EmbeddedError, EmbeddedPostgres};
 use crate::vault::Vault;
@@ -89,7 +89,8 @@ impl Database {
         let Some(dir) = self.data_dir() else {
             return Ok(());
         };
-        let stored = crate::db::embedded::sealed::one_sealed_secret(&self.url).await.map_err(DatabaseError::KeyMismatch)?;
+        let stored =
+            crate::db::embedded::sealed::one_sealed_secret(&self.url).await.map_err(DatabaseError::KeyMismatch)?;
         let Some(stored) = stored else {
             return Ok(());
         };
@@ -104,7 +105,9 @@ impl Database {
                 Ok(Some(k)) if opens(&k) => KeySource::File(file).to_string(),
                 _ => "another key".to_owned(),
             },
-            KeySource::File(_) => "another key (SWITCHBOARD_SECRET_ENCRYPTION_KEY, as an earlier start set it?)".to_owned(),
+            KeySource::File(_) => {
+                "another key (SWITCHBOARD_SECRET_ENCRYPTION_KEY, as an earlier start set it?)".to_owned()
+            }
         };
         Err(DatabaseError::KeyMismatch(format!(
             "secrets in this database were sealed under {sealed_under}, but {source} is in force; start with the \

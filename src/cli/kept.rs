@@ -158,10 +158,8 @@ pub fn read_demo<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T
 
 /// Keeps the demo credentials at `path` (replacing what was there).
 pub fn write_demo<T: serde::Serialize>(path: &Path, demo: &T) -> Result<(), KeptFileError> {
-    let text = serde_json::to_string_pretty(demo).map_err(|e| KeptFileError::Unwritable {
-        path: shown(path),
-        source: io::Error::other(e.to_string()),
-    })?;
+    let text = serde_json::to_string_pretty(demo)
+        .map_err(|e| KeptFileError::Unwritable { path: shown(path), source: io::Error::other(e.to_string()) })?;
     write_private(path, &format!("{text}\n"), true).map(|_| ())
 }
 

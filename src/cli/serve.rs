@@ -6,14 +6,14 @@ use std::path::Path;
 use rand::Rng;
 use rand::distributions::Alphanumeric;
 
+use super::database::Database;
+use super::kept::{DEMO_FILE, KEY_FILE, KeySource, read_demo, write_demo};
 use crate::config::Settings;
 use crate::domain::grants::{DRAIN_FAMILY, Verb};
 use crate::domain::ids::ScopeId;
 use crate::domain::passwords::{hash_password, verify_password};
 use crate::domain::todo_state::EndpointState;
 use crate::error::{Error, Result};
-use super::database::Database;
-use super::kept::{DEMO_FILE, KEY_FILE, KeySource, read_demo, write_demo};
 use crate::startup::{Application, Starting, bind};
 use crate::store::Store;
 use crate::store::endpoints::VendEndpoint;
@@ -84,13 +84,13 @@ pub async fn seed_demo(store: &Store, kept: Option<&Path>, reset: bool) -> std::
 /// [`seed_demo`]'s work, with the seeding lock held.
 async fn seed_demo_in_turn(store: &Store, kept: Option<&Path>, reset: bool) -> std::result::Result<Demo, String> {
     let failed = |e: Error| format!("could not seed the demo: {e}");
-    if let (Some(path), false) = (kept, reset) {
-        if let Some(demo) = read_demo::<Demo>(path).map_err(|e| e.to_string())? {
-            if still_signs_in(store, &demo).await.map_err(failed)? {
-                return Ok(demo);
-            }
-            tracing::info!(path = %path.display(), "the kept demo credentials no longer sign in; minting new ones");
+    if let (Some(path), false) = (kept, reset)
+        && let Some(demo) = read_demo::<Demo>(path).map_err(|e| e.to_string())?
+    {
+        if still_signs_in(store, &demo).await.map_err(failed)? {
+            return Ok(demo);
         }
+        tracing::info!(path = %path.display(), "the kept demo credentials no longer sign in; minting new ones");
     }
     let demo = rotate_demo(store).await.map_err(failed)?;
     if let Some(path) = kept {
@@ -198,9 +198,8 @@ pub async fn run(settings: &Settings, args: &ServeArgs) -> std::result::Result<(
         }
         settings.secret_encryption_key = Some(key.clone());
     }
-    let app = Application::build_on(&settings, &database.url, Emitter::none(), listener)
-        .await
-        .map_err(|e| e.to_string())?;
+    let app =
+        Application::build_on(&settings, &database.url, Emitter::none(), listener).await.map_err(|e| e.to_string())?;
     starting.stop().await;
     let base = settings.base_url.clone().unwrap_or_else(|| format!("http://{}:{}", settings.addr.ip(), app.port()));
     if let Some(dir) = database.data_dir() {

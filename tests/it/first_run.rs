@@ -148,6 +148,28 @@ async fn get(base: &str, path: &str, token: &str) -> u16 {
     resp.send().await.unwrap().status().as_u16()
 }
 
+/// The status lines of `/readyz` and `/healthz` as soon as `addr` accepts connections
+/// (plain HTTP/1.0 from a thread of its own, while the test waits for the start-up lines).
+fn first_answers(addr: &str) -> (String, String) {
+    use std::io::Write;
+    let status = |path: &str| -> std::io::Result<String> {
+        let mut stream = std::net::TcpStream::connect(addr)?;
+        write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer)?;
+        Ok(answer.lines().next().unwrap_or_default().to_owned())
+    };
+    let started = Instant::now();
+    // Polled: nothing tells a test when a process has bound its address.
+    loop {
+        if let Ok(readyz) = status("/readyz") {
+            return (readyz, status("/healthz").unwrap_or_else(|e| e.to_string()));
+        }
+        assert!(started.elapsed() < START_WITHIN, "{addr} never accepted a connection");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().mode() & 0o777
 }
@@ -160,8 +182,19 @@ async fn the_embedded_default_keeps_its_demo_credentials_and_key_across_restarts
     let env = embedded_env(&data);
     let args = ["serve", "--addr", "127.0.0.1:0"];
 
-    // First start: the demo works, and a signed webhook is accepted with no key set.
-    let first = Serve::start(&as_refs(&env), &args).expect("first start");
+    // First start on a port known beforehand (the others use port 0): the address is
+    // answered at once, `/readyz` 503 while the cluster is created, then the demo works,
+    // and a signed webhook is accepted with no key variable set.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let early = std::thread::spawn({
+        let addr = addr.clone();
+        move || first_answers(&addr)
+    });
+    let first = Serve::start(&as_refs(&env), &["serve", "--addr", &addr]).expect("first start");
+    let (readyz, healthz) = early.join().unwrap();
+    assert!(readyz.contains(" 503 "), "/readyz while the database was being readied: {readyz}");
+    assert!(healthz.contains(" 200 "), "/healthz while the database was being readied: {healthz}");
     let b1 = first.banner.clone();
     assert!(b1.mcp.ends_with(&format!("/mcp/{}", b1.slug)), "{b1:?}");
     assert_eq!(get(&b1.base, "/readyz", "-").await, 200);
@@ -239,7 +272,11 @@ async fn a_key_file_others_can_read_or_that_is_corrupt_stops_start_up_naming_it_
     let key = data.join("secret.key");
     std::fs::write(&key, format!("{}\n", hex::encode([3u8; 32]))).unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let env = embedded_env(&data);
+    // No server binaries either: were the key file not checked first, start-up would
+    // stop on them instead (and never create a database meanwhile).
+    let no_binaries = tempdir("sb-nobin");
+    let mut env = embedded_env(&data);
+    env.push(("SWITCHBOARD_PG_BIN_DIR", no_binaries.to_str().unwrap().to_owned()));
     let args = ["serve", "--addr", "127.0.0.1:0"];
     for (content, expected) in [(None, "readable by group or others"), (Some("not a key\n"), "corrupt")] {
         if let Some(content) = content {
@@ -254,6 +291,7 @@ async fn a_key_file_others_can_read_or_that_is_corrupt_stops_start_up_naming_it_
         assert!(!data.join("pgdata").exists(), "{expected}: no database was created");
     }
     let _ = std::fs::remove_dir_all(&data);
+    let _ = std::fs::remove_dir_all(&no_binaries);
 }
 
 #[actix_web::test]
