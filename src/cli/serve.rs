@@ -230,20 +230,22 @@ fn print_demo(base: &str, demo: &Demo, dir: &Path, key: Option<&KeySource>) {
     let kept = dir.join(DEMO_FILE);
     let key_line = match key {
         Some(KeySource::File(path)) => format!(
-            "secrets (webhook, hook and connection secrets) are sealed under the master key kept in {}; \
-             a production deployment sets SWITCHBOARD_SECRET_ENCRYPTION_KEY itself",
+            "{}   (seals webhook, hook and connection secrets; a production deployment sets \
+             SWITCHBOARD_SECRET_ENCRYPTION_KEY itself)",
             path.display()
         ),
-        Some(KeySource::Variable) => "secrets are sealed under SWITCHBOARD_SECRET_ENCRYPTION_KEY".to_owned(),
-        None => "no master key: secrets are refused".to_owned(),
+        Some(KeySource::Variable) => {
+            "SWITCHBOARD_SECRET_ENCRYPTION_KEY   (seals webhook, hook and connection secrets)".to_owned()
+        }
+        None => "none: secrets are refused".to_owned(),
     };
     println!(
         "\nSwitchboard is running at {base}\n\
          \n  open        {base}/login   (the Board)  ·  {base}/api/openapi.json   (the API)\n\
          \n  demo owner  {DEMO_EMAIL}\n  password    {pw}\n  operator    {op}\n  endpoint    {slug}\n  agent token {ep}\n\
          \x20 mcp         {mcp}   (MCP over Streamable HTTP, bearer: the agent token)\n\
-         \n  These stay the same at every start: they are kept in {kept} (owner-only);\n\
-         \x20 `switchboard serve --reset-demo` rotates them. {key_line}.\n\
+         \n  kept in     {kept}   (owner-only; the same at every start; `serve --reset-demo` rotates them)\n\
+         \x20 master key  {key_line}\n\
          \n  try:  curl -s -X POST {base}/api/v1/agent/todos -H 'Authorization: Bearer {ep}' \
          -H 'content-type: application/json' -d '{{\"queue\":\"inbox\",\"title\":\"hello\"}}'\n\
          \x20       curl -s -X POST {base}/api/v1/agent/todos/claim-next -H 'Authorization: Bearer {ep}'\n\
