@@ -106,7 +106,9 @@ impl Database {
                 _ => "another key".to_owned(),
             },
             KeySource::File(_) => {
-                "another key (SWITCHBOARD_SECRET_ENCRYPTION_KEY, as an earlier start set it?)".to_owned()
+                "another key (SWITCHBOARD_SECRET_ENCRYPTION_KEY as an earlier start set it, or a secret.key since \
+                 lost or replaced: restore it from a backup)"
+                    .to_owned()
             }
         };
         Err(DatabaseError::KeyMismatch(format!(
