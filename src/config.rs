@@ -5,11 +5,11 @@
 //! | variable | flag | default | meaning |
 //! |---|---|---|---|
 //! | `SWITCHBOARD_DATABASE_URL` | `--database-url` | unset: embedded | PostgreSQL URL or key=value string; unset brings up a private cluster under the data dir |
-//! | `SWITCHBOARD_DATA_DIR` | `--data-dir` | `./.switchboard` | where the embedded database lives |
+//! | `SWITCHBOARD_DATA_DIR` | `--data-dir` | `./.switchboard` | where the embedded database lives, with its `demo.json` and `secret.key` |
 //! | `SWITCHBOARD_PG_BIN_DIR` | `--pg-bin-dir` | auto | PostgreSQL server binaries for the embedded database |
 //! | `SWITCHBOARD_ADDR` | `--addr` | `127.0.0.1:8080` | listen address |
 //! | `SWITCHBOARD_BASE_URL` | `--base-url` | `http://<addr>` | public URL used in links |
-//! | `SWITCHBOARD_SECRET_ENCRYPTION_KEY` | `--secret-encryption-key` | unset | 32 bytes, base64 or hex; encrypts secrets at rest |
+//! | `SWITCHBOARD_SECRET_ENCRYPTION_KEY` | `--secret-encryption-key` | unset (embedded: `secret.key` in the data dir) | 32 bytes, base64 or hex; encrypts secrets at rest |
 //! | `SWITCHBOARD_PUSH_ALLOW_HTTP` | `--push-allow-http` | `false` | allow plain-http outbound targets |
 //! | `SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS` | `--notify-hook-allow-cidrs` | empty | comma-separated private ranges outbound calls may reach |
 //! | `SWITCHBOARD_NOTIFY_HOOKS_ENABLED` | `--notify-hooks-enabled` | `true` | kill switch for notify hooks |
@@ -59,7 +59,7 @@ pub struct Settings {
     /// PostgreSQL connection (URL or key=value); unset brings up the embedded database.
     #[arg(long, env = "SWITCHBOARD_DATABASE_URL", global = true, value_parser = parse_database_url, hide_env_values = true)]
     pub database_url: Option<String>,
-    /// Where the embedded database lives.
+    /// Where the embedded database lives (with its demo.json and secret.key).
     #[arg(long, env = "SWITCHBOARD_DATA_DIR", global = true, default_value = ".switchboard")]
     pub data_dir: PathBuf,
     /// PostgreSQL server binaries for the embedded database (default: found automatically).
@@ -71,7 +71,8 @@ pub struct Settings {
     /// Public base URL used in links (default: `http://<addr>`).
     #[arg(long, env = "SWITCHBOARD_BASE_URL", global = true, value_parser = parse_base_url)]
     pub base_url: Option<String>,
-    /// 32-byte key (base64 or hex) that encrypts secrets at rest.
+    /// 32-byte key (base64 or hex) that encrypts secrets at rest (the embedded default
+    /// keeps a generated one in its data dir when unset).
     #[arg(long, env = "SWITCHBOARD_SECRET_ENCRYPTION_KEY", global = true, value_parser = parse_key, hide_env_values = true)]
     pub secret_encryption_key: Option<SecretKey>,
     /// Allow plain-http outbound targets.
@@ -319,17 +320,24 @@ fn parse_base_url(raw: &str) -> Result<String, String> {
 }
 
 fn parse_key(raw: &str) -> Result<SecretKey, String> {
-    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-    let raw = raw.trim();
-    let decoded = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
-        .iter()
-        .filter_map(|e| e.decode(raw).ok())
-        .chain(hex::decode(raw).ok())
-        .find(|b| b.len() == 32);
-    decoded
-        .and_then(|b| b.try_into().ok())
-        .map(SecretKey)
+    SecretKey::decode(raw)
         .ok_or_else(|| "SWITCHBOARD_SECRET_ENCRYPTION_KEY must decode (base64 or hex) to exactly 32 bytes".into())
+}
+
+impl SecretKey {
+    /// A key written as base64 (any alphabet, padded or not) or hex, decoding to exactly
+    /// 32 bytes; surrounding white space is ignored.
+    pub fn decode(raw: &str) -> Option<SecretKey> {
+        use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+        let raw = raw.trim();
+        [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+            .iter()
+            .filter_map(|e| e.decode(raw).ok())
+            .chain(hex::decode(raw).ok())
+            .find(|b| b.len() == 32)
+            .and_then(|b| b.try_into().ok())
+            .map(SecretKey)
+    }
 }
 
 fn parse_log_filter(raw: &str) -> Result<String, String> {

@@ -3,8 +3,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use switchboard::cli::database::Database;
+use switchboard::cli::database::{Database, DatabaseError};
+use switchboard::cli::kept::KeySource;
 use switchboard::cli::{Cli, Command, Output, admin, digest, print, print_error, serve};
+use switchboard::config::Settings;
 use switchboard::store::Store;
 use switchboard::store::signals::Emitter;
 use switchboard::{db, telemetry};
@@ -25,44 +27,20 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     telemetry::init(&cli.settings.log, cli.settings.log_format);
     let json = cli.json;
-    let database = match Database::open(&cli.settings) {
-        Ok(d) => d,
-        Err(e) => {
-            print_error(json, "unavailable", &e.to_string());
-            return ExitCode::FAILURE;
-        }
+    let system = actix_web::rt::System::new();
+    let outcome: Result<Option<Output>, Failure> = match cli.command {
+        // `serve` binds its address before it opens (or creates) the database.
+        Command::Serve(args) => system.block_on(serve::run(&cli.settings, &args)).map(|()| None).map_err(unavailable),
+        command => match open(&cli.settings) {
+            Ok((database, settings, source)) => {
+                let outcome = system.block_on(run(command, &settings, &database, source));
+                // Stops the embedded cluster, if this process started it, after the work.
+                drop(database);
+                outcome
+            }
+            Err(e) => Err(unavailable(e)),
+        },
     };
-    let settings = cli.settings.clone();
-    let outcome: Result<Option<Output>, Failure> = actix_web::rt::System::new().block_on(async {
-        match cli.command {
-            Command::Serve => {
-                serve::run(&settings, &database.url, database.is_embedded()).await.map(|_| None).map_err(unavailable)
-            }
-            Command::Migrate => db::run_migrations(&database.url)
-                .await
-                .map(|applied| {
-                    Some(Output {
-                        text: format!("applied {} migration(s)", applied.len()),
-                        json: serde_json::json!({"applied": applied}),
-                    })
-                })
-                .map_err(unavailable),
-            Command::Admin(cmd) => {
-                db::run_migrations(&database.url).await.map_err(unavailable)?;
-                let pool = db::pool(&database.url, 2).map_err(unavailable)?;
-                let ctx = admin::Context::new(Store::new(pool, Emitter::none()), &settings);
-                admin::run(&ctx, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
-            }
-            Command::Digest(cmd) => {
-                db::run_migrations(&database.url).await.map_err(unavailable)?;
-                let pool = db::pool(&database.url, 2).map_err(unavailable)?;
-                let ctx = admin::Context::new(Store::new(pool, Emitter::none()), &settings);
-                digest::run(&ctx, &settings, cmd).await.map(Some).map_err(|e| (e.code(), e.to_string()))
-            }
-        }
-    });
-    // Stops the embedded cluster, if this process started it, after the work is done.
-    drop(database);
     match outcome {
         Ok(Some(out)) => {
             print(json, &out);
@@ -73,5 +51,46 @@ fn main() -> ExitCode {
             print_error(json, code, &message);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The database a command other than `serve` uses (never created here), the settings
+/// with the master key in force, and where that key comes from.
+fn open(settings: &Settings) -> Result<(Database, Settings, Option<KeySource>), DatabaseError> {
+    let database = Database::open(settings, false)?;
+    let mut settings = settings.clone();
+    let key = database.key(&settings)?;
+    let source = key.map(|(key, source)| {
+        settings.secret_encryption_key = Some(key);
+        source
+    });
+    Ok((database, settings, source))
+}
+
+/// Runs a command other than `serve` on `database`.
+async fn run(
+    command: Command,
+    settings: &Settings,
+    database: &Database,
+    source: Option<KeySource>,
+) -> Result<Option<Output>, Failure> {
+    let applied = db::run_migrations(&database.url).await.map_err(unavailable)?;
+    if let (Some(key), Some(source)) = (&settings.secret_encryption_key, &source) {
+        // A secret sealed now under another key than the stored ones' would never open.
+        database.check_key(key, source).await.map_err(unavailable)?;
+    }
+    let context = || -> Result<admin::Context, Failure> {
+        let pool = db::pool(&database.url, 2).map_err(unavailable)?;
+        Ok(admin::Context::new(Store::new(pool, Emitter::none()), settings))
+    };
+    match command {
+        Command::Migrate => Ok(Some(Output {
+            text: format!("applied {} migration(s)", applied.len()),
+            json: serde_json::json!({"applied": applied}),
+        })),
+        Command::Admin(cmd) => admin::run(&context()?, cmd).await.map(Some),
+        Command::Digest(cmd) => digest::run(&context()?, settings, cmd).await.map(Some),
+        // Handled by `main` before any database is opened.
+        Command::Serve(_) => Ok(None),
     }
 }

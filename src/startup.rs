@@ -214,11 +214,39 @@ impl Application {
         emitter: Emitter,
         lookup: impl Lookup,
     ) -> Result<Self, StartupError> {
+        Self::build_inner(settings, database_url, emitter, lookup, None).await
+    }
+
+    /// [`Application::build`] on a listener bound earlier ([`bind`]), as `serve` does:
+    /// it binds before any database work, so a taken port is said at once.
+    pub async fn build_on(
+        settings: &Settings,
+        database_url: &str,
+        emitter: Emitter,
+        listener: TcpListener,
+    ) -> Result<Self, StartupError> {
+        Self::build_inner(settings, database_url, emitter, SystemLookup, Some(listener)).await
+    }
+
+    async fn build_inner(
+        settings: &Settings,
+        database_url: &str,
+        emitter: Emitter,
+        lookup: impl Lookup,
+        listener: Option<TcpListener>,
+    ) -> Result<Self, StartupError> {
         let sinks = crate::sinks::settings::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
         db::run_migrations(database_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         warn_unless_messages_in_english(&pool).await;
-        let (listener, port) = bind(settings)?;
+        let listener = match listener {
+            Some(l) => l,
+            None => bind(settings)?,
+        };
+        let port = listener
+            .local_addr()
+            .map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })?
+            .port();
         let vault = crate::vault::Vault::new(settings.secret_encryption_key.as_ref());
         // The guard refuses Switchboard's own address, which only the bound listener knows.
         let metrics = Metrics::new(&emitter);
@@ -410,13 +438,41 @@ async fn warn_unless_messages_in_english(pool: &db::DbPool) {
     }
 }
 
-/// Binds the listening socket (port 0 picks a free port, which tests use) and says which
-/// port it got.
-fn bind(settings: &Settings) -> Result<(TcpListener, u16), StartupError> {
-    let refused = |source| StartupError::Listen { addr: settings.addr.to_string(), source };
-    let listener = TcpListener::bind(settings.addr).map_err(refused)?;
-    let port = listener.local_addr().map_err(refused)?.port();
-    Ok((listener, port))
+/// Binds the listening socket on `settings.addr` (port 0 picks a free port, which tests
+/// use); a taken address is refused naming it.
+pub fn bind(settings: &Settings) -> Result<TcpListener, StartupError> {
+    TcpListener::bind(settings.addr).map_err(|source| StartupError::Listen { addr: settings.addr.to_string(), source })
+}
+
+/// What a bound listener answers while the database is still being readied: `/healthz`
+/// 200, `/readyz` 503, anything else 503 `unavailable`. One worker, no signal handling
+/// of its own; stopped once the application serves on the same socket.
+pub struct Starting {
+    handle: actix_web::dev::ServerHandle,
+}
+
+impl Starting {
+    /// Serves `listener` (a duplicate of its socket; the listener itself stays for the
+    /// application). Must run inside an actix system.
+    pub fn serve(settings: &Settings, listener: &TcpListener) -> Result<Starting, StartupError> {
+        let refused = |source| StartupError::Listen { addr: settings.addr.to_string(), source };
+        let socket = listener.try_clone().map_err(refused)?;
+        let server = HttpServer::new(|| App::new().configure(crate::http::health::starting_routes))
+            .workers(1)
+            .disable_signals()
+            .shutdown_timeout(1)
+            .listen(socket)
+            .map_err(refused)?
+            .run();
+        let handle = server.handle();
+        actix_rt::spawn(server);
+        Ok(Starting { handle })
+    }
+
+    /// Stops answering (requests in flight are cut off: they only ever get a 503).
+    pub async fn stop(self) {
+        self.handle.stop(false).await;
+    }
 }
 
 /// Starts the hook dispatcher when hooks are on, and adds it to the emitter's

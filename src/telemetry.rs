@@ -17,7 +17,13 @@ pub fn init(filter: &str, format: LogFormat) {
             env_filter = env_filter.add_directive(directive);
         }
     }
-    let builder = tracing_subscriber::fmt().with_env_filter(env_filter).with_writer(std::io::stderr).with_target(false);
+    // Colour codes only on a terminal: in a file or a pipe they are noise in every line.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(env_filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(ansi);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),

@@ -1,5 +1,6 @@
-//! Secrets at rest: AES-256-GCM under `SWITCHBOARD_SECRET_ENCRYPTION_KEY`. Without a
-//! key nothing secret is stored. Two stored forms, both base64 (standard, no padding)
+//! Secrets at rest: AES-256-GCM under `SWITCHBOARD_SECRET_ENCRYPTION_KEY` (or, on the
+//! embedded default without it, the key kept in the data dir's `secret.key`: see
+//! `cli::kept`). Without a key nothing secret is stored. Two stored forms, both base64 (standard, no padding)
 //! after their prefix:
 //!
 //! - `enc:v1:` — a random 96-bit nonce, then the secret sealed by the master key

@@ -196,8 +196,38 @@ fn read_stdin(field: &str) -> Result<String> {
     Ok(raw.trim_end_matches(['\r', '\n']).to_owned())
 }
 
-/// Runs one admin command.
-pub async fn run(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
+impl AdminCommand {
+    /// What the command looks up that may not exist, as its "not found" says it.
+    fn looked_for(&self) -> String {
+        match self {
+            AdminCommand::RevokeEndpoint { slug } => format!("no endpoint with slug {slug:?}"),
+            AdminCommand::CreateWebhook { endpoint, .. } => format!("no endpoint with slug {endpoint:?}"),
+            AdminCommand::SinkDeliveries { sink, .. } => format!("no sink with id {sink:?}"),
+            AdminCommand::VendEndpoint { owner, .. } | AdminCommand::ListSinks { owner } => {
+                format!("no owner {owner:?}")
+            }
+            AdminCommand::SetPassword { email, .. }
+            | AdminCommand::MintOperatorToken { email, .. }
+            | AdminCommand::RevokeOperatorTokens { email } => format!("no human with email {email:?}"),
+            AdminCommand::AddTeamMember { team, email, .. } => format!("no team {team:?} or human {email:?}"),
+            AdminCommand::CreateTeam { admin, .. } => format!("no human with email {admin:?}"),
+            AdminCommand::CreateHuman { .. } | AdminCommand::ListWebhooks => "not found".to_owned(),
+        }
+    }
+}
+
+/// Runs one admin command; a failure is its stable code and one line, a "not found"
+/// naming what was looked for.
+pub async fn run(ctx: &Context, cmd: AdminCommand) -> std::result::Result<Output, (&'static str, String)> {
+    let looked_for = cmd.looked_for();
+    dispatch(ctx, cmd).await.map_err(|e| match e {
+        Error::NotFound => (e.code(), looked_for),
+        e => (e.code(), e.to_string()),
+    })
+}
+
+/// [`run`]'s work.
+async fn dispatch(ctx: &Context, cmd: AdminCommand) -> Result<Output> {
     let store = &ctx.store;
     match cmd {
         AdminCommand::CreateHuman { email, name, password_stdin } => {

@@ -32,8 +32,23 @@ pub fn digest_settings(settings: &Settings, base_url: &str) -> DigestSettings {
     }
 }
 
-/// Runs one digest command.
-pub async fn run(ctx: &Context, settings: &Settings, cmd: DigestCommand) -> Result<Output> {
+/// Runs one digest command; a failure is its stable code and one line, a "not found"
+/// naming the digest looked for.
+pub async fn run(
+    ctx: &Context,
+    settings: &Settings,
+    cmd: DigestCommand,
+) -> std::result::Result<Output, (&'static str, String)> {
+    let DigestCommand::Preview { id } = &cmd;
+    let looked_for = format!("no digest with id {id:?}");
+    dispatch(ctx, settings, cmd).await.map_err(|e| match e {
+        Error::NotFound => (e.code(), looked_for),
+        e => (e.code(), e.to_string()),
+    })
+}
+
+/// [`run`]'s work.
+async fn dispatch(ctx: &Context, settings: &Settings, cmd: DigestCommand) -> Result<Output> {
     match cmd {
         DigestCommand::Preview { id } => {
             let id: DigestId = id.parse().map_err(|_| Error::NotFound)?;

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod database;
 pub mod digest;
+pub mod kept;
 pub mod serve;
 
 use clap::{Parser, Subcommand};
@@ -30,7 +31,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the server (brings up the embedded database when no URL is configured).
-    Serve,
+    Serve(serve::ServeArgs),
     /// Apply pending database migrations and exit.
     Migrate,
     /// Bootstrap tenancy: humans, teams, endpoints.

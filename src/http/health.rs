@@ -1,4 +1,5 @@
-//! Liveness and readiness.
+//! Liveness and readiness, also while start-up still readies the database (the
+//! listener is bound first, so a taken port is said at once).
 
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
@@ -31,4 +32,25 @@ pub async fn readyz(s: web::Data<Services>) -> HttpResponse {
             HttpResponse::ServiceUnavailable().json(HealthStatus { status: "unavailable" })
         }
     }
+}
+
+/// Readiness while the database is still being readied: 503, until the application
+/// takes the listener over.
+pub async fn readyz_starting() -> HttpResponse {
+    HttpResponse::ServiceUnavailable().json(HealthStatus { status: "unavailable" })
+}
+
+/// Any other request while the database is still being readied: 503 `unavailable`,
+/// in the one error envelope.
+pub async fn starting() -> HttpResponse {
+    actix_web::ResponseError::error_response(&crate::error::Error::Unavailable(
+        "starting: the database is not ready yet; retry shortly".into(),
+    ))
+}
+
+/// The routes served while the database is still being readied.
+pub fn starting_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz_starting))
+        .default_service(web::to(starting));
 }

@@ -138,9 +138,14 @@ async fn bad_configuration_stops_start_up_with_a_message_naming_the_setting() {
 async fn without_server_binaries_the_embedded_default_names_the_package_and_the_variable() {
     let empty = tempdir("sb-nobin");
     let data = tempdir("sb-data");
+    // `serve`: the one command that creates the embedded database.
     let (code, _, err) = run(
-        &[("SWITCHBOARD_PG_BIN_DIR", empty.to_str().unwrap()), ("SWITCHBOARD_DATA_DIR", data.to_str().unwrap())],
-        &["migrate"],
+        &[
+            ("SWITCHBOARD_PG_BIN_DIR", empty.to_str().unwrap()),
+            ("SWITCHBOARD_DATA_DIR", data.to_str().unwrap()),
+            ("SWITCHBOARD_LOG", "warn"),
+        ],
+        &["serve", "--addr", "127.0.0.1:0"],
         None,
     );
     assert_ne!(code, 0);
@@ -283,19 +288,19 @@ async fn set_password_lets_a_human_sign_in_and_ends_their_board_sessions() {
 }
 
 #[actix_web::test]
-async fn the_demo_reseeds_with_fresh_tokens_and_board_password_and_replaces_a_revoked_demo_endpoint() {
+async fn a_demo_reset_reseeds_with_fresh_tokens_and_board_password_and_replaces_a_revoked_demo_endpoint() {
     use switchboard::cli::serve::seed_demo;
     use switchboard::domain::passwords::verify_password;
     let app = crate::harness::TestApp::spawn().await;
-    let first = seed_demo(&app.store).await.unwrap();
-    let second = seed_demo(&app.store).await.unwrap();
+    let first = seed_demo(&app.store, None, true).await.unwrap();
+    let second = seed_demo(&app.store, None, true).await.unwrap();
     assert_eq!((first.endpoint_slug.as_str(), second.endpoint_slug.as_str()), ("demo", "demo"));
     assert_eq!(app.get("/api/v1/agent/todos", &first.endpoint_token).await.0, 401, "rotated");
     assert_eq!(app.get("/api/v1/endpoints", &first.operator_token).await.0, 401, "earlier demo tokens are revoked");
     let (_, list) = app.get("/api/v1/endpoints", &second.operator_token).await;
     let id = list["endpoints"][0]["id"].as_str().unwrap().to_owned();
     app.post(&format!("/api/v1/endpoints/{id}/revoke"), &second.operator_token, json!({})).await;
-    let third = seed_demo(&app.store).await.unwrap();
+    let third = seed_demo(&app.store, None, true).await.unwrap();
     assert_eq!(third.endpoint_slug, "demo-2");
     let facts = app.store.login_facts("demo@switchboard.local").await.unwrap().unwrap();
     let hash = facts.password_hash.as_deref();

@@ -28,6 +28,7 @@ mod destinations;
 mod digests;
 mod downgrade;
 mod first_hour;
+mod first_run;
 mod group_commit;
 mod hooks;
 mod intake;

@@ -187,12 +187,16 @@ async fn start_up_against_a_database_that_does_not_exist_names_it_and_the_server
 }
 
 #[actix_web::test]
-async fn two_instances_seeding_the_demo_at_once_both_succeed_with_one_demo_endpoint() {
+async fn two_instances_seeding_the_demo_at_once_both_succeed_with_one_demo_endpoint_and_the_same_credentials() {
     use switchboard::cli::serve::seed_demo;
     let app = crate::harness::TestApp::spawn().await;
-    let (a, b) = tokio::join!(seed_demo(&app.store), seed_demo(&app.store));
-    let (a, b) = (a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
+    let dir = std::env::temp_dir().join(format!("sb-seed-{}-{}", std::process::id(), rand::random::<u64>()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kept = dir.join("demo.json");
+    let (a, b) = tokio::join!(seed_demo(&app.store, Some(&kept), false), seed_demo(&app.store, Some(&kept), false));
     assert!(a.is_ok() && b.is_ok(), "{:?} / {:?}", a.as_ref().err(), b.as_ref().err());
+    assert_eq!(a.unwrap(), b.unwrap(), "the later one found the credentials the earlier one kept");
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(app.db.count("SELECT count(*) FROM humans").await, 1);
     assert_eq!(app.db.count("SELECT count(*) FROM endpoints").await, 1, "one demo endpoint, not demo-2");
 }

@@ -23,6 +23,7 @@ mod binaries;
 mod conninfo;
 mod data_dir;
 mod process;
+pub mod sealed;
 mod server;
 #[cfg(test)]
 mod tests;
@@ -322,6 +323,17 @@ impl EmbeddedPostgres {
             conninfo_value(SUPERUSER),
             conninfo_value(&self.database),
         )
+    }
+
+    /// The data directory (absolute and canonical).
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Whether `data_dir` already holds an embedded cluster (what `start` would reuse
+    /// rather than create). Looks only: creates nothing.
+    pub fn exists_in(data_dir: &Path) -> bool {
+        data_dir.join(PGDATA).join("PG_VERSION").is_file()
     }
 
     /// Whether this handle started the server (and so will stop it).
