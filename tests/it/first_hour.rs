@@ -64,8 +64,6 @@ impl Serve {
         cmd.envs(settings.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("SWITCHBOARD_DATA_DIR", &data)
             .env("SWITCHBOARD_ADDR", "127.0.0.1:0")
-            // until the embedded key lands
-            .env("SWITCHBOARD_SECRET_ENCRYPTION_KEY", hex::encode([7u8; 32]))
             .arg("serve")
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
