@@ -77,7 +77,10 @@ fn render(
     owners: &Owners,
     refused: Option<(&RefusedSinkForm, &str)>,
 ) -> String {
-    let v = SinksView { connections: conns, sinks, owners, refused, now: now() };
+    // Every sink but one named "silent" holds a subscription.
+    let subscriptions: std::collections::HashMap<SinkId, i64> =
+        sinks.iter().filter(|s| s.name != "silent").map(|s| (s.id, 1)).collect();
+    let v = SinksView { connections: conns, sinks, subscriptions: &subscriptions, owners, refused, now: now() };
     sinks_page(&v, &CsrfToken::random()).into_string()
 }
 
@@ -202,6 +205,7 @@ fn the_sink_page_has_the_editor_for_admins_only() {
             owner: "you",
             connection: "mine",
             may_admin,
+            hears_nothing: true,
             editor: r#"{"subscriptions": []}"#,
             error: Some("reference_out_of_scope"),
             sends: &[],
