@@ -138,8 +138,8 @@ fn pills(v: &TodosView<'_>) -> Markup {
                     @let on = *pill == v.pill;
                     li {
                         a.sb-pill.sb-pill-on[on].sb-pill-dead[*pill == Pill::Dead]
-                            href=(paths::list(*pill, v.search)) aria-current=[on.then_some("page")]
-                            title=[pill.phase().map(Phase::meaning)] {
+                            href=(paths::list(*pill, v.search)) title=[pill.phase().map(Phase::meaning)]
+                            aria-current=[on.then_some("page")] {
                             (pill.label()) " " span.sb-count { (v.counts.get(*pill)) }
                         }
                     }
