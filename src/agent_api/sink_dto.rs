@@ -156,12 +156,8 @@ pub struct TestAnswer {
     /// not resolve, or resolves to an address the instance does not call) has one
     /// message for every cause.
     pub error: Option<TestError>,
-    /// A sink's test only: how many subscriptions the sink holds (0: it hears nothing,
-    /// whatever the test found).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subscriptions: Option<usize>,
-    /// A sink's test only, when it holds no subscription: that it hears nothing, so a
-    /// passing test does not mean anyone will be woken.
+    /// A sink's test only, present when the sink holds no subscription: that it hears
+    /// nothing, so a passing test does not mean anyone will be woken.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
@@ -178,10 +174,8 @@ pub struct TestError {
 impl From<sinks::TestResult> for TestAnswer {
     fn from(found: sinks::TestResult) -> Self {
         match found {
-            None => TestAnswer { ok: true, error: None, subscriptions: None, warning: None },
-            Some((code, message)) => {
-                TestAnswer { ok: false, error: Some(TestError { code, message }), subscriptions: None, warning: None }
-            }
+            None => TestAnswer { ok: true, error: None, warning: None },
+            Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }), warning: None },
         }
     }
 }
@@ -189,7 +183,6 @@ impl From<sinks::TestResult> for TestAnswer {
 impl From<sinks::TestSend> for TestAnswer {
     fn from(t: sinks::TestSend) -> Self {
         TestAnswer {
-            subscriptions: Some(t.subscriptions),
             warning: (t.subscriptions == 0).then(|| sinks::HEARS_NOTHING.to_owned()),
             ..TestAnswer::from(t.found)
         }

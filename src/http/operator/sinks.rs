@@ -145,9 +145,8 @@ pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Pa
 }
 
 /// Sends the sink one harmless test message (past its budget and subscriptions, never
-/// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`). The
-/// answer counts the sink's subscriptions and, when it has none, warns that it hears
-/// nothing.
+/// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`). When the
+/// sink has no subscription the answer adds a `warning` that it hears nothing.
 #[utoipa::path(post, path = "/api/v1/sinks/{id}/test", operation_id = "test_sink", tag = "operator",
     params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),

@@ -143,16 +143,11 @@ pub(super) async fn write_subscriptions(
         .bind::<SqlUuid, _>(scope)
         .get_result(conn)
         .await?;
-    let own_webhooks: Count = COUNT_WEBHOOKS
-        .query()
-        .bind::<Array<SqlUuid>, _>(&webhooks)
-        .bind::<SqlUuid, _>(scope)
-        .get_result(conn)
-        .await?;
+    let own_webhooks: Count =
+        COUNT_WEBHOOKS.query().bind::<Array<SqlUuid>, _>(&webhooks).bind::<SqlUuid, _>(scope).get_result(conn).await?;
     if own_endpoints.n != endpoints.len() as i64 || own_webhooks.n != webhooks.len() as i64 {
         return Err(Error::ReferenceOutOfScope(
-            "reference_out_of_scope: a filter names an endpoint or webhook that is unknown or another owner's"
-                .into(),
+            "reference_out_of_scope: a filter names an endpoint or webhook that is unknown or another owner's".into(),
         ));
     }
     CLEAR_SUBSCRIPTIONS.query().bind::<SqlUuid, _>(sink).execute(conn).await?;

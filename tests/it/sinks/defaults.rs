@@ -79,18 +79,19 @@ async fn a_sink_created_with_an_empty_list_hears_nothing_and_its_page_and_test_s
     let ep = app.agent(o.scope, "worker").await;
     dead_letter_in_store(&app, ep.id, "Nightly export").await;
     heard_rx.wait_for(1).await;
-    assert_eq!(rows_for(&app, &heard_id).await, 1);
+    // The row is recorded once the answer is in (a moment after the message).
+    let heard_rows = format!("SELECT count(*) FROM outbox WHERE sink_id = '{}'", uuid_of(&heard_id));
+    crate::harness::wait::wait_count(&app.db, &heard_rows, 1).await;
     assert_eq!(rows_for(&app, &silent_id).await, 0, "a sink with no subscription is told nothing");
     assert!(quiet_rx.seen().is_empty());
 
     // The API's test send passes, and says the sink hears nothing.
     let (s, tested) = app.post(&format!("/api/v1/sinks/{silent_id}/test"), &o.token, json!({})).await;
     assert_eq!(s, 200, "{tested}");
-    assert_eq!((&tested["ok"], &tested["subscriptions"]), (&json!(true), &json!(0)), "{tested}");
+    assert_eq!(tested["ok"], true, "{tested}");
     assert!(tested["warning"].as_str().unwrap().contains("hears nothing"), "{tested}");
     let (_, tested) = app.post(&format!("/api/v1/sinks/{heard_id}/test"), &o.token, json!({})).await;
-    assert_eq!(tested["subscriptions"], 1, "{tested}");
-    assert!(tested.get("warning").is_none(), "{tested}");
+    assert_eq!(tested, json!({"ok": true, "error": null}), "a sink that hears something: no warning");
 
     // The Board marks the silent sink's row, and only it.
     let session = crate::board::sign_in(&app, "a@example.com").await;
@@ -179,6 +180,5 @@ async fn an_agents_new_sink_hears_dead_letters_by_default_and_its_own_list_keeps
     assert_eq!(s, 200);
     assert_eq!(app.db.count("SELECT count(*) FROM sink_subscriptions").await, 0);
     let (_, tested) = app.post("/api/v1/agent/sinks/phone/test", &ep.token, json!({})).await;
-    assert_eq!(tested["subscriptions"], 0, "{tested}");
     assert!(tested["warning"].as_str().unwrap().contains("hears nothing"), "{tested}");
 }

@@ -28,7 +28,8 @@ fn report() -> Report {
             key: key("builds"),
             dead_letters: 1,
             first: vec![DeadLetterLine {
-                id: TodoId(uuid::Uuid::nil()), title: "Fix\u{7}   the build".into(),
+                id: TodoId(uuid::Uuid::nil()),
+                title: "Fix\u{7}   the build".into(),
                 title_by: crate::domain::vocabulary::Writer::Sender,
             }],
         }]),

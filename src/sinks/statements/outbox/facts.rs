@@ -219,7 +219,9 @@ impl DeadLetterColumns {
         let origin = match (self.source.as_deref(), self.webhook_id) {
             (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
             (Some(source), None) => source.to_owned(),
-            (None, _) => "unknown".to_owned(),
+            // No delivery behind it and no source: an agent created it.
+            (None, None) => "agent".to_owned(),
+            (None, Some(_)) => "unknown".to_owned(),
         };
         let facts = DeadLetterFacts {
             todo_id: todo.to_string(),
