@@ -229,3 +229,25 @@ pub async fn sends(
         .collect();
     Ok(HttpResponse::Ok().json(SendList { deliveries }))
 }
+
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    use crate::http::openapi::ApiDoc;
+
+    #[test]
+    fn the_document_names_a_create_bodys_subscriptions_and_the_answer_lists_them() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let body = &schemas["CreateSinkBody"]["properties"]["subscriptions"];
+        assert!(body.to_string().contains("SubscriptionBody"), "{body}");
+        let described = body["description"].as_str().unwrap_or_default();
+        assert!(described.contains("todo.dead_lettered") && described.contains("`[]`"), "{body}");
+        let created = &doc["paths"]["/api/v1/sinks"]["post"]["responses"]["201"];
+        assert!(created.to_string().contains("CreatedSinkView"), "{created}");
+        assert!(schemas["CreatedSinkView"].to_string().contains("subscriptions"), "{}", schemas["CreatedSinkView"]);
+        assert!(schemas["TestAnswer"]["properties"]["warning"].is_object(), "{}", schemas["TestAnswer"]);
+        assert_eq!(schemas["Phase"]["enum"], serde_json::json!(["pending", "claimed", "done", "failed", "dead"]));
+    }
+}
