@@ -273,8 +273,10 @@ fn sink_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                         tr id=(format!("sink-{}", s.id)) {
                             td data-label="Name" { a href=(paths::sink(s.id)) { (s.name) } br; (short_id(&s.id.to_string())) }
                             td.sb-nowrap data-label="Kind" {
-                                (s.kind.as_str())
-                                @if let Some(mode) = s.apprise_mode { " (" (mode.as_str()) ")" }
+                                span.sb-kind {
+                                    (s.kind.as_str())
+                                    @if let Some(mode) = s.apprise_mode { " (" (mode.as_str()) ")" }
+                                }
                             }
                             td data-label="Owner" { (v.owners.label(s.scope_id)) }
                             td data-label="Base URL" { code { (redact_url(&s.base_url)) } }

@@ -132,7 +132,10 @@ fn list_ids_are_one_short_line_with_the_full_id_in_the_title_and_kinds_do_not_wr
         // The full id appears only in the title attribute (and links), never as text that wraps.
         assert!(!html.contains(&format!(">{id}<")), "{html}");
     }
-    assert!(html.contains(r#"<td class="sb-nowrap" data-label="Kind">apprise (urls)</td>"#), "{html}");
+    assert!(
+        html.contains(r#"<td class="sb-nowrap" data-label="Kind"><span class="sb-kind">apprise (urls)</span></td>"#),
+        "{html}"
+    );
     assert!(html.contains(r#"<td class="sb-nowrap" data-label="Kind">gotify</td>"#), "{html}");
 }
 
