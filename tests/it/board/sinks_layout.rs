@@ -32,7 +32,7 @@ async fn at_1280_px_kinds_and_sink_ids_stay_on_one_line_and_the_dead_chart_has_n
     }
     let ep = app.agent(o.scope, "worker").await;
     for i in 0..3 {
-        let new = NewTodo { max_attempts: Some(1), ..NewTodo::new(ep.id, "inbox", &format!("job {i}")) };
+        let new = NewTodo { max_attempts: Some(1), ..NewTodo::new(ep.id, "inbox", format!("job {i}")) };
         let id = app.store.create_todo(new).await.unwrap().todo.id;
         app.store.claim(ep.id, id, ClaimRequest::default()).await.unwrap();
         app.store.fail(ep.id, id, Finish::default()).await.unwrap();
