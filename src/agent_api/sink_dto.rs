@@ -55,6 +55,26 @@ impl From<SinkRow> for SinkView {
     }
 }
 
+/// A sink just created, with the subscriptions it was created with (the default,
+/// `todo.dead_lettered` and `relay.exhausted`, unless the create body named its own).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedSinkView {
+    /// The sink.
+    #[serde(flatten)]
+    pub sink: SinkView,
+    /// Its subscriptions, in order; empty: it hears nothing.
+    pub subscriptions: Vec<SubscriptionBody>,
+}
+
+impl From<(SinkRow, Vec<SubscriptionRow>)> for CreatedSinkView {
+    fn from((row, subs): (SinkRow, Vec<SubscriptionRow>)) -> Self {
+        CreatedSinkView {
+            sink: SinkView::from(row),
+            subscriptions: subs.into_iter().map(SubscriptionBody::from).collect(),
+        }
+    }
+}
+
 /// Every sink in the caller's scopes.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SinkList {
@@ -136,6 +156,10 @@ pub struct TestAnswer {
     /// not resolve, or resolves to an address the instance does not call) has one
     /// message for every cause.
     pub error: Option<TestError>,
+    /// A sink's test only, present when the sink holds no subscription: that it hears
+    /// nothing, so a passing test does not mean anyone will be woken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// A failed test send's class and explanation.
@@ -150,8 +174,17 @@ pub struct TestError {
 impl From<sinks::TestResult> for TestAnswer {
     fn from(found: sinks::TestResult) -> Self {
         match found {
-            None => TestAnswer { ok: true, error: None },
-            Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }) },
+            None => TestAnswer { ok: true, error: None, warning: None },
+            Some((code, message)) => TestAnswer { ok: false, error: Some(TestError { code, message }), warning: None },
+        }
+    }
+}
+
+impl From<sinks::TestSend> for TestAnswer {
+    fn from(t: sinks::TestSend) -> Self {
+        TestAnswer {
+            warning: (t.subscriptions == 0).then(|| sinks::HEARS_NOTHING.to_owned()),
+            ..TestAnswer::from(t.found)
         }
     }
 }

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::sink_dto::{SinkList, SinkView, Subscriptions, TestAnswer};
+use super::sink_dto::{SinkList, SinkView, SubscriptionBody, Subscriptions, TestAnswer};
 use crate::domain::ids::ConnectionId;
 use crate::error::Result;
 use crate::service::Services;
@@ -34,6 +34,12 @@ pub struct PutSinkBody {
     pub apprise_mode: Option<AppriseMode>,
     /// A new sink: default true. A replaced sink: absent leaves it as it was.
     pub enabled: Option<bool>,
+    /// Its whole subscription list (as `PUT …/subscriptions` takes it; none may have
+    /// `include_excerpt: true`, 403 `forbidden`). Absent: a new sink hears
+    /// `todo.dead_lettered` and `relay.exhausted`, a replaced one keeps its own; `[]`:
+    /// it hears nothing.
+    #[serde(default)]
+    pub subscriptions: Option<Vec<SubscriptionBody>>,
 }
 
 /// What `GET /api/v1/agent/sinks` and the MCP tool `list_sinks` answer.
@@ -52,7 +58,8 @@ pub async fn put_answer(s: &Services, me: &AgentPrincipal, name: &str, b: PutSin
         apprise_mode: b.apprise_mode,
         enabled: b.enabled,
     };
-    let (row, created) = agent_sinks::put(s, me, name, spec).await?;
+    let subs = b.subscriptions.map(|subs| subs.into_iter().map(Subscription::from).collect());
+    let (row, created) = agent_sinks::put(s, me, name, spec, subs).await?;
     Ok((SinkView::from(row), created))
 }
 

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::domain::ids::TodoId;
 use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, DeadReason, TodoState};
+use crate::domain::vocabulary::Phase;
 
 /// A todo as listed (no payload).
 #[derive(Debug, Serialize, ToSchema)]
@@ -45,6 +46,10 @@ pub struct TodoView {
     pub dead_letter: bool,
     /// Why it stopped being retried; null unless `dead_letter`.
     pub dead_reason: Option<DeadReason>,
+    /// Where it stands in the Board's words (the pill it is under): `pending`,
+    /// `claimed`, `done`, `failed` (a retry is scheduled) or `dead` (no retry left, a
+    /// dead letter); null while interrupted or once canceled.
+    pub phase: Option<Phase>,
     /// When it became a dead letter; null unless `dead_letter`.
     pub dead_lettered_at: Option<DateTime<Utc>>,
     /// When the interrupt lease lapses unless the holder heartbeats or resumes; null unless
@@ -77,6 +82,7 @@ impl From<&TodoRow> for TodoView {
             next_retry_at: t.next_retry_at,
             dead_letter: t.is_dead_letter(),
             dead_reason: t.dead_reason,
+            phase: Phase::of(t.state, t.next_retry_at.is_some()),
             dead_lettered_at: t.dead_lettered_at,
             interrupt_expires_at: t.interrupt_expires_at,
             interrupt_reason: t.interrupt_reason.clone(),

@@ -18,5 +18,6 @@ pub mod todo_search;
 pub mod todo_state;
 pub mod tokens;
 pub mod transitions;
+pub mod vocabulary;
 pub mod waiters;
 pub mod wakeups;

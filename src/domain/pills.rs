@@ -5,6 +5,7 @@
 
 use super::text_enum::text_enum;
 use super::todo_state::TodoState;
+use super::vocabulary::Phase;
 
 text_enum!(
     /// One pill of the Todos view. Quarantine is in none of them (it has its own page);
@@ -26,15 +27,21 @@ text_enum!(
 );
 
 impl Pill {
-    /// What the pill says on the Board.
+    /// What the pill says on the Board: its phase's word (the same word the API's
+    /// `phase` field and the docs use), or `All`.
     pub fn label(self) -> &'static str {
+        self.phase().map_or("All", Phase::label)
+    }
+
+    /// The phase whose todos the pill holds; none for All.
+    pub fn phase(self) -> Option<Phase> {
         match self {
-            Pill::All => "All",
-            Pill::Pending => "Pending",
-            Pill::Claimed => "Claimed",
-            Pill::Done => "Done",
-            Pill::Failed => "Failed",
-            Pill::Dead => "Dead",
+            Pill::All => None,
+            Pill::Pending => Some(Phase::Pending),
+            Pill::Claimed => Some(Phase::Claimed),
+            Pill::Done => Some(Phase::Done),
+            Pill::Failed => Some(Phase::Failed),
+            Pill::Dead => Some(Phase::Dead),
         }
     }
 

@@ -13,6 +13,7 @@ use crate::db::models::EndpointRow;
 use crate::domain::grants::Verb;
 use crate::domain::ids::{EndpointId, TodoId, WebhookId};
 use crate::domain::todo_state::{AttemptOutcome, DeadReason, EndpointState, Presence};
+use crate::domain::vocabulary::Phase;
 use crate::intake::trusted_senders::TrustedActors;
 use crate::intake::verify::SourceType;
 use crate::store::dead_letters::DeadLetter;
@@ -169,6 +170,11 @@ pub struct DeadLetterView {
     pub kind: Option<String>,
     /// Why it stopped being retried.
     pub reason: DeadReason,
+    /// The same as `reason`, under the name a todo answer gives it.
+    pub dead_reason: DeadReason,
+    /// Always `dead`: the Board's word for a todo with no retry left (the API's
+    /// `state` of such a todo is `failed`, with `dead_letter: true`).
+    pub phase: Phase,
     /// Claims ever made of it.
     pub attempts_total: i32,
     /// Its attempt cap.
@@ -201,6 +207,8 @@ impl From<DeadLetter> for DeadLetterView {
             source: d.source,
             kind: d.kind,
             reason: d.reason,
+            dead_reason: d.reason,
+            phase: Phase::Dead,
             attempts_total: d.attempts_total,
             max_attempts: d.max_attempts,
             dead_letter_count: d.dead_letter_count,

@@ -339,6 +339,7 @@ fn composed(d: &DigestRow, report: Report) -> Composed {
     let heading = Heading {
         name: &d.name,
         when: "Mon 09:00 Europe/Berlin",
+        zone: chrono_tz::Europe::Berlin,
         base_url: "https://sb.example",
         age_threshold_seconds: 3600,
     };

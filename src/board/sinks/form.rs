@@ -112,7 +112,7 @@ impl SinkForm {
         };
         let base_url = Some(self.base_url.trim()).filter(|u| !u.is_empty()).map(str::to_owned);
         let spec = SinkSpec { kind: Some(kind), base_url, connection_id, apprise_mode, enabled: None };
-        Ok(CreateSink { name: self.name.clone(), spec, owner: owner_of(&self.owner) })
+        Ok(CreateSink { name: self.name.clone(), spec, owner: owner_of(&self.owner), subscriptions: None })
     }
 }
 

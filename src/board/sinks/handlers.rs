@@ -39,8 +39,16 @@ async fn list_page(
 ) -> Result<HttpResponse, BoardError> {
     let connections = connections::list(s, &human.reach).await?;
     let sinks = sinks::list(s, &human.reach).await?;
+    let subscriptions = sinks::subscription_counts(s, &human.reach).await?;
     let owners = Owners::of(s, human).await?;
-    let v = SinksView { connections: &connections, sinks: &sinks, owners: &owners, refused, now: Utc::now() };
+    let v = SinksView {
+        connections: &connections,
+        sinks: &sinks,
+        subscriptions: &subscriptions,
+        owners: &owners,
+        refused,
+        now: Utc::now(),
+    };
     let body = sinks_page(&v, &human.csrf);
     Ok(forms::page_with_status(human, status, layout::page(human, Nav::Sinks, "Sinks", body)))
 }
@@ -159,9 +167,17 @@ pub async fn create_sink(
         Err(e) => Err(e),
     };
     match created {
-        Ok(row) => {
+        Ok((row, subs)) => {
             tracing::info!(human = %human.reach.human, sink = %row.id, "board: sink added");
-            let text = format!("Added the sink {}. It sends nothing until it has subscriptions.", row.name);
+            let text = if subs.is_empty() {
+                format!("Added the sink {}. It hears nothing until it has subscriptions.", row.name)
+            } else {
+                format!(
+                    "Added the sink {}. It hears dead letters (todo.dead_lettered, relay.exhausted) on every queue; \
+                     change its subscriptions below.",
+                    row.name
+                )
+            };
             Ok(done(&board, &paths::sink(row.id), text))
         }
         Err(e) => refused(&s, &human, RefusedSinkForm::NewSink(form), e).await,
@@ -223,8 +239,17 @@ pub async fn test_sink(
     let human = posted.human;
     let id: SinkId = parse_id(&path)?;
     let notice = match sinks::test(&s, &human.reach, id).await {
-        Ok(None) => Notice::done("Test sent: the sink took the message."),
-        Ok(Some((code, message))) => Notice::warn(format!("Test failed ({code}): {message}.")),
+        Ok(t) if t.subscriptions == 0 => {
+            let found = match t.found {
+                None => "Test sent: the sink took the message".to_owned(),
+                Some((code, message)) => format!("Test failed ({code}): {message}"),
+            };
+            Notice::warn(format!("{found}. But {}.", sinks::HEARS_NOTHING))
+        }
+        Ok(sinks::TestSend { found: None, .. }) => Notice::done("Test sent: the sink took the message."),
+        Ok(sinks::TestSend { found: Some((code, message)), .. }) => {
+            Notice::warn(format!("Test failed ({code}): {message}."))
+        }
         Err(e @ Error::RateLimited { .. }) => Notice::warn(format!("Test not sent: {}", explain(&e))),
         Err(e) => return Err(e.into()),
     };
@@ -235,6 +260,7 @@ async fn detail_page(
     s: &Services,
     human: &Human,
     sink: &SinkRow,
+    hears_nothing: bool,
     editor: &str,
     error: Option<&str>,
     status: StatusCode,
@@ -249,6 +275,7 @@ async fn detail_page(
             owner: owners.label(sink.scope_id),
             connection,
             may_admin: owners.administers(sink.scope_id),
+            hears_nothing,
             editor,
             error,
             sends: &sends,
@@ -264,7 +291,7 @@ async fn detail_page(
 pub async fn show(s: web::Data<Services>, human: Human, path: web::Path<String>) -> Result<HttpResponse, BoardError> {
     let id: SinkId = parse_id(&path)?;
     let (sink, subs) = sinks::subscriptions(&s, &human.reach, id).await?;
-    detail_page(&s, &human, &sink, &saved_text(&subs), None, StatusCode::OK).await
+    detail_page(&s, &human, &sink, subs.is_empty(), &saved_text(&subs), None, StatusCode::OK).await
 }
 
 /// `POST /sinks/{id}/subscriptions`: replaces the subscriptions (validated exactly as
@@ -278,7 +305,7 @@ pub async fn save_subscriptions(
 ) -> Result<HttpResponse, BoardError> {
     let Posted { human, form } = posted;
     let id: SinkId = parse_id(&path)?;
-    let (sink, _) = sinks::subscriptions(&s, &human.reach, id).await?;
+    let (sink, saved_subs) = sinks::subscriptions(&s, &human.reach, id).await?;
     let saved = match form.subscriptions() {
         Ok(subs) => sinks::set_subscriptions(&s, &human.reach, id, subs).await,
         Err(e) => Err(e),
@@ -292,7 +319,9 @@ pub async fn save_subscriptions(
         }
         Err(e) => {
             let why = forms::refusal(e)?;
-            detail_page(&s, &human, &sink, &form.subscriptions, Some(&explain(&why)), why.status_code()).await
+            let hears_nothing = saved_subs.is_empty();
+            detail_page(&s, &human, &sink, hears_nothing, &form.subscriptions, Some(&explain(&why)), why.status_code())
+                .await
         }
     }
 }

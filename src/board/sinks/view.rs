@@ -4,6 +4,8 @@
 //! functions from rows to [`Markup`]; every value is escaped by maud, and a sink's URL
 //! is always shown with its query redacted.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
@@ -50,6 +52,8 @@ pub struct SinksView<'a> {
     pub connections: &'a [ConnectionRow],
     /// Sinks in the human's scopes, by name.
     pub sinks: &'a [SinkRow],
+    /// How many subscriptions each sink holds (absent: none, it hears nothing).
+    pub subscriptions: &'a HashMap<SinkId, i64>,
     /// The human's owner scopes and which they administer.
     pub owners: &'a Owners,
     /// A refused form and why.
@@ -132,8 +136,8 @@ fn connection_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                 tbody {
                     @for c in v.connections {
                         tr id=(format!("conn-{}", c.id)) {
-                            td data-label="Name" { (c.name) br; small.sb-hint { (c.id) } }
-                            td data-label="Kind" { (c.kind.as_str()) }
+                            td data-label="Name" { (c.name) br; (short_id(&c.id.to_string())) }
+                            td.sb-nowrap data-label="Kind" { (c.kind.as_str()) }
                             td data-label="Owner" { (v.owners.label(c.scope_id)) }
                             td data-label="Destination" { (destination(c)) }
                             td data-label="Fingerprint" { code { (c.fingerprint) } }
@@ -267,14 +271,19 @@ fn sink_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                 tbody {
                     @for s in v.sinks {
                         tr id=(format!("sink-{}", s.id)) {
-                            td data-label="Name" { a href=(paths::sink(s.id)) { (s.name) } br; small.sb-hint { (s.id) } }
-                            td data-label="Kind" {
-                                (s.kind.as_str())
-                                @if let Some(mode) = s.apprise_mode { " (" (mode.as_str()) ")" }
+                            td data-label="Name" { a href=(paths::sink(s.id)) { (s.name) } br; (short_id(&s.id.to_string())) }
+                            td.sb-nowrap data-label="Kind" {
+                                span.sb-kind {
+                                    (s.kind.as_str())
+                                    @if let Some(mode) = s.apprise_mode { " (" (mode.as_str()) ")" }
+                                }
                             }
                             td data-label="Owner" { (v.owners.label(s.scope_id)) }
                             td data-label="Base URL" { code { (redact_url(&s.base_url)) } }
-                            td data-label="State" { (enabled_chip(s.enabled)) }
+                            td data-label="State" {
+                                (enabled_chip(s.enabled))
+                                @if v.subscriptions.get(&s.id).copied().unwrap_or(0) == 0 { " " (hears_nothing_chip()) }
+                            }
                             td data-label="Budget" { (s.budget_per_hour) " an hour, burst " (s.burst) }
                             td data-label="Connection" { (v.connection_name(s.connection_id)) }
                             td data-label="Actions" {
@@ -289,6 +298,27 @@ fn sink_table(v: &SinksView<'_>, csrf: &CsrfToken) -> Markup {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Characters of an id the lists show (`sk_` and 8 hex digits): enough to tell rows
+/// apart; the whole id is in the title and on the sink's own page.
+const SHORT_ID_CHARS: usize = 11;
+
+/// An id as a list shows it: one short line that never wraps, the full id in its title.
+pub fn short_id(id: &str) -> Markup {
+    let short: String = id.chars().take(SHORT_ID_CHARS).collect();
+    let cut = short.len() < id.len();
+    html! { small.sb-hint { code.sb-id title=(id) { (short) @if cut { "…" } } } }
+}
+
+/// The mark of a sink with no subscription: its test send may pass, and still nothing
+/// it is meant for reaches it.
+pub fn hears_nothing_chip() -> Markup {
+    html! {
+        span.sb-chip.sb-chip-warn title="No subscription: no dead letter or other event reaches this sink until its subscriptions name some." {
+            "hears nothing"
         }
     }
 }
@@ -412,6 +442,8 @@ pub struct SinkPage<'a> {
     pub connection: &'a str,
     /// Whether the human administers its scope (may save subscriptions).
     pub may_admin: bool,
+    /// Whether it holds no subscription (it hears nothing).
+    pub hears_nothing: bool,
     /// The editor's contents (the saved subscriptions unless mid-edit).
     pub editor: &'a str,
     /// Why the last save was refused.
@@ -441,7 +473,7 @@ pub fn sink_page(p: &SinkPage<'_>, csrf: &CsrfToken) -> Markup {
             dt { "Kind" } dd { (s.kind.as_str()) @if let Some(m) = s.apprise_mode { " (" (m.as_str()) ")" } }
             dt { "Base URL" } dd { code { (redact_url(&s.base_url)) } }
             dt { "Connection" } dd { (p.connection) }
-            dt { "State" } dd { (enabled_chip(s.enabled)) }
+            dt { "State" } dd { (enabled_chip(s.enabled)) @if p.hears_nothing { " " (hears_nothing_chip()) } }
             dt { "Budget" } dd { (s.budget_per_hour) " an hour, burst " (s.burst) }
             dt { "Added" } dd { (when(p.now, s.created_at)) }
         }

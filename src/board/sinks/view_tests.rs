@@ -9,7 +9,7 @@ use crate::board::owners::Owners;
 use crate::board::session::Human;
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId, SinkId, TodoId};
 use crate::domain::todo_state::TeamRole;
-use crate::sinks::rules::vocabulary::{ConnectionKind, OutboxStatus, Severity, SinkEvent, SinkKind};
+use crate::sinks::rules::vocabulary::{AppriseMode, ConnectionKind, OutboxStatus, Severity, SinkEvent, SinkKind};
 use crate::sinks::statements::outbox::SendRow;
 use crate::sinks::statements::{ConnectionRow, SinkRow, SubscriptionRow};
 use crate::store::tenancy::{Reach, ScopeGrant};
@@ -77,7 +77,10 @@ fn render(
     owners: &Owners,
     refused: Option<(&RefusedSinkForm, &str)>,
 ) -> String {
-    let v = SinksView { connections: conns, sinks, owners, refused, now: now() };
+    // Every sink but one named "silent" holds a subscription.
+    let subscriptions: std::collections::HashMap<SinkId, i64> =
+        sinks.iter().filter(|s| s.name != "silent").map(|s| (s.id, 1)).collect();
+    let v = SinksView { connections: conns, sinks, subscriptions: &subscriptions, owners, refused, now: now() };
     sinks_page(&v, &CsrfToken::random()).into_string()
 }
 
@@ -98,6 +101,42 @@ fn connections_show_their_fingerprint_and_sinks_their_redacted_url_budget_and_co
     assert!(html.contains(&format!(r#"action="/sinks/{}/update""#, s.id)) && html.contains("Disable"));
     assert!(html.contains(r#"type="password""#), "the secret field is a password field");
     assert!(html.contains(r#"action="/sinks/connections""#) && html.contains(r#"action="/sinks""#));
+}
+
+#[test]
+fn a_sink_with_no_subscription_is_marked_as_hearing_nothing_and_one_with_some_is_not() {
+    let (mine, ops, readers) = (ScopeId::new(), ScopeId::new(), ScopeId::new());
+    let o = owners(mine, ops, readers);
+    let c = connection(ops, "ops-gotify");
+    let (silent, heard) = (sink(ops, &c, "silent"), sink(ops, &c, "phone"));
+    let html = render(std::slice::from_ref(&c), &[silent.clone(), heard.clone()], &o, None);
+    let row = |id: SinkId| {
+        let start = html.find(&format!(r#"<tr id="sink-{id}""#)).unwrap();
+        let end = html[start..].find("</tr>").unwrap();
+        html[start..start + end].to_owned()
+    };
+    assert!(row(silent.id).contains(">hears nothing</span>"), "{}", row(silent.id));
+    assert!(!row(heard.id).contains("hears nothing"), "{}", row(heard.id));
+}
+
+#[test]
+fn list_ids_are_one_short_line_with_the_full_id_in_the_title_and_kinds_do_not_wrap() {
+    let (mine, ops, readers) = (ScopeId::new(), ScopeId::new(), ScopeId::new());
+    let o = owners(mine, ops, readers);
+    let c = connection(ops, "ops-gotify");
+    let s = SinkRow { kind: SinkKind::Apprise, apprise_mode: Some(AppriseMode::Urls), ..sink(ops, &c, "phone") };
+    let html = render(std::slice::from_ref(&c), std::slice::from_ref(&s), &o, None);
+    for id in [s.id.to_string(), c.id.to_string()] {
+        let shown = format!(r#"<code class="sb-id" title="{id}">{}…</code>"#, &id[..11]);
+        assert!(html.contains(&shown), "{shown}: {html}");
+        // The full id appears only in the title attribute (and links), never as text that wraps.
+        assert!(!html.contains(&format!(">{id}<")), "{html}");
+    }
+    assert!(
+        html.contains(r#"<td class="sb-nowrap" data-label="Kind"><span class="sb-kind">apprise (urls)</span></td>"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"<td class="sb-nowrap" data-label="Kind">gotify</td>"#), "{html}");
 }
 
 #[test]
@@ -202,6 +241,7 @@ fn the_sink_page_has_the_editor_for_admins_only() {
             owner: "you",
             connection: "mine",
             may_admin,
+            hears_nothing: true,
             editor: r#"{"subscriptions": []}"#,
             error: Some("reference_out_of_scope"),
             sends: &[],

@@ -19,7 +19,11 @@ const OTHER_LABEL: &str = "other queues";
 // Drawing area, in viewBox units (the SVG scales to its container's width).
 const WIDTH: f64 = 700.0;
 const HEIGHT: f64 = 220.0;
-const LEFT: f64 = 40.0;
+/// Width of one digit of a tick label (monospace at 11 units: 0.6 em), and the gap
+/// between the label and the plot: the left margin is sized to the widest label, so a
+/// chart of single-digit counts does not keep a wide empty margin.
+const DIGIT_W: f64 = 6.6;
+const TICK_GAP: f64 = 6.0;
 const RIGHT: f64 = 8.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 34.0;
@@ -158,9 +162,17 @@ pub fn dead_letters_chart(data: &DeadLetterDays) -> Markup {
     }
 }
 
+/// The left margin: room for the widest tick label (the top of the axis) and the gap,
+/// never less than half a day's slot so the first day's label is not clipped.
+pub fn left_margin(y_max: u64) -> f64 {
+    let digits = y_max.max(1).to_string().len() as f64;
+    (TICK_GAP + digits * DIGIT_W + 2.0).max(14.0)
+}
+
 /// The bars, the y axis (0, half, top) and the day labels.
 fn svg(model: &ChartModel, heading: &str) -> Markup {
-    let plot_w = WIDTH - LEFT - RIGHT;
+    let left = left_margin(model.y_max);
+    let plot_w = WIDTH - left - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let slot = plot_w / model.days.len() as f64;
     let bar = slot * 0.7;
@@ -168,27 +180,27 @@ fn svg(model: &ChartModel, heading: &str) -> Markup {
     let ticks = if model.y_max >= 2 { vec![0, model.y_max / 2, model.y_max] } else { vec![0, model.y_max] };
     let summary = format!("{} dead letters in {} days", model.total(), model.days.len());
     html! {
-        svg.sb-chart-svg viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img" preserveAspectRatio="xMidYMid meet"
+        svg.sb-chart-svg viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img" preserveAspectRatio="xMinYMid meet"
             xmlns="http://www.w3.org/2000/svg" {
             title { (heading) ": " (summary) }
             @for t in &ticks {
-                line.sb-chart-grid x1=(px(LEFT)) x2=(px(WIDTH - RIGHT)) y1=(px(y(*t))) y2=(px(y(*t)))
+                line.sb-chart-grid x1=(px(left)) x2=(px(WIDTH - RIGHT)) y1=(px(y(*t))) y2=(px(y(*t)))
                     stroke="currentColor" stroke-opacity="0.2" {}
-                text.sb-chart-tick x=(px(LEFT - 6.0)) y=(px(y(*t) + 4.0)) text-anchor="end" font-size="11"
+                text.sb-chart-tick x=(px(left - TICK_GAP)) y=(px(y(*t) + 4.0)) text-anchor="end" font-size="11"
                     fill="currentColor" { (t) }
             }
             @for (d, day) in model.days.iter().enumerate() {
-                @let x = LEFT + slot * d as f64 + (slot - bar) / 2.0;
+                @let x = left + slot * d as f64 + (slot - bar) / 2.0;
                 @for (i, base, n) in model.stack(d) {
                     rect x=(px(x)) y=(px(y(base + n))) width=(px(bar)) height=(px(y(base) - y(base + n)))
                         fill=(model.colour(i)) {
                         title { (model.series[i].label()) ": " (n) " on " (day.format("%Y-%m-%d")) }
                     }
                 }
-                text.sb-chart-day x=(px(LEFT + slot * d as f64 + slot / 2.0)) y=(px(HEIGHT - BOTTOM + 14.0))
+                text.sb-chart-day x=(px(left + slot * d as f64 + slot / 2.0)) y=(px(HEIGHT - BOTTOM + 14.0))
                     text-anchor="middle" font-size="11" fill="currentColor" { (day.format("%d")) }
                 @if d == 0 || day.format("%d").to_string() == "01" {
-                    text.sb-chart-month x=(px(LEFT + slot * d as f64 + slot / 2.0)) y=(px(HEIGHT - BOTTOM + 28.0))
+                    text.sb-chart-month x=(px(left + slot * d as f64 + slot / 2.0)) y=(px(HEIGHT - BOTTOM + 28.0))
                         text-anchor="middle" font-size="10" fill="currentColor" { (day.format("%b")) }
                 }
             }
@@ -289,6 +301,20 @@ mod tests {
         assert_eq!(html.matches(&format!("height=\"{}\"", px(plot_h / 2.0))).count(), 2, "{html}");
         assert!(html.contains(&format!("y=\"{}\"", px(TOP))));
         assert!(html.contains(&format!("y=\"{}\"", px(TOP + plot_h / 2.0))));
+    }
+
+    #[test]
+    fn the_left_margin_is_sized_to_the_tick_labels_not_a_fixed_wide_gutter() {
+        // Single-digit counts: the margin holds one digit and the gap, nothing more.
+        let html = dead_letters_chart(&data(vec![row(17, Some("builds"), 3)])).into_string();
+        let left = left_margin(5);
+        assert!(left < 20.0, "{left}");
+        assert!(html.contains(&format!("x1=\"{}\"", px(left))), "the grid starts at the margin: {html}");
+        assert!(html.contains(&format!("x=\"{}\" y=", px(left - TICK_GAP))), "{html}");
+        assert!(html.contains("preserveAspectRatio=\"xMinYMid meet\""), "{html}");
+        // Wider labels get more room, in step with their digits.
+        assert!(left_margin(1000) >= TICK_GAP + 4.0 * DIGIT_W);
+        assert!(left_margin(1000) > left_margin(50) && left_margin(50) > left_margin(5));
     }
 
     #[test]

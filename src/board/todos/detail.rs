@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::format::{ago, disposition, machine, outcome, reason, state, state_chip, until, utc};
+use super::format::{ago, disposition, machine, outcome, reason, state_badge, until, utc};
 use super::paths::{self, CSRF_FIELD, FILTER_FIELD};
 use crate::db::models::{AttemptRow, TodoRow};
 use crate::domain::pills::Pill;
@@ -117,8 +117,7 @@ fn facts(v: &TodoDetailView<'_>) -> Markup {
         dl.sb-facts {
             dt { "State" }
             dd {
-                @if t.is_dead_letter() { span.sb-chip.sb-chip-dead { "dead letter" } }
-                @else { span class=(format!("sb-chip {}", state_chip(t.state))) { (state(t.state)) } }
+                (state_badge(t.state, t.next_retry_at.is_some()))
             }
             @if let (Some(r), Some(at)) = (t.dead_reason, t.dead_lettered_at) {
                 dt { "Died" }

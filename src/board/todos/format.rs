@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::todo_state::{AttemptDisposition, AttemptOutcome, DeadReason, TodoState};
+use crate::domain::vocabulary::Phase;
 
 /// How long ago `at` was, coarsely: `just now`, `4 min ago`, `3 h ago`, `12 d ago`.
 /// A time in the future reads `in …` (see [`until`]).
@@ -64,6 +65,19 @@ pub fn state(s: TodoState) -> &'static str {
         TodoState::Done => "done",
         TodoState::Failed => "failed",
         TodoState::Canceled => "canceled",
+    }
+}
+
+/// A todo's state chip: the phase's word (the pills' and the API's `phase`) with what
+/// it means as the title, for a failed todo (Failed: a retry is scheduled; Dead: no
+/// retry left); the state's words for the states no phase names.
+pub fn state_badge(s: TodoState, retry_scheduled: bool) -> maud::Markup {
+    match Phase::of(s, retry_scheduled) {
+        Some(p @ Phase::Dead) => maud::html! { span.sb-chip.sb-chip-dead title=(p.meaning()) { (p.label()) } },
+        Some(p @ Phase::Failed) => {
+            maud::html! { span class=(format!("sb-chip {}", state_chip(s))) title=(p.meaning()) { (p.label()) } }
+        }
+        _ => maud::html! { span class=(format!("sb-chip {}", state_chip(s))) { (state(s)) } },
     }
 }
 

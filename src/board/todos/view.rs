@@ -7,12 +7,13 @@ use maud::{Markup, html};
 
 use super::bulk::bulk_retry_button;
 use super::chart::dead_letters_chart;
-use super::format::{ago, machine, reason, shorten, state, state_chip, until, utc};
+use super::format::{ago, machine, reason, shorten, state_badge, until, utc};
 use super::paths::{self, CSRF_FIELD, FILTER_FIELD};
 use crate::board::respond;
 use crate::domain::ids::TodoId;
 use crate::domain::pills::{COUNT_CAP, Pill, PillCount, PillCounts};
 use crate::domain::todo_state::{DeadReason, TodoState};
+use crate::domain::vocabulary::Phase;
 use crate::store::board::{DeadLetterDays, LIST_MAX, SEARCH_WINDOW, TodoListing};
 use crate::store::dead_letters::DeadLetter;
 use crate::store::todos::BulkRetried;
@@ -137,7 +138,8 @@ fn pills(v: &TodosView<'_>) -> Markup {
                     @let on = *pill == v.pill;
                     li {
                         a.sb-pill.sb-pill-on[on].sb-pill-dead[*pill == Pill::Dead]
-                            href=(paths::list(*pill, v.search)) aria-current=[on.then_some("page")] {
+                            href=(paths::list(*pill, v.search)) title=[pill.phase().map(Phase::meaning)]
+                            aria-current=[on.then_some("page")] {
                             (pill.label()) " " span.sb-count { (v.counts.get(*pill)) }
                         }
                     }
@@ -295,8 +297,7 @@ fn todo_table(rows: &[TodoListing], v: &TodosView<'_>) -> Markup {
                         tr.sb-dead-row[t.is_dead_letter()] {
                             td data-label="Created" { (died(v.now, t.created_at)) }
                             td data-label="State" {
-                                @if t.is_dead_letter() { span.sb-chip.sb-chip-dead { "dead" } }
-                                @else { span class=(format!("sb-chip {}", state_chip(t.state))) { (state(t.state)) } }
+                                (state_badge(t.state, t.next_retry_at.is_some()))
                             }
                             td data-label="Queue" { code { (t.queue) } }
                             td data-label="Endpoint" { (t.endpoint) }

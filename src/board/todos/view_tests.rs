@@ -31,6 +31,27 @@ fn pills_show_every_count_link_with_the_search_and_mark_the_current_one() {
 }
 
 #[test]
+fn the_pills_say_the_phase_words_the_api_answers_in_phase_with_their_meaning() {
+    use crate::domain::vocabulary::Phase;
+    let c = counts();
+    let html = todos_view(&view(Pill::All, &c, PillRows::Dead(&[])), TOKEN).into_string();
+    // SPEC 9's names, in the one place they are kept, and the API's `phase` values.
+    let words: Vec<(&str, &str)> = Phase::ALL.iter().map(|p| (p.as_str(), p.label())).collect();
+    assert_eq!(
+        words,
+        [("pending", "Pending"), ("claimed", "Claimed"), ("done", "Done"), ("failed", "Failed"), ("dead", "Dead")]
+    );
+    for p in Phase::ALL {
+        let pill: Pill = p.as_str().parse().unwrap();
+        assert_eq!(pill.label(), p.label());
+        let shown = format!("href=\"/todos?filter={}\" title=\"{}\">{} <span", p.as_str(), p.meaning(), p.label());
+        assert!(html.contains(&shown), "{shown}: {html}");
+    }
+    assert!(html.contains("title=\"a retry is scheduled\">Failed <span"), "{html}");
+    assert!(html.contains("title=\"no retry left (a dead letter)\">Dead <span"), "{html}");
+}
+
+#[test]
 fn a_dead_row_shows_queue_endpoint_reason_attempts_summary_and_when_it_died() {
     let c = counts();
     let rows = [dead_letter("Build main", Some("exit status 1 in step 3"))];

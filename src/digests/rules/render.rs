@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use serde_json::{Value, json};
 
 use super::report::{Measured, QueueKey, Report};
@@ -21,6 +23,8 @@ pub struct Heading<'a> {
     pub name: &'a str,
     /// The send time as the schedule's zone shows it, e.g. `Mon 09:00 America/Los_Angeles`.
     pub when: &'a str,
+    /// The schedule's zone: every time in the body is shown in it, as in the title.
+    pub zone: Tz,
     /// The instance's base URL, no trailing slash.
     pub base_url: &'a str,
     /// Pending older than this (seconds) needs attention.
@@ -37,6 +41,16 @@ pub fn title(report: &Report, h: &Heading<'_>) -> String {
         (n, _) => format!("{n} need attention"),
     };
     clip(&format!("Switchboard digest · {} · {} · {state}", clip(h.name, 40), h.when), 120)
+}
+
+/// `at` in `zone`, with the zone's name, abbreviation and offset, as the body shows a
+/// time: `Tue 01 Dec 09:00 Europe/Berlin (CET, +01:00)` (`UTC` alone for UTC).
+pub fn zoned(at: DateTime<Utc>, zone: Tz) -> String {
+    let local = at.with_timezone(&zone);
+    if zone == Tz::UTC {
+        return format!("{} UTC", local.format("%a %d %b %H:%M"));
+    }
+    format!("{} {} ({}, {})", local.format("%a %d %b %H:%M"), zone.name(), local.format("%Z"), local.format("%:z"))
 }
 
 /// An age in seconds as a person reads it.
@@ -59,8 +73,8 @@ pub fn body(report: &Report, h: &Heading<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Since {} (UTC) · {}",
-        report.since.format("%a %d %b %H:%M"),
+        "Since {} · {}",
+        zoned(report.since, h.zone),
         match report.trouble(h.age_threshold_seconds) {
             0 => "nothing needs attention".to_owned(),
             n => format!("{n} need attention"),
@@ -137,7 +151,8 @@ fn queue_lines(report: &Report, h: &Heading<'_>, out: &mut String) {
             l.parts.push(format!("{} dead letter{}", d.dead_letters, if d.dead_letters == 1 { "" } else { "s" }));
             for t in &d.first {
                 l.dead.push(format!(
-                    "  - Todo title (sender-written): \"{}\" {}/todos/{}",
+                    "  - Todo title ({}): \"{}\" {}/todos/{}",
+                    t.title_by.label(),
                     clip(&t.title, TITLE_CHARS),
                     h.base_url,
                     t.id

@@ -82,8 +82,10 @@ pub struct ClaimedLine {
 pub struct DeadLetterLine {
     /// The todo.
     pub id: TodoId,
-    /// Its title (sender- or agent-written: clipped and labelled when rendered).
+    /// Its title (clipped and labelled with its writer when rendered).
     pub title: String,
+    /// Who wrote the title: the delivery's sender, or the agent that created the todo.
+    pub title_by: crate::domain::vocabulary::Writer,
 }
 
 /// Dead letters on a queue since the previous digest.

@@ -52,7 +52,19 @@ pub fn message(title: &str, body: String, base_url: &str) -> Message {
 }
 
 fn heading<'a>(d: &'a DigestRow, s: &'a DigestSettings, when: &'a str) -> Heading<'a> {
-    Heading { name: &d.name, when, base_url: &s.base_url, age_threshold_seconds: i64::from(d.age_threshold_seconds) }
+    Heading {
+        name: &d.name,
+        when,
+        zone: zone_of(&d.schedule),
+        base_url: &s.base_url,
+        age_threshold_seconds: i64::from(d.age_threshold_seconds),
+    }
+}
+
+/// The zone of a stored schedule (UTC when it no longer parses): the title and the
+/// body of its digest both show times in it.
+pub fn zone_of(schedule: &str) -> chrono_tz::Tz {
+    Schedule::parse(schedule).map_or(chrono_tz::Tz::UTC, |s| s.zone())
 }
 
 /// `at` as `Tue 09:00 Europe/Berlin` in the schedule's zone (UTC when the stored

@@ -60,8 +60,8 @@ pub mod sql {
         /// dead-letter predicate is `todos_dead_letters_idx`'s, word for word, so the
         /// window is read off that index (it changes nothing: `dead_lettered_at` is set
         /// exactly on dead letters, a CHECK says so, and a quarantined delivery never dies).
-        pub static DEAD = "SELECT e.slug AS endpoint, d.queue, d.n, d.id, d.title FROM ( \
-               SELECT t.endpoint_id, t.queue, t.id, t.title, \
+        pub static DEAD = "SELECT e.slug AS endpoint, d.queue, d.n, d.id, d.title, d.from_delivery FROM ( \
+               SELECT t.endpoint_id, t.queue, t.id, t.title, t.event_id IS NOT NULL AS from_delivery, \
                  count(*) OVER (PARTITION BY t.endpoint_id, t.queue)::int8 AS n, \
                  row_number() OVER (PARTITION BY t.endpoint_id, t.queue ORDER BY t.dead_lettered_at DESC, t.id DESC) AS r \
                FROM todos t \
@@ -155,6 +155,8 @@ struct DeadRow {
     id: TodoId,
     #[diesel(sql_type = Text)]
     title: String,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    from_delivery: bool,
 }
 
 #[derive(QueryableByName)]
@@ -190,7 +192,11 @@ impl Store {
             let mut out: Vec<DeadLine> = Vec::new();
             for r in rows {
                 let k = key(r.endpoint, r.queue);
-                let line = DeadLetterLine { id: r.id, title: r.title };
+                let line = DeadLetterLine {
+                    id: r.id,
+                    title: r.title,
+                    title_by: crate::domain::vocabulary::Writer::of_title(r.from_delivery),
+                };
                 match out.last_mut() {
                     Some(last) if last.key == k => last.first.push(line),
                     _ => out.push(DeadLine { key: k, dead_letters: r.n, first: vec![line] }),

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::super::auth::Operator;
 use super::super::body::{Json, Query};
-use crate::agent_api::sink_dto::{SinkList, SinkView, Subscriptions, TestAnswer};
+use crate::agent_api::sink_dto::{CreatedSinkView, SinkList, SinkView, SubscriptionBody, Subscriptions, TestAnswer};
 use crate::domain::ids::{ConnectionId, SinkId};
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
@@ -40,6 +40,12 @@ pub struct CreateSinkBody {
     /// `team:<name>` or a human's email the caller administers; absent: the caller's
     /// own scope.
     pub owner: Option<String>,
+    /// Its subscriptions, in the shape `PUT /api/v1/sinks/{id}/subscriptions` takes and
+    /// checked the same way, written in the same transaction as the sink (a refused one
+    /// stores neither). Absent: the sink hears `todo.dead_lettered` and
+    /// `relay.exhausted` on every queue; `[]`: it hears nothing.
+    #[serde(default)]
+    pub subscriptions: Option<Vec<SubscriptionBody>>,
 }
 
 /// What to change on a sink (absent: unchanged).
@@ -58,10 +64,13 @@ pub struct UpdateSinkBody {
 /// message for every cause, when its host does not resolve or resolves to an address
 /// the instance does not call); the connection must be the
 /// same owner's and kind's (`reference_out_of_scope`); stateless Apprise URLs must pass
-/// the scheme allowlist (`forbidden_scheme`). Nothing is stored when refused.
+/// the scheme allowlist (`forbidden_scheme`); `subscriptions` are checked as
+/// `PUT …/subscriptions` checks them. Nothing is stored when refused. Without
+/// `subscriptions` the sink hears dead letters (`todo.dead_lettered`,
+/// `relay.exhausted`); the answer lists what it hears.
 #[utoipa::path(post, path = "/api/v1/sinks", operation_id = "create_sink", request_body = CreateSinkBody, tag = "operator",
     security(("operator_token" = [])),
-    responses((status = 201, body = SinkView), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
+    responses((status = 201, body = CreatedSinkView), (status = 409, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
 pub async fn create(s: web::Data<Services>, op: Operator, body: Json<CreateSinkBody>) -> Result<HttpResponse> {
     let b = body.0;
     let spec = SinkSpec {
@@ -71,9 +80,10 @@ pub async fn create(s: web::Data<Services>, op: Operator, body: Json<CreateSinkB
         apprise_mode: b.apprise_mode,
         enabled: b.enabled,
     };
-    let c = CreateSink { name: b.name, spec, owner: b.owner };
-    let row = sinks::create(&s, &op.0, c).await?;
-    Ok(HttpResponse::Created().json(SinkView::from(row)))
+    let subscriptions = b.subscriptions.map(|subs| subs.into_iter().map(Subscription::from).collect());
+    let c = CreateSink { name: b.name, spec, owner: b.owner, subscriptions };
+    let created = sinks::create(&s, &op.0, c).await?;
+    Ok(HttpResponse::Created().json(CreatedSinkView::from(created)))
 }
 
 /// Sinks in every scope the caller belongs to.
@@ -135,7 +145,8 @@ pub async fn get_subscriptions(s: web::Data<Services>, op: Operator, id: web::Pa
 }
 
 /// Sends the sink one harmless test message (past its budget and subscriptions, never
-/// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`).
+/// past the outbound guard); at most 6 a minute per sink (429 `rate_limited`). When the
+/// sink has no subscription the answer adds a `warning` that it hears nothing.
 #[utoipa::path(post, path = "/api/v1/sinks/{id}/test", operation_id = "test_sink", tag = "operator",
     params(("id" = SinkId, Path, description = "sink id")), security(("operator_token" = [])),
     responses((status = 200, body = TestAnswer), (status = 403, body = ErrorEnvelope),
@@ -217,4 +228,26 @@ pub async fn sends(
         })
         .collect();
     Ok(HttpResponse::Ok().json(SendList { deliveries }))
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    use crate::http::openapi::ApiDoc;
+
+    #[test]
+    fn the_document_names_a_create_bodys_subscriptions_and_the_answer_lists_them() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        let body = &schemas["CreateSinkBody"]["properties"]["subscriptions"];
+        assert!(body.to_string().contains("SubscriptionBody"), "{body}");
+        let described = body["description"].as_str().unwrap_or_default();
+        assert!(described.contains("todo.dead_lettered") && described.contains("`[]`"), "{body}");
+        let created = &doc["paths"]["/api/v1/sinks"]["post"]["responses"]["201"];
+        assert!(created.to_string().contains("CreatedSinkView"), "{created}");
+        assert!(schemas["CreatedSinkView"].to_string().contains("subscriptions"), "{}", schemas["CreatedSinkView"]);
+        assert!(schemas["TestAnswer"]["properties"]["warning"].is_object(), "{}", schemas["TestAnswer"]);
+        assert_eq!(schemas["Phase"]["enum"], serde_json::json!(["pending", "claimed", "done", "failed", "dead"]));
+    }
 }

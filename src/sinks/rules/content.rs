@@ -14,6 +14,7 @@
 //! trimmed if present): `{base}/todos/{todo id}` for one todo, `{base}/todos?filter=dead`
 //! for an endpoint cascade and for a coalesced message (SPEC section 13).
 
+use crate::domain::vocabulary::Writer;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +63,11 @@ impl Message {
     }
 }
 
+/// Facts recorded before titles carried their writer came from deliveries.
+fn sender() -> Writer {
+    Writer::Sender
+}
+
 /// A todo that became a dead letter (also used for `relay.exhausted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeadLetterFacts {
@@ -69,8 +75,11 @@ pub struct DeadLetterFacts {
     pub todo_id: String,
     /// Its queue.
     pub queue: String,
-    /// Its title (sender-written).
+    /// Its title.
     pub todo_title: String,
+    /// Who wrote the title: the delivery's sender, or the agent that created the todo.
+    #[serde(default = "sender")]
+    pub title_by: Writer,
     /// Why it died: `attempts_exhausted`, `lease_expired`, `interrupt_expired`,
     /// `operator`, …
     pub cause: String,
@@ -209,7 +218,7 @@ fn dead_letter_like(
 ) -> Message {
     let mut lines = vec![summary, format!("Failed {} of {} attempts.", facts.attempts, facts.max_attempts)];
     lines.push(cause_line(&facts.cause));
-    lines.extend(quoted("Todo title (sender-written)", &facts.todo_title, TITLE_MAX_CHARS));
+    lines.extend(quoted(&format!("Todo title ({})", facts.title_by.label()), &facts.todo_title, TITLE_MAX_CHARS));
     if let Some(s) = &facts.closing_summary {
         lines.extend(quoted("Closing summary (agent-written)", s, AGENT_SUMMARY_MAX_CHARS));
     }

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::service::Services;
 use crate::service::permissions::{Action, check};
 use crate::service::principal::Principal;
-use crate::sinks::service::{SinkSpec, Subscription, TestResult, checked_subscriptions, put_in, resolved, test_sink};
+use crate::sinks::service::{SinkSpec, Subscription, TestSend, checked_subscriptions, put_in, resolved, test_sink};
 use crate::sinks::statements::{SinkRow, SubscriptionRow};
 use crate::store::endpoints::AgentPrincipal;
 
@@ -32,12 +32,39 @@ pub async fn list(s: &Services, me: &AgentPrincipal) -> Result<Vec<SinkRow>> {
 }
 
 /// Creates the owner's sink `name`, or replaces its kind, connection (and so
-/// destination), mode and (when given) `enabled`; its budget and subscriptions stay.
-/// Answers the sink and whether it was created (grant `notifications`).
-pub async fn put(s: &Services, me: &AgentPrincipal, name: &str, spec: SinkSpec) -> Result<(SinkRow, bool)> {
+/// destination), mode and (when given) `enabled`; its budget stays. `subs`, when given,
+/// replaces its subscriptions (with the agent's restrictions: no excerpts); otherwise a
+/// created sink hears the dead letters (the default every new sink gets) and a replaced
+/// one keeps its own. Answers the sink and whether it was created (grant
+/// `notifications`).
+pub async fn put(
+    s: &Services,
+    me: &AgentPrincipal,
+    name: &str,
+    spec: SinkSpec,
+    subs: Option<Vec<Subscription>>,
+) -> Result<(SinkRow, bool)> {
     check(Action::AgentPutSink, Principal::Endpoint(me), None)?;
+    let subs = match subs {
+        Some(subs) => Some(agent_checked(subs)?),
+        None => None,
+    };
     let checked = resolved(s, me.scope_id, name, spec).await?;
-    put_in(s, me.scope_id, checked).await
+    put_in(s, me.scope_id, checked, subs).await
+}
+
+/// A subscription list an agent sets, checked as anyone's and refusing payload
+/// excerpts (`forbidden`): an agent must not make text it cannot read through the
+/// agent API (other endpoints' payloads, quarantined bodies) leave through
+/// notifications.
+fn agent_checked(subs: Vec<Subscription>) -> Result<Vec<crate::sinks::statements::NewSubscription>> {
+    if subs.iter().any(|sub| sub.include_excerpt == Some(true)) {
+        return Err(Error::Forbidden(
+            "an agent may not subscribe a sink with include_excerpt: payload excerpts are for the owner to turn on"
+                .into(),
+        ));
+    }
+    checked_subscriptions(subs)
 }
 
 /// Deletes the owner's sink `name` and its subscriptions (grant `notifications`).
@@ -49,7 +76,7 @@ pub async fn delete(s: &Services, me: &AgentPrincipal, name: &str) -> Result<()>
 
 /// Sends the owner's sink `name` one harmless test message, as the operator's test
 /// does (grant `notifications`).
-pub async fn test(s: &Services, me: &AgentPrincipal, name: &str) -> Result<TestResult> {
+pub async fn test(s: &Services, me: &AgentPrincipal, name: &str) -> Result<TestSend> {
     check(Action::AgentTestSink, Principal::Endpoint(me), None)?;
     let sink = named(s, me, name).await?;
     test_sink(s, &sink).await
@@ -66,13 +93,7 @@ pub async fn set_subscriptions(
     subs: Vec<Subscription>,
 ) -> Result<Vec<SubscriptionRow>> {
     check(Action::AgentSetSubscriptions, Principal::Endpoint(me), None)?;
-    if subs.iter().any(|sub| sub.include_excerpt == Some(true)) {
-        return Err(Error::Forbidden(
-            "an agent may not subscribe a sink with include_excerpt: payload excerpts are for the owner to turn on"
-                .into(),
-        ));
-    }
-    let checked = checked_subscriptions(subs)?;
+    let checked = agent_checked(subs)?;
     let sink = named(s, me, name).await?;
     s.store.set_subscriptions(me.scope_id, sink.id, checked).await
 }

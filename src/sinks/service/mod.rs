@@ -33,15 +33,34 @@ pub struct CreateSink {
     pub spec: SinkSpec,
     /// `team:T` or an email the caller administers; none: their own scope.
     pub owner: Option<String>,
+    /// Its subscriptions, checked as [`set_subscriptions`] checks them; none: the
+    /// default ([`default_subscriptions`]), so that a new sink hears dead letters;
+    /// `Some(vec![])`: none at all.
+    pub subscriptions: Option<Vec<Subscription>>,
+}
+
+/// What a new sink hears unless its creator says otherwise (SPEC 13): the dead letters
+/// (`todo.dead_lettered`, `relay.exhausted`) of every queue of its owner, without
+/// excerpts. A sink that hears nothing would pass its test send and still never wake
+/// anyone.
+pub fn default_subscriptions() -> Vec<Subscription> {
+    vec![Subscription {
+        events: vec![SinkEvent::DeadLettered, SinkEvent::RelayExhausted],
+        min_severity: Some(Severity::Low),
+        include_excerpt: Some(false),
+        ..Subscription::default()
+    }]
 }
 
 /// Adds a sink in the caller's scope (or a team they administer), posting with one of
-/// that scope's bound connections to its destination. Nothing is stored when anything
-/// is refused (see [`resolved`]).
-pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<SinkRow> {
+/// that scope's bound connections to its destination, with its subscriptions (the
+/// default when none are given) written in the same transaction. Nothing is stored
+/// when anything is refused (see [`resolved`] and [`checked_subscriptions`]).
+pub async fn create(s: &Services, who: &Reach, c: CreateSink) -> Result<(SinkRow, Vec<SubscriptionRow>)> {
+    let subs = checked_subscriptions(c.subscriptions.unwrap_or_else(default_subscriptions))?;
     let scope = scope_to_create_in(s, who, c.owner.as_deref(), Action::CreateSink).await?;
     let checked = resolved(s, scope, &c.name, c.spec).await?;
-    s.store.create_sink(new_sink(s, scope, checked, Some(who.human)), s.sinks.max).await
+    s.store.create_sink(new_sink(s, scope, checked, Some(who.human)), s.sinks.max, subs).await
 }
 
 /// What a sink is to be, its name and owner aside: what the operator's create and the
@@ -143,17 +162,30 @@ fn new_sink(s: &Services, scope: ScopeId, sink: CheckedSink, by: Option<HumanId>
 /// Creates the sink of `scope` named as `sink` is, or replaces that sink's kind,
 /// connection (and so destination), mode and (when given) `enabled`, keeping its budget
 /// and subscriptions (their payload excerpts dropped: those are the owner's to turn on);
-/// answers it and whether it was created. Written as an agent's (`by` none): the upgrade
-/// never trusts such a sink's destination.
-pub(super) async fn put_in(s: &Services, scope: ScopeId, sink: CheckedSink) -> Result<(SinkRow, bool)> {
+/// answers it and whether it was created. `subs` (checked) replaces its subscriptions
+/// when given; otherwise a created sink gets [`default_subscriptions`]. Written as an
+/// agent's (`by` none): the upgrade never trusts such a sink's destination.
+pub(super) async fn put_in(
+    s: &Services,
+    scope: ScopeId,
+    sink: CheckedSink,
+    subs: Option<Vec<NewSubscription>>,
+) -> Result<(SinkRow, bool)> {
     let keep_enabled = sink.enabled.is_none();
-    s.store.put_sink(new_sink(s, scope, sink, None), keep_enabled, s.sinks.max).await
+    let on_create = checked_subscriptions(default_subscriptions())?;
+    s.store.put_sink(new_sink(s, scope, sink, None), keep_enabled, s.sinks.max, subs, on_create).await
 }
 
 /// Every sink in the caller's scopes.
 pub async fn list(s: &Services, who: &Reach) -> Result<Vec<SinkRow>> {
     check(Action::ListSinks, Principal::Human(who), None)?;
     s.store.list_sinks(&who.scope_ids()).await
+}
+
+/// How many subscriptions each sink in the caller's scopes holds (none listed: none).
+pub async fn subscription_counts(s: &Services, who: &Reach) -> Result<std::collections::HashMap<SinkId, i64>> {
+    check(Action::ListSinks, Principal::Human(who), None)?;
+    s.store.subscription_counts(&who.scope_ids()).await
 }
 
 /// A sink the caller may act on with `action` (404 outside their scopes, 403 for a
@@ -264,17 +296,39 @@ pub const TEST_SENDS_PER_MINUTE: i32 = 6;
 /// class and a message that names no secret.
 pub type TestResult = Option<(&'static str, String)>;
 
+/// A sink's test send: what it found, and whether the sink hears anything at all (a
+/// test that passes on a sink with no subscription must not read as "you will be woken").
+#[derive(Debug, Clone)]
+pub struct TestSend {
+    /// What the send found.
+    pub found: TestResult,
+    /// How many subscriptions the sink holds; 0: it hears nothing.
+    pub subscriptions: usize,
+}
+
+/// What a test answer says of a sink with no subscription.
+pub const HEARS_NOTHING: &str = "this sink has no subscription, so it hears nothing: no dead letter or other event \
+     reaches it until its subscriptions name some (PUT /api/v1/sinks/{id}/subscriptions, or its page on the Board)";
+
 /// Sends one harmless test message to a sink, for an admin of its scope: past the
 /// budget and the subscriptions, never past the outbound guard; at most
 /// [`TEST_SENDS_PER_MINUTE`] a minute per sink (`rate_limited`, across instances).
-pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestResult> {
+pub async fn test(s: &Services, who: &Reach, id: SinkId) -> Result<TestSend> {
     let sink = sink_for(s, who, Action::TestSink, id).await?;
     test_sink(s, &sink).await
 }
 
-/// The test send of `sink`, once the caller may make it: counted against the minute's
-/// limit, then posted with the connection's secret (which never leaves this call).
-pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestResult> {
+/// The test send of `sink`, once the caller may make it, with how many subscriptions
+/// the sink holds.
+pub(super) async fn test_sink(s: &Services, sink: &SinkRow) -> Result<TestSend> {
+    let found = post_test(s, sink).await?;
+    let subscriptions = s.store.subscriptions_of(&[sink.scope_id], sink.id).await?.len();
+    Ok(TestSend { found, subscriptions })
+}
+
+/// The test message of `sink`: counted against the minute's limit, then posted with
+/// the connection's secret (which never leaves this call).
+async fn post_test(s: &Services, sink: &SinkRow) -> Result<TestResult> {
     use crate::sinks::rules::content::test_message;
     use crate::sinks::rules::outcome::{ErrorClass, SinkAnswer};
     if let Err(wait) = s.store.count_sink_test(sink.scope_id, sink.id, TEST_SENDS_PER_MINUTE).await? {

@@ -6,7 +6,9 @@ use diesel::sql_types::{Array, Bool, Double, Int4, Nullable, Text, Timestamptz, 
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+use super::subscriptions::write_subscriptions;
 use super::unique_violation;
+use super::{NewSubscription, SubscriptionRow};
 use crate::db::statement::statement;
 use crate::domain::ids::{ConnectionId, HumanId, ScopeId, SinkId};
 use crate::error::{Error, Result};
@@ -131,15 +133,25 @@ statement! {
 }
 
 impl Store {
-    /// Stores a sink, unless `scope` already holds `max` of them (the scope's row is
-    /// locked while counting, so racing creates never pass the cap together). The
-    /// connection must be `scope`'s and of the sink's kind, else `reference_out_of_scope`.
-    pub async fn create_sink(&self, new: NewSink, max: u32) -> Result<SinkRow> {
+    /// Stores a sink with its subscriptions `subs`, unless `scope` already holds `max`
+    /// sinks (the scope's row is locked while counting, so racing creates never pass the
+    /// cap together). The connection must be `scope`'s and of the sink's kind, and every
+    /// endpoint and webhook a filter names `scope`'s, else `reference_out_of_scope`:
+    /// the sink and its subscriptions are written in one transaction, so a refusal
+    /// stores neither.
+    pub async fn create_sink(
+        &self,
+        new: NewSink,
+        max: u32,
+        subs: Vec<NewSubscription>,
+    ) -> Result<(SinkRow, Vec<SubscriptionRow>)> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
             lock_scope(conn, new.scope).await?;
             under_cap(conn, new.scope, max).await?;
-            insert_sink(conn, &new).await
+            let row = insert_sink(conn, &new).await?;
+            let subs = write_subscriptions(conn, new.scope, row.id, subs).await?;
+            Ok((row, subs))
         })
         .await
     }
@@ -149,8 +161,17 @@ impl Store {
     /// enabled); its budget, tokens and subscriptions stay. Answers the sink and
     /// whether it was created. A creation obeys the cap as [`Store::create_sink`]
     /// does; either way the connection must be the scope's and of the sink's kind, else
-    /// `reference_out_of_scope` and nothing changes.
-    pub async fn put_sink(&self, new: NewSink, keep_enabled: bool, max: u32) -> Result<(SinkRow, bool)> {
+    /// `reference_out_of_scope` and nothing changes. `subs` set: the sink's whole
+    /// subscription list, written in the same transaction; none: `on_create` for a new
+    /// sink, and a replaced sink keeps its own.
+    pub async fn put_sink(
+        &self,
+        new: NewSink,
+        keep_enabled: bool,
+        max: u32,
+        subs: Option<Vec<NewSubscription>>,
+        on_create: Vec<NewSubscription>,
+    ) -> Result<(SinkRow, bool)> {
         #[derive(QueryableByName)]
         struct Existing {
             #[diesel(sql_type = SqlUuid)]
@@ -169,7 +190,9 @@ impl Store {
                 .optional()?;
             let Some(existing) = existing else {
                 under_cap(conn, new.scope, max).await?;
-                return Ok((insert_sink(conn, &new).await?, true));
+                let row = insert_sink(conn, &new).await?;
+                write_subscriptions(conn, new.scope, row.id, subs.unwrap_or(on_create)).await?;
+                return Ok((row, true));
             };
             let row = UPDATE_SINK
                 .query()
@@ -192,6 +215,9 @@ impl Store {
                 // An agent that re-points a sink must not carry the owner's payload
                 // excerpts to another destination with it: they are the owner's to turn on.
                 DROP_EXCERPTS.query().bind::<SqlUuid, _>(row.id).execute(conn).await?;
+            }
+            if let Some(subs) = subs {
+                write_subscriptions(conn, new.scope, row.id, subs).await?;
             }
             Ok((row, false))
         })

@@ -3,7 +3,7 @@
 
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Bool, Int4, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use crate::db::statement::statement;
 use crate::domain::ids::{EndpointId, ScopeId, SinkId, WebhookId};
@@ -71,6 +71,9 @@ statement! {
     static SUBSCRIPTIONS_OF = "SELECT s.position, s.events, s.queues, s.endpoint_ids, s.webhook_ids, s.min_severity, s.include_excerpt \
         FROM sink_subscriptions s JOIN sinks k ON k.id = s.sink_id \
         WHERE s.sink_id = $1 AND k.scope_id = ANY($2) ORDER BY s.position";
+    static SUBSCRIPTION_COUNTS = "SELECT k.id AS sink_id, count(s.id) AS n \
+        FROM sinks k LEFT JOIN sink_subscriptions s ON s.sink_id = k.id \
+        WHERE k.scope_id = ANY($1) GROUP BY k.id";
 }
 
 impl Store {
@@ -90,50 +93,24 @@ impl Store {
             if found == 0 {
                 return Err(Error::NotFound);
             }
-            let mut endpoints: Vec<EndpointId> = subs.iter().flat_map(|s| s.endpoint_ids.iter().copied()).collect();
-            endpoints.sort();
-            endpoints.dedup();
-            let mut webhooks: Vec<WebhookId> = subs.iter().flat_map(|s| s.webhook_ids.iter().copied()).collect();
-            webhooks.sort();
-            webhooks.dedup();
-            let own_endpoints: Count = COUNT_ENDPOINTS
-                .query()
-                .bind::<Array<SqlUuid>, _>(&endpoints)
-                .bind::<SqlUuid, _>(scope)
-                .get_result(conn)
-                .await?;
-            let own_webhooks: Count = COUNT_WEBHOOKS
-                .query()
-                .bind::<Array<SqlUuid>, _>(&webhooks)
-                .bind::<SqlUuid, _>(scope)
-                .get_result(conn)
-                .await?;
-            if own_endpoints.n != endpoints.len() as i64 || own_webhooks.n != webhooks.len() as i64 {
-                return Err(Error::ReferenceOutOfScope(
-                    "reference_out_of_scope: a filter names an endpoint or webhook that is unknown or another owner's"
-                        .into(),
-                ));
-            }
-            CLEAR_SUBSCRIPTIONS.query().bind::<SqlUuid, _>(sink).execute(conn).await?;
-            let mut out = Vec::with_capacity(subs.len());
-            for (position, s) in subs.into_iter().enumerate() {
-                let row: SubscriptionRow = INSERT_SUBSCRIPTION
-                    .query()
-                    .bind::<SqlUuid, _>(sink)
-                    .bind::<Int4, _>(i32::try_from(position).unwrap_or(i32::MAX))
-                    .bind::<Array<Text>, _>(&s.events)
-                    .bind::<Array<Text>, _>(&s.queues)
-                    .bind::<Array<SqlUuid>, _>(&s.endpoint_ids)
-                    .bind::<Array<SqlUuid>, _>(&s.webhook_ids)
-                    .bind::<Text, _>(s.min_severity)
-                    .bind::<Bool, _>(s.include_excerpt)
-                    .get_result(conn)
-                    .await?;
-                out.push(row);
-            }
-            Ok(out)
+            write_subscriptions(conn, scope, sink, subs).await
         })
         .await
+    }
+
+    /// How many subscriptions each sink in `scopes` holds (a sink with none hears
+    /// nothing: the Board marks it).
+    pub async fn subscription_counts(&self, scopes: &[ScopeId]) -> Result<std::collections::HashMap<SinkId, i64>> {
+        #[derive(QueryableByName)]
+        struct PerSink {
+            #[diesel(sql_type = SqlUuid)]
+            sink_id: SinkId,
+            #[diesel(sql_type = BigInt)]
+            n: i64,
+        }
+        let mut conn = self.conn().await?;
+        let rows: Vec<PerSink> = SUBSCRIPTION_COUNTS.query().bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?;
+        Ok(rows.into_iter().map(|r| (r.sink_id, r.n)).collect())
     }
 
     /// The subscriptions of `sink`, a sink in `scopes` (else not found), in order.
@@ -143,4 +120,52 @@ impl Store {
             SUBSCRIPTIONS_OF.query().bind::<SqlUuid, _>(sink).bind::<Array<SqlUuid>, _>(scopes).load(&mut conn).await?;
         Ok(rows)
     }
+}
+
+/// Writes `subs` as the whole subscription list of `sink`, a sink of `scope` whose row
+/// the caller holds in this transaction: every endpoint and webhook a filter names must
+/// be `scope`'s, else `reference_out_of_scope` (and the caller's transaction rolls back).
+pub(super) async fn write_subscriptions(
+    conn: &mut AsyncPgConnection,
+    scope: ScopeId,
+    sink: SinkId,
+    subs: Vec<NewSubscription>,
+) -> Result<Vec<SubscriptionRow>> {
+    let mut endpoints: Vec<EndpointId> = subs.iter().flat_map(|s| s.endpoint_ids.iter().copied()).collect();
+    endpoints.sort();
+    endpoints.dedup();
+    let mut webhooks: Vec<WebhookId> = subs.iter().flat_map(|s| s.webhook_ids.iter().copied()).collect();
+    webhooks.sort();
+    webhooks.dedup();
+    let own_endpoints: Count = COUNT_ENDPOINTS
+        .query()
+        .bind::<Array<SqlUuid>, _>(&endpoints)
+        .bind::<SqlUuid, _>(scope)
+        .get_result(conn)
+        .await?;
+    let own_webhooks: Count =
+        COUNT_WEBHOOKS.query().bind::<Array<SqlUuid>, _>(&webhooks).bind::<SqlUuid, _>(scope).get_result(conn).await?;
+    if own_endpoints.n != endpoints.len() as i64 || own_webhooks.n != webhooks.len() as i64 {
+        return Err(Error::ReferenceOutOfScope(
+            "reference_out_of_scope: a filter names an endpoint or webhook that is unknown or another owner's".into(),
+        ));
+    }
+    CLEAR_SUBSCRIPTIONS.query().bind::<SqlUuid, _>(sink).execute(conn).await?;
+    let mut out = Vec::with_capacity(subs.len());
+    for (position, s) in subs.into_iter().enumerate() {
+        let row: SubscriptionRow = INSERT_SUBSCRIPTION
+            .query()
+            .bind::<SqlUuid, _>(sink)
+            .bind::<Int4, _>(i32::try_from(position).unwrap_or(i32::MAX))
+            .bind::<Array<Text>, _>(&s.events)
+            .bind::<Array<Text>, _>(&s.queues)
+            .bind::<Array<SqlUuid>, _>(&s.endpoint_ids)
+            .bind::<Array<SqlUuid>, _>(&s.webhook_ids)
+            .bind::<Text, _>(s.min_severity)
+            .bind::<Bool, _>(s.include_excerpt)
+            .get_result(conn)
+            .await?;
+        out.push(row);
+    }
+    Ok(out)
 }

@@ -98,6 +98,7 @@ mod tests {
             todo_id: todo.to_string(),
             queue: "deploys".into(),
             todo_title: "Deploy failed".into(),
+            title_by: crate::domain::vocabulary::Writer::Sender,
             cause: "attempts_exhausted".into(),
             attempts: 3,
             max_attempts: 3,

@@ -10,6 +10,7 @@ mod hooks;
 mod quarantine;
 mod session_sweep;
 mod sinks;
+mod sinks_layout;
 mod todos;
 mod webhooks;
 

@@ -138,11 +138,16 @@ async fn an_admin_stores_a_connection_adds_a_sink_edits_it_and_reads_its_deliver
     let refused = post(&app, &s, &format!("/sinks/{sink}/subscriptions"), &[("subscriptions", &foreign)]).await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
     assert!(refused.body.contains("reference_out_of_scope"), "{}", refused.body);
-    assert_eq!(app.db.count("SELECT count(*) FROM sink_subscriptions").await, 0, "nothing changed");
+    // The add form gave the sink the default (the dead letters); the refusal kept it.
+    let default_events = "SELECT count(*) FROM sink_subscriptions \
+        WHERE events = ARRAY['todo.dead_lettered', 'relay.exhausted']";
+    assert_eq!(app.db.count(default_events).await, 1, "nothing changed");
+    assert_eq!(app.db.count("SELECT count(*) FROM sink_subscriptions").await, 1, "nothing changed");
     let all = r#"{"subscriptions": [{"events": ["todo.dead_lettered"]}]}"#;
     let saved = post(&app, &s, &format!("/sinks/{sink}/subscriptions"), &[("subscriptions", all)]).await;
     assert_eq!((saved.status, saved.location()), (StatusCode::SEE_OTHER, sink_page.as_str()), "{}", saved.body);
     assert_eq!(app.db.count("SELECT count(*) FROM sink_subscriptions").await, 1);
+    assert_eq!(app.db.count(default_events).await, 0, "the saved list replaced the default");
     seen.extend([refused, saved]);
 
     // A dead letter reaches the receiver; the delivery log shows it sent, linking the todo.

@@ -104,6 +104,30 @@ async fn the_preview_lists_a_dead_letter_with_its_link_and_sends_nothing() {
 }
 
 #[actix_web::test]
+async fn the_preview_shows_the_title_and_the_body_in_the_schedules_zone() {
+    let app = spawn_with(|_| {}).await;
+    let o = app.owner("a@example.com").await;
+    let rx = Receiver::start().await;
+    let sink = sink_to(&app, &o, &rx).await;
+    let schedule = "TZ=Europe/Berlin Mon 09:00";
+    let d = digest(&app, &o, json!({"name": "morning", "schedule": schedule, "sink_ids": [sink]})).await;
+    let before = chrono::Utc::now();
+    let (s, p) =
+        app.call("POST", &format!("/api/v1/digests/{}/preview", d["id"].as_str().unwrap()), Some(&o.token), None).await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    let text = p["text"].as_str().unwrap();
+    let first = text.lines().next().unwrap();
+    // A first digest covers the day before: its start, in Berlin (CET in December,
+    // CEST in summer), with the zone's name, abbreviation and offset; never UTC.
+    let since = (before - chrono::Duration::hours(24)).with_timezone(&chrono_tz::Europe::Berlin);
+    let abbreviation = since.format("%Z (%:z)").to_string().replace(" (", ", ");
+    let zone = format!("Europe/Berlin ({abbreviation}");
+    assert!(first.starts_with(&format!("Since {}", since.format("%a %d %b"))), "{first}");
+    assert!(first.contains(&zone), "{zone} in {first}");
+    assert!(!text.contains("UTC"), "{text}");
+}
+
+#[actix_web::test]
 async fn the_cli_previews_a_digest_as_one_json_object() {
     let app = spawn_with(|_| {}).await;
     let o = app.owner("a@example.com").await;

@@ -111,7 +111,11 @@ async fn the_notifications_verbs_never_reach_another_owners_sinks_connections_or
     let b_endpoint = app.endpoint(b.scope, "b-worker", &[]).await;
     let a_conn = connection(&app, &a, "a-conn", SECRET_ONE, &rx.base()).await;
     let ep = agent(&app, &a, "a-manager", &[Verb::Notifications]).await;
-    let b_subs = app.db.count("SELECT count(*) FROM sink_subscriptions").await;
+    let b_subs_sql = format!(
+        "SELECT count(*) FROM sink_subscriptions s JOIN sinks k ON k.id = s.sink_id WHERE k.scope_id = '{}'",
+        b.scope.0
+    );
+    let b_subs = app.db.count(&b_subs_sql).await;
     let mut seen = Answers::default();
 
     let foreign = json!({"kind": "gotify", "base_url": rx.base(), "connection_id": b_conn});
@@ -143,7 +147,7 @@ async fn the_notifications_verbs_never_reach_another_owners_sinks_connections_or
     assert_eq!((s, answer["error"]["code"].as_str()), (422, Some("reference_out_of_scope")), "{answer}");
 
     assert_eq!(sinks_of(&app, b.scope).await, 1, "the other owner's sink is untouched");
-    assert_eq!(app.db.count("SELECT count(*) FROM sink_subscriptions").await, b_subs, "and its subscriptions");
+    assert_eq!(app.db.count(&b_subs_sql).await, b_subs, "and its subscriptions");
     assert_eq!(rx.count(), 0, "and it was never tested");
     assert!(!seen.0.contains("b-secret-token") && !seen.0.contains(SECRET_ONE), "{}", seen.0);
 }

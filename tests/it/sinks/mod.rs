@@ -5,6 +5,7 @@ mod apprise_policy;
 mod claims;
 mod config;
 mod crash;
+mod defaults;
 mod instances;
 pub(crate) mod logs;
 mod outbox;

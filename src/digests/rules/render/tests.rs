@@ -8,6 +8,7 @@ fn heading() -> Heading<'static> {
     Heading {
         name: "morning",
         when: "Tue 09:00 Europe/Berlin",
+        zone: chrono_tz::Europe::Berlin,
         base_url: "https://sb.example",
         age_threshold_seconds: 3600,
     }
@@ -26,7 +27,11 @@ fn report() -> Report {
         dead: Measured::Ok(vec![DeadLine {
             key: key("builds"),
             dead_letters: 1,
-            first: vec![DeadLetterLine { id: TodoId(uuid::Uuid::nil()), title: "Fix\u{7}   the build".into() }],
+            first: vec![DeadLetterLine {
+                id: TodoId(uuid::Uuid::nil()),
+                title: "Fix\u{7}   the build".into(),
+                title_by: crate::domain::vocabulary::Writer::Sender,
+            }],
         }]),
         quarantined: Measured::Ok(vec![]),
         unheard: Measured::Unavailable("timed out after 5000 ms".into()),
@@ -106,4 +111,28 @@ fn an_unbound_connection_is_named_with_the_messages_it_holds() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["connection"], "phone");
     assert_eq!(listed[0]["held"], 4);
+}
+
+#[test]
+fn the_body_shows_its_times_in_the_zone_the_title_names_with_abbreviation_and_offset() {
+    // 08:00 UTC on 1 December is 09:00 in Berlin (CET, +01:00).
+    let text = body(&report(), &heading());
+    assert!(text.starts_with("Since Tue 01 Dec 09:00 Europe/Berlin (CET, +01:00) · "), "{text}");
+    assert!(!text.contains("(UTC)") && !text.contains("08:00"), "{text}");
+    assert!(title(&report(), &heading()).contains("Tue 09:00 Europe/Berlin"));
+    // In summer the same zone reads CEST, +02:00; UTC reads as UTC.
+    let july = Utc.with_ymd_and_hms(2026, 7, 1, 7, 0, 0).unwrap();
+    assert_eq!(zoned(july, chrono_tz::Europe::Berlin), "Wed 01 Jul 09:00 Europe/Berlin (CEST, +02:00)");
+    assert_eq!(zoned(july, chrono_tz::Tz::UTC), "Wed 01 Jul 07:00 UTC");
+}
+
+#[test]
+fn a_dead_letter_title_is_labelled_with_who_wrote_it() {
+    let mut r = report();
+    if let Measured::Ok(dead) = &mut r.dead {
+        dead[0].first[0].title_by = crate::domain::vocabulary::Writer::Agent;
+    }
+    let text = body(&r, &heading());
+    assert!(text.contains("Todo title (agent-written): \"Fix"), "{text}");
+    assert!(!text.contains("sender-written"), "{text}");
 }

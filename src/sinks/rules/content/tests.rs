@@ -2,6 +2,7 @@ use chrono::TimeZone;
 use proptest::prelude::*;
 
 use super::*;
+use crate::domain::vocabulary::Writer;
 
 const BASE: &str = "https://board.example";
 
@@ -10,6 +11,7 @@ fn facts() -> DeadLetterFacts {
         todo_id: "td_0190b7c4e1a87d2f9c3b5a6e4d2c1b0a".into(),
         queue: "builds".into(),
         todo_title: "Deploy failed on main".into(),
+        title_by: Writer::Sender,
         cause: "attempts_exhausted".into(),
         attempts: 5,
         max_attempts: 5,
@@ -18,6 +20,16 @@ fn facts() -> DeadLetterFacts {
         origin: "github webhook wh_0190b7c4e1a87d2f9c3b5a6e4d2c1b0b".into(),
         excerpt: None,
     }
+}
+
+#[test]
+fn a_title_an_agent_wrote_is_labelled_agent_written_and_one_a_sender_wrote_sender_written() {
+    let agent = DeadLetterFacts { title_by: Writer::Agent, origin: "agent".into(), ..facts() };
+    let m = dead_letter(&agent, BASE);
+    assert!(m.body.contains("Todo title (agent-written): \"Deploy failed on main\""), "{}", m.body);
+    assert!(!m.body.contains("Todo title (sender-written)"), "{}", m.body);
+    let m = dead_letter(&facts(), BASE);
+    assert!(m.body.contains("Todo title (sender-written): \"Deploy failed on main\""), "{}", m.body);
 }
 
 fn lines(m: &Message) -> Vec<&str> {
@@ -307,6 +319,7 @@ proptest! {
             todo_id: "td_1".into(),
             queue,
             todo_title: title,
+            title_by: Writer::Agent,
             cause: "attempts_exhausted".into(),
             attempts: 5,
             max_attempts: 5,

@@ -2,6 +2,7 @@
 //! kind of subject for the whole pass (not one per row): the dead letters' todos and
 //! closing attempts, the quarantined deliveries, the titles rules notify about.
 
+use crate::domain::vocabulary::Writer;
 use std::collections::{HashMap, HashSet};
 
 use diesel::QueryableByName;
@@ -218,12 +219,17 @@ impl DeadLetterColumns {
         let origin = match (self.source.as_deref(), self.webhook_id) {
             (Some(source), Some(webhook)) => format!("{source} webhook {webhook}"),
             (Some(source), None) => source.to_owned(),
-            (None, _) => "unknown".to_owned(),
+            // No delivery behind it and no source: an agent created it.
+            (None, None) => "agent".to_owned(),
+            (None, Some(_)) => "unknown".to_owned(),
         };
         let facts = DeadLetterFacts {
             todo_id: todo.to_string(),
             queue: self.queue.unwrap_or_default(),
             todo_title: self.title.unwrap_or_default(),
+            // A todo with a delivery behind it has a title its sender's payload made;
+            // one without was created, and titled, by an agent.
+            title_by: Writer::of_title(self.webhook_id.is_some()),
             cause: self.dead_reason.unwrap_or_else(|| "attempts_exhausted".into()),
             attempts: self.attempt.unwrap_or(0),
             max_attempts: self.max_attempts.unwrap_or(0),
