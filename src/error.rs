@@ -17,7 +17,7 @@ pub enum Error {
     /// (unknown, revoked, expired, of another kind or for another endpoint all read the
     /// same). Answers 401 `unauthenticated`, as [`Error::Unauthenticated`].
     #[error("missing or invalid credentials: {}", .0.expected())]
-    CredentialsExpected(Credential),
+    CredentialsExpected(TokenKind),
     /// A known path asked with a method it does not take. Answers 405
     /// `method_not_allowed` with an `Allow` header listing the methods (held here as
     /// that header's text, e.g. `GET, POST`).
@@ -91,7 +91,7 @@ pub enum Error {
 
 /// The kind of bearer token a route takes, named in its 401 answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Credential {
+pub enum TokenKind {
     /// An agent route: an endpoint token.
     EndpointToken,
     /// An operator route: a human's operator token.
@@ -100,18 +100,18 @@ pub enum Credential {
     McpEndpointToken,
 }
 
-impl Credential {
+impl TokenKind {
     /// What the caller should send instead, in words.
     pub fn expected(self) -> &'static str {
         match self {
-            Credential::EndpointToken => {
+            TokenKind::EndpointToken => {
                 "this route takes an endpoint token (`Authorization: Bearer sbk_…`, vended by an operator)"
             }
-            Credential::OperatorToken => {
+            TokenKind::OperatorToken => {
                 "this route takes a human's operator token (`Authorization: Bearer sbo_…`, from `switchboard admin \
                  create-human`)"
             }
-            Credential::McpEndpointToken => {
+            TokenKind::McpEndpointToken => {
                 "/mcp/{slug} takes that endpoint's token (`Authorization: Bearer sbk_…` of the endpoint the slug \
                  names)"
             }
@@ -192,7 +192,7 @@ impl Error {
 
     /// This error, with a plain [`Error::Unauthenticated`] made to name the token kind
     /// `expected` (every other error as it is).
-    pub fn expecting(self, expected: Credential) -> Self {
+    pub fn expecting(self, expected: TokenKind) -> Self {
         match self {
             Error::Unauthenticated => Error::CredentialsExpected(expected),
             other => other,

@@ -27,7 +27,7 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use super::hangup::{Call, Watched};
 use super::sessions::{self, Registry, Sessions};
 use crate::agent_api::auth::Agent;
-use crate::error::{Credential, Error};
+use crate::error::{Error, TokenKind};
 use crate::metrics::PlaceKind;
 use crate::service::Services;
 use crate::store::endpoints::AgentPrincipal;
@@ -93,7 +93,7 @@ pub async fn gate(
 async fn authenticate(req: &HttpRequest) -> Result<AgentPrincipal, Error> {
     let refused = |e: Error| match e {
         Error::Unauthenticated | Error::CredentialsExpected(_) => {
-            Error::CredentialsExpected(Credential::McpEndpointToken)
+            Error::CredentialsExpected(TokenKind::McpEndpointToken)
         }
         other => other,
     };
@@ -105,7 +105,7 @@ async fn authenticate(req: &HttpRequest) -> Result<AgentPrincipal, Error> {
     if slug != me.slug {
         return Err(match crate::web::path_name::refusal(slug) {
             Some(why) => Error::invalid("path", why),
-            None => Error::CredentialsExpected(Credential::McpEndpointToken),
+            None => Error::CredentialsExpected(TokenKind::McpEndpointToken),
         });
     }
     Ok(me)
