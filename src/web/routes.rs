@@ -86,40 +86,53 @@ pub struct Fallback {
 
 /// The fallbacks of `rows`, in the order the paths first appear.
 pub fn fallbacks(rows: &[Row]) -> Vec<Fallback> {
-    let mut out: Vec<Fallback> = Vec::new();
+    // The distinct paths in the order they first appear, each pattern compiled once (a
+    // pattern is a regex: every worker mounts the table, so this stays linear in them).
+    let mut paths: Vec<&'static str> = Vec::new();
     for row in rows {
-        if out.iter().any(|f| f.path == row.path) {
-            continue;
+        if !paths.contains(&row.path) {
+            paths.push(row.path);
         }
-        let pattern = actix_web::dev::ResourceDef::new(row.path);
-        let mut methods: Vec<&Method> = rows.iter().filter(|r| r.path == row.path).map(|r| &r.method).collect();
+    }
+    let patterns: Vec<actix_web::dev::ResourceDef> =
+        paths.iter().map(|p| actix_web::dev::ResourceDef::new(*p)).collect();
+    let samples: Vec<String> = paths.iter().map(|p| instance(p)).collect();
+    // `covers[i][j]`: path i's pattern matches path j (i ≠ j).
+    let covers: Vec<Vec<bool>> = patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| samples.iter().enumerate().map(|(j, q)| i != j && p.is_match(q)).collect())
+        .collect();
+    let index = |path: &str| paths.iter().position(|p| *p == path).unwrap_or_default();
+    let mut out: Vec<Fallback> = Vec::with_capacity(paths.len());
+    for (i, path) in paths.iter().enumerate() {
+        let mut methods: Vec<&Method> = rows.iter().filter(|r| r.path == *path).map(|r| &r.method).collect();
         methods.dedup();
         let allow = methods.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ");
         let after = rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.path == row.path || pattern.is_match(&instance(r.path)))
-            .map(|(i, _)| i)
+            .filter(|(_, r)| r.path == *path || covers[i][index(r.path)])
+            .map(|(k, _)| k)
             .max()
             .unwrap_or_default();
-        out.push(Fallback { path: row.path, allow, after });
+        out.push(Fallback { path, allow, after });
     }
     // A fallback also follows the fallback of every other path its pattern matches, so
     // that `PUT /todos/bulk` is refused with `/todos/bulk`'s methods, not `{id}`'s.
-    let matches = |p: &str, q: &str| p != q && actix_web::dev::ResourceDef::new(p).is_match(&instance(q));
     let mut changed = true;
     while changed {
         changed = false;
         for i in 0..out.len() {
-            let latest = out.iter().filter(|q| matches(out[i].path, q.path)).map(|q| q.after).max();
+            let latest = (0..out.len()).filter(|&j| covers[i][j]).map(|j| out[j].after).max();
             if let Some(latest) = latest.filter(|&l| l > out[i].after) {
                 out[i].after = latest;
                 changed = true;
             }
         }
     }
-    let shadows = |f: &Fallback, all: &[Fallback]| all.iter().filter(|q| matches(f.path, q.path)).count();
-    let ranked: Vec<(usize, usize)> = out.iter().map(|f| (f.after, shadows(f, &out))).collect();
+    let ranked: Vec<(usize, usize)> =
+        (0..out.len()).map(|i| (out[i].after, covers[i].iter().filter(|c| **c).count())).collect();
     let mut order: Vec<usize> = (0..out.len()).collect();
     order.sort_by_key(|&i| ranked[i]);
     order.into_iter().map(|i| out[i].clone()).collect()
