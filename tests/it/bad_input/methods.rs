@@ -112,6 +112,7 @@ async fn a_literal_path_beside_an_id_pattern_lists_its_own_methods_and_an_unknow
         "/api/v1/agent/todos/x1/claim/again",
         "/api/v2/agent/todos",
         "/nope",
+        "/mcp",
     ] {
         for method in ["GET", "POST", "PUT"] {
             let (status, allow, body) = ask(&app, method, path).await;
