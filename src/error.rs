@@ -12,6 +12,17 @@ pub enum Error {
     /// No credential, or one that does not authenticate.
     #[error("missing or invalid credentials")]
     Unauthenticated,
+    /// No credential, or one that does not authenticate, on a route that takes one kind
+    /// of token: the message names that kind, and nothing about the token or name sent
+    /// (unknown, revoked, expired, of another kind or for another endpoint all read the
+    /// same). Answers 401 `unauthenticated`, as [`Error::Unauthenticated`].
+    #[error("missing or invalid credentials: {}", .0.expected())]
+    CredentialsExpected(TokenKind),
+    /// A known path asked with a method it does not take. Answers 405
+    /// `method_not_allowed` with an `Allow` header listing the methods (held here as
+    /// that header's text, e.g. `GET, POST`).
+    #[error("method not allowed: this path takes {0}")]
+    MethodNotAllowed(String),
     /// Authenticated, but the grant or role does not allow this.
     #[error("{0}")]
     Forbidden(String),
@@ -76,6 +87,36 @@ pub enum Error {
     /// A bug or an unexpected failure; the cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(Box<Internal>),
+}
+
+/// The kind of bearer token a route takes, named in its 401 answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// An agent route: an endpoint token.
+    EndpointToken,
+    /// An operator route: a human's operator token.
+    OperatorToken,
+    /// `/mcp/{slug}`: the token of that slug's endpoint.
+    McpEndpointToken,
+}
+
+impl TokenKind {
+    /// What the caller should send instead, in words.
+    pub fn expected(self) -> &'static str {
+        match self {
+            TokenKind::EndpointToken => {
+                "this route takes an endpoint token (`Authorization: Bearer sbk_…`, vended by an operator)"
+            }
+            TokenKind::OperatorToken => {
+                "this route takes a human's operator token (`Authorization: Bearer sbo_…`, from `switchboard admin \
+                 create-human`)"
+            }
+            TokenKind::McpEndpointToken => {
+                "/mcp/{slug} takes that endpoint's token (`Authorization: Bearer sbk_…` of the endpoint the slug \
+                 names)"
+            }
+        }
+    }
 }
 
 /// An internal failure: what was being done, where in the code, and the error that
@@ -149,6 +190,15 @@ impl Error {
         }))
     }
 
+    /// This error, with a plain [`Error::Unauthenticated`] made to name the token kind
+    /// `expected` (every other error as it is).
+    pub fn expecting(self, expected: TokenKind) -> Self {
+        match self {
+            Error::Unauthenticated => Error::CredentialsExpected(expected),
+            other => other,
+        }
+    }
+
     /// An `invalid_argument` error naming the offending field.
     pub fn invalid(field: &str, why: impl std::fmt::Display) -> Self {
         Error::InvalidArgument(format!("{field}: {why}"))
@@ -173,7 +223,8 @@ impl Error {
     /// The stable error code clients branch on.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Unauthenticated => "unauthenticated",
+            Error::Unauthenticated | Error::CredentialsExpected(_) => "unauthenticated",
+            Error::MethodNotAllowed(_) => "method_not_allowed",
             Error::Forbidden(_) => "forbidden",
             Error::NotFound => "not_found",
             Error::Conflict(_) | Error::Deferred(_) => "conflict",
@@ -233,7 +284,8 @@ pub struct ErrorBody {
 impl ResponseError for Error {
     fn status_code(&self) -> StatusCode {
         match self {
-            Error::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Error::Unauthenticated | Error::CredentialsExpected(_) => StatusCode::UNAUTHORIZED,
+            Error::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Error::Forbidden(_) => StatusCode::FORBIDDEN,
             Error::NotFound => StatusCode::NOT_FOUND,
             Error::Conflict(_) | Error::Deferred(_) => StatusCode::CONFLICT,
@@ -259,8 +311,11 @@ impl ResponseError for Error {
             _ => {}
         }
         let mut resp = HttpResponse::build(self.status_code());
-        if matches!(self, Error::Unauthenticated) {
+        if matches!(self, Error::Unauthenticated | Error::CredentialsExpected(_)) {
             resp.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        if let Error::MethodNotAllowed(allow) = self {
+            resp.insert_header((actix_web::http::header::ALLOW, allow.as_str()));
         }
         // The rest of a body that stalled may still come: this connection cannot carry
         // another request (RFC 9110, 408).

@@ -12,7 +12,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 
 use crate::domain::tokens::ENDPOINT_TOKEN_PREFIX;
-use crate::error::Error;
+use crate::error::{Error, TokenKind};
 use crate::service::auth;
 use crate::store::endpoints::AgentPrincipal;
 use crate::web::bearer::{bearer, services};
@@ -29,8 +29,8 @@ impl FromRequest for Agent {
         let token = bearer(req, ENDPOINT_TOKEN_PREFIX).map(str::to_owned);
         let services = services(req);
         Box::pin(async move {
-            let token = token.ok_or(Error::Unauthenticated)?;
-            Ok(Agent(auth::endpoint(&*services?, &token).await?))
+            let token = token.ok_or(Error::CredentialsExpected(TokenKind::EndpointToken))?;
+            Ok(Agent(auth::endpoint(&*services?, &token).await.map_err(|e| e.expecting(TokenKind::EndpointToken))?))
         })
     }
 }

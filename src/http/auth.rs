@@ -11,7 +11,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 
 use crate::domain::tokens::OPERATOR_TOKEN_PREFIX;
-use crate::error::Error;
+use crate::error::{Error, TokenKind};
 use crate::service::auth;
 use crate::store::tenancy::Reach;
 use crate::web::bearer::{bearer, services};
@@ -30,8 +30,8 @@ impl FromRequest for Operator {
         let token = bearer(req, OPERATOR_TOKEN_PREFIX).map(str::to_owned);
         let services = services(req);
         Box::pin(async move {
-            let token = token.ok_or(Error::Unauthenticated)?;
-            Ok(Operator(auth::operator(&*services?, &token).await?))
+            let token = token.ok_or(Error::CredentialsExpected(TokenKind::OperatorToken))?;
+            Ok(Operator(auth::operator(&*services?, &token).await.map_err(|e| e.expecting(TokenKind::OperatorToken))?))
         })
     }
 }

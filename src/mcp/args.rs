@@ -110,8 +110,15 @@ impl Args {
     {
         let key = path.key().ok_or_else(|| Error::internal("a tool without a path parameter read one"))?;
         let param = match self.0.remove(key) {
-            Some(Value::String(s)) if !s.contains('\0') => s.parse::<P>().map_err(|e| Error::invalid(key, e))?,
-            Some(Value::String(_)) => return Err(Error::invalid(key, "may not contain NUL characters")),
+            // What the route answers for the same path segment: a name a statement cannot
+            // hold is `invalid_argument`; an id that does not parse is an unknown id,
+            // `not_found` (`crate::web::path_name::path_error`), so that an agent branches
+            // on one code whichever adapter it speaks.
+            Some(Value::String(s)) => match (path, crate::web::path_name::refusal(&s)) {
+                (PathParam::TodoId | PathParam::HookId, _) => s.parse::<P>().map_err(|_| Error::NotFound)?,
+                (_, Some(why)) => return Err(Error::invalid(key, why)),
+                (_, None) => s.parse::<P>().map_err(|e| Error::invalid(key, e))?,
+            },
             Some(_) => return Err(Error::invalid(key, "must be a string")),
             None => return Err(Error::invalid(key, "required")),
         };
@@ -154,11 +161,29 @@ mod tests {
     }
 
     #[test]
+    fn a_malformed_id_is_not_found_as_on_the_route_and_a_name_no_statement_can_hold_is_invalid() {
+        let hook = crate::domain::ids::HookId::new().to_string();
+        for bad in ["td_nope", "", "TD_00000000000000000000000000000000", &hook, "td_0000000000000000000000000000000g"]
+        {
+            let err = args(json!({"id": bad})).only::<TodoId>(PathParam::TodoId).err().unwrap();
+            assert_eq!(err.code(), "not_found", "{bad:?}");
+        }
+        let err = args(json!({"id": "td_nope"})).only::<crate::domain::ids::HookId>(PathParam::HookId).err().unwrap();
+        assert_eq!(err.code(), "not_found");
+        for bad in ["a\u{0}b", "a\nb", "\u{fffd}"] {
+            let err = args(json!({"id": bad})).only::<TodoId>(PathParam::TodoId).err().unwrap();
+            assert_eq!(err.code(), "not_found", "an id, as the route's: {bad:?}");
+            let err = args(json!({"name": bad})).only::<String>(PathParam::SinkName).err().unwrap();
+            assert_eq!(err.code(), "invalid_argument", "{bad:?}");
+            assert!(err.to_string().starts_with("name: "), "{err}");
+        }
+    }
+
+    #[test]
     fn a_bad_argument_is_invalid_argument_naming_it() {
         let id = TodoId::new().to_string();
         for (bad, names) in [
             (json!({"lease_token": "t"}), "id"),
-            (json!({"id": "td_nope"}), "id"),
             (json!({"id": 7}), "id"),
             (json!({"id": id, "lease_tokn": "t"}), "lease_tokn"),
             (json!({"id": id, "summary": 5}), "invalid type"),

@@ -1,5 +1,6 @@
 //! What every request to `/mcp/{slug}` passes before rmcp sees it:
 //!
+//! - the method: GET, POST or DELETE, else 405 with `Allow` ([`MCP_METHODS`]);
 //! - the endpoint's `sbk_…` bearer, resolved exactly as the REST API resolves it (the
 //!   NOTIFY-coherent token cache, so a revocation on any instance refuses the next
 //!   request), and of this slug's endpoint: a missing, revoked, expired or foreign token
@@ -26,7 +27,7 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use super::hangup::{Call, Watched};
 use super::sessions::{self, Registry, Sessions};
 use crate::agent_api::auth::Agent;
-use crate::error::Error;
+use crate::error::{Error, TokenKind};
 use crate::metrics::PlaceKind;
 use crate::service::Services;
 use crate::store::endpoints::AgentPrincipal;
@@ -50,6 +51,7 @@ pub async fn gate(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    check_method(req.method())?;
     let me = authenticate(req.request()).await?;
     let registry =
         req.app_data::<web::Data<Registry>>().cloned().ok_or_else(|| Error::internal("mcp registry missing"))?;
@@ -84,9 +86,18 @@ pub async fn gate(
     Ok(res.map_body(|_, body| Watched::new(body.boxed(), call)))
 }
 
-/// The endpoint of the request's bearer, if it is this slug's: else 401.
+/// The endpoint of the request's bearer, if it is this slug's: else 401, whose text names
+/// the token `/mcp/{slug}` takes and is the same whether the token is missing, unknown,
+/// revoked, of another kind or another endpoint's, or the slug names no endpoint (so
+/// that nothing here tells which slugs exist).
 async fn authenticate(req: &HttpRequest) -> Result<AgentPrincipal, Error> {
-    let Agent(me) = Agent::extract(req).await?;
+    let refused = |e: Error| match e {
+        Error::Unauthenticated | Error::CredentialsExpected(_) => {
+            Error::CredentialsExpected(TokenKind::McpEndpointToken)
+        }
+        other => other,
+    };
+    let Agent(me) = Agent::extract(req).await.map_err(refused)?;
     // A token of another endpoint is refused like a bad one: the URL names the endpoint.
     // A slug no endpoint could have (NUL, a segment that was not UTF-8: see
     // `crate::web::path_name`) is a bad name, refused as every route refuses one.
@@ -94,10 +105,25 @@ async fn authenticate(req: &HttpRequest) -> Result<AgentPrincipal, Error> {
     if slug != me.slug {
         return Err(match crate::web::path_name::refusal(slug) {
             Some(why) => Error::invalid("path", why),
-            None => Error::Unauthenticated,
+            None => Error::CredentialsExpected(TokenKind::McpEndpointToken),
         });
     }
     Ok(me)
+}
+
+/// The methods `/mcp/{slug}` takes (Streamable HTTP with sessions: POST a message, GET a
+/// session's stream, DELETE a session), as its `Allow` header lists them.
+pub const MCP_METHODS: &str = "GET, POST, DELETE";
+
+/// Any other method answers 405 with that `Allow` and the error envelope, before the
+/// bearer is read, as a REST route answers a method it does not take before its
+/// extractors run.
+fn check_method(method: &Method) -> Result<(), Error> {
+    if [Method::GET, Method::POST, Method::DELETE].contains(method) {
+        Ok(())
+    } else {
+        Err(Error::MethodNotAllowed(MCP_METHODS.to_owned()))
+    }
 }
 
 /// The whole body, bounded as the REST API bounds its JSON bodies.
@@ -128,7 +154,20 @@ pub fn hand_over(req: &HttpRequest, extensions: &mut rmcp::model::Extensions) {
 
 #[cfg(test)]
 mod tests {
-    use super::is_initialize;
+    use super::{MCP_METHODS, Method, check_method, is_initialize};
+
+    #[test]
+    fn a_method_streamable_http_does_not_use_is_405_listing_the_three_it_does() {
+        use actix_web::ResponseError;
+        for fine in [Method::GET, Method::POST, Method::DELETE] {
+            assert!(check_method(&fine).is_ok(), "{fine}");
+        }
+        for other in [Method::PUT, Method::PATCH, Method::HEAD, Method::OPTIONS] {
+            let resp = check_method(&other).err().map(|e| e.error_response()).expect("refused");
+            assert_eq!(resp.status(), actix_web::http::StatusCode::METHOD_NOT_ALLOWED, "{other}");
+            assert_eq!(resp.headers().get("allow").and_then(|v| v.to_str().ok()), Some(MCP_METHODS), "{other}");
+        }
+    }
 
     #[test]
     fn only_an_initialize_request_opens_a_session() {

@@ -20,6 +20,12 @@ pub const FORBIDDEN_TARGET_MESSAGE: &str = "the target's host does not resolve, 
      instance does not call (loopback, private, link-local, CGNAT, metadata, multicast or its own); an operator may \
      allow private ranges with SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS";
 
+/// What a test send or test call answers when the outbound guard refused the URL's own
+/// text at dial time (it passed when saved, so a setting changed since): the rules that
+/// can, and the settings that change them.
+pub const REJECTED_URL_MESSAGE: &str = "the outbound guard refused the URL's own text: plain http needs \
+     SWITCHBOARD_PUSH_ALLOW_HTTP; Switchboard's own host (SWITCHBOARD_BASE_URL) and its ingest routes are never called";
+
 /// The class name a refusal that depends on where a name points is stored and answered
 /// under (a hook's or a sink delivery's `last_error`, a test send's error code).
 pub const FORBIDDEN_TARGET: &str = "forbidden_target";
@@ -152,6 +158,8 @@ mod tests {
             assert!(REFUSAL_REASONS.contains(&r.reason()), "{r:?}");
         }
         assert!(FORBIDDEN_TARGET_MESSAGE.contains("SWITCHBOARD_NOTIFY_HOOK_ALLOW_CIDRS"));
+        assert!(REJECTED_URL_MESSAGE.contains("SWITCHBOARD_PUSH_ALLOW_HTTP"), "a dial-time text refusal names it too");
+        assert!(Refusal::Scheme.public_message().contains("SWITCHBOARD_PUSH_ALLOW_HTTP"));
         for r in [Refusal::Scheme, Refusal::Userinfo, Refusal::TooLong, Refusal::IngestRoute, Refusal::OwnHost] {
             assert!(!r.depends_on_resolution(), "{r:?}");
             assert_eq!(r.public_message(), r.to_string());

@@ -34,7 +34,7 @@ pub async fn publish(
             };
             cairn::parse_created(status, &body)
         }
-        Err(e) => Err(format!("cairn unreachable ({})", crate::outbound::classify(&e).as_str())),
+        Err(e) => Err(unreachable(crate::outbound::classify(&e))),
     }
 }
 
@@ -52,5 +52,17 @@ pub async fn whoami(client: &awc::Client, base_url: &str, token: &str) -> Option
             cairn::whoami_failure(status)
         }
         Err(e) => classify_transport(crate::outbound::classify(&e)).error_class(),
+    }
+}
+
+/// A run's `cairn_error` when no answer came: the class, or for a refusal that depends on
+/// where the host points the one text every surface gives it (SPEC 13, "Outbound
+/// refusals"), which names the setting an operator may change.
+fn unreachable(failure: crate::outbound::TransportFailure) -> String {
+    match failure {
+        crate::outbound::TransportFailure::ForbiddenTarget => {
+            format!("cairn unreachable: {}", crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE)
+        }
+        other => format!("cairn unreachable ({})", other.as_str()),
     }
 }

@@ -173,7 +173,7 @@ pub async fn test(s: &Services, who: &Reach, id: ConnectionId) -> Result<Option<
         let means = match class {
             ErrorClass::Auth | ErrorClass::Forbidden => "the Cairn refused the token".to_owned(),
             ErrorClass::NotFound => "no Cairn answers whoami at this base URL".to_owned(),
-            ErrorClass::RejectedSsrf => "the outbound guard refused the base URL".to_owned(),
+            ErrorClass::RejectedSsrf => crate::outbound::refusal::REJECTED_URL_MESSAGE.to_owned(),
             ErrorClass::ForbiddenTarget => crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE.to_owned(),
             other => format!("the Cairn answered with an error of class {}", other.as_str()),
         };

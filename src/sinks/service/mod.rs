@@ -363,6 +363,9 @@ async fn post_test(s: &Services, sink: &SinkRow) -> Result<TestResult> {
         SinkAnswer::Permanent(ErrorClass::ForbiddenTarget) => {
             Some((ErrorClass::ForbiddenTarget.as_str(), crate::outbound::refusal::FORBIDDEN_TARGET_MESSAGE.to_owned()))
         }
+        SinkAnswer::Permanent(ErrorClass::RejectedSsrf) => {
+            Some((ErrorClass::RejectedSsrf.as_str(), crate::outbound::refusal::REJECTED_URL_MESSAGE.to_owned()))
+        }
         SinkAnswer::Retryable(class) | SinkAnswer::Permanent(class) => {
             Some((class.as_str(), format!("the sink answered with an error of class {}", class.as_str())))
         }

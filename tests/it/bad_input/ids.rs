@@ -137,9 +137,10 @@ async fn another_owners_todos_and_endpoints_are_not_found_on_the_operator_api() 
 #[actix_web::test]
 async fn unknown_routes_answer_not_found_in_the_envelope() {
     let (app, o, ep) = TestApp::with_worker().await;
-    // `GET /` is the Board's entry (a redirect to sign-in); `POST /` is still unknown.
+    // `GET /` is the Board's entry (a redirect to sign-in); `POST /` is a method it does
+    // not take (`bad_input::methods`).
     let got = app.call("POST", "/", None, None).await;
-    expect_error(&got, StatusCode::NOT_FOUND, "not_found", "POST /");
+    expect_error(&got, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "POST /");
     let paths = [
         "/nope",
         "/api",

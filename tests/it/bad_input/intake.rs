@@ -258,19 +258,19 @@ async fn unknown_garbage_and_empty_ingest_tokens_are_not_found_and_change_nothin
         assert_eq!(got.1, reference.1, "{token}: answers exactly like an unknown token");
     }
     // No token at all, or more path than a token.
-    for path in [
-        "/webhooks/w/".to_owned(),
-        "/webhooks/w".to_owned(),
-        "/webhooks/w//".to_owned(),
-        format!("/webhooks/w/{real}/x"),
-    ] {
+    for path in ["/webhooks/w/".to_owned(), "/webhooks/w//".to_owned(), format!("/webhooks/w/{real}/x")] {
         let got = deliver(&app, &path, &[], body).await;
         expect_error(&got, StatusCode::NOT_FOUND, "not_found", &path);
     }
-    // The ingest URL takes POST only; other methods are unknown routes.
+    // `/webhooks/w` is the Board's page of a webhook `w` (`/webhooks/{id}`, GET only).
+    let got = deliver(&app, "/webhooks/w", &[], body).await;
+    expect_error(&got, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "/webhooks/w");
+    // The ingest URL takes POST only: any other method is 405, whatever the token.
     for method in ["GET", "PUT", "DELETE", "PATCH"] {
-        let got = app.call(method, &ingest_path(&real), None, None).await;
-        expect_error(&got, StatusCode::NOT_FOUND, "not_found", method);
+        for token in [real.as_str(), "sbw_unknown"] {
+            let got = app.call(method, &ingest_path(token), None, None).await;
+            expect_error(&got, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", method);
+        }
     }
     // An unknown token is refused before the body is read, whatever its size.
     let (s, _) = deliver(&app, &ingest_path("sbw_unknown"), &[], &vec![b'a'; 6 * MIB]).await;

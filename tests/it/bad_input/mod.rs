@@ -4,10 +4,12 @@
 
 mod auth;
 mod bodies;
+mod credentials;
 mod fuzz;
 mod hooks;
 mod ids;
 mod intake;
+mod methods;
 mod names;
 mod operator;
 mod ranges;

@@ -9,6 +9,7 @@ mod auth;
 mod drain;
 mod fuzz;
 mod limits;
+mod parity;
 mod rules;
 mod schemas;
 

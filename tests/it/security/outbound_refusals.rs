@@ -99,7 +99,7 @@ async fn a_loopback_a_private_a_metadata_literal_and_a_name_that_does_not_resolv
 }
 
 /// DNS that answers a public address the first time a name is asked (when its sink is
-/// saved) and, later, `10.1.2.3` for `private.test` and no address at all for any
+/// saved) and, later, `10.1.2.3` for `private.test` (and names under it) and no address at all for any
 /// other name (when the test send dials).
 #[derive(Clone, Default)]
 struct Moves(Arc<Mutex<Vec<String>>>);
@@ -111,7 +111,7 @@ impl Lookup for Moves {
         asked.push(host.to_owned());
         let answer = match (first, host) {
             (true, _) => Ok(vec![SocketAddr::new("203.0.113.10".parse().unwrap(), port)]),
-            (false, "private.test") => Ok(vec![SocketAddr::new("10.1.2.3".parse().unwrap(), port)]),
+            (false, h) if h.ends_with("private.test") => Ok(vec![SocketAddr::new("10.1.2.3".parse().unwrap(), port)]),
             (false, _) => Err(io::Error::other("no such host")),
         };
         Box::pin(async move { answer })
@@ -153,4 +153,53 @@ async fn a_test_send_reads_the_same_for_a_name_now_private_and_a_name_that_no_lo
     assert_eq!(app.metric(METRICS, &refused_series("private")).await, 1);
     assert_eq!(app.metric(METRICS, &refused_series("unresolved")).await, 1);
     assert_eq!(moves.0.lock().unwrap().len(), 4, "each name looked up when saved and when dialled");
+}
+
+#[actix_web::test]
+async fn a_cairn_connection_test_and_an_agents_sink_test_read_as_the_operators_sink_test_whatever_the_cause() {
+    let moves = Moves::default();
+    let app = TestApp::spawn_with_lookup(
+        |s| {
+            s.secret_encryption_key = Some(KEY);
+            s.notify_hook_allow_cidrs = CidrList::default();
+            s.metrics_token = Some(METRICS.into());
+        },
+        moves.clone(),
+    )
+    .await;
+    let owner = app.owner("a@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    let expected = json!({"ok": false, "error": {"code": "forbidden_target", "message": FORBIDDEN_TARGET_MESSAGE}});
+    for host in ["private.test", "gone.test"] {
+        // Cairn: public when saved, then private or gone when the whoami dials.
+        let cairn = json!({"name": format!("cairn-{host}"), "kind": "cairn", "secret": "cairn_pat_t",
+                           "base_url": format!("https://cairn.{host}")});
+        let (s, c) = app.post("/api/v1/connections", &owner.token, cairn).await;
+        assert_eq!(s, StatusCode::CREATED, "{c}");
+        let (s, tested) =
+            app.post(&format!("/api/v1/connections/{}/test", c["id"].as_str().unwrap()), &owner.token, json!({})).await;
+        assert_eq!(s, StatusCode::OK, "{tested}");
+        assert_eq!((&tested["ok"], &tested["error"]), (&expected["ok"], &expected["error"]), "cairn via {host}");
+
+        // An agent's sink on a gotify connection of its owner's: the same answer.
+        let gotify = json!({"name": format!("gotify-{host}"), "kind": "gotify", "secret": "tok",
+                            "base_url": format!("https://gotify.{host}")});
+        let (s, g) = app.post("/api/v1/connections", &owner.token, gotify).await;
+        assert_eq!(s, StatusCode::CREATED, "{g}");
+        let name = format!("phone-{}", host.split('.').next().unwrap());
+        let (s, sink) = app
+            .call(
+                "PUT",
+                &format!("/api/v1/agent/sinks/{name}"),
+                Some(&ep.token),
+                Some(&json!({"connection_id": g["id"], "kind": "gotify"})),
+            )
+            .await;
+        assert!(s.is_success(), "{sink}");
+        let (s, tested) = app.post(&format!("/api/v1/agent/sinks/{name}/test"), &ep.token, json!({})).await;
+        assert_eq!(s, StatusCode::OK, "{tested}");
+        assert_eq!(tested, expected, "the agent's test via {host}: it learns no address class");
+    }
+    assert_eq!(app.metric(METRICS, &refused_series("private")).await, 2);
+    assert_eq!(app.metric(METRICS, &refused_series("unresolved")).await, 2);
 }
