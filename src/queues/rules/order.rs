@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn dead_letters_come_before_stalled_leases_which_come_before_old_work() {
-        let mut keys = vec![
+        let mut keys = [
             key(0, 0, Some(-100), "a", "old"),
             key(0, 0, None, "a", "idle"),
             key(0, 2, None, "a", "stalled"),
@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn calm_queues_sort_by_endpoint_then_queue() {
-        let mut keys = vec![key(0, 0, None, "b", "a"), key(0, 0, None, "a", "z"), key(0, 0, None, "a", "b")];
+        let mut keys = [key(0, 0, None, "b", "a"), key(0, 0, None, "a", "z"), key(0, 0, None, "a", "b")];
         keys.sort();
         let names: Vec<String> = keys.iter().map(|k| format!("{}/{}", k.endpoint_slug, k.queue)).collect();
         assert_eq!(names, vec!["a/b", "a/z", "b/a"]);
