@@ -28,6 +28,8 @@ CREATE TABLE queue_census (
     queue                     text NOT NULL,
     scope_id                  uuid NOT NULL,
     pending                   bigint NOT NULL DEFAULT 0,
+    -- More than `pending` wait: the census counts at most 10 000 per queue.
+    pending_capped            boolean NOT NULL DEFAULT false,
     oldest_pending_at         timestamptz,
     claimed                   bigint NOT NULL DEFAULT 0,
     stalled                   bigint NOT NULL DEFAULT 0,

@@ -22,7 +22,7 @@ pub fn queue_page(day: &QueueDay, may_act: bool, csrf: &Markup, now: DateTime<Ut
             "Counted " time datetime=(q.measured_at.to_rfc3339()) title=(utc(q.measured_at)) { (ago(now, q.measured_at)) } "."
         }
         dl.sb-facts {
-            dt { "Pending" } dd { (q.pending) }
+            dt { "Pending" } dd { (super::view::pending(q)) }
             dt { "Oldest pending" } dd {
                 @match q.oldest_pending_at {
                     Some(at) => time datetime=(at.to_rfc3339()) title=(utc(at)) { (ago(q.measured_at, at)) },

@@ -7,6 +7,7 @@ use maud::{Markup, html};
 use super::admission::{self, BACK_TO_LIST};
 use super::{paths, spark};
 use crate::board::todos::format::{ago, utc};
+use crate::domain::pills::PillCount;
 use crate::queues::rules::series::Slot;
 use crate::queues::statements::overview::QueueStanding;
 
@@ -27,6 +28,12 @@ fn alarm(n: i64) -> Markup {
     html! {
         @if n > 0 { strong.sb-bad { (n) } } @else { span.sb-muted { "0" } }
     }
+}
+
+/// The pending count as the pills write it: `10 000+` once the count stopped.
+pub fn pending(q: &QueueStanding) -> String {
+    let n = u32::try_from(q.pending).unwrap_or(u32::MAX);
+    if q.pending_capped { PillCount::AtLeast(n).to_string() } else { PillCount::Exact(n).to_string() }
 }
 
 /// The page's body.
@@ -69,7 +76,7 @@ pub fn queues_page(v: &QueuesView<'_>, csrf: &Markup) -> Markup {
                                     span.sb-queue-endpoint { (q.endpoint_slug) " /" } " " strong { (q.queue) }
                                 }
                             }
-                            td.sb-num data-label="Pending" { (q.pending) }
+                            td.sb-num data-label="Pending" { (pending(q)) }
                             td data-label="Oldest pending" {
                                 @match q.oldest_pending_at {
                                     Some(at) => time datetime=(at.to_rfc3339()) title=(utc(at)) { (ago(q.measured_at, at)) },

@@ -44,8 +44,10 @@ pub struct QueueView {
     pub endpoint_slug: String,
     /// The queue.
     pub queue: String,
-    /// Pending todos.
+    /// Pending todos, counted up to 10 000 (as the Board's pills count).
     pub pending: i64,
+    /// True when more than `pending` wait: the count stopped at 10 000.
+    pub pending_capped: bool,
     /// Age of the oldest pending todo when measured, in seconds (0: none pending).
     pub oldest_pending_seconds: i64,
     /// Claimed todos.
@@ -77,6 +79,7 @@ impl From<&QueueStanding> for QueueView {
             endpoint_slug: q.endpoint_slug.clone(),
             queue: q.queue.clone(),
             pending: q.pending,
+            pending_capped: q.pending_capped,
             oldest_pending_seconds: q.oldest_pending_seconds(),
             claimed: q.claimed,
             stalled: q.stalled,

@@ -4,7 +4,7 @@
 //! and rewrites `queue_census` from the live partial indexes and those minutes.
 
 use chrono::{DateTime, Utc};
-use diesel::sql_types::{Nullable, Timestamptz};
+use diesel::sql_types::{BigInt, Nullable, Timestamptz};
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -12,6 +12,10 @@ use crate::db::statement::statement;
 use crate::error::{Error, Result};
 use crate::queues::rules::watermark::{self, Window};
 use crate::store::Store;
+
+/// The most pending todos a census counts per queue (as the Board's pills count: a
+/// queue with more shows `10 000+`, and its row says the count stopped there).
+pub const PENDING_COUNTED: i64 = crate::domain::pills::COUNT_CAP as i64;
 
 statement! {
     /// The census's lock and where the previous one ended; none when another instance
@@ -60,9 +64,28 @@ statement! {
     /// Rewrites every census row from the partial indexes of live todos (pending,
     /// claimed with stalled among them, interrupted, retrying) and the last day's
     /// minutes, for every queue that has any of those or an admission budget; `$1` is
-    /// the census's clock. Quarantine is left out.
-    static WRITE = "WITH pend AS (SELECT endpoint_id, queue, count(*) AS n, min(created_at) AS oldest FROM todos \
-           WHERE state = 'pending' AND queue <> 'quarantine' GROUP BY 1, 2), \
+    /// the census's clock, `$2` the most pending todos counted per queue. Quarantine is
+    /// left out.
+    ///
+    /// Pending todos are counted per queue up to `$2` + 1, off the claim's index: the
+    /// queues that hold any are found by skipping through that index one queue at a
+    /// time, and each is counted with a limit, so a pass costs what the queues hold up
+    /// to the cap, not the whole backlog (a full count read every pending row, by a
+    /// sequential scan once they were most of the table: 225 ms a pass at 400 000
+    /// pending, and the claim cycle 11 % slower beside it in the A/B).
+    static WRITE = "WITH RECURSIVE pending_keys AS ( \
+           (SELECT endpoint_id, queue FROM todos WHERE state = 'pending' ORDER BY endpoint_id, queue LIMIT 1) \
+           UNION ALL \
+           SELECT n.endpoint_id, n.queue FROM pending_keys k CROSS JOIN LATERAL ( \
+             SELECT t.endpoint_id, t.queue FROM todos t \
+             WHERE t.state = 'pending' AND (t.endpoint_id, t.queue) > (k.endpoint_id, k.queue) \
+             ORDER BY t.endpoint_id, t.queue LIMIT 1) n), \
+         pend AS (SELECT k.endpoint_id, k.queue, c.n, o.oldest FROM pending_keys k \
+           CROSS JOIN LATERAL (SELECT count(*) AS n FROM (SELECT 1 FROM todos t WHERE t.state = 'pending' \
+             AND t.endpoint_id = k.endpoint_id AND t.queue = k.queue LIMIT $2 + 1) x) c \
+           CROSS JOIN LATERAL (SELECT min(t.created_at) AS oldest FROM todos t WHERE t.state = 'pending' \
+             AND t.endpoint_id = k.endpoint_id AND t.queue = k.queue) o \
+           WHERE k.queue <> 'quarantine'), \
          held AS (SELECT endpoint_id, queue, count(*) AS n, count(*) FILTER (WHERE lease_expires_at < $1) AS stalled \
            FROM todos WHERE state = 'claimed' AND queue <> 'quarantine' GROUP BY 1, 2), \
          waiting AS (SELECT endpoint_id, queue, count(*) AS n FROM todos \
@@ -77,9 +100,9 @@ statement! {
          keys AS (SELECT endpoint_id, queue FROM pend UNION SELECT endpoint_id, queue FROM held \
            UNION SELECT endpoint_id, queue FROM waiting UNION SELECT endpoint_id, queue FROM retrying \
            UNION SELECT endpoint_id, queue FROM recent UNION SELECT endpoint_id, queue FROM queue_admission) \
-         INSERT INTO queue_census AS c (endpoint_id, queue, scope_id, pending, oldest_pending_at, claimed, stalled, \
+         INSERT INTO queue_census AS c (endpoint_id, queue, scope_id, pending, pending_capped, oldest_pending_at, claimed, stalled, \
            interrupted, retrying, done_last_hour, failed_attempts_last_hour, dead_last_24h, measured_at) \
-         SELECT k.endpoint_id, k.queue, e.scope_id, coalesce(p.n, 0), p.oldest, coalesce(h.n, 0), coalesce(h.stalled, 0), \
+         SELECT k.endpoint_id, k.queue, e.scope_id, least(coalesce(p.n, 0), $2), coalesce(p.n > $2, false), p.oldest, coalesce(h.n, 0), coalesce(h.stalled, 0), \
            coalesce(w.n, 0), coalesce(r.n, 0), coalesce(m.done, 0), coalesce(m.failed, 0), coalesce(m.dead, 0), $1 \
          FROM keys k JOIN endpoints e ON e.id = k.endpoint_id \
            LEFT JOIN pend p ON p.endpoint_id = k.endpoint_id AND p.queue = k.queue \
@@ -89,6 +112,7 @@ statement! {
            LEFT JOIN recent m ON m.endpoint_id = k.endpoint_id AND m.queue = k.queue \
          WHERE k.queue <> 'quarantine' \
          ON CONFLICT (endpoint_id, queue) DO UPDATE SET scope_id = EXCLUDED.scope_id, pending = EXCLUDED.pending, \
+           pending_capped = EXCLUDED.pending_capped, \
            oldest_pending_at = EXCLUDED.oldest_pending_at, claimed = EXCLUDED.claimed, stalled = EXCLUDED.stalled, \
            interrupted = EXCLUDED.interrupted, retrying = EXCLUDED.retrying, done_last_hour = EXCLUDED.done_last_hour, \
            failed_attempts_last_hour = EXCLUDED.failed_attempts_last_hour, dead_last_24h = EXCLUDED.dead_last_24h, \
@@ -138,7 +162,12 @@ impl Store {
             let window = watermark::window(previous.watermark, clocks.now, clocks.oldest_open);
             ROLL_UP.query().bind::<Timestamptz, _>(window.from).bind::<Timestamptz, _>(window.to).execute(conn).await?;
             PRUNE.query().execute(conn).await?;
-            let queues = WRITE.query().bind::<Timestamptz, _>(clocks.now).execute(conn).await?;
+            let queues = WRITE
+                .query()
+                .bind::<Timestamptz, _>(clocks.now)
+                .bind::<BigInt, _>(PENDING_COUNTED)
+                .execute(conn)
+                .await?;
             DROP_STALE.query().bind::<Timestamptz, _>(clocks.now).execute(conn).await?;
             ADVANCE.query().bind::<Timestamptz, _>(window.to).bind::<Timestamptz, _>(clocks.now).execute(conn).await?;
             Ok(Some(CensusTaken { measured_at: clocks.now, window, queues }))

@@ -30,9 +30,12 @@ pub struct QueueStanding {
     /// The queue.
     #[diesel(sql_type = Text)]
     pub queue: String,
-    /// Pending todos.
+    /// Pending todos, counted up to 10 000.
     #[diesel(sql_type = BigInt)]
     pub pending: i64,
+    /// Whether more than `pending` wait (the count stopped at 10 000).
+    #[diesel(sql_type = Bool)]
+    pub pending_capped: bool,
     /// When the oldest pending todo was created.
     #[diesel(sql_type = Nullable<Timestamptz>)]
     pub oldest_pending_at: Option<DateTime<Utc>>,
@@ -138,7 +141,7 @@ macro_rules! trouble_order {
 /// queue_admission a`.
 macro_rules! standing_from {
     () => {
-        "SELECT c.endpoint_id, e.slug AS endpoint_slug, c.scope_id, c.queue, c.pending, c.oldest_pending_at, c.claimed, \
+        "SELECT c.endpoint_id, e.slug AS endpoint_slug, c.scope_id, c.queue, c.pending, c.pending_capped, c.oldest_pending_at, c.claimed, \
            c.stalled, c.interrupted, c.retrying, c.done_last_hour, c.failed_attempts_last_hour, c.dead_last_24h, \
            c.measured_at, a.endpoint_id IS NOT NULL AS budgeted, coalesce(a.paused, false) AS paused, a.max_in_flight, \
            a.per_hour, e.presence = 'in' AS clocked_in \

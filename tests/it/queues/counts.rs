@@ -243,3 +243,31 @@ async fn a_completion_whose_transaction_was_open_across_a_census_is_counted_once
     let rows = overview(&app, &owner.token).await;
     assert_eq!(row(&rows, "worker", "q").unwrap()["done_last_hour"], 2, "both, each once");
 }
+
+#[actix_web::test]
+async fn a_backlog_past_ten_thousand_is_counted_to_the_cap_and_said_to_be_more() {
+    let app = app().await;
+    let owner = board_owner(&app, "owner@example.com").await;
+    let ep = app.agent(owner.scope, "worker").await;
+    app.db
+        .exec(&format!(
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, attempt, max_attempts, attempts_total) \
+             SELECT gen_random_uuid(), '{}', '{}', 'backlog', 'bulk #' || g, 'pending', 0, 5, 0 \
+             FROM generate_series(1, 10005) g",
+            ep.id.0, owner.scope.0
+        ))
+        .await;
+    todo(&app, &ep, "small", 5).await;
+    next_census(&app).await;
+    let rows = overview(&app, &owner.token).await;
+    let backlog = row(&rows, "worker", "backlog").unwrap();
+    assert_eq!((backlog["pending"].as_i64(), backlog["pending_capped"].as_bool()), (Some(10_000), Some(true)));
+    let small = row(&rows, "worker", "small").unwrap();
+    assert_eq!((small["pending"].as_i64(), small["pending_capped"].as_bool()), (Some(1), Some(false)));
+    let session = sign_in(&app, "owner@example.com").await;
+    let page = testkit::board::get(&testkit::board::browser(), &format!("{}/queues", app.base), Some(&session.cookie))
+        .await
+        .unwrap();
+    assert_eq!(board_cell(&page.body, "backlog", "Pending"), "10 000+");
+    assert_eq!(board_cell(&page.body, "small", "Pending"), "1");
+}
