@@ -115,8 +115,8 @@ fn section(run: &QueuesRun) -> String {
         "\nWhy it holds: both reads take the viewer's rows of `queue_census` (200 rows, by scope) and, for the \
          page, each queue's last hour of `queue_minutes` by its primary key; neither reads `todos`. The cost moves \
          to the census, which runs once per interval on one instance whatever the number of viewers: its live \
-         counts are index-only walks of the partial indexes the claim already keeps (the pending count grows \
-         with the backlog), and its completions are read off the retention index from where the last pass \
+         counts are walks of the partial indexes the claim already keeps (the pending count stops at 10 000 \
+         per queue), and its completions are read off the retention index from where the last pass \
          stopped, so a steady pass costs what happened since the last one."
     );
     for (what, plan) in &run.plans {
