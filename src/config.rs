@@ -43,6 +43,7 @@
 //! | `SWITCHBOARD_LONG_POLL_MAX_WAITERS` | `--long-poll-max-waiters` | `1000` | `claim-next` requests that may wait for work (`wait_seconds`) at once on this instance; past it a request answers at once (1–100 000) |
 //! | `SWITCHBOARD_MCP_RESERVE_PERCENT` | `--mcp-reserve-percent` | `25` | share of this instance's MCP sessions kept for other owner scopes: one scope's endpoints hold at most the rest, past it `initialize` answers 429 (0–90; 0: no reserve) |
 //! | `SWITCHBOARD_LONG_POLL_RESERVE_PERCENT` | `--long-poll-reserve-percent` | `25` | share of this instance's long-poll places kept for other owner scopes: one scope's endpoints hold at most the rest, past it a wait answers at once (0–90; 0: no reserve) |
+//! | `SWITCHBOARD_TRUSTED_PROXIES` | `--trusted-proxies` | empty | comma-separated CIDRs or addresses of reverse proxies whose `X-Forwarded-For` is believed for the client address (sign-in limits, access log); empty trusts none (`domain::client_address`) |
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -51,6 +52,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use clap::builder::BoolishValueParser;
+
+use crate::domain::trusted_proxies::TrustedProxies;
 
 /// All runtime settings. The Debug form redacts the database URL (it may hold a
 /// password) and the metrics token.
@@ -197,6 +200,10 @@ pub struct Settings {
     /// than any one (`domain::fair_share`); 0: none.
     #[arg(long, env = "SWITCHBOARD_LONG_POLL_RESERVE_PERCENT", global = true, default_value_t = crate::domain::fair_share::DEFAULT_RESERVE_PERCENT, value_parser = clap::value_parser!(u8).range(0..=i64::from(crate::domain::fair_share::MAX_RESERVE_PERCENT)))]
     pub long_poll_reserve_percent: u8,
+    /// Reverse proxies (comma-separated CIDRs or addresses) whose `X-Forwarded-For` is
+    /// believed for the client's address; empty: none, the TCP peer is the client.
+    #[arg(long, env = "SWITCHBOARD_TRUSTED_PROXIES", global = true, default_value = "", value_parser = parse_trusted_proxies)]
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl std::fmt::Debug for Settings {
@@ -246,6 +253,7 @@ impl std::fmt::Debug for Settings {
             .field("mcp_session_idle_seconds", &self.mcp_session_idle_seconds)
             .field("mcp_reserve_percent", &self.mcp_reserve_percent)
             .field("long_poll_reserve_percent", &self.long_poll_reserve_percent)
+            .field("trusted_proxies", &self.trusted_proxies)
             .finish()
     }
 }
@@ -374,6 +382,10 @@ fn parse_cidrs(raw: &str) -> Result<CidrList, String> {
     Ok(CidrList(out))
 }
 
+fn parse_trusted_proxies(raw: &str) -> Result<TrustedProxies, String> {
+    TrustedProxies::parse(raw).map_err(|why| format!("SWITCHBOARD_TRUSTED_PROXIES: {why}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,6 +463,23 @@ mod tests {
         }
         let s = parse(&["--mcp-reserve-percent", "10", "--long-poll-reserve-percent", "50"]).unwrap().settings;
         assert_eq!((s.mcp_reserve_percent, s.long_poll_reserve_percent), (10, 50));
+    }
+
+    #[test]
+    fn trusted_proxies_default_to_none_and_a_bad_entry_is_named_with_the_setting() {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            settings: Settings,
+        }
+        let parse = |args: &[&str]| {
+            <Only as clap::Parser>::try_parse_from(std::iter::once("switchboard").chain(args.iter().copied()))
+        };
+        assert!(parse(&[]).unwrap().settings.trusted_proxies.is_empty());
+        let set = parse(&["--trusted-proxies", "127.0.0.1, 10.0.0.0/8"]).unwrap().settings.trusted_proxies;
+        assert!(set.trusts("10.9.8.7".parse().unwrap()) && !set.trusts("11.0.0.1".parse().unwrap()));
+        let err = parse(&["--trusted-proxies", "127.0.0.1,proxy.internal"]).err().unwrap().to_string();
+        assert!(err.contains("SWITCHBOARD_TRUSTED_PROXIES") && err.contains("\"proxy.internal\""), "{err}");
     }
 
     #[test]

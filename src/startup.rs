@@ -533,18 +533,27 @@ fn serve(
     // path) for every request, whether or not the line is then logged; a server
     // whose filter drops the access log (`SWITCHBOARD_LOG=warn`) does not pay for it.
     let access_log = tracing::enabled!(target: "actix_web::middleware::logger", tracing::Level::INFO);
+    let trusted_proxies = web::Data::new(settings.trusted_proxies.clone());
     let mut server = HttpServer::new(move || {
         let watched = watched.clone();
         App::new()
             .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
             // Log the route pattern, never the concrete path: paths may carry ids
-            // or (for intake) credentials.
+            // or (for intake) credentials. The client is the address behind trusted
+            // proxies (`web::client_address`), never actix's `%{r}a`, which believes
+            // forwarded headers from anyone.
             .wrap(Condition::new(
                 access_log,
-                Logger::new("%{route}xi %s %Dms").custom_request_replace("route", |req| {
-                    format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
-                }),
+                Logger::new("%{route}xi %s %Dms client=%{client}xi")
+                    .custom_request_replace("route", |req| {
+                        format!("{} {}", req.method(), req.match_pattern().unwrap_or_else(|| "-".into()))
+                    })
+                    .custom_request_replace("client", |req| {
+                        crate::web::client_address::client_address(req.request())
+                            .map_or_else(|| "-".to_owned(), |a| a.to_string())
+                    }),
             ))
+            .app_data(trusted_proxies.clone())
             .app_data(web::Data::new(services.clone()))
             .app_data(web::Data::new(board.clone()))
             .app_data(web::Data::new(read_timeout))

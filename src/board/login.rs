@@ -22,6 +22,7 @@ use super::state::BoardState;
 use crate::error::Error;
 use crate::service::sessions;
 use crate::web::body_read::{declared_length, read_bounded, read_timeout};
+use crate::web::client_address::client_address;
 
 /// The one message for every wrong email/password combination.
 pub const WRONG_CREDENTIALS: &str = "That email and password do not match an account.";
@@ -107,7 +108,7 @@ pub async fn submit(req: HttpRequest, payload: web::Payload) -> Result<HttpRespo
         return Err(BoardError::Csrf);
     };
     let email = form.email.trim();
-    if let Err(wait) = board.login_limits.attempt(email, req.peer_addr().map(|a| a.ip())) {
+    if let Err(wait) = board.login_limits.attempt(email, client_address(&req)) {
         tracing::warn!("board sign-in refused: too many attempts");
         return Err(Error::rate_limited("Too many sign-in attempts for this account or from this address", wait).into());
     }

@@ -2,10 +2,12 @@
 //! (governor). Over either limit the attempt is refused before the password is checked,
 //! so guessing costs the attacker time and the server no hashing.
 //!
-//! The client address is the TCP peer: forwarded-for headers are not trusted (anyone
-//! can write them). Behind a reverse proxy every client shares the proxy's address, so
-//! the per-address bucket is roomier than the per-email one. IPv6 clients are keyed by
-//! their /64, which one holder typically controls whole.
+//! The client address is the TCP peer, or behind a proxy named in
+//! `SWITCHBOARD_TRUSTED_PROXIES` the client its `X-Forwarded-For` names
+//! (`web::client_address`); with no proxy trusted (the default) every client behind a
+//! proxy shares the proxy's address, which is why the per-address bucket is roomier
+//! than the per-email one. IPv6 clients are keyed by their /64, which one holder
+//! typically controls whole.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;

@@ -2,6 +2,7 @@
 //! touches the database or the network, so all of it is unit-tested directly.
 
 pub mod admission;
+pub mod client_address;
 pub mod fair_share;
 pub mod grants;
 pub mod group_commit;
@@ -18,6 +19,7 @@ pub mod todo_search;
 pub mod todo_state;
 pub mod tokens;
 pub mod transitions;
+pub mod trusted_proxies;
 pub mod vocabulary;
 pub mod waiters;
 pub mod wakeups;

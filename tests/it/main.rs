@@ -40,6 +40,7 @@ mod metrics;
 mod outbound;
 mod owner_pages;
 mod permissions;
+mod proxy;
 mod quarantine;
 mod queues;
 mod races;
