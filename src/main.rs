@@ -2,10 +2,9 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use switchboard::cli::database::{Database, DatabaseError};
 use switchboard::cli::kept::KeySource;
-use switchboard::cli::{Cli, Command, Output, admin, digest, print, print_error, serve};
+use switchboard::cli::{Cli, Command, Output, admin, digest, print, print_error, serve, setting_files};
 use switchboard::config::Settings;
 use switchboard::store::Store;
 use switchboard::store::signals::Emitter;
@@ -24,7 +23,15 @@ fn unavailable(e: impl std::fmt::Display) -> Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Settings may come from files (`SWITCHBOARD_X_FILE`); one that cannot be read stops
+    // here, before anything else happens.
+    let cli = match setting_files::parse::<Cli>() {
+        Ok(cli) => cli,
+        Err(e) => {
+            print_error(std::env::args_os().any(|a| a == "--json"), "invalid_argument", &e.to_string());
+            return ExitCode::FAILURE;
+        }
+    };
     telemetry::init(&cli.settings.log, cli.settings.log_format);
     let json = cli.json;
     let system = actix_web::rt::System::new();

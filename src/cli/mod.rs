@@ -5,7 +5,9 @@ pub mod admin;
 pub mod database;
 pub mod digest;
 pub mod kept;
+pub mod ready;
 pub mod serve;
+pub mod setting_files;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;

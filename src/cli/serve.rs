@@ -171,7 +171,8 @@ async fn demo_endpoint(store: &Store, scope: ScopeId) -> Result<(String, String)
 
 /// Serves until SIGINT/SIGTERM: binds the listen address first (a taken port is said
 /// before any database work), answers `/readyz` 503 while the database is readied,
-/// then serves the application and, on the embedded default, prints the demo.
+/// then serves the application and, on the embedded default, prints the demo. Under
+/// systemd (`Type=notify`) it says `READY=1` once its own `/readyz` answers 200.
 pub async fn run(settings: &Settings, args: &ServeArgs) -> std::result::Result<(), String> {
     if args.reset_demo && settings.database_url.is_some() {
         return Err("--reset-demo rotates the embedded default's demo credentials, and SWITCHBOARD_DATABASE_URL is \
@@ -207,6 +208,10 @@ pub async fn run(settings: &Settings, args: &ServeArgs) -> std::result::Result<(
         print_demo(&base, &demo, dir, key.as_ref().map(|(_, source)| source));
     } else {
         println!("Switchboard is running at {base}");
+    }
+    if super::ready::wanted() {
+        let own = super::ready::own_address(std::net::SocketAddr::new(settings.addr.ip(), app.port()));
+        actix_web::rt::spawn(super::ready::notify_when_ready(own));
     }
     tracing::info!(port = app.port(), "listening");
     let served = app.run_until_stopped().await.map_err(|e| e.to_string());

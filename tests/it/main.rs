@@ -50,6 +50,7 @@ mod rings;
 mod rolling_upgrade;
 mod row_rules;
 mod security;
+mod service_unit;
 mod signals;
 mod sinks;
 mod startup;
