@@ -133,6 +133,7 @@ pub struct Application {
     _binder: Addr<crate::sinks::worker::binder::ConnectionBinder>,
     waiters: Waiters,
     _claim_wakeups: ClaimWakeups,
+    _reach: crate::sinks::worker::reach::ReachChecker,
 }
 
 /// Stops the server: waiting `claim-next` requests answer at once first, so that a
@@ -257,6 +258,8 @@ impl Application {
             .with_metrics(metrics.clone());
         let hook_cache = HookCache::default();
         let hooks = HookSettings::from_settings(settings);
+        // Counts dead letters, and those that reached no hook and no sink.
+        let reach = crate::sinks::worker::reach::Reach::new(metrics.clone(), hooks.accepting());
         let hook_channel = HookChannel {
             // The dispatcher only reads hooks and writes their health: it never emits.
             store: Store::new(pool.clone(), Emitter::none()),
@@ -265,13 +268,15 @@ impl Application {
             metrics: metrics.clone(),
             rate_per_minute: settings.notify_hook_rate_per_minute,
             cache: hook_cache.clone(),
+            reach: Some(reach.clone()),
         };
         let (emitter, hook_workers) = start_hooks(&hooks, hook_channel, emitter);
         // Every commit that may make work claimable rings the bell; the claim listener
         // wakes this instance's waiting requests (service::long_poll).
         let bell = Bell::new();
-        let emitter = emitter.ringing(std::sync::Arc::new(bell.clone()));
+        let emitter = emitter.ringing(std::sync::Arc::new(bell.clone())).watching(std::sync::Arc::new(reach.clone()));
         let store = Store::new(pool, emitter);
+        let reach = reach_checker(reach, &store, settings);
         // Before serving: connections an earlier release stored are bound (or held) and
         // fingerprints keyed, so no send of this instance pairs a secret with a sink's URL.
         crate::sinks::worker::binder::log_pass(store.bind_earlier_connections(&vault).await);
@@ -358,6 +363,7 @@ impl Application {
             _digests: digests,
             waiters,
             _claim_wakeups: claim_wakeups,
+            _reach: reach,
         })
     }
 
@@ -500,6 +506,19 @@ fn start_hooks(hooks: &HookSettings, channel: HookChannel, emitter: Emitter) -> 
     }
 }
 
+/// Starts looking up the sinks of dead letters no hook reached: as they arrive (at most
+/// every poll of the outbox) and, while any is open, every five polls (between a
+/// quarter second and half a minute).
+fn reach_checker(
+    reach: crate::sinks::worker::reach::Reach,
+    store: &Store,
+    settings: &Settings,
+) -> crate::sinks::worker::reach::ReachChecker {
+    let poll = Settings::interval(settings.outbox_poll_ms);
+    let recheck = (poll * 5).clamp(std::time::Duration::from_millis(250), std::time::Duration::from_secs(30));
+    crate::sinks::worker::reach::ReachChecker::start(reach, store.clone(), recheck, poll.min(recheck))
+}
+
 /// Starts the outbox worker on an arbiter of its own: its sends never share a thread
 /// with the sweeps or the hook dispatcher.
 fn start_outbox(deps: crate::sinks::worker::OutboxDeps) -> OutboxRunner {
@@ -535,9 +554,11 @@ fn serve(
     let access_log = tracing::enabled!(target: "actix_web::middleware::logger", tracing::Level::INFO);
     let trusted_proxies = web::Data::new(settings.trusted_proxies.clone());
     let mut server = HttpServer::new(move || {
-        let watched = watched.clone();
+        let (watched, answered) = (watched.clone(), watched.clone());
         App::new()
             .wrap_fn(move |req, srv| crate::http::abandoned::watch(&watched, req, srv))
+            // Every answer, by surface and status class (the alerts' 503 and 5xx rates).
+            .wrap_fn(move |req, srv| crate::web::answers::count(&answered, req, srv))
             // Log the route pattern, never the concrete path: paths may carry ids
             // or (for intake) credentials. The client is the address behind trusted
             // proxies (`web::client_address`), never actix's `%{r}a`, which believes

@@ -7,7 +7,8 @@
 //!   answers 401 with the error envelope before any MCP exchange;
 //! - a POST body of at most 1 MiB arriving within the read timeout, read by the REST API's
 //!   own reader (413 / 408 with the error envelope);
-//! - a session id of another endpoint answers 404, as an unknown session does;
+//! - a session id of another endpoint answers 404, as an unknown session does (both
+//!   counted as refused, `unknown_session`);
 //! - an `initialize` that would open a session takes a place among the bounded sessions
 //!   first (refused with 429 when its endpoint holds its most or its owner scope its fair
 //!   share, 503 when the instance is full; each refusal counted), which the session keeps
@@ -28,7 +29,7 @@ use super::hangup::{Call, Watched};
 use super::sessions::{self, Registry, Sessions};
 use crate::agent_api::auth::Agent;
 use crate::error::{Error, TokenKind};
-use crate::metrics::PlaceKind;
+use crate::metrics::{PlaceKind, PlaceRefusal};
 use crate::service::Services;
 use crate::store::endpoints::AgentPrincipal;
 use crate::web::body_read::{declared_length, read_bounded, read_timeout};
@@ -58,10 +59,10 @@ pub async fn gate(
     let services = req.app_data::<web::Data<Services>>().cloned().ok_or_else(|| Error::internal("services missing"))?;
     let body = if req.method() == Method::POST { Some(read_body(&mut req).await?) } else { None };
     let session = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    if let Some(id) = &session
-        && registry.owner(id).is_some_and(|owner| owner != me.endpoint_id)
-    {
+    let owner = session.as_deref().map(|id| registry.owner(id));
+    if owner.flatten().is_some_and(|owner| owner != me.endpoint_id) {
         // Another endpoint's session is not this one's to use: answered as unknown.
+        services.metrics().place_refused(PlaceKind::McpSession, PlaceRefusal::UnknownSession);
         return Err(Error::NotFound.into());
     }
     let opening = session.is_none() && body.as_deref().is_some_and(is_initialize);
@@ -81,8 +82,14 @@ pub async fn gate(
     if let Some(bytes) = body {
         req.set_payload(actix_web::dev::Payload::from(bytes));
     }
+    let metrics = services.metrics().clone();
     req.extensions_mut().insert(ToolCaller { me, services });
     let res = sessions::opening(place, next.call(req)).await?;
+    if owner == Some(None) && res.status() == actix_web::http::StatusCode::NOT_FOUND {
+        // A session this instance does not hold (closed, idled out, or opened on another
+        // instance: a balancer that does not route by `Mcp-Session-Id`), refused by rmcp.
+        metrics.place_refused(PlaceKind::McpSession, PlaceRefusal::UnknownSession);
+    }
     Ok(res.map_body(|_, body| Watched::new(body.boxed(), call)))
 }
 

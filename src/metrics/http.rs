@@ -27,6 +27,9 @@ label_values! {
         EndpointShare => "endpoint_share",
         /// The instance held its most places.
         InstanceFull => "instance_full",
+        /// A request named an MCP session this instance does not hold (never opened
+        /// here, closed, idled out, or another endpoint's): answered 404.
+        UnknownSession => "unknown_session",
     }
 }
 
@@ -36,6 +39,7 @@ impl PlaceKind {
     fn refusals(self) -> &'static [PlaceRefusal] {
         match self {
             PlaceKind::McpSession => PlaceRefusal::ALL,
+            // A long poll holds no place between requests, so none is unknown.
             PlaceKind::LongPoll => &[PlaceRefusal::ScopeShare, PlaceRefusal::InstanceFull],
         }
     }
@@ -82,8 +86,9 @@ impl HttpFamilies {
         registry.register(
             "switchboard_places_refused",
             "Requests refused a bounded place on this instance (an MCP session, a long-poll wait), by place \
-             and why: their owner scope held its fair share, their endpoint its most sessions, or the \
-             instance its most places",
+             and why: their owner scope held its fair share, their endpoint its most sessions, the instance \
+             its most places, or (MCP) the request named a session this instance does not hold (closed, idled \
+             out, or opened on another instance: a balancer not routing by Mcp-Session-Id)",
             families.places_refused.clone(),
         );
         for &place in PlaceKind::ALL {

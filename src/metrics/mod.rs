@@ -4,9 +4,11 @@
 //!
 //! Each file of this module registers one group of families and counts into them:
 //! `hooks` (notify hooks), `http` (webhook intake, abandoned requests, bounded places),
-//! `listeners` (change listeners), `sinks` (sinks, the outbox, digests), `claims`
-//! (admission, long polls), `batches` and `group_commit` (agent verbs), `outbound` (the
-//! SSRF guard). This one holds the registry and reads the signals the store dropped.
+//! `answers` (HTTP answers by surface and status class), `listeners` (change listeners),
+//! `sinks` (sinks, the outbox, digest ticks), `digests` (digest runs), `dead_letters`
+//! (dead letters by reason, and those that reached no one), `claims` (admission, long
+//! polls), `batches` and `group_commit` (agent verbs), `outbound` (the SSRF guard). This
+//! one holds the registry and reads the signals the store dropped.
 
 use std::sync::Arc;
 
@@ -53,8 +55,11 @@ macro_rules! label_values_of {
     )+};
 }
 
+mod answers;
 mod batches;
 mod claims;
+mod dead_letters;
+mod digests;
 mod group_commit;
 mod hooks;
 mod http;
@@ -63,7 +68,10 @@ mod outbound;
 mod sinks;
 
 pub use batches::{BatchCallOutcome, BatchItemOutcome, BatchVerb};
+pub use answers::{StatusClass, Surface};
 pub use claims::EmptyWait;
+pub use dead_letters::Unreached;
+pub use digests::DigestRun;
 pub use group_commit::GroupCommitVerb;
 pub use hooks::{InFlight, RingOutcome};
 pub use http::{PlaceKind, PlaceRefusal};
@@ -112,6 +120,9 @@ struct Inner {
     batches: batches::BatchFamilies,
     group_commit: group_commit::GroupCommitFamilies,
     outbound: outbound::OutboundFamilies,
+    answers: answers::AnswerFamilies,
+    dead_letters: dead_letters::DeadLetterFamilies,
+    digests: digests::DigestFamilies,
 }
 
 /// The process's metrics. Cheap to clone; every clone counts into the same registry.
@@ -138,8 +149,24 @@ impl Metrics {
         let batches = batches::BatchFamilies::register(&mut registry);
         let group_commit = group_commit::GroupCommitFamilies::register(&mut registry);
         let outbound = outbound::OutboundFamilies::register(&mut registry);
+        let answers = answers::AnswerFamilies::register(&mut registry);
+        let dead_letters = dead_letters::DeadLetterFamilies::register(&mut registry);
+        let digests = digests::DigestFamilies::register(&mut registry);
         registry.register_collector(Box::new(SignalsDropped(signals.clone())));
-        let inner = Inner { registry, hooks, http, listeners, sinks, claims, batches, group_commit, outbound };
+        let inner = Inner {
+            registry,
+            hooks,
+            http,
+            listeners,
+            sinks,
+            claims,
+            batches,
+            group_commit,
+            outbound,
+            answers,
+            dead_letters,
+            digests,
+        };
         Metrics { inner: Arc::new(inner) }
     }
 

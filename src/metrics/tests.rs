@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
+use crate::domain::todo_state::DeadReason;
 use crate::hooks::rules::body::HookEvent;
 use crate::hooks::rules::hook::HookDisabledReason;
 use crate::hooks::rules::retry::AttemptClass;
@@ -53,6 +54,16 @@ fn every_series_is_shown_at_zero_before_anything_happens() {
         r#"switchboard_places_refused_total{place="mcp_session",reason="instance_full"}"#,
         r#"switchboard_places_refused_total{place="long_poll",reason="scope_share"}"#,
         r#"switchboard_places_refused_total{place="long_poll",reason="instance_full"}"#,
+        r#"switchboard_places_refused_total{place="mcp_session",reason="unknown_session"}"#,
+        r#"switchboard_dead_letters_total{reason="attempts_exhausted"}"#,
+        r#"switchboard_dead_letters_total{reason="endpoint_revoked"}"#,
+        r#"switchboard_dead_letters_unreached_total{why="no_subscriber"}"#,
+        r#"switchboard_dead_letters_unreached_total{why="all_failed"}"#,
+        r#"switchboard_http_responses_total{surface="agent",class="2xx"}"#,
+        r#"switchboard_http_responses_total{surface="other",class="4xx"}"#,
+        r#"switchboard_http_unavailable_total{surface="operator"}"#,
+        r#"switchboard_digest_runs_total{outcome="sent"}"#,
+        r#"switchboard_digest_runs_total{outcome="failed"}"#,
     ] {
         assert_eq!(line(&text, series), Some(format!("{series} 0").as_str()), "{series} in\n{text}");
     }
@@ -129,4 +140,35 @@ fn the_dropped_signals_are_read_at_each_scrape() {
         line(&m.render().unwrap(), "switchboard_signals_dropped_total"),
         Some("switchboard_signals_dropped_total 3")
     );
+}
+
+#[test]
+fn answers_dead_letters_and_digest_runs_land_on_their_own_label_set() {
+    let m = Metrics::new(&Dropped::default());
+    m.http_response(Surface::Other, 404);
+    m.http_response(Surface::Agent, 503);
+    m.http_response(Surface::Agent, 200);
+    m.dead_lettered(DeadReason::LeaseExpired, 1);
+    m.dead_lettered(DeadReason::EndpointRevoked, 40);
+    m.dead_letter_unreached(Unreached::AllFailed);
+    m.digest_runs(DigestRun::SkippedLate, 3);
+    m.place_refused(PlaceKind::McpSession, PlaceRefusal::UnknownSession);
+    let text = m.render().unwrap();
+    for (series, value) in [
+        (r#"switchboard_http_responses_total{surface="other",class="4xx"}"#, 1),
+        (r#"switchboard_http_responses_total{surface="agent",class="5xx"}"#, 1),
+        (r#"switchboard_http_responses_total{surface="agent",class="2xx"}"#, 1),
+        (r#"switchboard_http_responses_total{surface="board",class="4xx"}"#, 0),
+        (r#"switchboard_http_unavailable_total{surface="agent"}"#, 1),
+        (r#"switchboard_http_unavailable_total{surface="other"}"#, 0),
+        (r#"switchboard_dead_letters_total{reason="lease_expired"}"#, 1),
+        (r#"switchboard_dead_letters_total{reason="endpoint_revoked"}"#, 40),
+        (r#"switchboard_dead_letters_total{reason="attempts_exhausted"}"#, 0),
+        (r#"switchboard_dead_letters_unreached_total{why="all_failed"}"#, 1),
+        (r#"switchboard_dead_letters_unreached_total{why="no_subscriber"}"#, 0),
+        (r#"switchboard_digest_runs_total{outcome="skipped_late"}"#, 3),
+        (r#"switchboard_places_refused_total{place="mcp_session",reason="unknown_session"}"#, 1),
+    ] {
+        assert_eq!(line(&text, series), Some(format!("{series} {value}").as_str()), "{series}");
+    }
 }

@@ -13,7 +13,7 @@ use crate::db::statement::statement;
 use crate::domain::grants::{self, Verb};
 use crate::domain::ids::{EndpointId, ScopeId};
 use crate::domain::text::valid_slug;
-use crate::domain::todo_state::{EndpointState, Presence};
+use crate::domain::todo_state::{DeadReason, EndpointState, Presence};
 use crate::domain::tokens::{self, ENDPOINT_TOKEN_PREFIX};
 use crate::domain::transitions::{ENDPOINT_LEASE_SECONDS_RANGE, within};
 use crate::error::{Error, Result};
@@ -227,6 +227,7 @@ impl Store {
             Ok(Revoked { endpoint_id: id, dead_lettered: dead })
         })
         .await
+        .inspect(|revoked| self.emitter().cascaded(DeadReason::EndpointRevoked, count(revoked.dead_lettered)))
     }
 
     /// Revokes every endpoint whose expiry has passed, each with its silent cascade.
@@ -263,7 +264,16 @@ impl Store {
             Ok(out)
         })
         .await
+        .inspect(|revoked| {
+            let dead = revoked.iter().map(|r| count(r.dead_lettered)).sum();
+            self.emitter().cascaded(DeadReason::EndpointRevoked, dead);
+        })
     }
+}
+
+/// A cascade's count of dead letters as the metrics count (never negative).
+fn count(dead_lettered: i64) -> u64 {
+    u64::try_from(dead_lettered).unwrap_or(0)
 }
 
 /// Endpoints expired per transaction (each with its whole cascade).

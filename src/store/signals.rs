@@ -10,6 +10,7 @@ use actix::{Message, Recipient};
 
 use crate::db::models::TodoRow;
 use crate::domain::ids::EndpointId;
+use crate::domain::todo_state::DeadReason;
 use crate::domain::wakeups::Arrived;
 
 pub use crate::domain::signals::{DeadLettered, FinalAttempt, TodoFacts, TodoReady};
@@ -55,6 +56,18 @@ pub trait ClaimBell: Send + Sync {
     fn ring(&self, endpoint: EndpointId, queue: &str, todos: Arrived);
 }
 
+/// Hears of every dead letter after the commit that decided it, on the instance that
+/// committed it and nowhere else: counting here counts each dead letter once fleet-wide.
+/// Must not block: it runs on the committing task.
+pub trait DeadLetterWatch: Send + Sync {
+    /// `signal`'s todo became a dead letter (an agent's or operator's fail, a reaper).
+    fn dead_lettered(&self, signal: &DeadLettered);
+
+    /// A revocation or expiry cascade dead-lettered `todos` todos (`reason`), silently:
+    /// no signal, one sink notice per cascade.
+    fn cascaded(&self, reason: DeadReason, todos: u64);
+}
+
 /// Where signals go. Cheap to clone; sends never block: a full mailbox drops the
 /// signal and counts it (a doorbell is a hint, the queue still holds the work).
 ///
@@ -67,6 +80,7 @@ pub struct Emitter {
     ready: Arc<[Recipient<TodoReady>]>,
     dead: Arc<[Recipient<DeadLettered>]>,
     bells: Arc<[Arc<dyn ClaimBell>]>,
+    watch: Option<Arc<dyn DeadLetterWatch>>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -78,13 +92,33 @@ impl Emitter {
 
     /// An emitter that sends both kinds of signal to the given recipients.
     pub fn to(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
-        Emitter { ready: Arc::new([ready]), dead: Arc::new([dead]), bells: Arc::new([]), dropped: Arc::default() }
+        Emitter {
+            ready: Arc::new([ready]),
+            dead: Arc::new([dead]),
+            bells: Arc::new([]),
+            watch: None,
+            dropped: Arc::default(),
+        }
     }
 
     /// This emitter also ringing `bell` whenever work may have become claimable. Built
     /// once at start-up, like [`Emitter::and`].
     pub fn ringing(self, bell: Arc<dyn ClaimBell>) -> Self {
         Emitter { bells: self.bells.iter().cloned().chain([bell]).collect(), ..self }
+    }
+
+    /// This emitter also telling `watch` of every dead letter. Built once at start-up,
+    /// like [`Emitter::and`].
+    pub fn watching(self, watch: Arc<dyn DeadLetterWatch>) -> Self {
+        Emitter { watch: Some(watch), ..self }
+    }
+
+    /// Tells the watch that a cascade (`reason`) dead-lettered `todos` todos. Call after
+    /// the commit.
+    pub fn cascaded(&self, reason: DeadReason, todos: u64) {
+        if let Some(watch) = self.watch.as_ref().filter(|_| todos > 0) {
+            watch.cascaded(reason, todos);
+        }
     }
 
     /// Rings every bell: `todos` became claimable on `endpoint`'s `queue` without a
@@ -103,6 +137,7 @@ impl Emitter {
             ready: self.ready.iter().chain(other.ready.iter()).cloned().collect(),
             dead: self.dead.iter().chain(other.dead.iter()).cloned().collect(),
             bells: self.bells.iter().chain(other.bells.iter()).cloned().collect(),
+            watch: self.watch.or(other.watch),
             dropped: self.dropped,
         }
     }
@@ -120,7 +155,12 @@ impl Emitter {
                     self.claimable(m.todo.endpoint_id, &m.todo.queue, Arrived::Todos(1));
                     send_to_all(&self.ready, m)
                 }
-                Signal::DeadLettered(m) => send_to_all(&self.dead, m),
+                Signal::DeadLettered(m) => {
+                    if let Some(watch) = &self.watch {
+                        watch.dead_lettered(&m);
+                    }
+                    send_to_all(&self.dead, m)
+                }
             };
             if refused > 0 {
                 let total = self.dropped.fetch_add(refused, Ordering::Relaxed) + refused;

@@ -234,14 +234,15 @@ impl Store {
     }
 
     /// Records a publication's outcome and queues the sinks' message, once: a run no
-    /// longer `publishing` (another instance finished it) is left alone.
+    /// longer `publishing` (another instance finished it) is left alone. Whether this
+    /// call finished it.
     pub async fn finish_publication(
         &self,
         run: DigestRunId,
         artifact_url: Option<&str>,
         cairn_error: Option<&str>,
         message: &Message,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
             #[derive(QueryableByName)]
@@ -260,10 +261,11 @@ impl Store {
                     .get_result::<Done>(conn)
                     .await,
             )?;
+            let finished = done.is_some();
             if let Some(d) = done {
                 tell_sinks(conn, d.digest_id, run, d.send_at, message).await?;
             }
-            Ok(())
+            Ok(finished)
         })
         .await
     }

@@ -29,7 +29,7 @@ pub struct DigestDeps {
     pub settings: DigestSettings,
     /// How often it looks.
     pub interval: Duration,
-    /// Counts its finished ticks.
+    /// Counts its finished ticks and its runs.
     pub metrics: Metrics,
 }
 
@@ -61,7 +61,11 @@ impl DigestScheduler {
             match outcome {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(send_times = n, "digest send times decided"),
-                Err(e) => tracing::warn!(error = %e, "digest tick failed; will retry next tick"),
+                Err(e) => {
+                    // Nothing due could be read or finished this tick: a failed run too.
+                    act.deps.metrics.digest_runs(crate::metrics::DigestRun::Failed, 1);
+                    tracing::warn!(error = %e, "digest tick failed; will retry next tick")
+                }
             }
         }));
     }

@@ -15,6 +15,7 @@ use crate::digests::rules::schedule::Schedule;
 use crate::digests::service::compose::{compose, message};
 use crate::digests::statements::{Committed, DigestRow, Evaluated, Publication, RunOutcome, SendTime};
 use crate::error::Result;
+use crate::metrics::DigestRun;
 
 /// Digests one tick decides at most (the next tick takes the rest).
 const DUE_PER_TICK: i64 = 50;
@@ -55,7 +56,10 @@ pub async fn run(deps: &DigestDeps, client: &awc::Client) -> Result<usize> {
         match decide(deps, client, &d, now).await {
             Ok(true) => decided += 1,
             Ok(false) => {}
-            Err(e) => tracing::warn!(digest = %d.id, error = %e, "digest send time not decided; next tick"),
+            Err(e) => {
+                deps.metrics.digest_runs(DigestRun::Failed, 1);
+                tracing::warn!(digest = %d.id, error = %e, "digest send time not decided; next tick");
+            }
         }
     }
     Ok(decided)
@@ -76,7 +80,12 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
                 skipped_late: Vec::new(),
                 evaluated: None,
             };
-            return Ok(deps.store.commit_digest_send(send).await? != Committed::Lost);
+            let decided = deps.store.commit_digest_send(send).await? != Committed::Lost;
+            // Put off for a day, not sent: a failed run, counted once by its decider.
+            if decided {
+                deps.metrics.digest_runs(DigestRun::Failed, 1);
+            }
+            return Ok(decided);
         }
     };
     let p = plan(d.next_send_at, &schedule.between(d.next_send_at, now), now);
@@ -98,6 +107,15 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
         }
     };
     let publishing = evaluated.as_ref().filter(|e| e.outcome == RunOutcome::Publishing).cloned();
+    // What to count once the commit says this instance decided it (a publication counts
+    // when it is finished).
+    let ran = evaluated.as_ref().and_then(|e| match e.outcome {
+        RunOutcome::Sent => Some(DigestRun::Sent),
+        RunOutcome::SkippedQuiet => Some(DigestRun::SkippedQuiet),
+        RunOutcome::SkippedLate => Some(DigestRun::SkippedLate),
+        RunOutcome::Publishing => None,
+    });
+    let skipped_late = u64::try_from(p.skipped_late.len()).unwrap_or(u64::MAX);
     let send = SendTime {
         digest: d.id,
         due: d.next_send_at,
@@ -109,6 +127,12 @@ async fn decide(deps: &DigestDeps, client: &awc::Client, d: &DigestRow, now: Dat
         Committed::Lost => return Ok(false),
         Committed::Decided(run) => run,
     };
+    if let Some(outcome) = ran {
+        deps.metrics.digest_runs(outcome, 1);
+    }
+    if skipped_late > 0 {
+        deps.metrics.digest_runs(DigestRun::SkippedLate, skipped_late);
+    }
     if let (Some(run), Some(ev)) = (run, publishing) {
         let p = Publication {
             run,
@@ -143,12 +167,17 @@ async fn finish_publication(deps: &DigestDeps, client: &awc::Client, p: Publicat
     match outcome {
         Ok(artifact) => {
             let m = message(&p.title, render::short(&artifact.url), base);
-            deps.store.finish_publication(p.run, Some(&artifact.url), None, &m).await
+            if deps.store.finish_publication(p.run, Some(&artifact.url), None, &m).await? {
+                deps.metrics.digest_runs(DigestRun::Published, 1);
+            }
         }
         Err(why) => {
             tracing::warn!(digest = %p.digest, reason = %why, "digest not published to cairn; sinks get the full text");
             let m = message(&p.title, render::after_failed_publication(&p.body, &why), base);
-            deps.store.finish_publication(p.run, None, Some(&why), &m).await
+            if deps.store.finish_publication(p.run, None, Some(&why), &m).await? {
+                deps.metrics.digest_runs(DigestRun::PublishFailed, 1);
+            }
         }
     }
+    Ok(())
 }

@@ -8,6 +8,7 @@ use crate::hooks::cache::HookCache;
 use crate::hooks::rules::body::HookEvent;
 use crate::metrics::{InFlight, Metrics};
 use crate::outbound::Guard;
+use crate::sinks::worker::reach::{HookReach, Reach};
 use crate::store::Store;
 use crate::vault::Vault;
 
@@ -26,6 +27,8 @@ pub struct HookChannel {
     pub rate_per_minute: NonZeroU32,
     /// Which hooks an endpoint's queue has, kept coherent by the listener session.
     pub cache: HookCache,
+    /// Hears which dead letters no hook reached (none: nobody asks).
+    pub reach: Option<Reach>,
 }
 
 /// One announcement, encoded once and rung at every matching hook.
@@ -41,4 +44,7 @@ pub struct Announcement {
     pub body: Bytes,
     /// Counts this announcement (and each hook's copy) as under way until dropped.
     pub in_flight: InFlight,
+    /// A dead letter's: told whether a hook matched and whether a ring was delivered;
+    /// when the last copy is dropped, it knows whether any hook was reached.
+    pub reach: Option<HookReach>,
 }

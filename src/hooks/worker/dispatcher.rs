@@ -22,6 +22,7 @@ use crate::domain::ids::EndpointId;
 use crate::hooks::rules::body::RingBody;
 use crate::hooks::statements::HookTarget;
 use crate::metrics::RingOutcome;
+use crate::sinks::worker::reach::HookReach;
 use crate::store::signals::{DeadLettered, TodoFacts, TodoReady};
 
 /// Signals waiting for the dispatcher; beyond this the store's emitter drops and counts.
@@ -60,7 +61,15 @@ impl Dispatcher {
     /// Sends the body `build` makes about `todo` to every matching hook, unless the
     /// sender gate fails. The body is built only when some hook may want it: most ready
     /// todos land on endpoints without hooks, and that answer is usually cached.
-    fn dispatch(&mut self, todo: &TodoFacts, build: impl FnOnce() -> RingBody, ctx: &mut Context<Self>) {
+    /// `reach` (a dead letter's) goes with the rings, and learns from them whether any
+    /// hook was reached; dropped here, it knows none was (the gate, no hook).
+    fn dispatch(
+        &mut self,
+        todo: &TodoFacts,
+        build: impl FnOnce() -> RingBody,
+        reach: Option<HookReach>,
+        ctx: &mut Context<Self>,
+    ) {
         // The sender gate: only a verified delivery, or a token-trust webhook's, may
         // ring anyone. An unverified sender or an agent-made todo stays silent.
         if !todo.sender_gate {
@@ -85,7 +94,8 @@ impl Dispatcher {
             }
         };
         let in_flight = self.channel.metrics.ring_in_flight();
-        let announcement = Announcement { kind, todo: todo.id, queue: todo.queue.clone(), body: encoded, in_flight };
+        let announcement =
+            Announcement { kind, todo: todo.id, queue: todo.queue.clone(), body: encoded, in_flight, reach };
         match cached {
             Some(c) => self.hand_over(endpoint, &c.hooks, c.current, announcement),
             None => self.look_up(endpoint, todo.queue.clone(), Some(announcement), ctx),
@@ -145,6 +155,9 @@ impl Dispatcher {
         let now = Utc::now();
         // A cached match may outlive its endpoint's expiry by up to the cache's TTL.
         for target in hooks.iter().filter(|t| t.endpoint_expires_at.is_none_or(|at| at > now)) {
+            if let Some(reach) = &n.reach {
+                reach.matched();
+            }
             let ring = Ring { target: target.clone(), current, announcement: n.clone() };
             if supervisor.try_send(ring).is_err() {
                 self.channel.metrics.ring(n.kind, RingOutcome::Dropped);
@@ -206,7 +219,7 @@ impl Handler<TodoReady> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: TodoReady, ctx: &mut Self::Context) {
-        self.dispatch(&msg.todo, || RingBody::ready(&msg, Utc::now()), ctx);
+        self.dispatch(&msg.todo, || RingBody::ready(&msg, Utc::now()), None, ctx);
     }
 }
 
@@ -214,7 +227,8 @@ impl Handler<DeadLettered> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: DeadLettered, ctx: &mut Self::Context) {
-        self.dispatch(&msg.todo, || RingBody::dead_lettered(&msg, Utc::now()), ctx);
+        let reach = self.channel.reach.as_ref().map(|r| r.hook_reach(&msg));
+        self.dispatch(&msg.todo, || RingBody::dead_lettered(&msg, Utc::now()), reach, ctx);
     }
 }
 

@@ -79,6 +79,9 @@ pub(super) async fn ring(
         let jitter = unit_jitter(&mut rand::thread_rng());
         match after_attempt(attempt, class, jitter) {
             NextStep::Succeeded => {
+                if let Some(reach) = &n.reach {
+                    reach.delivered();
+                }
                 return RingReport { outcome: RingOutcome::Delivered, health: Some(health_after(class)) };
             }
             NextStep::GiveUp => {

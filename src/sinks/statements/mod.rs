@@ -6,6 +6,7 @@ mod binding;
 mod connections;
 pub mod outbox;
 pub mod owner_pages;
+pub mod reach;
 mod sink_rows;
 mod subscriptions;
 

@@ -17,6 +17,7 @@
 pub mod binder;
 mod claim;
 mod drain;
+pub mod reach;
 mod render;
 mod tally;
 

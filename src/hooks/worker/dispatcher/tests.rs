@@ -28,6 +28,7 @@ fn channel() -> HookChannel {
         metrics: Metrics::new(&Emitter::none()),
         rate_per_minute: NonZeroU32::new(120).expect("non-zero"),
         cache: HookCache::default(),
+        reach: None,
     }
 }
 
@@ -70,6 +71,7 @@ async fn announcements_handed_over_before_the_supervisor_runs_queue_no_more_than
             queue: "builds".into(),
             body: Bytes::new(),
             in_flight,
+            reach: None,
         };
         dispatcher.hand_over(endpoint, &hooks, true, n);
     }
