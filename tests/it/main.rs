@@ -10,6 +10,7 @@
 mod harness;
 
 mod admission;
+mod alerts;
 mod api_conformance;
 mod api_doc;
 mod auth_coherence;
