@@ -259,7 +259,7 @@ impl Application {
         let hook_cache = HookCache::default();
         let hooks = HookSettings::from_settings(settings);
         // Counts dead letters, and those that reached no hook and no sink.
-        let reach = crate::sinks::worker::reach::Reach::new(metrics.clone(), hooks.accepting());
+        let reach = crate::sinks::worker::reach::DeadLetterReach::new(metrics.clone(), hooks.accepting());
         let hook_channel = HookChannel {
             // The dispatcher only reads hooks and writes their health: it never emits.
             store: Store::new(pool.clone(), Emitter::none()),
@@ -510,7 +510,7 @@ fn start_hooks(hooks: &HookSettings, channel: HookChannel, emitter: Emitter) -> 
 /// every poll of the outbox) and, while any is open, every five polls (between a
 /// quarter second and half a minute).
 fn reach_checker(
-    reach: crate::sinks::worker::reach::Reach,
+    reach: crate::sinks::worker::reach::DeadLetterReach,
     store: &Store,
     settings: &Settings,
 ) -> crate::sinks::worker::reach::ReachChecker {

@@ -67,8 +67,8 @@ mod listeners;
 mod outbound;
 mod sinks;
 
-pub use batches::{BatchCallOutcome, BatchItemOutcome, BatchVerb};
 pub use answers::{StatusClass, Surface};
+pub use batches::{BatchCallOutcome, BatchItemOutcome, BatchVerb};
 pub use claims::EmptyWait;
 pub use dead_letters::Unreached;
 pub use digests::DigestRun;

@@ -11,9 +11,7 @@ use crate::metrics::{Metrics, Surface};
 
 /// The surface whose prefix `path` has; `None`: none has (the Board's, or no route's).
 pub fn surface_of(path: &str) -> Option<Surface> {
-    let under = |prefix: &str| {
-        path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    };
+    let under = |prefix: &str| path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
     if under("/api/v1/agent") {
         Some(Surface::Agent)
     } else if under("/api") {

@@ -59,6 +59,8 @@ impl BenchChannel {
             metrics: metrics.clone(),
             rate_per_minute: NonZeroU32::new(NOTIFY_RATE_PER_MINUTE).ok_or("the notify rate must be positive")?,
             cache: HookCache::default(),
+            // Which dead letters reached no one is counted by the server, not measured here.
+            reach: None,
         };
         // As in the server: the instance's listener session keeps the hook cache coherent.
         let listener = ListenerSession::start(

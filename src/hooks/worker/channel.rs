@@ -8,7 +8,7 @@ use crate::hooks::cache::HookCache;
 use crate::hooks::rules::body::HookEvent;
 use crate::metrics::{InFlight, Metrics};
 use crate::outbound::Guard;
-use crate::sinks::worker::reach::{HookReach, Reach};
+use crate::sinks::worker::reach::{DeadLetterReach, DeadLetterRings};
 use crate::store::Store;
 use crate::vault::Vault;
 
@@ -28,7 +28,7 @@ pub struct HookChannel {
     /// Which hooks an endpoint's queue has, kept coherent by the listener session.
     pub cache: HookCache,
     /// Hears which dead letters no hook reached (none: nobody asks).
-    pub reach: Option<Reach>,
+    pub reach: Option<DeadLetterReach>,
 }
 
 /// One announcement, encoded once and rung at every matching hook.
@@ -46,5 +46,5 @@ pub struct Announcement {
     pub in_flight: InFlight,
     /// A dead letter's: told whether a hook matched and whether a ring was delivered;
     /// when the last copy is dropped, it knows whether any hook was reached.
-    pub reach: Option<HookReach>,
+    pub reach: Option<DeadLetterRings>,
 }

@@ -22,7 +22,7 @@ use crate::domain::ids::EndpointId;
 use crate::hooks::rules::body::RingBody;
 use crate::hooks::statements::HookTarget;
 use crate::metrics::RingOutcome;
-use crate::sinks::worker::reach::HookReach;
+use crate::sinks::worker::reach::DeadLetterRings;
 use crate::store::signals::{DeadLettered, TodoFacts, TodoReady};
 
 /// Signals waiting for the dispatcher; beyond this the store's emitter drops and counts.
@@ -67,7 +67,7 @@ impl Dispatcher {
         &mut self,
         todo: &TodoFacts,
         build: impl FnOnce() -> RingBody,
-        reach: Option<HookReach>,
+        reach: Option<DeadLetterRings>,
         ctx: &mut Context<Self>,
     ) {
         // The sender gate: only a verified delivery, or a token-trust webhook's, may

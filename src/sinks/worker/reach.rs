@@ -5,9 +5,9 @@
 //! through the outbox, sent by whichever instance claims them. Only the deciding
 //! instance can know both, so it is the one that counts, once per dead letter:
 //!
-//! 1. The store tells the [`Reach`] of every dead letter after its commit
+//! 1. The store tells the [`DeadLetterReach`] of every dead letter after its commit
 //!    ([`DeadLetterWatch`]); it counts `switchboard_dead_letters_total` there.
-//! 2. The hook dispatcher carries a [`HookReach`] with the dead letter's rings; when the
+//! 2. The hook dispatcher carries a [`DeadLetterRings`] with the dead letter's rings; when the
 //!    last ring ends (or none was made: no hook matched, or its todo may ring none) and
 //!    no delivery succeeded, the dead letter waits here. With hooks off it waits at once.
 //! 3. The [`ReachChecker`] looks up the waiting dead letters' outbox record and rows
@@ -63,21 +63,21 @@ struct Inner {
 /// The instance's count of dead letters, and its list of those no hook reached. Cheap
 /// to clone; every clone shares the list.
 #[derive(Clone)]
-pub struct Reach {
+pub struct DeadLetterReach {
     inner: Arc<Inner>,
 }
 
-impl std::fmt::Debug for Reach {
+impl std::fmt::Debug for DeadLetterReach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reach").field("hooks_on", &self.inner.hooks_on).finish_non_exhaustive()
+        f.debug_struct("DeadLetterReach").field("hooks_on", &self.inner.hooks_on).finish_non_exhaustive()
     }
 }
 
-impl Reach {
+impl DeadLetterReach {
     /// Counts into `metrics`; `hooks_on`: a dispatcher rings hooks and reports what came
     /// of a dead letter's rings (else none ever rings, and each waits for its sinks at once).
     pub fn new(metrics: Metrics, hooks_on: bool) -> Self {
-        Reach {
+        DeadLetterReach {
             inner: Arc::new(Inner {
                 metrics,
                 hooks_on,
@@ -89,8 +89,8 @@ impl Reach {
     }
 
     /// What the dispatcher carries with `dead`'s rings.
-    pub fn hook_reach(&self, dead: &DeadLettered) -> HookReach {
-        HookReach(Arc::new(HookSide {
+    pub fn hook_reach(&self, dead: &DeadLettered) -> DeadLetterRings {
+        DeadLetterRings(Arc::new(HookSide {
             reach: self.clone(),
             key: key_of(dead),
             matched: AtomicBool::new(false),
@@ -169,8 +169,7 @@ impl Reach {
     /// Puts `open` back at the front (they are the oldest), forgetting those past the
     /// horizon; how many wait now.
     fn keep(&self, open: Vec<Waiting>) -> usize {
-        let (kept, expired): (Vec<Waiting>, Vec<Waiting>) =
-            open.into_iter().partition(|w| w.since.elapsed() < HORIZON);
+        let (kept, expired): (Vec<Waiting>, Vec<Waiting>) = open.into_iter().partition(|w| w.since.elapsed() < HORIZON);
         let (waiting, pushed_out) = {
             let mut list = self.list();
             for w in kept.into_iter().rev() {
@@ -185,7 +184,7 @@ impl Reach {
     }
 }
 
-impl DeadLetterWatch for Reach {
+impl DeadLetterWatch for DeadLetterReach {
     fn dead_lettered(&self, signal: &DeadLettered) {
         self.inner.metrics.dead_lettered(signal.reason, 1);
         if !self.inner.hooks_on {
@@ -203,7 +202,7 @@ fn key_of(dead: &DeadLettered) -> DeadLetterKey {
 }
 
 struct HookSide {
-    reach: Reach,
+    reach: DeadLetterReach,
     key: DeadLetterKey,
     matched: AtomicBool,
     delivered: AtomicBool,
@@ -219,17 +218,17 @@ impl Drop for HookSide {
 
 /// What came of one dead letter's rings, carried with them: when its last copy is
 /// dropped (every ring ended, or none was made) and no ring was delivered, the dead
-/// letter waits for its sinks in its [`Reach`].
+/// letter waits for its sinks in its [`DeadLetterReach`].
 #[derive(Clone)]
-pub struct HookReach(Arc<HookSide>);
+pub struct DeadLetterRings(Arc<HookSide>);
 
-impl std::fmt::Debug for HookReach {
+impl std::fmt::Debug for DeadLetterRings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HookReach").field("todo", &self.0.key.todo).finish_non_exhaustive()
+        f.debug_struct("DeadLetterRings").field("todo", &self.0.key.todo).finish_non_exhaustive()
     }
 }
 
-impl HookReach {
+impl DeadLetterRings {
     /// A hook matched the dead letter (a ring was handed to its supervisor).
     pub fn matched(&self) {
         self.0.matched.store(true, Ordering::Relaxed);
@@ -249,7 +248,7 @@ pub struct ReachChecker {
 
 impl ReachChecker {
     /// Starts looking for `reach` through `store`. Must run inside an actix system.
-    pub fn start(reach: Reach, store: Store, recheck: Duration, gap: Duration) -> Self {
+    pub fn start(reach: DeadLetterReach, store: Store, recheck: Duration, gap: Duration) -> Self {
         let task = actix_rt::spawn(async move {
             loop {
                 tokio::select! {

@@ -58,10 +58,12 @@ fn value(text: &str, series: &str) -> u64 {
 
 /// A Gotify sink of `o` posting to `rx`, with the default subscription (dead letters).
 async fn sink_to(app: &TestApp, o: &Owner, rx: &Receiver) {
-    let body = json!({"name": format!("c-{}", rx.port()), "kind": "gotify", "secret": "app-token", "base_url": rx.base()});
+    let body =
+        json!({"name": format!("c-{}", rx.port()), "kind": "gotify", "secret": "app-token", "base_url": rx.base()});
     let (s, c) = app.post("/api/v1/connections", &o.token, body).await;
     assert_eq!(s, 201, "{c}");
-    let body = json!({"name": format!("s-{}", rx.port()), "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
+    let body =
+        json!({"name": format!("s-{}", rx.port()), "kind": "gotify", "base_url": rx.base(), "connection_id": c["id"]});
     let (s, sink) = app.post("/api/v1/sinks", &o.token, body).await;
     assert_eq!(s, 201, "{sink}");
 }
