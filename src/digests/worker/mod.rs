@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
 
 use crate::digests::service::compose::DigestSettings;
-use crate::metrics::Metrics;
+use crate::metrics::{DigestRun, Metrics};
 use crate::outbound::Guard;
 use crate::store::Store;
 use crate::vault::Vault;
@@ -63,7 +63,7 @@ impl DigestScheduler {
                 Ok(n) => tracing::info!(send_times = n, "digest send times decided"),
                 Err(e) => {
                     // Nothing due could be read or finished this tick: a failed run too.
-                    act.deps.metrics.digest_runs(crate::metrics::DigestRun::Failed, 1);
+                    act.deps.metrics.digest_runs(DigestRun::Failed, 1);
                     tracing::warn!(error = %e, "digest tick failed; will retry next tick")
                 }
             }

@@ -227,7 +227,7 @@ impl Handler<DeadLettered> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: DeadLettered, ctx: &mut Self::Context) {
-        let reach = self.channel.reach.as_ref().map(|r| r.hook_reach(&msg));
+        let reach = self.channel.reach.as_ref().map(|r| r.rings(&msg));
         self.dispatch(&msg.todo, || RingBody::dead_lettered(&msg, Utc::now()), reach, ctx);
     }
 }

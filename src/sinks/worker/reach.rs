@@ -7,9 +7,10 @@
 //!
 //! 1. The store tells the [`DeadLetterReach`] of every dead letter after its commit
 //!    ([`DeadLetterWatch`]); it counts `switchboard_dead_letters_total` there.
-//! 2. The hook dispatcher carries a [`DeadLetterRings`] with the dead letter's rings; when the
-//!    last ring ends (or none was made: no hook matched, or its todo may ring none) and
-//!    no delivery succeeded, the dead letter waits here. With hooks off it waits at once.
+//! 2. The hook dispatcher carries a [`DeadLetterRings`] with the dead letter's rings;
+//!    when the last ring ends (or none was made: no hook matched, or its todo may ring
+//!    none) and no delivery succeeded, the dead letter waits here. With hooks off it
+//!    waits at once.
 //! 3. The [`ReachChecker`] looks up the waiting dead letters' outbox record and rows
 //!    ([`Store::sink_reach`]) as they arrive and again every few seconds while any is
 //!    open: a sink told drops it; every sink's row undeliverable, or no sink subscribed,
@@ -20,7 +21,7 @@
 //! dead letter whose signal was dropped, one whose instance stopped before both sides
 //! ended, one still open after [`HORIZON`] or pushed out by [`MAX_WAITING`] newer ones.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -40,7 +41,7 @@ pub const MAX_WAITING: usize = 10_000;
 /// unbound connection may wait for days); then it is forgotten, uncounted.
 pub const HORIZON: Duration = Duration::from_secs(24 * 3600);
 
-/// Dead letters one look reads at most (the rest wait for the next).
+/// Dead letters one query of a look reads at most.
 const LOOK_BATCH: usize = 1_000;
 
 /// A dead letter no hook reached, waiting for its sinks.
@@ -89,7 +90,7 @@ impl DeadLetterReach {
     }
 
     /// What the dispatcher carries with `dead`'s rings.
-    pub fn hook_reach(&self, dead: &DeadLettered) -> DeadLetterRings {
+    pub fn rings(&self, dead: &DeadLettered) -> DeadLetterRings {
         DeadLetterRings(Arc::new(HookSide {
             reach: self.clone(),
             key: key_of(dead),
@@ -131,35 +132,31 @@ impl DeadLetterReach {
         }
     }
 
-    /// Looks up up to [`LOOK_BATCH`] waiting dead letters' sinks once: counts those that
-    /// reached no one, forgets those a sink told, and keeps the open ones waiting.
+    /// Looks up every waiting dead letter's sinks once, [`LOOK_BATCH`] to a query: counts
+    /// those that reached no one, forgets those a sink told, and keeps the open ones
+    /// waiting (each look reads them all, so a few long-open ones hold up no other).
     /// How many are still waiting.
     pub async fn look(&self, store: &Store) -> usize {
-        let batch: Vec<Waiting> = {
-            let mut list = self.list();
-            let n = list.len().min(LOOK_BATCH);
-            list.drain(..n).collect()
-        };
-        if batch.is_empty() {
-            return 0;
-        }
-        let keys: Vec<DeadLetterKey> = batch.iter().map(|w| w.key).collect();
-        let found = match store.sink_reach(&keys).await {
-            Ok(found) => found,
-            Err(e) => {
-                tracing::warn!(error = %e, "dead letters' sinks not looked up; looking again later");
-                return self.keep(batch);
-            }
-        };
+        let all: Vec<Waiting> = self.list().drain(..).collect();
         let mut open = Vec::new();
-        for w in batch {
-            let reach = found.iter().find(|(k, _)| *k == w.key).map_or(SinkReach::Open, |(_, r)| *r);
-            match (reach, w.hooks_matched) {
-                (SinkReach::Told, _) => {}
-                (SinkReach::Open, _) => open.push(w),
-                (SinkReach::NoSink, false) => self.inner.metrics.dead_letter_unreached(Unreached::NoSubscriber),
-                (SinkReach::NoSink, true) | (SinkReach::Failed, _) => {
-                    self.inner.metrics.dead_letter_unreached(Unreached::AllFailed)
+        for (at, batch) in all.chunks(LOOK_BATCH).enumerate() {
+            let keys: Vec<DeadLetterKey> = batch.iter().map(|w| w.key).collect();
+            let found: HashMap<DeadLetterKey, SinkReach> = match store.sink_reach(&keys).await {
+                Ok(found) => found.into_iter().collect(),
+                Err(e) => {
+                    tracing::warn!(error = %e, "dead letters' sinks not looked up; looking again later");
+                    open.extend_from_slice(&all[at * LOOK_BATCH..]);
+                    break;
+                }
+            };
+            for w in batch {
+                match (found.get(&w.key).copied().unwrap_or(SinkReach::Open), w.hooks_matched) {
+                    (SinkReach::Told, _) => {}
+                    (SinkReach::Open, _) => open.push(*w),
+                    (SinkReach::NoSink, false) => self.inner.metrics.dead_letter_unreached(Unreached::NoSubscriber),
+                    (SinkReach::NoSink, true) | (SinkReach::Failed, _) => {
+                        self.inner.metrics.dead_letter_unreached(Unreached::AllFailed)
+                    }
                 }
             }
         }
