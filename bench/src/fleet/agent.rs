@@ -61,7 +61,7 @@ impl Agent {
         while !self.stop.get() {
             let Some(claimed) = self.claim().await else { continue };
             claims += 1;
-            if claims % ABANDON_EVERY == 0 {
+            if claims.is_multiple_of(ABANDON_EVERY) {
                 self.journal.count(|c| c.abandoned += 1);
                 continue;
             }

@@ -48,6 +48,16 @@ pub fn ensure_installed() -> BenchResult<()> {
     }
 }
 
+/// `nginx/1.22.1`: what `nginx -v` says it is.
+pub fn version() -> String {
+    std::process::Command::new(NGINX)
+        .arg("-v")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stderr).trim().strip_prefix("nginx version: ").map(str::to_owned))
+        .unwrap_or_else(|| "nginx".to_owned())
+}
+
 /// The configuration for replicas on `upstreams`, listening on `port`, with files
 /// under `dir`.
 pub fn config(dir: &Path, port: u16, upstreams: &[u16], access_log: bool) -> String {

@@ -101,7 +101,7 @@ fn section(run: &FleetRun) -> String {
         d,
         "- Settings: {} agents (one keep-alive connection each; pgbench {} clients); {} rounds of {} s windows after \
          {} s of warm-up, alternating the order; a pool of {} per replica; the queue topped up to {} pending todos \
-         over {} done ones and vacuumed before every window; nginx {} with `worker_processes auto`.\n",
+         over {} done ones and vacuumed before every window; {} (Debian) with `worker_processes auto`.\n",
         t.agents,
         t.agents,
         t.rounds,
@@ -110,7 +110,7 @@ fn section(run: &FleetRun) -> String {
         t.pool_size,
         group(f64::from(t.table.1)),
         group(f64::from(t.table.0)),
-        "(Debian)"
+        t.nginx
     );
     let _ = writeln!(
         d,

@@ -79,6 +79,8 @@ pub struct Throughput {
     pub machine: Machine,
     /// PostgreSQL's version and settings.
     pub pg: (String, String),
+    /// nginx's version.
+    pub nginx: String,
     /// Agents (and pgbench clients).
     pub agents: usize,
     /// Rounds; measured and warm-up seconds per window.
@@ -207,6 +209,7 @@ async fn measure(args: &Args, db: &BenchDb, rig: &mut Rig) -> BenchResult<Throug
         date: Utc::now().format("%a %b %e %H:%M:%S UTC %Y").to_string(),
         machine: Machine::describe(),
         pg,
+        nginx: super::balancer::version(),
         agents,
         rounds: args.rounds,
         seconds: args.seconds,
