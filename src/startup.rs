@@ -13,12 +13,13 @@ use crate::actors::{
 };
 use crate::config::Settings;
 use crate::db;
+use crate::db::listen::ListenerSession;
 use crate::hooks::cache::HookCache;
 use crate::hooks::settings::HookSettings;
 use crate::hooks::worker::{Dispatcher, HookChannel};
 use crate::metrics::Metrics;
 use crate::outbound::{Guard, Lookup, SystemLookup};
-use crate::service::auth::{AuthCache, AuthListener};
+use crate::service::auth::AuthCache;
 use crate::service::long_poll::{Bell, ClaimWakeups, Waiters};
 use crate::service::webhook_cache::WebhookCache;
 use crate::service::{Parts, Services};
@@ -126,7 +127,7 @@ pub struct Application {
     _sweepers: Sweepers,
     _hooks: Option<HookWorkers>,
     auth_cache: AuthCache,
-    _auth_listener: AuthListener,
+    _listener: ListenerSession,
     _outbox: OutboxRunner,
     _digests: Addr<crate::digests::worker::DigestScheduler>,
     _binder: Addr<crate::sinks::worker::binder::ConnectionBinder>,
@@ -155,6 +156,7 @@ impl Stopper {
 /// sweeps or the hooks' channel). Stopped with the application.
 struct OutboxRunner {
     arbiter: Arbiter,
+    worker: Addr<crate::sinks::worker::OutboxWorker>,
 }
 
 impl Drop for OutboxRunner {
@@ -263,7 +265,6 @@ impl Application {
             metrics: metrics.clone(),
             rate_per_minute: settings.notify_hook_rate_per_minute,
             cache: hook_cache.clone(),
-            database_url: database_url.to_owned(),
         };
         let (emitter, hook_workers) = start_hooks(&hooks, hook_channel, emitter);
         // Every commit that may make work claimable rings the bell; the claim listener
@@ -277,7 +278,7 @@ impl Application {
         let binder = crate::sinks::worker::binder::ConnectionBinder::new(store.clone(), vault.clone()).start();
         let waiters =
             Waiters::new(settings.long_poll_max_waiters as usize, settings.long_poll_reserve_percent, metrics.clone());
-        let claim_wakeups = ClaimWakeups::start(database_url, &waiters, &bell, &store, &metrics);
+        let claim_wakeups = ClaimWakeups::start(&bell, &store);
         let sweepers = Sweepers::start(&store, settings);
         let base_url = match &settings.base_url {
             Some(b) => b.clone(),
@@ -286,7 +287,6 @@ impl Application {
         let board = crate::board::BoardState::new(&base_url);
         let auth_cache = AuthCache::new(Settings::interval(settings.auth_cache_ms));
         let webhook_cache = WebhookCache::new(Settings::interval(settings.auth_cache_ms));
-        let auth_listener = AuthListener::start(database_url, &auth_cache, &webhook_cache, &metrics);
         let outbox = start_outbox(crate::sinks::worker::OutboxDeps {
             store: store.clone(),
             vault: vault.clone(),
@@ -296,11 +296,20 @@ impl Application {
                 base: Settings::interval(settings.outbox_retry_base_ms),
                 max_attempts: settings.outbox_max_attempts,
             },
-            database_url: database_url.to_owned(),
             poll: Settings::interval(settings.outbox_poll_ms),
             metrics: metrics.clone(),
             schemes: sinks.schemes.clone(),
         });
+        // One session LISTENs for everything this instance follows (not one per concern).
+        let mut subscriptions = vec![
+            crate::service::auth::subscription(&auth_cache, &webhook_cache),
+            crate::service::long_poll::subscription(&waiters),
+            crate::sinks::worker::subscription(outbox.worker.clone()),
+        ];
+        if hook_workers.is_some() {
+            subscriptions.push(crate::hooks::worker::subscription(&hook_cache, &metrics));
+        }
+        let listener_session = ListenerSession::start(database_url, subscriptions, &metrics);
         let digest_settings = crate::cli::digest::digest_settings(settings, &base_url);
         let digests = crate::digests::worker::DigestScheduler::new(crate::digests::worker::DigestDeps {
             store: store.clone(),
@@ -344,7 +353,7 @@ impl Application {
             _binder: binder,
             _hooks: hook_workers,
             auth_cache,
-            _auth_listener: auth_listener,
+            _listener: listener_session,
             _outbox: outbox,
             _digests: digests,
             waiters,
@@ -495,10 +504,10 @@ fn start_hooks(hooks: &HookSettings, channel: HookChannel, emitter: Emitter) -> 
 /// with the sweeps or the hook dispatcher.
 fn start_outbox(deps: crate::sinks::worker::OutboxDeps) -> OutboxRunner {
     let arbiter = Arbiter::new();
-    arbiter.spawn_fn(move || {
-        crate::sinks::worker::OutboxWorker::new(deps).start();
+    let worker = crate::sinks::worker::OutboxWorker::start_in_arbiter(&arbiter.handle(), move |_| {
+        crate::sinks::worker::OutboxWorker::new(deps)
     });
-    OutboxRunner { arbiter }
+    OutboxRunner { arbiter, worker }
 }
 
 /// What the HTTP workers serve: the services, the Board's state, the MCP surface and

@@ -62,6 +62,13 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
         }
     }
 
+    /// Forgets `key`.
+    pub fn remove(&self, key: &K) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.remove(key);
+        }
+    }
+
     /// Keeps only the entries `keep` accepts (eviction after a change).
     pub fn retain(&self, mut keep: impl FnMut(&K, &V) -> bool) {
         if let Ok(mut entries) = self.entries.lock() {

@@ -83,13 +83,20 @@ impl HookCache {
     }
 
     /// Keeps a lookup started at `generation`, unless an eviction happened since (its
-    /// answer may predate the change; the next dispatch looks up again). Called on the
-    /// dispatcher's thread, where the listener evicts too, so nothing runs between the
-    /// check and the insert but evictions by request handlers, which follow a commit
-    /// whose NOTIFY evicts again.
+    /// answer may predate the change; the next dispatch looks up again). Evictions come
+    /// from the listener session's thread, so one may land between any two steps here:
+    /// the entry is put first and the generation read again after; if it moved, the
+    /// entry is taken out again. An eviction before the put is seen by that second
+    /// read; one after it removes the entry itself.
     pub fn put(&self, generation: u64, endpoint: EndpointId, queue: &str, hooks: Arc<[HookTarget]>) {
-        if self.generation() == generation {
-            self.entries.put((endpoint, queue.to_owned()), hooks);
+        if self.generation() != generation {
+            return;
+        }
+        let key = (endpoint, queue.to_owned());
+        self.entries.put(key.clone(), hooks);
+        if self.generation() != generation {
+            // Only the dispatcher puts, so what is taken out is this lookup's answer.
+            self.entries.remove(&key);
         }
     }
 

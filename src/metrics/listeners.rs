@@ -1,5 +1,5 @@
-//! Change listeners (the LISTEN sessions that keep caches and waiters coherent): whether
-//! each is listening.
+//! The listener session (the one LISTEN connection that keeps caches and waiters
+//! coherent): whether it is listening, per channel it follows.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -24,9 +24,10 @@ impl ListenerFamilies {
         let families = ListenerFamilies { listening: Family::default() };
         registry.register(
             "switchboard_change_listener_listening",
-            "1 while this instance's change listener (LISTEN session, by its session name) is \
-             listening, 0 while it is away: what it keeps coherent is off meanwhile (the auth and hook \
-             caches ask the database, waiting claims and the outbox fall back on their polls)",
+            "1 while this instance's listener session (one LISTEN connection per instance) is \
+             listening on the channel named by `listener` (auth, claims, hooks, outbox), 0 while it is \
+             away: what that channel keeps coherent is off meanwhile (the auth and hook caches ask the \
+             database, waiting claims and the outbox fall back on their polls)",
             families.listening.clone(),
         );
         families
@@ -34,7 +35,7 @@ impl ListenerFamilies {
 }
 
 impl Metrics {
-    /// Records whether the change listener named `listener` is listening.
+    /// Records whether the listener session is listening on the channel `listener`.
     pub fn listener_listening(&self, listener: &'static str, listening: bool) {
         self.inner.listeners.listening.get_or_create(&ListenerLabels { listener }).set(i64::from(listening));
     }

@@ -33,6 +33,7 @@ mod group_commit;
 mod hooks;
 mod intake;
 mod lifecycle;
+mod listener_session;
 mod long_poll;
 mod mcp;
 mod metrics;

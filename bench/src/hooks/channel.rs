@@ -15,6 +15,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
 
 use switchboard::config::CidrList;
+use switchboard::db::listen::ListenerSession;
 use switchboard::hooks::cache::HookCache;
 use switchboard::hooks::worker::HookChannel;
 use switchboard::metrics::Metrics;
@@ -32,6 +33,8 @@ use crate::server::{NOTIFY_RATE_PER_MINUTE, Server};
 /// The running channel. Dropping it stops its arbiter.
 pub struct BenchChannel {
     _workers: HookWorkers,
+    /// Keeps the hook cache coherent, as the server's listener session does.
+    _listener: ListenerSession,
     feed: Emitter,
     metrics: Metrics,
     threads: Vec<u32>,
@@ -56,14 +59,19 @@ impl BenchChannel {
             metrics: metrics.clone(),
             rate_per_minute: NonZeroU32::new(NOTIFY_RATE_PER_MINUTE).ok_or("the notify rate must be positive")?,
             cache: HookCache::default(),
-            database_url: db.url.clone(),
         };
+        // As in the server: the instance's listener session keeps the hook cache coherent.
+        let listener = ListenerSession::start(
+            &db.url,
+            vec![switchboard::hooks::worker::subscription(&channel.cache, &metrics)],
+            &metrics,
+        );
         let before = machine::own_threads();
         let workers = HookWorkers::start(channel);
         // The arbiter's thread is running once `start` returns: it is the new one.
         let threads = machine::own_threads().into_iter().filter(|t| !before.contains(t)).collect();
         let feed = signals.and(workers.emitter());
-        Ok(BenchChannel { _workers: workers, feed, metrics, threads })
+        Ok(BenchChannel { _workers: workers, _listener: listener, feed, metrics, threads })
     }
 
     /// What the store would hold: an emitter sending to the dispatcher's mailbox

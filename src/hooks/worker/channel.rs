@@ -24,10 +24,8 @@ pub struct HookChannel {
     pub metrics: Metrics,
     /// Rings per hook per minute (and burst).
     pub rate_per_minute: NonZeroU32,
-    /// Which hooks an endpoint's queue has, kept coherent by LISTEN.
+    /// Which hooks an endpoint's queue has, kept coherent by the listener session.
     pub cache: HookCache,
-    /// Where the dispatcher's change listener connects (its own connection).
-    pub database_url: String,
 }
 
 /// One announcement, encoded once and rung at every matching hook.

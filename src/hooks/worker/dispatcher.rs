@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, Supervised, WrapFuture};
 
-use super::hook_changes;
 use actix_web::web::Bytes;
 use chrono::Utc;
 
@@ -38,7 +37,8 @@ pub const MAX_LOOKUPS_IN_FLIGHT: usize = 64;
 /// into the store's emitter.
 ///
 /// A restart keeps what must outlive it: the supervisors (and so every hook's rate
-/// state), the cache and its listener task, the metrics. It forgets the lookups under
+/// state), the cache (kept coherent by the instance's listener session, which the
+/// dispatcher does not own), the metrics. It forgets the lookups under
 /// way, whose futures died with the panic (their announcements are lost, not counted).
 pub struct Dispatcher {
     channel: HookChannel,
@@ -49,20 +49,12 @@ pub struct Dispatcher {
     lookups_in_flight: usize,
     /// Cached entries being looked up again in the background.
     refreshing: HashSet<(EndpointId, String)>,
-    /// The task keeping the cache coherent (`hook_changes`), aborted on stop.
-    listener: Option<actix_rt::task::JoinHandle<()>>,
 }
 
 impl Dispatcher {
     /// A dispatcher over `channel`.
     pub fn new(channel: HookChannel) -> Self {
-        Dispatcher {
-            channel,
-            supervisors: HashMap::new(),
-            lookups_in_flight: 0,
-            refreshing: HashSet::new(),
-            listener: None,
-        }
+        Dispatcher { channel, supervisors: HashMap::new(), lookups_in_flight: 0, refreshing: HashSet::new() }
     }
 
     /// Sends the body `build` makes about `todo` to every matching hook, unless the
@@ -183,26 +175,6 @@ fn supervisor<'a>(
 
 impl Actor for Dispatcher {
     type Context = Context<Self>;
-
-    fn started(&mut self, _: &mut Self::Context) {
-        // After a restart the listener is still running (a task of its own): kept, so
-        // the cache stays coherent across the restart.
-        if self.listener.as_ref().is_none_or(|l| l.is_finished()) {
-            let follow = hook_changes::follow(
-                self.channel.database_url.clone(),
-                self.channel.cache.clone(),
-                self.channel.metrics.clone(),
-            );
-            self.listener = Some(actix_rt::spawn(follow));
-        }
-    }
-
-    fn stopped(&mut self, _: &mut Self::Context) {
-        if let Some(listener) = self.listener.take() {
-            listener.abort();
-        }
-        self.channel.cache.set_coherent(false);
-    }
 }
 
 impl Supervised for Dispatcher {

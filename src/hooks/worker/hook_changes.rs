@@ -1,18 +1,16 @@
-//! Keeps the dispatcher's [`HookCache`] coherent across instances: LISTENs on the
-//! channel the database's triggers NOTIFY (migration `hook_change_notify`) and evicts
-//! the endpoint each notification names. While disconnected the cache is switched off
-//! (every dispatch reads the database) and the connection is retried.
+//! Keeps the dispatcher's [`HookCache`] coherent across instances: the instance's
+//! listener session ([`crate::db::listen`]) follows the channel the database's triggers
+//! NOTIFY (migration `hook_change_notify`) and this follower evicts the endpoint each
+//! notification names. While the session is disconnected the cache is switched off
+//! (every dispatch reads the database) until it is back.
 
-use crate::db::listen::{self, Follower};
+use crate::db::listen::{ChannelSubscription, Follower};
 use crate::domain::ids::EndpointId;
 use crate::hooks::cache::HookCache;
 use crate::metrics::Metrics;
 
 /// The channel the triggers notify; its payload is an endpoint id.
 pub const HOOK_CHANGES_CHANNEL: &str = crate::db::channels::HOOKS.name();
-
-/// The listener's session name in `pg_stat_activity`.
-pub const HOOK_LISTENER_NAME: &str = "switchboard hook listener";
 
 /// What the hook listener keeps current: the dispatcher's cache (and a count of the
 /// notices it applied).
@@ -36,11 +34,12 @@ impl Follower for HookFollower {
     }
 }
 
-/// Follows hook changes for as long as the returned future is polled (the dispatcher
-/// spawns it as a task of its own on its arbiter, so a burst in the dispatcher's
-/// mailbox does not hold evictions back, and aborts it when it stops). The connection,
-/// its pings and reconnects are [`listen::follow`]'s.
-pub async fn follow(database_url: String, cache: HookCache, metrics: Metrics) {
-    let follower = HookFollower { cache, metrics: metrics.clone() };
-    listen::follow(&database_url, HOOK_LISTENER_NAME, crate::db::channels::HOOKS, &follower, &metrics).await;
+/// The listener session's subscription that keeps `cache` coherent. Evictions arrive on
+/// the session's thread, not the dispatcher's: [`HookCache::put`] is safe against that.
+pub fn subscription(cache: &HookCache, metrics: &Metrics) -> ChannelSubscription {
+    ChannelSubscription::new(
+        crate::db::channels::HOOKS,
+        "hooks",
+        HookFollower { cache: cache.clone(), metrics: metrics.clone() },
+    )
 }

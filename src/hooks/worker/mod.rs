@@ -16,5 +16,5 @@ mod supervisor;
 
 pub use channel::{Announcement, HookChannel};
 pub use dispatcher::{CrashForTest, DISPATCH_MAILBOX, Dispatcher, MAX_LOOKUPS_IN_FLIGHT};
-pub use hook_changes::{HOOK_CHANGES_CHANNEL, HOOK_LISTENER_NAME};
+pub use hook_changes::{HOOK_CHANGES_CHANNEL, subscription};
 pub use supervisor::{HookSupervisor, MAX_RINGS_IN_FLIGHT, Ring, SUPERVISOR_IDLE_STOP, SUPERVISOR_MAILBOX};

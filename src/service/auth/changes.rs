@@ -1,25 +1,22 @@
-//! Keeps an instance's [`AuthCache`] and webhook cache coherent with the database: one
-//! connection LISTENs on the channel the endpoint and webhook triggers NOTIFY
-//! (migrations `auth_change_notify`, `webhook_change_notify`) and evicts the endpoint or
-//! webhook each notification names. While it is not listening the caches serve nothing,
-//! so every request checks the database.
+//! Keeps an instance's [`AuthCache`] and webhook cache coherent with the database: the
+//! instance's listener session ([`crate::db::listen`]) LISTENs on the channel the
+//! endpoint and webhook triggers NOTIFY (migrations `auth_change_notify`,
+//! `webhook_change_notify`) and this follower evicts the endpoint or webhook each
+//! notification names, then acknowledges it (revocations wait for that,
+//! [`super::confirm`]). While the session is not listening the caches serve nothing, so
+//! every request checks the database.
 //!
-//! It is a connection of its own, not the hook dispatcher's listener: that one lives and
-//! dies with the dispatcher (which the kill switch does not start at all), and the hook
-//! cache's race-freedom relies on it evicting on the dispatcher's thread. It runs on a
-//! thread of its own, so no other work delays an eviction: the notification reaches it
-//! at the revoking commit, before the revoking client has even heard its COMMIT answer.
+//! The session runs on a thread of its own, so no other work delays an eviction: the
+//! notification reaches it at the revoking commit, before the revoking client has even
+//! heard its COMMIT answer. It follows this channel even with the caches off (nothing to
+//! evict, but revocations still hear its acknowledgement rather than wait it out).
 
 use super::AuthCache;
-use crate::db::listen::{self, Follower};
-use crate::metrics::Metrics;
+use crate::db::listen::{ChannelSubscription, Follower};
 use crate::service::webhook_cache::{WEBHOOK_CHANGE_PREFIX, WebhookCache};
 
 /// The channel the endpoint triggers notify; its payload is an endpoint id.
 pub const AUTH_CHANGES_CHANNEL: &str = crate::db::channels::AUTH.name();
-
-/// The listener's session name in `pg_stat_activity`.
-pub const AUTH_LISTENER_NAME: &str = "switchboard auth listener";
 
 /// What the listener keeps current: verified endpoint tokens, and webhooks by ingest
 /// token (their changes come on the same channel as `webhook:<id>`, migration
@@ -51,37 +48,11 @@ impl Follower for Caches {
     }
 }
 
-/// The task following endpoint and webhook changes for one instance; stops it when
-/// dropped.
-pub struct AuthListener {
-    arbiter: Option<actix::Arbiter>,
-    caches: Caches,
-}
-
-impl AuthListener {
-    /// Starts following changes into `cache` and `webhooks` on a new arbiter (nothing to
-    /// follow when the caches are off). Must run inside an actix system. The connection
-    /// is its own, outside the pool.
-    pub fn start(database_url: &str, cache: &AuthCache, webhooks: &WebhookCache, metrics: &Metrics) -> Self {
-        let caches = Caches { auth: cache.clone(), webhooks: webhooks.clone() };
-        let arbiter = cache.enabled().then(|| {
-            let arbiter = actix::Arbiter::new();
-            let (url, follower, metrics) = (database_url.to_owned(), caches.clone(), metrics.clone());
-            arbiter.spawn(async move {
-                listen::follow(&url, AUTH_LISTENER_NAME, crate::db::channels::AUTH, &follower, &metrics).await
-            });
-            arbiter
-        });
-        AuthListener { arbiter, caches }
-    }
-}
-
-impl Drop for AuthListener {
-    fn drop(&mut self) {
-        if let Some(arbiter) = self.arbiter.take() {
-            arbiter.stop();
-        }
-        // Nobody evicts any more: serve nothing.
-        self.caches.set_current(false);
-    }
+/// The listener session's subscription that keeps `cache` and `webhooks` coherent.
+pub fn subscription(cache: &AuthCache, webhooks: &WebhookCache) -> ChannelSubscription {
+    ChannelSubscription::new(
+        crate::db::channels::AUTH,
+        "auth",
+        Caches { auth: cache.clone(), webhooks: webhooks.clone() },
+    )
 }

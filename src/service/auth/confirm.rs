@@ -18,8 +18,8 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::{FutureExt, StreamExt};
 
-use super::changes::AUTH_LISTENER_NAME;
 use crate::db::DbConn;
+use crate::db::listen::LISTENER_SESSION_NAMES_ACKING;
 use crate::domain::ids::EndpointId;
 use crate::error::Result;
 use crate::store::Store;
@@ -122,7 +122,8 @@ fn drain(conn: &mut AsyncPgConnection) {
     while let Some(Some(_)) = stream.next().now_or_never() {}
 }
 
-/// The backend pids of the auth listeners connected to this database.
+/// The backend pids of the listener sessions that acknowledge credential changes
+/// (this release's and the previous release's auth listener) connected to this database.
 async fn listeners(conn: &mut AsyncPgConnection) -> diesel::QueryResult<HashSet<i32>> {
     #[derive(QueryableByName)]
     struct Row {
@@ -131,7 +132,7 @@ async fn listeners(conn: &mut AsyncPgConnection) -> diesel::QueryResult<HashSet<
     }
     let rows: Vec<Row> = crate::db::listen::SESSIONS_NAMED
         .query()
-        .bind::<diesel::sql_types::Text, _>(AUTH_LISTENER_NAME)
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(&LISTENER_SESSION_NAMES_ACKING[..])
         .load(conn)
         .await?;
     Ok(rows.into_iter().map(|r| r.pid).collect())

@@ -8,7 +8,7 @@ mod changes;
 pub mod confirm;
 
 pub use cache::AuthCache;
-pub use changes::{AUTH_CHANGES_CHANNEL, AUTH_LISTENER_NAME, AuthListener};
+pub use changes::{AUTH_CHANGES_CHANNEL, subscription};
 
 use super::Services;
 use crate::domain::tokens::sha256;

@@ -1,23 +1,19 @@
-//! The claim listener: one connection per instance (outside the pool, never one per
-//! waiting request) LISTENs on [`crate::store::claim_notices::CLAIMS_CHANNEL`] and wakes the waiters each notice
-//! names. While it is connected and idle it pings itself every few seconds
-//! ([`listen::follow`]); when its connection is lost it connects again and then wakes
-//! every waiter to claim once more, since notices sent meanwhile were missed.
+//! Claim wake-ups: the instance's listener session ([`crate::db::listen`], one
+//! connection outside the pool, never one per waiting request) follows
+//! [`crate::store::claim_notices::CLAIMS_CHANNEL`] and wakes the waiters each notice
+//! names; when its connection was lost and is back, it wakes every waiter to claim once
+//! more, since notices sent meanwhile were missed.
 //!
-//! It runs on an arbiter of its own with the bell's sender, so neither shares a thread
-//! with request handling or the sweeps.
+//! The bell's sender (which turns this instance's commits into notices) runs on an
+//! arbiter of its own, so it never shares a thread with request handling or the sweeps.
 
 use actix::Arbiter;
 
 use super::bell::Bell;
 use super::waiters::Waiters;
-use crate::db::listen::{self, Follower};
+use crate::db::listen::{ChannelSubscription, Follower};
 use crate::domain::wakeups::parse;
-use crate::metrics::Metrics;
 use crate::store::Store;
-
-/// The listener's session name in `pg_stat_activity`.
-pub const CLAIM_LISTENER_NAME: &str = "switchboard claim listener";
 
 /// Turns notices into wake-ups.
 struct Wakes(Waiters);
@@ -39,20 +35,21 @@ impl Follower for Wakes {
     }
 }
 
-/// The instance's claim listener and bell sender; both stop when this is dropped.
+/// The listener session's subscription that wakes `waiters`.
+pub fn subscription(waiters: &Waiters) -> ChannelSubscription {
+    ChannelSubscription::new(crate::db::channels::CLAIMS, "claims", Wakes(waiters.clone()))
+}
+
+/// The instance's bell sender; stops when this is dropped.
 pub struct ClaimWakeups {
     arbiter: Option<Arbiter>,
 }
 
 impl ClaimWakeups {
-    /// Starts listening for `waiters` and sending what `bell` is rung with through
-    /// `store`. Must run inside an actix system.
-    pub fn start(database_url: &str, waiters: &Waiters, bell: &Bell, store: &Store, metrics: &Metrics) -> Self {
+    /// Starts sending what `bell` is rung with through `store`. Must run inside an actix
+    /// system.
+    pub fn start(bell: &Bell, store: &Store) -> Self {
         let arbiter = Arbiter::new();
-        let (url, wakes, metrics) = (database_url.to_owned(), Wakes(waiters.clone()), metrics.clone());
-        arbiter.spawn(async move {
-            listen::follow(&url, CLAIM_LISTENER_NAME, crate::db::channels::CLAIMS, &wakes, &metrics).await
-        });
         arbiter.spawn(bell.clone().send(store.clone()));
         ClaimWakeups { arbiter: Some(arbiter) }
     }

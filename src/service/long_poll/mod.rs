@@ -9,7 +9,7 @@
 //!   lease or interrupt requeued, a retry come due; and retry now, bulk retry, a changed
 //!   admission budget), and the bell sends the arrivals, summed, as a NOTIFY
 //!   ([`bell`]);
-//! - one listener connection per instance hears every instance's notices and wakes the
+//! - the instance's one listener session hears every instance's notices and wakes the
 //!   longest-waiting requests that may claim the work, one per todo ([`listener`],
 //!   [`crate::domain::waiters`]); a woken request that finds nothing (another agent was
 //!   first) waits again in its place, with what is left of its time;
@@ -48,7 +48,7 @@ use crate::store::endpoints::AgentPrincipal;
 use crate::store::todos::ClaimOutcome;
 
 pub use bell::Bell;
-pub use listener::{CLAIM_LISTENER_NAME, ClaimWakeups};
+pub use listener::{ClaimWakeups, subscription};
 pub use waiters::Waiters;
 
 /// What a claim came to, as far as waiting goes. A claim of one todo answers it; a

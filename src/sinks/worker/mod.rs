@@ -1,5 +1,6 @@
 //! The `OutboxWorker`: drains the sink outbox on this instance. Woken at once by the
-//! NOTIFY an insert into an idle outbox makes (a listener connection of its own), and
+//! NOTIFY an insert into an idle outbox makes (heard by the instance's listener
+//! session, [`subscription`]), and
 //! by a poll every `SWITCHBOARD_OUTBOX_POLL_MS` as the fallback (retries come due, a
 //! lapsed claim of a dead worker, held rows whose token returned). Several instances
 //! drain one outbox: claims are `SKIP LOCKED` and committed before any call, so each
@@ -26,7 +27,7 @@ use tokio::sync::oneshot;
 
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message as ActixMessage, WrapFuture};
 
-use crate::db::listen::{Follower, follow};
+use crate::db::listen::{ChannelSubscription, Follower};
 use crate::domain::ids::SinkId;
 use crate::metrics::Metrics;
 use crate::outbound::Guard;
@@ -42,9 +43,6 @@ pub use tally::Tally;
 
 /// The channel outbox inserts notify (migration `outbox`).
 pub const OUTBOX_CHANNEL: &str = crate::db::channels::OUTBOX.name();
-
-/// The listener's session name.
-pub const OUTBOX_LISTENER_NAME: &str = "switchboard outbox listener";
 
 /// Rows one sink's drain has on the wire at once: more than one, so that a backlog
 /// does not wait on one round trip per row in turn, and a slow sink's rows do not each
@@ -71,8 +69,6 @@ pub struct OutboxDeps {
     pub base_url: String,
     /// The retry schedule.
     pub retry: RetryPolicy,
-    /// The database the listener connects to.
-    pub database_url: String,
     /// The fallback poll.
     pub poll: Duration,
     /// Counts every attempt's outcome.
@@ -218,12 +214,6 @@ impl Actor for OutboxWorker {
     fn started(&mut self, ctx: &mut Self::Context) {
         tracing::info!(poll_ms = self.deps.poll.as_millis() as u64, "outbox worker started");
         ctx.run_interval(self.deps.poll, |act, ctx| act.tick(ctx));
-        let wake = Waker(ctx.address());
-        let (url, metrics) = (self.deps.database_url.clone(), self.deps.metrics.clone());
-        ctx.spawn(
-            async move { follow(&url, OUTBOX_LISTENER_NAME, crate::db::channels::OUTBOX, &wake, &metrics).await }
-                .into_actor(self),
-        );
         ctx.notify(Wake);
     }
 }
@@ -234,6 +224,11 @@ impl Handler<Wake> for OutboxWorker {
     fn handle(&mut self, _: Wake, ctx: &mut Self::Context) {
         self.tick(ctx);
     }
+}
+
+/// The listener session's subscription that wakes `worker` when rows are queued.
+pub fn subscription(worker: Addr<OutboxWorker>) -> ChannelSubscription {
+    ChannelSubscription::new(crate::db::channels::OUTBOX, "outbox", Waker(worker))
 }
 
 /// Turns outbox notifications into wake-ups.

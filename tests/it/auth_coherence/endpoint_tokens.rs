@@ -117,7 +117,8 @@ async fn a_revocation_waits_at_most_five_seconds_for_a_silent_listener_and_not_f
     let owner = app.owner("a@example.com").await;
     let (first, second) = (app.agent(owner.scope, "first").await, app.agent(owner.scope, "second").await);
     let mut config: tokio_postgres::Config = app.db.url.parse().expect("a url");
-    config.application_name(switchboard::service::auth::AUTH_LISTENER_NAME);
+    // Named as the previous release's auth listener: a rolling upgrade runs one beside this release.
+    config.application_name("switchboard auth listener");
     let (silent, conn) = config.connect(tokio_postgres::NoTls).await.expect("connect");
     let driver = actix_rt::spawn(async move {
         let _ = conn.await;

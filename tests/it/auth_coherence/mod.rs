@@ -27,7 +27,7 @@ use crate::harness::{Ep, TestApp, TestDb, test_settings};
 pub const LONG_TTL_MS: u64 = 600_000;
 
 /// The auth listener's session name in `pg_stat_activity`.
-pub const AUTH_LISTENER: &str = "switchboard auth listener";
+pub const AUTH_LISTENER: &str = switchboard::db::listen::LISTENER_SESSION_NAME;
 
 /// The channel auth listeners acknowledge evictions on.
 pub const AUTH_ACKS: &str = "switchboard_auth_acks";

@@ -37,7 +37,7 @@ pub const WAKEUPS: &str = "switchboard_long_poll_wakeups_total";
 pub const WITHIN: Duration = Duration::from_secs(30);
 
 /// The claim listener's session name.
-pub const CLAIM_LISTENER: &str = "switchboard claim listener";
+pub const CLAIM_LISTENER: &str = switchboard::db::listen::LISTENER_SESSION_NAME;
 
 fn with_metrics(s: &mut Settings) {
     s.metrics_token = Some(METRICS_TOKEN.into());

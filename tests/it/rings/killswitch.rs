@@ -31,13 +31,19 @@ async fn with_the_kill_switch_off_creation_is_refused_and_a_stored_hook_never_fi
     assert!(signals.iter().any(|s| matches!(s, Signal::DeadLettered(d) if d.todo.id == id && d.todo.sender_gate)));
 
     // Nothing can fire as a control here: no dispatcher was started, so nothing can
-    // ring later either, and no hook change listener connected.
+    // ring later either, and the instance's listener session does not follow hook
+    // changes (no `hooks` series of the listening gauge).
     assert!(app.dispatcher.is_none(), "no dispatcher runs");
-    let listeners = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{}' AND datname = current_database()",
-        switchboard::hooks::worker::HOOK_LISTENER_NAME
-    );
-    assert_eq!(app.db.count(&listeners).await, 0, "no hook change listener");
+    let mut scrape = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
+        .send()
+        .await
+        .unwrap();
+    let text = String::from_utf8(scrape.body().await.unwrap().to_vec()).unwrap();
+    assert!(text.contains(r#"switchboard_change_listener_listening{listener="auth"}"#), "{text}");
+    assert!(!text.contains(r#"listener="hooks""#), "no hook change follower: {text}");
     assert_eq!(rx.count(), 0);
     for kind in ["todo.ready", "todo.dead_lettered"] {
         for outcome in ["delivered", "failed", "dropped"] {

@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use switchboard::config::{CidrList, SecretKey, Settings};
 use switchboard::domain::ids::{HookId, TodoId};
 
-use switchboard::hooks::worker::HOOK_LISTENER_NAME;
+use switchboard::db::listen::LISTENER_SESSION_NAME as HOOK_LISTENER_NAME;
 
 use crate::harness::wait::{
     DEADLINE, wait_count_at_least, wait_count_within, wait_for_listener, wait_metric, wait_until,
@@ -208,8 +208,8 @@ const IN_FLIGHT: &str = "switchboard_notify_hook_notifications_in_flight";
 /// The count of hook change notices this instance's listener applied.
 const CHANGE_NOTICES: &str = "switchboard_notify_hook_change_notices_total";
 
-/// 1 while this instance's hook change listener listens.
-const LISTENING: &str = r#"switchboard_change_listener_listening{listener="switchboard hook listener"}"#;
+/// 1 while this instance's listener session follows hook changes.
+const LISTENING: &str = r#"switchboard_change_listener_listening{listener="hooks"}"#;
 
 /// Waits until the hook change listener is listening (its session idle after naming
 /// itself, which it does only once its LISTEN is in place, or after a ping since):

@@ -30,7 +30,6 @@ fn deps(app: &TestApp) -> OutboxDeps {
         guard: Guard::from_settings(&settings, listen).expect("guard"),
         base_url: "https://switchboard.test".into(),
         retry: RetryPolicy { base: Duration::from_millis(50), max_attempts: 3 },
-        database_url: app.db.url.clone(),
         poll: Duration::from_millis(50),
         metrics: switchboard::metrics::Metrics::new(&switchboard::store::signals::Emitter::none()),
         schemes: switchboard::sinks::rules::schemes::SchemePolicy::from_setting(&settings.apprise_allowed_schemes),

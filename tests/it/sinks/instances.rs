@@ -69,7 +69,7 @@ pub(super) async fn stop_and_wait(app: &TestApp) {
     wait_count(
         &app.db,
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
-         AND application_name = 'switchboard outbox listener'",
+         AND application_name = 'switchboard listener'",
         0,
     )
     .await;

@@ -452,7 +452,7 @@ async fn a_dead_letter_wakes_the_worker_at_once_without_waiting_for_the_poll() {
     wait_count(
         &app.db,
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
-         AND application_name = 'switchboard outbox listener'",
+         AND application_name = 'switchboard listener'",
         1,
     )
     .await;

@@ -28,7 +28,6 @@ fn channel() -> HookChannel {
         metrics: Metrics::new(&Emitter::none()),
         rate_per_minute: NonZeroU32::new(120).expect("non-zero"),
         cache: HookCache::default(),
-        database_url: String::new(),
     }
 }
 
