@@ -32,11 +32,14 @@ pub fn write_doc(path: &Path, run: &FleetRun) -> BenchResult<()> {
     write_section(path, START, END, &section(run))
 }
 
-/// `name n, name n` of a census, listeners first named in full.
+/// `name n, name n` of a census.
+fn parts(c: &Census) -> String {
+    c.iter().map(|(name, n)| format!("{name} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+/// `**total**: name n, name n` of a census.
 fn census(c: &Census) -> String {
-    let total: i64 = c.values().sum();
-    let parts: Vec<String> = c.iter().map(|(name, n)| format!("{name} {n}")).collect();
-    format!("**{total}**: {}", parts.join(", "))
+    format!("**{}**: {}", c.values().sum::<i64>(), parts(c))
 }
 
 /// The terminal summary.
@@ -130,6 +133,13 @@ fn section(run: &FleetRun) -> String {
     for c in &t.configs {
         row(&mut d, t, c);
     }
+    let _ = writeln!(
+        d,
+        "\nJust started, before any load, three replicas held {} connections ({}): each instance is its pool, \
+         opened as requests need it (at most `SWITCHBOARD_DB_POOL_SIZE`, kept once opened), plus one listener session.",
+        t.fresh.values().sum::<i64>(),
+        parts(&t.fresh)
+    );
     let ceilings: Vec<String> = t.ceiling.iter().map(|w| group(w.rate)).collect();
     let _ = writeln!(
         d,
@@ -156,7 +166,8 @@ fn section(run: &FleetRun) -> String {
         "{} agents and {} signed deliveries per second (every fifth to a webhook whose todos die at their first \
          failure) through nginx for {} s; {previous}replica r2 killed (SIGKILL) at {} s and started again {} s later; \
          PostgreSQL stopped (`pg_ctl stop -m fast`) at {} s and started {} s later. Then the agents drain what is \
-         left ({:.1} s) and the outbox finishes; {:.0} s in all. Result: **{}**.\n",
+         left ({:.1} s) and the outbox finishes (at {:.0} s: a message sent but not recorded before a crash is sent \
+         again once its 60 s claim lapses); {:.0} s in all. Result: **{}**.\n",
         f.plan.agents,
         f.plan.rate,
         f.plan.feed_until.as_secs(),
@@ -165,6 +176,7 @@ fn section(run: &FleetRun) -> String {
         f.plan.database_at.as_secs(),
         f.plan.database_down.as_secs(),
         f.drain_seconds,
+        f.outbox_seconds,
         f.seconds,
         if v.passed() { "every rule held" } else { "rules broken (below)" }
     );

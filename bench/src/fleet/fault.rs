@@ -86,6 +86,8 @@ pub struct FaultRun {
     pub seconds: f64,
     /// Seconds from the end of the feed until every todo had ended.
     pub drain_seconds: f64,
+    /// Seconds from the start of the load until the outbox had finished.
+    pub outbox_seconds: f64,
 }
 
 /// The settings of the fault run's replicas: short lease sweeps, so a lost claim is
@@ -175,6 +177,7 @@ async fn drive(rig: &mut Rig, receivers: &Receivers, bin: &std::path::Path, plan
     let last_kill = journal.faults().iter().filter(|(_, f)| matches!(f, Fault::Killed(_))).map(|(at, _)| *at).max();
     wait_for_outbox(rig, endpoint, receivers, last_kill).await?;
     journal.note("the outbox is done");
+    let outbox_seconds = started.elapsed().as_secs_f64();
     // Hooks are retried for up to about 7 s; wait until none has come for 2 s.
     receivers.hooks.wait_tracked(u64::MAX, Duration::from_secs(2)).await;
     let seconds = started.elapsed().as_secs_f64();
@@ -200,7 +203,7 @@ async fn drive(rig: &mut Rig, receivers: &Receivers, bin: &std::path::Path, plan
         gotify: &receivers.gotify,
     };
     let verdict = verdict::judge(&evidence);
-    Ok(FaultRun { plan: plan.clone(), verdict, seconds, drain_seconds })
+    Ok(FaultRun { plan: plan.clone(), verdict, seconds, drain_seconds, outbox_seconds })
 }
 
 /// One step of the script.

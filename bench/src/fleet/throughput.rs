@@ -37,7 +37,8 @@ pub struct Config {
     pub latencies_us: Vec<u32>,
     /// CPU in the windows.
     pub cpu: Spent,
-    /// Connections at idle (replicas up, nothing asked for 3 s).
+    /// Connections at idle (3 s after the configuration came up, nothing asked; a
+    /// replica that served an earlier window keeps what its pool opened then).
     pub idle: Census,
     /// Connections in the middle of a window (the most seen over the rounds).
     pub loaded: Census,
@@ -97,6 +98,9 @@ pub struct Throughput {
     pub configs: Vec<Config>,
     /// The ceiling's windows.
     pub ceiling: Vec<CeilingWindow>,
+    /// Connections of three replicas just started (3 s after the last was ready,
+    /// nothing asked yet), before any window.
+    pub fresh: Census,
 }
 
 impl Throughput {
@@ -138,6 +142,8 @@ pub async fn run(args: &Args, bin: &Path) -> BenchResult<Throughput> {
 }
 
 async fn measure(args: &Args, db: &BenchDb, rig: &mut Rig) -> BenchResult<Throughput> {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let fresh = census(db).await?;
     let seeded = db.seed(&Args { expired: 0, ..args.clone() }).await?;
     progress(&format!("fleet: seeded {} done and {} pending todos", args.done, args.pending));
     let pg = db.settings().await?;
@@ -218,6 +224,7 @@ async fn measure(args: &Args, db: &BenchDb, rig: &mut Rig) -> BenchResult<Throug
         table: (args.done, args.pending),
         configs,
         ceiling: ceilings,
+        fresh,
     })
 }
 
