@@ -113,7 +113,14 @@ impl Agent {
         loop {
             let reply = self.client.post(verb, &path, &body).await;
             if reply.ok() {
-                self.journal.told(&claimed.id, |t| if doomed { t.failed += 1 } else { t.completed += 1 });
+                self.journal.told(&claimed.id, |t| {
+                    if doomed {
+                        t.failed += 1;
+                    } else {
+                        t.completed += 1;
+                    }
+                    t.finished_at = Some(Instant::now());
+                });
                 return;
             }
             if reply.status == Some(409) {

@@ -61,6 +61,8 @@ pub struct Told {
     /// A finish answered 409: the lease was gone (lapsed and taken over, or the finish
     /// had already landed and its answer was lost).
     pub conflicts: u32,
+    /// When the last 2xx finish was answered.
+    pub finished_at: Option<Instant>,
 }
 
 /// The journal.
@@ -79,8 +81,8 @@ pub struct Journal {
 /// The feeder's deliveries.
 #[derive(Debug, Clone, Default)]
 pub struct Deliveries {
-    /// Delivery ids sent, and whether each was accepted (202) in the end.
-    pub sent: BTreeMap<String, bool>,
+    /// Delivery ids sent, and when each was accepted (202), if it was in the end.
+    pub sent: BTreeMap<String, Option<Instant>>,
     /// Todo ids the accepted first copies answered.
     pub todos: Vec<String>,
     /// Accepted deliveries answered as duplicates (a retry of one whose first answer
@@ -139,7 +141,7 @@ impl Journal {
     /// Records a delivery sent (accepted or not yet).
     pub fn delivery(&self, id: &str, accepted: bool, todos: &[String], duplicate: bool) {
         let mut d = self.deliveries.borrow_mut();
-        d.sent.insert(id.to_owned(), accepted);
+        d.sent.insert(id.to_owned(), accepted.then(Instant::now));
         d.todos.extend(todos.iter().cloned());
         d.duplicates += u64::from(duplicate);
     }

@@ -338,7 +338,7 @@ pub fn judge(e: &Evidence<'_>) -> Verdict {
 
 fn deliveries_and_endings(e: &Evidence<'_>, v: &mut Verdict) {
     let d = e.journal.deliveries();
-    let given_up: Vec<String> = d.sent.iter().filter(|(_, ok)| !**ok).map(|(id, _)| id.clone()).collect();
+    let given_up: Vec<String> = d.sent.iter().filter(|(_, at)| at.is_none()).map(|(id, _)| id.clone()).collect();
     if !given_up.is_empty() {
         v.violate(format!("{} delivery(ies) were never accepted: {}", given_up.len(), some(&given_up)));
     }
@@ -357,8 +357,13 @@ fn deliveries_and_endings(e: &Evidence<'_>, v: &mut Verdict) {
     if !doubled.is_empty() {
         v.violate(format!("{} delivery(ies) made more than one todo: {}", doubled.len(), some(&doubled)));
     }
-    let accepted: Vec<String> = d.sent.iter().filter(|(_, ok)| **ok).map(|(id, _)| id.clone()).collect();
-    let missing: Vec<String> = accepted.iter().filter(|id| !per_delivery.contains_key(id.as_str())).cloned().collect();
+    let accepted: Vec<String> = d.sent.iter().filter(|(_, at)| at.is_some()).map(|(id, _)| id.clone()).collect();
+    let missing: Vec<String> = d
+        .sent
+        .iter()
+        .filter_map(|(id, at)| at.filter(|_| !per_delivery.contains_key(id.as_str())).map(|at| (id, at)))
+        .map(|(id, at)| format!("{id} (answered 202 at {:.2} s)", e.journal.seconds(at)))
+        .collect();
     if !missing.is_empty() {
         v.violate(format!("{} accepted delivery(ies) have no todo: {}", missing.len(), some(&missing)));
     }
@@ -395,7 +400,9 @@ fn deliveries_and_endings(e: &Evidence<'_>, v: &mut Verdict) {
             None => false,
         };
         if !consistent {
-            contradicted.push(id.clone());
+            let state = held.map_or("absent", |t| t.state.as_str());
+            let at = told.finished_at.map_or(0.0, |at| e.journal.seconds(at));
+            contradicted.push(format!("{id} (told at {at:.2} s, held {state})"));
         }
     }
     if !twice.is_empty() {
