@@ -34,8 +34,10 @@ pub struct Plan {
     pub restart_after: Duration,
     /// PostgreSQL is stopped (`pg_ctl stop -m fast`) …
     pub database_at: Duration,
-    /// … and started again this long after.
+    /// … and started again this long after; this many times, 8 s apart.
     pub database_down: Duration,
+    /// How many times the database is stopped and started.
+    pub database_restarts: u32,
     /// A replica of the previous release: its binary, when it joins and when it leaves.
     pub previous: Option<(PathBuf, Duration, Duration)>,
     /// The feeder stops here; the agents drain what is left.
@@ -44,7 +46,19 @@ pub struct Plan {
     pub settle: Duration,
 }
 
+/// The time between two database restarts of one run.
+const RESTART_SPACING: Duration = Duration::from_secs(8);
+
 impl Plan {
+    /// This plan with the database restarted `n` times (at least once); the feed runs
+    /// on until 15 s after the last restart.
+    pub fn with_database_restarts(mut self, n: u32) -> Plan {
+        self.database_restarts = n.max(1);
+        let last = self.database_at + RESTART_SPACING * (self.database_restarts - 1);
+        self.feed_until = self.feed_until.max(last + Duration::from_secs(15));
+        self
+    }
+
     /// The CI run: about a minute of load on a debug build.
     pub fn check() -> Plan {
         Plan {
@@ -54,6 +68,7 @@ impl Plan {
             restart_after: Duration::from_secs(1),
             database_at: Duration::from_secs(28),
             database_down: Duration::from_secs(2),
+            database_restarts: 1,
             previous: None,
             feed_until: Duration::from_secs(48),
             settle: Duration::from_secs(60),
@@ -69,6 +84,7 @@ impl Plan {
             restart_after: Duration::from_secs(1),
             database_at: Duration::from_secs(45),
             database_down: Duration::from_secs(2),
+            database_restarts: 1,
             previous: previous.map(|bin| (bin, Duration::from_secs(8), Duration::from_secs(65))),
             feed_until: Duration::from_secs(80),
             settle: Duration::from_secs(60),
@@ -216,7 +232,10 @@ enum Step {
 
 /// Makes the plan's faults happen at their times, in order.
 async fn faults(rig: &mut Rig, plan: &Plan, journal: &Journal, started: Instant) -> BenchResult<()> {
-    let mut steps = vec![(plan.kill_at, Step::Kill), (plan.database_at, Step::StopDatabase)];
+    let mut steps = vec![(plan.kill_at, Step::Kill)];
+    for i in 0..plan.database_restarts.max(1) {
+        steps.push((plan.database_at + RESTART_SPACING * i, Step::StopDatabase));
+    }
     if let Some((_, joins, leaves)) = &plan.previous {
         steps.push((*joins, Step::PreviousJoins));
         steps.push((*leaves, Step::PreviousLeaves));

@@ -55,6 +55,10 @@ pub struct FleetArgs {
     /// Agents of the throughput windows.
     #[arg(long, default_value_t = 16)]
     pub fleet_agents: usize,
+    /// How many times the fault run stops and starts the database (8 s apart): more
+    /// chances to catch what a restart breaks.
+    #[arg(long, default_value_t = 1)]
+    pub fleet_database_restarts: u32,
     /// Keep the run directory (logs of every replica, nginx and PostgreSQL) even when
     /// every rule held.
     #[arg(long)]
@@ -63,7 +67,8 @@ pub struct FleetArgs {
 
 /// `--fleet-check`: the fault run with `bin`; an error when a rule broke.
 pub async fn check(args: &Args, bin: &Path) -> BenchResult<()> {
-    let run = fault::run(bin, fault::Plan::check(), args.fleet.fleet_keep).await?;
+    let plan = fault::Plan::check().with_database_restarts(args.fleet.fleet_database_restarts);
+    let run = fault::run(bin, plan, args.fleet.fleet_keep).await?;
     println!("fleet fault run ({:.0} s of load and drain):\n{}", run.seconds, run.verdict.report());
     if run.verdict.passed() { Ok(()) } else { Err("the fleet broke a rule (see above)".into()) }
 }
