@@ -32,6 +32,11 @@
 //!     (pgbench), PGQueuer's enqueue and drain, and the product's single-row, batched and
 //!     long-poll figures over REST, all on one database in one run.
 //!
+//! 11. with `--only-fleet` (fleet/): cycles through nginx with 1, 2 and 3 replicas on
+//!     one PostgreSQL beside the ceiling, the connections each holds, and the fault run
+//!     (a replica killed, the database restarted, the previous release beside this
+//!     one); `--fleet-check` runs only the fault run and judges it (CI, `scripts/fleet`).
+//!
 //! Results are printed as a table and written to `docs/benchmarks.md` between the
 //! `bench:foundation` markers (the Board's between `bench:board`, the outbox's between
 //! `bench:outbox`, the claim cost's between `bench:claim-cost`, the throughput's between
@@ -42,6 +47,7 @@ mod board;
 mod claim_cost;
 mod database;
 mod digest;
+mod fleet;
 mod hooks;
 mod instances;
 mod intake;
@@ -206,6 +212,9 @@ pub struct Args {
     /// The MCP benchmark's flags (`--only-mcp`, `--mcp-agents`; mcp/).
     #[command(flatten)]
     pub mcp: mcp::McpArgs,
+    /// The fleet's flags (`--only-fleet`, `--fleet-check`, `--previous-bin`; fleet/).
+    #[command(flatten)]
+    pub fleet: fleet::FleetArgs,
     /// Source revision to record with the results (scripts/bench passes `git describe`).
     #[arg(long, default_value = "unknown")]
     pub revision: String,
@@ -297,6 +306,17 @@ async fn run(args: Args) -> BenchResult<()> {
     }
     if args.mcp.only_mcp {
         return run_mcp(&args).await;
+    }
+    if args.fleet.fleet_check || args.fleet.only_fleet {
+        let server_bin = match &args.server_bin {
+            Some(p) => p.clone(),
+            None => server::binary_next_to_bench()?,
+        };
+        return if args.fleet.fleet_check {
+            fleet::check(&args, &server_bin).await
+        } else {
+            fleet::bench(&args, &server_bin).await
+        };
     }
     let started = Instant::now();
     let db = BenchDb::create(&args.admin_url).await?;

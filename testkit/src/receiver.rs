@@ -659,6 +659,13 @@ impl Receiver {
         rx
     }
 
+    /// When each tracked `kind` request about `todo` arrived, in order (empty when none
+    /// did).
+    pub fn arrivals(&self, kind: &str, todo: &str) -> Vec<Instant> {
+        let Ok(all) = self.inner.shared.arrivals.lock() else { return Vec::new() };
+        all.get(&(kind.to_owned(), todo.to_owned())).map(|a| a.at.clone()).unwrap_or_default()
+    }
+
     /// (kind, todo)s with at least one tracked arrival.
     pub fn distinct(&self) -> usize {
         self.inner.shared.arrivals.lock().map_or(0, |a| a.values().filter(|a| !a.at.is_empty()).count())
