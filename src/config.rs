@@ -390,6 +390,17 @@ fn parse_trusted_proxies(raw: &str) -> Result<TrustedProxies, String> {
 mod tests {
     use super::*;
 
+    /// The settings `args` give (flags only, beside whatever the environment holds).
+    fn parse(args: &[&str]) -> Result<Only, clap::Error> {
+        <Only as clap::Parser>::try_parse_from(std::iter::once("switchboard").chain(args.iter().copied()))
+    }
+
+    #[derive(clap::Parser)]
+    struct Only {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
     #[test]
     fn the_debug_form_never_shows_the_database_url_or_tokens() {
         let mut s = Settings::from_env().unwrap();
@@ -428,12 +439,7 @@ mod tests {
 
     #[test]
     fn retention_days_accept_zero_and_refuse_more_than_a_century() {
-        #[derive(clap::Parser)]
-        struct Only {
-            #[command(flatten)]
-            settings: Settings,
-        }
-        let parse = |days: &str| <Only as clap::Parser>::try_parse_from(["switchboard", "--retention-days", days]);
+        let parse = |days: &str| parse(&["--retention-days", days]);
         assert_eq!(parse("0").unwrap().settings.retention_days, 0);
         assert_eq!(parse("36500").unwrap().settings.retention_days, 36_500);
         let err = parse("36501").err().unwrap().to_string();
@@ -443,14 +449,6 @@ mod tests {
 
     #[test]
     fn reserve_percents_default_to_a_quarter_and_refuse_more_than_ninety_naming_the_setting() {
-        #[derive(clap::Parser)]
-        struct Only {
-            #[command(flatten)]
-            settings: Settings,
-        }
-        let parse = |args: &[&str]| {
-            <Only as clap::Parser>::try_parse_from(std::iter::once("switchboard").chain(args.iter().copied()))
-        };
         let defaults = parse(&[]).unwrap().settings;
         assert_eq!((defaults.mcp_reserve_percent, defaults.long_poll_reserve_percent), (25, 25));
         for flag in ["--mcp-reserve-percent", "--long-poll-reserve-percent"] {
@@ -467,14 +465,6 @@ mod tests {
 
     #[test]
     fn trusted_proxies_default_to_none_and_a_bad_entry_is_named_with_the_setting() {
-        #[derive(clap::Parser)]
-        struct Only {
-            #[command(flatten)]
-            settings: Settings,
-        }
-        let parse = |args: &[&str]| {
-            <Only as clap::Parser>::try_parse_from(std::iter::once("switchboard").chain(args.iter().copied()))
-        };
         assert!(parse(&[]).unwrap().settings.trusted_proxies.is_empty());
         let set = parse(&["--trusted-proxies", "127.0.0.1, 10.0.0.0/8"]).unwrap().settings.trusted_proxies;
         assert!(set.trusts("10.9.8.7".parse().unwrap()) && !set.trusts("11.0.0.1".parse().unwrap()));

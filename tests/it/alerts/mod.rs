@@ -38,15 +38,7 @@ async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
 
 /// `app`'s `/metrics` text.
 async fn scrape(app: &TestApp) -> String {
-    let mut resp = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    String::from_utf8(resp.body().limit(1 << 22).await.unwrap().to_vec()).unwrap()
+    app.metrics_text(METRICS_TOKEN).await
 }
 
 /// The value of `series` (`name{labels}` as exposed) in `text`; panics when absent.

@@ -527,6 +527,20 @@ impl TestApp {
         b
     }
 
+    /// The whole `GET /metrics` text, read with the bearer `token` the app was started
+    /// with.
+    pub async fn metrics_text(&self, token: &str) -> String {
+        let mut resp = self
+            .client
+            .get(format!("{}/metrics", self.base))
+            .insert_header(("Authorization", format!("Bearer {token}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        String::from_utf8(resp.body().limit(1 << 22).await.unwrap().to_vec()).unwrap()
+    }
+
     /// The value of one metrics series (`name{labels}`), read from `GET /metrics` with
     /// the bearer `token` the app was started with.
     pub async fn metric(&self, token: &str, series: &str) -> u64 {

@@ -34,14 +34,7 @@ async fn with_the_kill_switch_off_creation_is_refused_and_a_stored_hook_never_fi
     // ring later either, and the instance's listener session does not follow hook
     // changes (no `hooks` series of the listening gauge).
     assert!(app.dispatcher.is_none(), "no dispatcher runs");
-    let mut scrape = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .insert_header(("Authorization", format!("Bearer {METRICS_TOKEN}")))
-        .send()
-        .await
-        .unwrap();
-    let text = String::from_utf8(scrape.body().await.unwrap().to_vec()).unwrap();
+    let text = app.metrics_text(METRICS_TOKEN).await;
     assert!(text.contains(r#"switchboard_change_listener_listening{listener="auth"}"#), "{text}");
     assert!(!text.contains(r#"listener="hooks""#), "no hook change follower: {text}");
     assert_eq!(rx.count(), 0);
