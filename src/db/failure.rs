@@ -13,6 +13,7 @@
 //! their message, which PostgreSQL sends in English unless `lc_messages` is changed.
 //! Connection-time failures come through the pool and are already `unavailable`.
 
+use crate::db::one_row::OneRow;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -85,13 +86,12 @@ const ENGLISH_PROBE_MESSAGE: &str = "division by zero";
 /// environment decides) takes a failing statement, which the server logs as an ERROR.
 /// `None` when neither could tell.
 pub async fn messages_in_english(conn: &mut diesel_async::AsyncPgConnection) -> Option<bool> {
-    use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
     struct Setting {
         #[diesel(sql_type = diesel::sql_types::Text)]
         lc_messages: String,
     }
-    let setting: Setting = LC_MESSAGES.query().get_result(conn).await.ok()?;
+    let setting: Setting = LC_MESSAGES.query().one_row(conn).await.ok()?;
     match english_locale(&setting.lc_messages) {
         Some(english) => Some(english),
         None => errors_in_english(conn).await,

@@ -9,6 +9,7 @@ mod migrate;
 #[cfg(test)]
 mod migration_rules;
 pub mod models;
+pub mod one_row;
 pub mod prepared;
 /// The tables and columns in diesel's `table!` form, which the DSL queries are checked
 /// against (diesel.toml points `diesel print-schema` at this file, so nothing is

@@ -5,6 +5,7 @@
 //! everything back to the defaults deletes it, so an unbudgeted queue's claims never
 //! take the budgeted path.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{OptionalExtension, QueryableByName};
@@ -164,7 +165,7 @@ async fn write(
         .bind::<Bool, _>(set_hour)
         .bind::<Nullable<Int4>, _>(hour)
         .bind::<Nullable<SqlUuid>, _>(by.map(|h| h.0))
-        .get_result(conn)
+        .one_row(conn)
         .await
         .optional()?;
     Ok(row.map(Budget::from))

@@ -1,6 +1,7 @@
 //! Board sign-in: the facts a password check needs, sessions (start, look up, end) and
 //! password changes. Only the SHA-256 of a session token is stored.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::OptionalExtension;
 use diesel::prelude::*;
@@ -73,8 +74,7 @@ impl Store {
             password_hash: Option<String>,
         }
         let mut conn = self.conn().await?;
-        let row: Option<Row> =
-            LOGIN_FACTS.query().bind::<Text, _>(email.trim()).get_result(&mut conn).await.optional()?;
+        let row: Option<Row> = LOGIN_FACTS.query().bind::<Text, _>(email.trim()).one_row(&mut conn).await.optional()?;
         Ok(row.map(|r| LoginFacts { human: HumanId(r.id), password_hash: r.password_hash }))
     }
 
@@ -119,7 +119,7 @@ impl Store {
         let hash = tokens::sha256(token.as_bytes());
         let mut conn = self.conn().await?;
         let row: Option<Row> =
-            SESSION_BY_TOKEN.query().bind::<Bytea, _>(hash.as_slice()).get_result(&mut conn).await.optional()?;
+            SESSION_BY_TOKEN.query().bind::<Bytea, _>(hash.as_slice()).one_row(&mut conn).await.optional()?;
         let Some(row) = row else { return Ok(None) };
         let reach = reach_of(&mut conn, HumanId(row.human_id)).await?;
         Ok(Some(BoardSession { email: row.email, display_name: row.display_name, expires_at: row.expires_at, reach }))

@@ -9,6 +9,7 @@
 //! `todos_dead_letters_search_idx` when the migration could create it; the planner
 //! picks), so it reads at most the dead letters of the caller's scopes.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -278,7 +279,7 @@ impl Store {
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Int8, _>(i64::from(COUNT_CAP) + 1);
         let mut conn = self.conn().await?;
-        let row: Row = bind_search(q, &search).get_result(&mut conn).await?;
+        let row: Row = bind_search(q, &search).one_row(&mut conn).await?;
         Ok(PillCount::from_capped(row.n))
     }
 }

@@ -2,6 +2,7 @@
 //! delivery id) and the todos routing chose, in one transaction; `todo.ready` for each
 //! new todo after commit.
 
+use crate::db::one_row::OneRow;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
@@ -160,7 +161,7 @@ impl Store {
         let payload_size = todo.payload.as_ref().map(|p| p.to_string().len()).unwrap_or(0) as i32;
         let mut conn = self.conn().await?;
         let query = bind_event(bind_todo(ONE_TODO_SQL.query().into_boxed(), &todo, payload_size), &delivery);
-        let inserted: Option<Inserted> = Prepared(query).get_result(&mut conn).await.optional()?;
+        let inserted: Option<Inserted> = Prepared(query).one_row(&mut conn).await.optional()?;
         if let Some(row) = inserted {
             let (outcome, signal) = row.into_outcome();
             self.emit(signal.into_iter().collect());
@@ -263,7 +264,7 @@ async fn first_recorded(conn: &mut AsyncPgConnection, delivery: &Delivery) -> Re
         .query()
         .bind::<SqlUuid, _>(delivery.webhook_id.0)
         .bind::<Text, _>(external_id)
-        .get_result(conn)
+        .one_row(conn)
         .await
         .optional()?;
     Ok(first.map(|f| Recorded::Duplicate { event_id: EventId(f.id), disposition: f.disposition }))

@@ -1,6 +1,7 @@
 //! Endpoints: vending (token shown once), authentication, presence, and revocation
 //! or expiry with its silent dead-letter cascade.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
@@ -116,7 +117,7 @@ impl Store {
                 endpoints::expires_at.eq(req.expires_at),
             ))
             .returning(endpoint_columns())
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await;
         match inserted {
             Ok(endpoint) => Ok(VendedEndpoint { endpoint, token: minted.plaintext }),
@@ -194,7 +195,7 @@ impl Store {
         )
         .set((endpoints::presence.eq(presence), endpoints::presence_changed_at.eq(diesel::dsl::now)))
         .returning(endpoint_columns())
-        .get_result(&mut conn)
+        .one_row(&mut conn)
         .await?)
     }
 
@@ -364,7 +365,7 @@ async fn dead_letter_endpoint_todos(conn: &mut AsyncPgConnection, endpoint: Endp
         queues: Vec<String>,
     }
     LOCK_LIVE_TODOS.query().bind::<SqlUuid, _>(endpoint).execute(conn).await?;
-    let dead: Dead = REVOKE_TODOS.query().bind::<SqlUuid, _>(endpoint).get_result(conn).await?;
+    let dead: Dead = REVOKE_TODOS.query().bind::<SqlUuid, _>(endpoint).one_row(conn).await?;
     if !dead.ids.is_empty() {
         let reason = match why {
             Cascade::Revoked => "endpoint_revoked",

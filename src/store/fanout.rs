@@ -11,6 +11,7 @@
 //! grantee that exists also gets the grant by scope (`fanout_grants`, which the
 //! previous release routes by and where grants made before the references live).
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -174,7 +175,7 @@ impl Store {
             .query()
             .bind::<SqlUuid, _>(scope.0)
             .bind::<SqlUuid, _>(endpoint.0)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?;
         Ok(row.ok)
     }

@@ -4,9 +4,9 @@
 //! count (`LIMIT COUNT_CAP + 1`) on an index, so a busy endpoint costs no more than
 //! the Todos view's pills.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 
 use super::Store;
 use crate::db::models::EndpointRow;
@@ -76,7 +76,7 @@ impl Store {
             .bind::<SqlUuid, _>(endpoint.id.0)
             .bind::<SqlUuid, _>(endpoint.scope_id.0)
             .bind::<BigInt, _>(i64::from(COUNT_CAP) + 1)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?;
         Ok(HeldWork {
             pending: PillCount::from_capped(row.pending),

@@ -2,6 +2,7 @@
 //! endpoint, invisible to agents. They leave by release (re-routed), discard, or expiry
 //! after 30 days; each way closes the held todo as `done` with a result saying which.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Int8, Jsonb, Uuid as SqlUuid};
@@ -76,7 +77,7 @@ impl Store {
             .query()
             .bind::<SqlUuid, _>(id.0)
             .bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>())
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?
             .ok_or(Error::NotFound)
@@ -158,7 +159,7 @@ async fn close_held(
         .bind::<SqlUuid, _>(id.0)
         .bind::<Array<SqlUuid>, _>(scopes.to_vec())
         .bind::<Jsonb, _>(result)
-        .get_result(conn)
+        .one_row(conn)
         .await
         .optional()?;
     match closed {
@@ -168,7 +169,7 @@ async fn close_held(
                 .query()
                 .bind::<SqlUuid, _>(id.0)
                 .bind::<Array<SqlUuid>, _>(scopes.to_vec())
-                .get_result::<Count>(conn)
+                .one_row::<Count>(conn)
                 .await?
                 .n;
             if exists > 0 {
@@ -203,7 +204,7 @@ impl Store {
             .query()
             .bind::<SqlUuid, _>(event.0)
             .bind::<Array<SqlUuid>, _>(scopes.iter().map(|s| s.0).collect::<Vec<_>>())
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?;
         Ok(row.ok_or(Error::NotFound)?.payload.unwrap_or_default())

@@ -1,5 +1,6 @@
 //! Humans, teams, owner scopes and operator tokens.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -153,7 +154,7 @@ impl Store {
                         humans::password_hash.eq(password_hash),
                     ))
                     .returning(HumanRow::as_returning())
-                    .get_result(conn)
+                    .one_row(conn)
                     .await?;
                 let scope = ScopeId::new();
                 diesel::insert_into(owner_scopes::table)
@@ -241,8 +242,7 @@ impl Store {
             id: uuid::Uuid,
         }
         let mut conn = self.conn().await?;
-        let row: Option<Row> =
-            TEAM_BY_NAME.query().bind::<Text, _>(name.trim()).get_result(&mut conn).await.optional()?;
+        let row: Option<Row> = TEAM_BY_NAME.query().bind::<Text, _>(name.trim()).one_row(&mut conn).await.optional()?;
         Ok(row.map(|r| TeamId(r.id)))
     }
 
@@ -290,7 +290,7 @@ impl Store {
             OwnerRef::Team(team) => (&OWNER_OF_TEAM, team),
         };
         let mut conn = self.conn().await?;
-        let row: Option<Row> = statement.query().bind::<Text, _>(name).get_result(&mut conn).await.optional()?;
+        let row: Option<Row> = statement.query().bind::<Text, _>(name).one_row(&mut conn).await.optional()?;
 
         row.map(|r| ScopeId(r.id)).ok_or_else(|| Error::invalid("owner", "no such human or team"))
     }
@@ -312,7 +312,7 @@ impl Store {
         let mut conn = self.conn().await?;
         let hash = tokens::sha256(token.as_bytes());
         let row: Option<Row> =
-            OPERATOR_BY_TOKEN.query().bind::<Bytea, _>(hash.as_slice()).get_result(&mut conn).await.optional()?;
+            OPERATOR_BY_TOKEN.query().bind::<Bytea, _>(hash.as_slice()).one_row(&mut conn).await.optional()?;
         match row {
             Some(r) => Ok(Some(reach_of(&mut conn, HumanId(r.human_id)).await?)),
             None => Ok(None),

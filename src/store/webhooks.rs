@@ -1,6 +1,7 @@
 //! Webhooks: creation (ingest token and signing secret shown once), lookup by ingest
 //! token for intake, the refused-delivery counter, and rules storage.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -170,7 +171,7 @@ impl Store {
                         .or(crate::db::schema::endpoints::expires_at.gt(diesel::dsl::now)),
                 ),
         ))
-        .get_result(&mut conn)
+        .one_row(&mut conn)
         .await?;
         if !active {
             return Err(Error::Conflict("the endpoint is revoked or expired".into()));
@@ -192,7 +193,7 @@ impl Store {
                 webhooks::trusted_actors.eq(&new.trusted_actors),
             ))
             .returning(WebhookRow::as_returning())
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?;
         Ok(CreatedWebhook { webhook, ingest_token: ingest.plaintext, signing_secret })
     }
@@ -270,7 +271,7 @@ impl Store {
         diesel::update(webhooks::table.filter(webhooks::id.eq(id.0).and(webhooks::scope_id.eq_any(ids))))
             .set(webhooks::rules.eq(rules))
             .returning(WebhookRow::as_returning())
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?
             .ok_or(Error::NotFound)

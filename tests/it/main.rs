@@ -38,6 +38,7 @@ mod listener_session;
 mod long_poll;
 mod mcp;
 mod metrics;
+mod one_row;
 mod outbound;
 mod owner_pages;
 mod permissions;

@@ -1,5 +1,6 @@
 //! Digest definitions: what an owner scope asked to be told, when, and where.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -146,7 +147,7 @@ impl Store {
                 n: i64,
             }
             LOCK_SCOPE.query().bind::<SqlUuid, _>(scope).execute(conn).await?;
-            let held: Count = COUNT_DIGESTS.query().bind::<SqlUuid, _>(scope).get_result(conn).await?;
+            let held: Count = COUNT_DIGESTS.query().bind::<SqlUuid, _>(scope).one_row(conn).await?;
             if held.n >= MAX_DIGESTS {
                 return Err(Error::Conflict(format!("this owner already has {MAX_DIGESTS} digests")));
             }
@@ -164,7 +165,7 @@ impl Store {
                 .bind::<Int4, _>(spec.cairn_ttl_seconds)
                 .bind::<Timestamptz, _>(spec.next_send_at)
                 .bind::<SqlUuid, _>(by)
-                .get_result::<DigestRow>(conn)
+                .one_row::<DigestRow>(conn)
                 .await
                 .map_err(name_taken(&spec.name))
         })
@@ -190,7 +191,7 @@ impl Store {
             .bind::<Nullable<SqlUuid>, _>(spec.cairn_connection_id)
             .bind::<Int4, _>(spec.cairn_ttl_seconds)
             .bind::<Timestamptz, _>(spec.next_send_at)
-            .get_result::<DigestRow>(&mut conn)
+            .one_row::<DigestRow>(&mut conn)
             .await
             .map_err(name_taken(&spec.name))
     }
@@ -204,13 +205,13 @@ impl Store {
     /// One digest of `scopes`, else not found.
     pub async fn digest_in(&self, scopes: &[ScopeId], id: DigestId) -> Result<DigestRow> {
         let mut conn = self.conn().await?;
-        Ok(SCOPED_DIGEST.query().bind::<SqlUuid, _>(id).bind::<Array<SqlUuid>, _>(scopes).get_result(&mut conn).await?)
+        Ok(SCOPED_DIGEST.query().bind::<SqlUuid, _>(id).bind::<Array<SqlUuid>, _>(scopes).one_row(&mut conn).await?)
     }
 
     /// One digest by id, whatever its scope: for the operator CLI, which has no caller.
     pub async fn digest_by_id(&self, id: DigestId) -> Result<DigestRow> {
         let mut conn = self.conn().await?;
-        Ok(DIGEST_BY_ID.query().bind::<SqlUuid, _>(id).get_result(&mut conn).await?)
+        Ok(DIGEST_BY_ID.query().bind::<SqlUuid, _>(id).one_row(&mut conn).await?)
     }
 
     /// Deletes digest `id` of `scope` (else not found) with its history.

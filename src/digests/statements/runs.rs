@@ -4,6 +4,7 @@
 //! one it read. Two instances may build the same digest; only one commits it, and a
 //! crash before the commit leaves the send time due for the next tick.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -258,7 +259,7 @@ impl Store {
                     .bind::<SqlUuid, _>(run)
                     .bind::<Nullable<Text>, _>(artifact_url)
                     .bind::<Nullable<Text>, _>(cairn_error)
-                    .get_result::<Done>(conn)
+                    .one_row::<Done>(conn)
                     .await,
             )?;
             let finished = done.is_some();

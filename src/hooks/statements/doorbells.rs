@@ -4,6 +4,7 @@
 //! decided once after its window: heard rings are deleted, unheard ones marked, so a
 //! digest reads only what it reports.
 
+use crate::db::one_row::OneRow;
 use diesel::sql_types::{Array, Double, Int8, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
@@ -65,7 +66,7 @@ impl Store {
                 .query()
                 .bind::<Double, _>(ack_seconds as f64)
                 .bind::<Int8, _>(batch)
-                .get_result::<Decided>(conn)
+                .one_row::<Decided>(conn)
                 .await?
                 .n;
             Ok(usize::try_from(n).unwrap_or(0))

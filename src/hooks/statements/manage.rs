@@ -2,6 +2,7 @@
 //! secret, switch on and off, delete. Each query is limited by a [`HookReach`]; a hook
 //! outside it answers like one that does not exist.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Int4, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -121,7 +122,7 @@ impl Store {
                 let locked: Locked = LOCK_ENDPOINT.query()
                 .bind::<SqlUuid, _>(endpoint)
                 .bind::<SqlUuid, _>(owner)
-                .get_result(conn)
+                .one_row(conn)
                 .await
                 .optional()?
                 .ok_or(Error::NotFound)?;
@@ -131,7 +132,7 @@ impl Store {
                 }
                 let used: Count = COUNT_HOOKS.query()
                     .bind::<SqlUuid, _>(endpoint)
-                    .get_result(conn)
+                    .one_row(conn)
                     .await?;
                 if used.n >= i64::from(max) {
                     return Err(Error::Conflict(format!(
@@ -148,7 +149,7 @@ impl Store {
                         notify_hooks::created_by_agent.eq(Some(by_agent)),
                     ))
                     .returning(HookRow::as_returning())
-                    .get_result(conn)
+                    .one_row(conn)
                     .await?)
             })
             .await?;
@@ -169,7 +170,7 @@ impl Store {
             .bind::<Array<SqlUuid>, _>(&scopes)
             .bind::<Nullable<SqlUuid>, _>(only)
             .bind::<SqlUuid, _>(endpoint)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?;
         if !reachable.found {
             return Err(Error::NotFound);
@@ -199,7 +200,7 @@ impl Store {
             .bind::<Array<SqlUuid>, _>(&scopes)
             .bind::<Nullable<SqlUuid>, _>(only)
             .bind::<SqlUuid, _>(id)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?;
         found.map(|s| (s.hook, s.scope_id)).ok_or(Error::NotFound)
@@ -219,7 +220,7 @@ impl Store {
             .bind::<SqlUuid, _>(id)
             .bind::<Text, _>(&sealed)
             .bind::<Int4, _>(PREVIOUS_SECRET_GRACE_HOURS)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?;
         hook.map(|hook| RotatedHook { hook, signing_secret }).ok_or(Error::NotFound)
@@ -236,7 +237,7 @@ impl Store {
             .bind::<Nullable<SqlUuid>, _>(only)
             .bind::<SqlUuid, _>(id)
             .bind::<Bool, _>(enabled)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?;
         hook.ok_or(Error::NotFound)

@@ -2,6 +2,7 @@
 //! conditions re-checked for one hook before every retry, the health each ring leaves
 //! behind, and the sweep that forgets expired previous secrets.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
@@ -108,7 +109,7 @@ impl Store {
             .query()
             .bind::<SqlUuid, _>(hook)
             .bind::<Text, _>(queue)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?)
     }
@@ -133,7 +134,7 @@ impl Store {
             .bind::<Nullable<Int4>, _>(update.last_status)
             .bind::<Nullable<Text>, _>(update.last_error)
             .bind::<Int4, _>(FAILURES_BEFORE_DISABLE)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await
             .optional()?;
         Ok(row.map(|r| r.disabled_now))

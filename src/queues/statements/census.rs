@@ -3,6 +3,7 @@
 //! finished since the last census to `queue_minutes`, drops minutes older than a day,
 //! and rewrites `queue_census` from the live partial indexes and those minutes.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Nullable, Timestamptz};
 use diesel::{OptionalExtension, QueryableByName};
@@ -155,10 +156,10 @@ impl Store {
     pub async fn take_queue_census(&self) -> Result<Option<CensusTaken>> {
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async move |conn| {
-            let Some(previous) = LOCK.query().get_result::<Watermark>(conn).await.optional()? else {
+            let Some(previous) = LOCK.query().one_row::<Watermark>(conn).await.optional()? else {
                 return Ok(None);
             };
-            let clocks: Clocks = CLOCKS.query().get_result(conn).await?;
+            let clocks: Clocks = CLOCKS.query().one_row(conn).await?;
             let window = watermark::window(previous.watermark, clocks.now, clocks.oldest_open);
             ROLL_UP.query().bind::<Timestamptz, _>(window.from).bind::<Timestamptz, _>(window.to).execute(conn).await?;
             PRUNE.query().execute(conn).await?;

@@ -3,6 +3,7 @@
 //! destination it is for: the secret is only ever read together with that destination
 //! ([`Store::bound_credential`]). Only its fingerprint (a keyed HMAC) is shown.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -152,7 +153,7 @@ impl Store {
             .bind::<Text, _>(&secret)
             .bind::<Text, _>(&print)
             .bind::<SqlUuid, _>(new.by)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await;
         match row {
             Err(e) if unique_violation(&e) => {
@@ -175,7 +176,7 @@ impl Store {
             .query()
             .bind::<SqlUuid, _>(id)
             .bind::<Array<SqlUuid>, _>(scopes)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?)
     }
 
@@ -200,7 +201,7 @@ impl Store {
                 .bind::<Text, _>(&stored)
                 .bind::<Text, _>(&print)
                 .bind::<Nullable<Text>, _>(destination)
-                .get_result(conn)
+                .one_row(conn)
                 .await?;
             if let Some(destination) = destination {
                 REPOINT_SINKS.query().bind::<SqlUuid, _>(id).bind::<Text, _>(destination).execute(conn).await?;
@@ -236,7 +237,7 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         let row: Sealed =
-            SEALED_SECRET.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).get_result(&mut conn).await?;
+            SEALED_SECRET.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).one_row(&mut conn).await?;
         opened(vault, &row.secret)
     }
 
@@ -260,7 +261,7 @@ impl Store {
         }
         let mut conn = self.conn().await?;
         let row: Bound =
-            BOUND_SECRET.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).get_result(&mut conn).await?;
+            BOUND_SECRET.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).one_row(&mut conn).await?;
         let Some(destination) = row.destination else { return Ok(None) };
         Ok(Some(Credential { destination, secret: opened(vault, &row.secret)? }))
     }

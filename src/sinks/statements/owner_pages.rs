@@ -5,6 +5,7 @@
 //! enabled sink of the endpoint's owner scope whose subscriptions match. A refusal
 //! (not found, rate limited) queues nothing and records nothing.
 
+use crate::db::one_row::OneRow;
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Bool, Double, Int4, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -135,7 +136,7 @@ async fn lock_live_endpoint(conn: &mut AsyncPgConnection, scope: ScopeId, endpoi
         live: bool,
     }
     let locked: Locked =
-        LOCK_ENDPOINT.query().bind::<SqlUuid, _>(endpoint).bind::<SqlUuid, _>(scope).get_result(conn).await?;
+        LOCK_ENDPOINT.query().bind::<SqlUuid, _>(endpoint).bind::<SqlUuid, _>(scope).one_row(conn).await?;
     if locked.live { Ok(()) } else { Err(Error::Unauthenticated) }
 }
 
@@ -151,7 +152,7 @@ async fn subject(conn: &mut AsyncPgConnection, endpoint: EndpointId, todo: TodoI
         .bind::<SqlUuid, _>(todo)
         .bind::<SqlUuid, _>(endpoint)
         .bind::<Text, _>(QUARANTINE_QUEUE)
-        .get_result(conn)
+        .one_row(conn)
         .await?)
 }
 
@@ -178,6 +179,6 @@ async fn spent(
         left_secs: f64,
     }
     FORGET_OLD_CALLS.query().bind::<SqlUuid, _>(endpoint).execute(conn).await?;
-    let w: Window = CALL_WINDOW.query().bind::<SqlUuid, _>(endpoint).get_result(conn).await?;
+    let w: Window = CALL_WINDOW.query().bind::<SqlUuid, _>(endpoint).one_row(conn).await?;
     Ok((w.calls >= i64::from(per_hour)).then(|| std::time::Duration::from_secs_f64(w.left_secs)))
 }

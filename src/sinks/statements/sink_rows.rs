@@ -1,6 +1,7 @@
 //! Sinks: where an owner's notifications are posted, with which connection, and the
 //! token bucket that keeps them from flooding anyone.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, Bool, Double, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{OptionalExtension, QueryableByName};
@@ -185,7 +186,7 @@ impl Store {
                 .query()
                 .bind::<SqlUuid, _>(new.scope)
                 .bind::<Text, _>(&new.name)
-                .get_result(conn)
+                .one_row(conn)
                 .await
                 .optional()?;
             let Some(existing) = existing else {
@@ -204,7 +205,7 @@ impl Store {
                 .bind::<Nullable<Text>, _>(new.apprise_mode)
                 .bind::<Bool, _>(keep_enabled)
                 .bind::<Bool, _>(new.enabled)
-                .get_result::<SinkRow>(conn)
+                .one_row::<SinkRow>(conn)
                 .await;
             let row = match row {
                 Ok(row) => row,
@@ -233,19 +234,13 @@ impl Store {
     /// One sink in `scopes`, else not found.
     pub async fn sink_in(&self, scopes: &[ScopeId], id: SinkId) -> Result<SinkRow> {
         let mut conn = self.conn().await?;
-        Ok(SCOPED_SINK.query().bind::<SqlUuid, _>(id).bind::<Array<SqlUuid>, _>(scopes).get_result(&mut conn).await?)
+        Ok(SCOPED_SINK.query().bind::<SqlUuid, _>(id).bind::<Array<SqlUuid>, _>(scopes).one_row(&mut conn).await?)
     }
 
     /// The sink of `scope` named `name`, if any.
     pub async fn sink_named(&self, scope: ScopeId, name: &str) -> Result<Option<SinkRow>> {
         let mut conn = self.conn().await?;
-        Ok(SINK_BY_NAME
-            .query()
-            .bind::<SqlUuid, _>(scope)
-            .bind::<Text, _>(name)
-            .get_result(&mut conn)
-            .await
-            .optional()?)
+        Ok(SINK_BY_NAME.query().bind::<SqlUuid, _>(scope).bind::<Text, _>(name).one_row(&mut conn).await.optional()?)
     }
 
     /// Changes `id`, a sink of `scope` (else not found). A smaller burst drops the
@@ -259,7 +254,7 @@ impl Store {
             .bind::<Nullable<Bool>, _>(change.enabled)
             .bind::<Nullable<Int4>, _>(change.budget_per_hour)
             .bind::<Nullable<Int4>, _>(change.burst)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?)
     }
 
@@ -280,8 +275,7 @@ impl Store {
             left_secs: f64,
         }
         let mut conn = self.conn().await?;
-        let w: Window =
-            TEST_WINDOW.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).get_result(&mut conn).await?;
+        let w: Window = TEST_WINDOW.query().bind::<SqlUuid, _>(id).bind::<SqlUuid, _>(scope).one_row(&mut conn).await?;
         Ok(if w.sends > per_minute { Err(std::time::Duration::from_secs_f64(w.left_secs)) } else { Ok(()) })
     }
 
@@ -315,7 +309,7 @@ async fn under_cap(conn: &mut AsyncPgConnection, scope: ScopeId, max: u32) -> Re
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    let held: Count = COUNT_SINKS.query().bind::<SqlUuid, _>(scope).get_result(conn).await?;
+    let held: Count = COUNT_SINKS.query().bind::<SqlUuid, _>(scope).one_row(conn).await?;
     if held.n >= i64::from(max) {
         return Err(Error::Conflict(format!("this owner already has {max} sinks (SWITCHBOARD_SINK_MAX)")));
     }
@@ -346,7 +340,7 @@ async fn insert_sink(conn: &mut AsyncPgConnection, new: &NewSink) -> Result<Sink
         .bind::<Int4, _>(new.budget_per_hour)
         .bind::<Int4, _>(new.burst)
         .bind::<Nullable<SqlUuid>, _>(new.by)
-        .get_result::<SinkRow>(conn)
+        .one_row::<SinkRow>(conn)
         .await;
     match row {
         Ok(row) => Ok(row),

@@ -1,6 +1,7 @@
 //! A sink's subscriptions: which events it is told about, filtered by queue, endpoint
 //! and webhook, from a minimum severity, with or without an excerpt of the subject.
 
+use crate::db::one_row::OneRow;
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Bool, Int4, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -137,14 +138,10 @@ pub(super) async fn write_subscriptions(
     let mut webhooks: Vec<WebhookId> = subs.iter().flat_map(|s| s.webhook_ids.iter().copied()).collect();
     webhooks.sort();
     webhooks.dedup();
-    let own_endpoints: Count = COUNT_ENDPOINTS
-        .query()
-        .bind::<Array<SqlUuid>, _>(&endpoints)
-        .bind::<SqlUuid, _>(scope)
-        .get_result(conn)
-        .await?;
+    let own_endpoints: Count =
+        COUNT_ENDPOINTS.query().bind::<Array<SqlUuid>, _>(&endpoints).bind::<SqlUuid, _>(scope).one_row(conn).await?;
     let own_webhooks: Count =
-        COUNT_WEBHOOKS.query().bind::<Array<SqlUuid>, _>(&webhooks).bind::<SqlUuid, _>(scope).get_result(conn).await?;
+        COUNT_WEBHOOKS.query().bind::<Array<SqlUuid>, _>(&webhooks).bind::<SqlUuid, _>(scope).one_row(conn).await?;
     if own_endpoints.n != endpoints.len() as i64 || own_webhooks.n != webhooks.len() as i64 {
         return Err(Error::ReferenceOutOfScope(
             "reference_out_of_scope: a filter names an endpoint or webhook that is unknown or another owner's".into(),
@@ -163,7 +160,7 @@ pub(super) async fn write_subscriptions(
             .bind::<Array<SqlUuid>, _>(&s.webhook_ids)
             .bind::<Text, _>(s.min_severity)
             .bind::<Bool, _>(s.include_excerpt)
-            .get_result(conn)
+            .one_row(conn)
             .await?;
         out.push(row);
     }

@@ -10,9 +10,9 @@
 //! serialising the hot path the queue is measured on. A capped count costs the reader
 //! a bounded amount, costs writers nothing, and is never wrong.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Int8, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::super::dead_letters::{DEAD_LETTER, scope_array};
@@ -63,7 +63,7 @@ impl Store {
             .query()
             .bind::<Array<SqlUuid>, _>(scope_array(scopes))
             .bind::<Int8, _>(i64::from(COUNT_CAP) + 1)
-            .get_result(&mut conn)
+            .one_row(&mut conn)
             .await?;
         Ok(PillCounts {
             all: PillCount::from_capped(r.all_n),

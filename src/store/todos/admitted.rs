@@ -18,6 +18,7 @@
 //! wait, so two claimers queued on the lock would both count the same in-flight todos.
 //! The lock order is in [`crate::store`]'s documentation.
 
+use crate::db::one_row::OneRow;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
@@ -290,7 +291,7 @@ pub(super) async fn admit_locked(
             BY_ID.query().into_boxed::<Pg>().bind::<SqlUuid, _>(id.0).bind::<SqlUuid, _>(endpoint.0)
         }
     };
-    let row: AdmittedRow = Prepared(params.bind_tail(head)).get_result(conn).await?;
+    let row: AdmittedRow = Prepared(params.bind_tail(head)).one_row(conn).await?;
     Ok(row.into())
 }
 
@@ -314,7 +315,7 @@ pub(super) async fn admit_resume(
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Int4, _>(lease)
             .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()));
-        let row: AdmittedRow = Prepared(q).get_result(conn).await?;
+        let row: AdmittedRow = Prepared(q).one_row(conn).await?;
         Ok(row.into())
     })
     .await

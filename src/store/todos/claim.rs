@@ -8,6 +8,7 @@
 //! budget is why, and if so the claim is made again under the budget's lock by
 //! [`super::admitted`].
 
+use crate::db::one_row::OneRow;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text, Uuid as SqlUuid};
@@ -187,7 +188,7 @@ struct BudgetedRow {
 /// back empty ([`BUDGETED_QUEUE`]).
 async fn budgeted(conn: &mut AsyncPgConnection, endpoint: EndpointId, queue: Option<&str>) -> Result<bool> {
     let q = BUDGETED_QUEUE.query().into_boxed::<Pg>().bind::<SqlUuid, _>(endpoint.0).bind::<Nullable<Text>, _>(queue);
-    let row: BudgetedRow = Prepared(q).get_result(conn).await?;
+    let row: BudgetedRow = Prepared(q).one_row(conn).await?;
     Ok(row.budgeted)
 }
 
@@ -203,7 +204,7 @@ impl Store {
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Nullable<Text>, _>(req.queue.as_deref());
         let mut conn = self.conn().await?;
-        let claimed: Option<TodoRow> = Prepared(params.bind_tail(head)).get_result(&mut conn).await.optional()?;
+        let claimed: Option<TodoRow> = Prepared(params.bind_tail(head)).one_row(&mut conn).await.optional()?;
         let admitted = match claimed {
             Some(todo) => Admitted::Claimed(Box::new(todo)),
             None if budgeted(&mut conn, endpoint, req.queue.as_deref()).await? => {
@@ -228,7 +229,7 @@ impl Store {
         let mut conn = self.conn().await?;
         let head = todo_query(&BY_ID, id).bind::<SqlUuid, _>(endpoint.0);
 
-        let row: FastRow = Prepared(params.bind_tail(head)).get_result(&mut conn).await?;
+        let row: FastRow = Prepared(params.bind_tail(head)).one_row(&mut conn).await?;
         let admitted = match (row.budgeted, row.todo) {
             (_, Some(todo)) => Admitted::Claimed(Box::new(todo)),
             (false, None) => Admitted::Nothing,

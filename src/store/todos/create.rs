@@ -1,5 +1,6 @@
 //! Creating todos: agent-authored, and the function intake calls with an event.
 
+use crate::db::one_row::OneRow;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
@@ -129,7 +130,7 @@ statement! {
 /// The insert itself; nothing when the endpoint is not active or the key is taken.
 async fn try_insert(conn: &mut AsyncPgConnection, new: &NewTodo) -> Result<Option<Inserted>> {
     let payload_size = payload_size(new);
-    Ok(Prepared(bind_todo(INSERT_ONE.query().into_boxed(), new, payload_size)).get_result(conn).await.optional()?)
+    Ok(Prepared(bind_todo(INSERT_ONE.query().into_boxed(), new, payload_size)).one_row(conn).await.optional()?)
 }
 
 /// The live, non-quarantined todo of `endpoint` holding idempotency `key`, if any.

@@ -1,9 +1,10 @@
 //! Ending an attempt as the agent: complete, fail (retry with backoff, or a dead letter
 //! at the cap), release.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Bytea, Jsonb, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use super::super::Store;
 use super::attempt_close::{closed_cte, closed_in_place_cte, completed_on_row};
@@ -163,9 +164,7 @@ impl Store {
         let mut conn = self.conn().await?;
         // Each statement is a transaction of its own: a miss of the first changed
         // nothing, and the second judges the row afresh.
-        if let Some(todo) =
-            Prepared(query(&COMPLETE_OPENED_ON_ROW)).get_result::<TodoRow>(&mut conn).await.optional()?
-        {
+        if let Some(todo) = Prepared(query(&COMPLETE_OPENED_ON_ROW)).one_row::<TodoRow>(&mut conn).await.optional()? {
             return Ok(todo);
         }
         agent_transition(&mut conn, query(&COMPLETE), endpoint, id, token_hash, "claimed").await
@@ -283,7 +282,7 @@ pub(crate) async fn fail_in_tx(
     Checked { summary, truncated, artifact, token_hash }: Checked,
 ) -> Result<MovedRow> {
     let lock = caller.pick(&FAIL_LOCK_AS_AGENT, &FAIL_LOCK_AS_OPERATOR);
-    let current: Option<TodoRow> = Prepared(caller.bind(todo_query(lock, id))).get_result(conn).await.optional()?;
+    let current: Option<TodoRow> = Prepared(caller.bind(todo_query(lock, id))).one_row(conn).await.optional()?;
     let current = current.ok_or(Error::NotFound)?;
     let FailPlan { attempt, retry_secs, dead_reason, disposition } = plan_fail(&current, allowed, token_hash.as_ref())?;
     let row: MovedRow = Prepared(
@@ -298,7 +297,7 @@ pub(crate) async fn fail_in_tx(
             .bind::<Nullable<Text>, _>(artifact)
             .bind::<diesel::sql_types::Int4, _>(attempt),
     )
-    .get_result(conn)
+    .one_row(conn)
     .await?;
     Ok(row)
 }

@@ -3,8 +3,8 @@
 //! resume puts the todo back in flight, so its queue's admission budget judges it as it
 //! judges a claim.
 
+use crate::db::one_row::OneRow;
 use diesel::sql_types::{Bytea, Int4, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 
 use super::super::Store;
 use super::admitted::{Admitted, admit_resume};
@@ -88,7 +88,7 @@ impl Store {
             .bind::<SqlUuid, _>(endpoint.0)
             .bind::<Int4, _>(lease)
             .bind::<Nullable<Bytea>, _>(token_hash.map(|h| h.to_vec()));
-        let row: FastRow = Prepared(q).get_result(&mut conn).await?;
+        let row: FastRow = Prepared(q).one_row(&mut conn).await?;
         let admitted = match (row.budgeted, row.todo) {
             (_, Some(todo)) => Admitted::Claimed(Box::new(todo)),
             (false, None) => Admitted::Nothing,

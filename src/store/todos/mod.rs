@@ -28,12 +28,13 @@ pub use read::{ListFilter, TodoWithAttempts};
 pub(crate) use sweeps::SWEEP_PAUSE_RATIO;
 pub use sweeps::{INTERRUPTS_DUE, LEASES_DUE, SweepReport};
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{Array, Bool, Bytea, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::AsyncPgConnection;
 
 use super::signals::{DeadLettered, FinalAttempt, Signal, TodoFacts, TodoReady};
 use crate::db::models::TodoRow;
@@ -213,7 +214,7 @@ pub(crate) async fn agent_transition<R>(
 where
     R: QueryableByName<Pg> + Send + 'static,
 {
-    match Prepared(query).get_result::<R>(conn).await.optional()? {
+    match Prepared(query).one_row::<R>(conn).await.optional()? {
         Some(row) => Ok(row),
         None => {
             Err(explain_miss(conn, &Caller::Endpoint(endpoint), id, token_hash.as_ref().map(|h| h.as_slice()), wanted)
@@ -239,7 +240,7 @@ pub(crate) async fn explain_miss(
         lease_token_hash: Option<Vec<u8>>,
     }
     let statement = caller.pick(&MISS_AS_AGENT, &MISS_AS_OPERATOR);
-    let found: QueryResult<Option<Row>> = caller.bind(todo_query(statement, id)).get_result(conn).await.optional();
+    let found: QueryResult<Option<Row>> = caller.bind(todo_query(statement, id)).one_row(conn).await.optional();
     match found {
         Ok(None) => Error::NotFound,
         Ok(Some(row)) => match (lease_token_hash, row.lease_token_hash.as_deref()) {

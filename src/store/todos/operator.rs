@@ -1,9 +1,10 @@
 //! What an operator may do to a todo in their scopes: fail it (the same cap rule as an
 //! agent's fail) and retry it now.
 
+use crate::db::one_row::OneRow;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::AsyncConnection;
 
 use super::super::Store;
 use super::finish::{Finish, fail_in_tx};
@@ -83,7 +84,7 @@ impl Store {
         let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
         let mut conn = self.conn().await?;
         let row: QueryResult<Option<TodoRow>> =
-            todo_query(&RETRY_NOW, id).bind::<Array<SqlUuid>, _>(ids).get_result(&mut conn).await.optional();
+            todo_query(&RETRY_NOW, id).bind::<Array<SqlUuid>, _>(ids).one_row(&mut conn).await.optional();
         match row {
             Ok(Some(todo)) => {
                 self.emitter().claimable(todo.endpoint_id, &todo.queue, Arrived::Todos(1));
@@ -112,7 +113,7 @@ async fn why_not_retried(conn: &mut diesel_async::AsyncPgConnection, scopes: &[S
     }
     let ids: Vec<uuid::Uuid> = scopes.iter().map(|s| s.0).collect();
     let found: QueryResult<Option<Row>> =
-        todo_query(&WHY_NOT_RETRIED, id).bind::<Array<SqlUuid>, _>(ids).get_result(conn).await.optional();
+        todo_query(&WHY_NOT_RETRIED, id).bind::<Array<SqlUuid>, _>(ids).one_row(conn).await.optional();
 
     match found {
         Ok(None) => Error::NotFound,

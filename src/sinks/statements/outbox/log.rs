@@ -1,6 +1,7 @@
 //! The outbox as people read it: a sink's send log, which sinks were told about a
 //! todo, and the depth `/metrics` reports.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Double, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -81,7 +82,7 @@ impl Store {
             oldest: f64,
         }
         let mut conn = self.conn().await?;
-        let d: Depth = DEPTH.query().get_result(&mut conn).await?;
+        let d: Depth = DEPTH.query().one_row(&mut conn).await?;
         Ok((d.open, d.oldest))
     }
 }

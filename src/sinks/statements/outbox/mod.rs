@@ -5,6 +5,7 @@
 //! each sink answered. Rows are written by the dead-letter trigger and the revocation
 //! cascade (migration `outbox`), in the transactions that cause them.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Bool, Int4, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{OptionalExtension, QueryableByName};
@@ -296,7 +297,7 @@ impl Store {
             taken: i32,
         }
         let mut conn = self.conn().await?;
-        let taken: Taken = FAN_OUT.query().bind::<Integer, _>(batch).get_result(&mut conn).await?;
+        let taken: Taken = FAN_OUT.query().bind::<Integer, _>(batch).one_row(&mut conn).await?;
         Ok(usize::try_from(taken.taken).unwrap_or(0))
     }
 
@@ -317,7 +318,7 @@ impl Store {
     /// Where `sink` posts (none: deleted).
     pub async fn sink_dial(&self, sink: SinkId) -> Result<Option<SinkDial>> {
         let mut conn = self.conn().await?;
-        Ok(SINK_DIAL.query().bind::<SqlUuid, _>(sink).get_result(&mut conn).await.optional()?)
+        Ok(SINK_DIAL.query().bind::<SqlUuid, _>(sink).one_row(&mut conn).await.optional()?)
     }
 
     /// Holds `due` (rows this pass claimed for `sink`) because its connection is not

@@ -3,6 +3,7 @@
 //! ([`crate::sinks::rules::budget::spend`]), write the bucket back, and mark each row
 //! as the division says. Each step is one registered statement.
 
+use crate::db::one_row::OneRow;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Double, Int4, Integer, Timestamptz, Uuid as SqlUuid};
@@ -92,7 +93,7 @@ async fn lock_budget(conn: &mut AsyncPgConnection, sink: SinkId) -> Result<Store
         #[diesel(sql_type = Timestamptz)]
         now: DateTime<Utc>,
     }
-    let b: Bucket = LOCK_BUDGET.query().bind::<SqlUuid, _>(sink).get_result(conn).await?;
+    let b: Bucket = LOCK_BUDGET.query().bind::<SqlUuid, _>(sink).one_row(conn).await?;
     Ok(StoredBudget {
         state: BucketState { tokens: b.tokens, refilled_at: b.tokens_at },
         per_hour: b.budget_per_hour,

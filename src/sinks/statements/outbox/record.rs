@@ -15,6 +15,7 @@
 //! partial index on `status` (every pending row) instead of looking each row up by id,
 //! which with stale statistics it did, once per batch, over 290 000 pending rows.
 
+use crate::db::one_row::OneRow;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -273,7 +274,7 @@ async fn insert_fresh(
         .bind::<Int4, _>(super::CLAIM_SECONDS)
         .bind::<Array<Timestamptz>, _>(&created)
         .bind::<Array<BigInt>, _>(settled)
-        .get_result(conn)
+        .one_row(conn)
         .await?;
     Ok(usize::try_from(written.written).unwrap_or(0))
 }
