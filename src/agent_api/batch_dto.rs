@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::lean_claims::LeanClaimAnswer;
+use super::lean_answers::{AnswerForm, LeanClaimAnswer};
 use super::todo_bodies::CreateTodoBody;
 use super::todo_views::{ClaimAnswer, TodoDetail, TodoView};
 use crate::db::models::TodoRow;
@@ -111,7 +111,9 @@ pub struct FinishItemAnswer {
     /// Whether it was completed (failed); when false, `error` says why, with the code and
     /// message the single verb would have answered.
     pub ok: bool,
-    /// The todo after it, as the single verb answers it; only when `ok`.
+    /// The todo after it, as the single verb answers it; only when `ok`, and not in the
+    /// lean answer (`?answer=lean`), which says only `id` and `ok` of an item that went
+    /// through.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub todo: Option<TodoView>,
     /// Why not: `not_found`, `conflict` (not claimed, a lease token that does not match)
@@ -128,13 +130,17 @@ pub struct BatchFinishAnswer {
 }
 
 impl BatchFinishAnswer {
-    /// The answers to the items whose ids (as given) are `ids`.
-    pub fn new(ids: Vec<String>, answers: Vec<Result<TodoRow>>) -> Self {
+    /// The answers to the items whose ids (as given) are `ids`, in `form` (the lean form
+    /// leaves out each item's todo).
+    pub fn new(ids: Vec<String>, answers: Vec<Result<TodoRow>>, form: AnswerForm) -> Self {
         let results = ids
             .into_iter()
             .zip(answers)
             .map(|(id, answer)| match answer {
-                Ok(row) => FinishItemAnswer { id, ok: true, todo: Some(TodoView::from(&row)), error: None },
+                Ok(row) => {
+                    let todo = (form == AnswerForm::Full).then(|| TodoView::from(&row));
+                    FinishItemAnswer { id, ok: true, todo, error: None }
+                }
                 Err(e) => FinishItemAnswer { id, ok: false, todo: None, error: Some(e.body()) },
             })
             .collect();

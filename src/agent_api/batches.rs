@@ -2,6 +2,7 @@
 //! transaction each (claim-next's `limit` is [`super::todos::claim_next_answer`]'s).
 
 use super::batch_dto::{BatchCreateAnswer, BatchCreateBody, BatchFinishAnswer, BatchFinishBody, FinishItemBody};
+use super::lean_answers::AnswerForm;
 use crate::domain::ids::TodoId;
 use crate::error::Result;
 use crate::service::Services;
@@ -22,18 +23,29 @@ fn items_of(body: BatchFinishBody) -> (Vec<String>, Vec<(Option<TodoId>, Finish)
         .unzip()
 }
 
-/// What `POST /api/v1/agent/todos/complete` and the MCP tool `complete_many` answer.
-pub async fn complete_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
+/// What `POST /api/v1/agent/todos/complete` and the MCP tool `complete_many` answer (in
+/// `form`: MCP's is always the full one).
+pub async fn complete_answer(
+    s: &Services,
+    me: &AgentPrincipal,
+    body: BatchFinishBody,
+    form: AnswerForm,
+) -> Result<BatchFinishAnswer> {
     let (ids, items) = items_of(body);
     let answers = agent_batch::complete(s, me, items).await?;
-    Ok(BatchFinishAnswer::new(ids, answers))
+    Ok(BatchFinishAnswer::new(ids, answers, form))
 }
 
-/// What `POST /api/v1/agent/todos/fail` and the MCP tool `fail_many` answer.
-pub async fn fail_answer(s: &Services, me: &AgentPrincipal, body: BatchFinishBody) -> Result<BatchFinishAnswer> {
+/// What `POST /api/v1/agent/todos/fail` and the MCP tool `fail_many` answer (in `form`).
+pub async fn fail_answer(
+    s: &Services,
+    me: &AgentPrincipal,
+    body: BatchFinishBody,
+    form: AnswerForm,
+) -> Result<BatchFinishAnswer> {
     let (ids, items) = items_of(body);
     let answers = agent_batch::fail(s, me, items).await?;
-    Ok(BatchFinishAnswer::new(ids, answers))
+    Ok(BatchFinishAnswer::new(ids, answers, form))
 }
 
 /// What `POST /api/v1/agent/todos/batch` and the MCP tool `create_todos` answer.

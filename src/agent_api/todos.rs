@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::batch_dto::{BatchClaimAnswer, ClaimNextAnswer};
-use super::lean_claims::LeanClaimAnswer;
+use super::lean_answers::LeanClaimAnswer;
 use super::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
 use super::todo_views::{AttemptView, ClaimAnswer, CreatedTodo, TodoDetail, TodoList, TodoView};
 use crate::domain::admission::Deferral;

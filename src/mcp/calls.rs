@@ -8,6 +8,7 @@ use super::args::Args;
 use super::gate::ToolCaller;
 use super::local::Local;
 use super::tools::ToolName;
+use crate::agent_api::lean_answers::AnswerForm;
 use crate::agent_api::{batches, hooks, owner_page, presence, sinks, todos};
 use crate::domain::ids::{HookId, TodoId};
 use crate::domain::todo_state::Presence;
@@ -66,8 +67,8 @@ pub async fn call(tool: ToolName, local: &Local, caller: ToolCaller, args: Args)
             body(todos::resume_answer(s, me, id, b).await?)
         }
         T::CreateTodo => body(todos::create_answer(s, me, args.body()?).await?),
-        T::CompleteMany => body(batches::complete_answer(s, me, args.body()?).await?),
-        T::FailMany => body(batches::fail_answer(s, me, args.body()?).await?),
+        T::CompleteMany => body(batches::complete_answer(s, me, args.body()?, AnswerForm::Full).await?),
+        T::FailMany => body(batches::fail_answer(s, me, args.body()?, AnswerForm::Full).await?),
         T::CreateTodos => body(batches::create_answer(s, me, args.body()?).await?),
         T::ClockIn | T::ClockOut => {
             args.none()?;

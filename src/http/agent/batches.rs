@@ -4,10 +4,11 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::super::body::Json;
+use super::super::body::{Json, Query};
 use crate::agent_api::auth::Agent;
 use crate::agent_api::batch_dto::{BatchCreateAnswer, BatchCreateBody, BatchFinishAnswer, BatchFinishBody};
 use crate::agent_api::batches::{complete_answer, create_answer, fail_answer};
+use crate::agent_api::lean_answers::AnswerQuery;
 use crate::error::{ErrorEnvelope, Result};
 use crate::service::Services;
 
@@ -17,11 +18,18 @@ use crate::service::Services;
 /// fail the others; an id that is not a todo id answers `not_found`). A body that is not valid as a whole (not 1–100 items, an item with an
 /// unknown field or a wrong type, a NUL character anywhere) is refused with 422 and
 /// changes nothing.
-#[utoipa::path(post, path = "/api/v1/agent/todos/complete", operation_id = "complete_batch", request_body = BatchFinishBody, tag = "agent",
+///
+/// With `?answer=lean` an item that went through answers only `{"id", "ok": true}`.
+#[utoipa::path(post, path = "/api/v1/agent/todos/complete", operation_id = "complete_batch", params(AnswerQuery), request_body = BatchFinishBody, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(complete_answer(&s, &agent.0, body.0).await?))
+pub async fn complete(
+    s: web::Data<Services>,
+    agent: Agent,
+    q: Query<AnswerQuery>,
+    body: Json<BatchFinishBody>,
+) -> Result<HttpResponse> {
+    Ok(HttpResponse::Ok().json(complete_answer(&s, &agent.0, body.0, q.form()).await?))
 }
 
 /// Fails many claimed todos in one transaction, each exactly as
@@ -31,11 +39,18 @@ pub async fn complete(s: web::Data<Services>, agent: Agent, body: Json<BatchFini
 /// error that route would give (a bad item does not fail the others; an id that is not a
 /// todo id answers `not_found`). A body that is not valid as a whole (not 1–100 items, an item with an unknown field or a wrong type, a NUL
 /// character anywhere) is refused with 422 and changes nothing.
-#[utoipa::path(post, path = "/api/v1/agent/todos/fail", operation_id = "fail_batch", request_body = BatchFinishBody, tag = "agent",
+///
+/// With `?answer=lean` an item that went through answers only `{"id", "ok": true}`.
+#[utoipa::path(post, path = "/api/v1/agent/todos/fail", operation_id = "fail_batch", params(AnswerQuery), request_body = BatchFinishBody, tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = BatchFinishAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope)))]
-pub async fn fail(s: web::Data<Services>, agent: Agent, body: Json<BatchFinishBody>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(fail_answer(&s, &agent.0, body.0).await?))
+pub async fn fail(
+    s: web::Data<Services>,
+    agent: Agent,
+    q: Query<AnswerQuery>,
+    body: Json<BatchFinishBody>,
+) -> Result<HttpResponse> {
+    Ok(HttpResponse::Ok().json(fail_answer(&s, &agent.0, body.0, q.form()).await?))
 }
 
 /// Creates many todos on this endpoint's queues in one transaction, each exactly as

@@ -8,7 +8,7 @@ use actix_web::{HttpResponse, web};
 use super::super::body::{Json, OptionalJson, Query};
 use crate::agent_api::auth::Agent;
 use crate::agent_api::batch_dto::ClaimNextAnswer;
-use crate::agent_api::lean_claims::{AnswerForm, ClaimNextQuery};
+use crate::agent_api::lean_answers::{AnswerForm, AnswerQuery};
 use crate::agent_api::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
 use crate::agent_api::todo_views::{ClaimAnswer, CreatedTodo, TodoDetail, TodoList, TodoView};
 use crate::agent_api::todos::{
@@ -48,7 +48,7 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListTodosQuery>
 /// agent needs to work and finish: `{"todos": [{id, lease_token, attempt_seq,
 /// lease_expires_at, queue, kind, title, payload, work_order}], "empty": <no claims>}`
 /// (with `deferred` as above). The claims are the same; only the answer is smaller.
-#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", params(ClaimNextQuery),
+#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", params(AnswerQuery),
     request_body(content = Option<ClaimBody>, example = json!({"limit": 10, "lease_ttl_seconds": 600})), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
@@ -56,10 +56,10 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListTodosQuery>
 pub async fn claim_next(
     s: web::Data<Services>,
     agent: Agent,
-    q: Query<ClaimNextQuery>,
+    q: Query<AnswerQuery>,
     body: OptionalJson<ClaimBody>,
 ) -> Result<HttpResponse> {
-    let answer = match q.into_inner().answer.unwrap_or_default() {
+    let answer = match q.form() {
         AnswerForm::Full => claim_next_answer(&s, &agent.0, body.0).await?,
         AnswerForm::Lean => lean_claim_next_answer(&s, &agent.0, body.0).await?,
     };

@@ -113,3 +113,37 @@ async fn a_lean_batch_answer_is_under_half_the_bytes_of_the_full_one() {
     println!("10 claims: full answer {full} bytes, lean {lean} bytes ({:.0} %)", 100.0 * lean as f64 / full as f64);
     assert!(lean * 2 < full, "full {full} bytes, lean {lean}");
 }
+
+#[actix_web::test]
+async fn a_lean_batch_complete_or_fail_answers_id_and_ok_and_errors_in_full() {
+    let (app, _, ep) = TestApp::with_worker().await;
+    for i in 0..3 {
+        app.create_todo(&ep, "q", &format!("t{i}")).await;
+    }
+    let claims = lean(&app, &ep, json!({"limit": 3})).await;
+    let item = |i: usize| json!({"id": claims["todos"][i]["id"], "lease_token": claims["todos"][i]["lease_token"]});
+    let stale = json!({"id": claims["todos"][2]["id"], "lease_token": "not-the-token"});
+    let (status, done) =
+        app.post("/api/v1/agent/todos/complete?answer=lean", &ep.token, json!({"items": [item(0), stale]})).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["results"][0], json!({"id": claims["todos"][0]["id"], "ok": true}));
+    assert_eq!(done["results"][1]["ok"], false);
+    assert_eq!(done["results"][1]["error"]["code"], "conflict", "an item's error is answered in full: {done}");
+    let (status, failed) =
+        app.post("/api/v1/agent/todos/fail?answer=lean", &ep.token, json!({"items": [item(1)]})).await;
+    assert_eq!(status, StatusCode::OK, "{failed}");
+    assert_eq!(failed["results"], json!([{"id": claims["todos"][1]["id"], "ok": true}]));
+    // The rows moved as the full answers' would have.
+    let mut states = Vec::new();
+    for i in 0..3 {
+        let t = todo(&app, &ep, claims["todos"][i]["id"].as_str().unwrap().parse().unwrap()).await;
+        states.push(t["state"].clone());
+    }
+    assert_eq!(states, [json!("done"), json!("failed"), json!("claimed")]);
+    // Without the query, the items carry their todos.
+    let (status, full) = app.post("/api/v1/agent/todos/complete", &ep.token, json!({"items": [item(2)]})).await;
+    assert_eq!(status, StatusCode::OK, "{full}");
+    assert_eq!(full["results"][0]["todo"]["state"], "done", "{full}");
+    let (status, bad) = app.post("/api/v1/agent/todos/fail?answer=none", &ep.token, json!({"items": [item(2)]})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+}

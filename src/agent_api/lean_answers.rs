@@ -1,4 +1,5 @@
-//! The lean claim answer: `POST /api/v1/agent/todos/claim-next?answer=lean`. Only what
+//! The lean answers: `POST /api/v1/agent/todos/claim-next?answer=lean` (and, for the
+//! batch complete and fail, `?answer=lean` leaves each item's todo out). Only what
 //! an agent needs to do the work and finish it, in one shape whatever the `limit`, so a
 //! small agent in any language reads a list and nothing else. Asked for explicitly: the
 //! full answers (`ClaimAnswer`, `BatchClaimAnswer`) stay the default, and MCP's
@@ -33,14 +34,22 @@ pub enum AnswerForm {
     Lean,
 }
 
-/// Query of `POST /api/v1/agent/todos/claim-next`.
+/// Query of `POST /api/v1/agent/todos/claim-next` and of the batch complete and fail.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
-pub struct ClaimNextQuery {
-    /// `full` (default) or `lean`: `lean` answers `LeanClaimAnswer`, a list of only
-    /// what an agent needs to work and finish, for any `limit`.
+pub struct AnswerQuery {
+    /// `full` (default) or `lean`. On claim-next, `lean` answers `LeanClaimAnswer`, a
+    /// list of only what an agent needs to work and finish, for any `limit`; on the batch
+    /// complete and fail, each item that went through answers only `id` and `ok`.
     #[param(inline)]
     pub answer: Option<AnswerForm>,
+}
+
+impl AnswerQuery {
+    /// The form asked for (full without one).
+    pub fn form(&self) -> AnswerForm {
+        self.answer.unwrap_or_default()
+    }
 }
 
 /// claim-next's lean answer (`?answer=lean`): the todos claimed, oldest first, each with
