@@ -1,4 +1,6 @@
-//! Completing many claimed todos in one transaction: the rows locked in id order, then
+//! Completing many claimed todos: first one statement for every item whose attempt this
+//! release opened on the row (the rows locked in id order by its join), then, for what it
+//! did not complete, one transaction: the rows locked in id order, then
 //! per round one statement that completes every item the single verb would complete
 //! (the same conditions: the endpoint's, not quarantined, `claimed`, the lease token
 //! when given) and closes its attempt `completed` / `done`, kept on the todo row as the
@@ -47,9 +49,53 @@ statement! {
 }
 
 impl Store {
-    /// Completes each `(todo, finish)` as [`Store::complete`] would, in one transaction;
-    /// answers per item, in order.
+    /// Completes each `(todo, finish)` as [`Store::complete`] would; answers per item, in
+    /// order. First, in one statement of its own ([`Store::complete_each`], the group
+    /// commit's), every item whose attempt this release opened on the todo row: the rows
+    /// are locked in id order by that statement's join, with no transaction, lock
+    /// statement or history look-up around it (the common case, and the cheap one). What
+    /// it did not complete (a refused body, an id named twice, a lease token that does not
+    /// match, a todo not claimed, an attempt an earlier release opened as a history row)
+    /// then goes through [`Store::complete_batch_locked`], in one transaction, which
+    /// completes or explains each exactly as the single verb would.
     pub async fn complete_batch(
+        &self,
+        endpoint: EndpointId,
+        items: Vec<(Option<TodoId>, Finish)>,
+    ) -> Result<Vec<ItemResult<TodoRow>>> {
+        let at_once: Vec<(TodoId, Finish)> =
+            items.iter().filter_map(|(id, finish)| id.map(|id| (id, finish.clone()))).collect();
+        let mut done = self.complete_each(endpoint, &at_once).await?.into_iter();
+        // Each item's row when the statement completed it; the others, in order, go on.
+        let mut answered: Vec<Option<TodoRow>> = Vec::with_capacity(items.len());
+        let mut rest = Vec::new();
+        for (id, finish) in items {
+            let row = match id {
+                Some(_) => done.next().flatten(),
+                None => None,
+            };
+            if row.is_none() {
+                rest.push((id, finish));
+            }
+            answered.push(row);
+        }
+        let mut rest = match rest.is_empty() {
+            true => Vec::new(),
+            false => self.complete_batch_locked(endpoint, rest).await?,
+        }
+        .into_iter();
+        answered
+            .into_iter()
+            .map(|row| match row {
+                Some(row) => Ok(Ok(row)),
+                None => rest.next().ok_or_else(|| Error::internal("a batch item was left unanswered")),
+            })
+            .collect()
+    }
+
+    /// Completes each `(todo, finish)` as [`Store::complete`] would, in one transaction
+    /// that locks the rows in id order first; answers per item, in order.
+    async fn complete_batch_locked(
         &self,
         endpoint: EndpointId,
         items: Vec<(Option<TodoId>, Finish)>,
