@@ -178,6 +178,12 @@ fn process_ticks(stat_path: &str) -> Option<(String, u64)> {
     Some((comm, utime + stime))
 }
 
+/// CPU ticks (user + system, all its threads) process `pid` has used so far; 0 once it
+/// is gone.
+pub fn pid_ticks(pid: u32) -> u64 {
+    process_ticks(&format!("/proc/{pid}/stat")).map(|(_, t)| t).unwrap_or(0)
+}
+
 /// The ids of this process's threads now (`/proc/self/task`).
 pub fn own_threads() -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc/self/task") else { return Vec::new() };
