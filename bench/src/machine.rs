@@ -184,6 +184,17 @@ pub fn pid_ticks(pid: u32) -> u64 {
     process_ticks(&format!("/proc/{pid}/stat")).map(|(_, t)| t).unwrap_or(0)
 }
 
+/// CPU ticks of this process's children that have exited and been waited for
+/// (`cutime` + `cstime`): a tool the bench ran to its end, such as pgbench.
+pub fn reaped_children_ticks() -> u64 {
+    let Ok(stat) = fs::read_to_string("/proc/self/stat") else { return 0 };
+    let Some(close) = stat.rfind(')') else { return 0 };
+    let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    // After `comm`: cutime and cstime are fields 16 and 17, at 13 and 14 here.
+    let field = |i: usize| rest.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(13) + field(14)
+}
+
 /// The ids of this process's threads now (`/proc/self/task`).
 pub fn own_threads() -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc/self/task") else { return Vec::new() };

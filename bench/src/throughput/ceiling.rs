@@ -178,6 +178,13 @@ impl ClusterMark {
         self
     }
 
+    /// This mark with the CPU of this process's reaped children counted as the agents'
+    /// (pgbench's clients, once it has exited).
+    pub fn with_reaped_children(mut self) -> ClusterMark {
+        self.cpu.bench += machine::reaped_children_ticks();
+        self
+    }
+
     /// This mark with the cluster's CPU read again now: for the end of a span whose
     /// clients left at its end, once the postmaster has reaped their backends (their CPU
     /// is in its children's counters only then), with the span itself still ending at
@@ -239,7 +246,7 @@ pub async fn window(
     let script = scratch.join("claim_complete_2tx.sql");
     std::fs::write(&script, CYCLE_2TX).map_err(|e| format!("writing {}: {e}", script.display()))?;
     let threads = clients.min(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let from = ClusterMark::now(db, probe).await?;
+    let from = ClusterMark::now(db, probe).await?.with_reaped_children();
     let out = Command::new("pgbench")
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &threads.to_string()])
         .args(["-T", &seconds.to_string(), "-f"])
@@ -253,7 +260,7 @@ pub async fn window(
     // pgbench's backends have exited by now; the postmaster reaps them within moments,
     // and only then is their CPU in its children's counters.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let to = ended.with_cluster_cpu_now();
+    let to = ended.with_cluster_cpu_now().with_reaped_children();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!("pgbench failed: {}{}", text, String::from_utf8_lossy(&out.stderr)));

@@ -53,7 +53,7 @@ pub fn table(run: &ThroughputRun) -> String {
 
 /// The headline table's rows of this benchmark.
 fn headline_rows(run: &ThroughputRun) -> Vec<String> {
-    let when = format!("{}, `{}`", run.date.get(4..10).unwrap_or(&run.date).trim(), run.revision);
+    let when = format!("{}, `{}`", run.date.get(4..10).unwrap_or(&run.date).trim().replace("  ", " "), run.revision);
     let t = targets::targets(run);
     let verdict = |i: usize| t.get(i).map_or("-".into(), |t| t.verdict.text());
     let mut rows = Vec::new();

@@ -89,7 +89,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 pub fn cpu_cells(s: &Series) -> String {
     let (sv, pg, ag) =
         (s.cost_median(Cost::server_us), s.cost_median(Cost::postgres_us), s.cost_median(Cost::agents_us));
-    format!("{sv:.0} · {pg:.0} · {ag:.0} = {:.0}", sv + pg + ag)
+    format!("{} · {} · {} = {}", group(sv), group(pg), group(ag), group(sv + pg + ag))
 }
 
 /// "all (without FPI)" WAL bytes per unit, medians; "unavailable" for the split when
@@ -129,10 +129,11 @@ pub fn targets(run: &ThroughputRun) -> Vec<Target> {
                     let r = ratio(s.rate(), p.drains.rate());
                     (
                         format!(
-                            "Graphile Worker {} at concurrency {}: {} jobs/s → {r:.2}×",
+                            "Graphile Worker {} at concurrency {}: {} jobs/s → {}",
                             super::graphile::VERSION,
                             p.concurrency,
-                            group(p.drains.rate())
+                            group(p.drains.rate()),
+                            if s.is_empty() { "-".into() } else { format!("{r:.2}×") }
                         ),
                         if s.is_empty() { not_run(lean_missing) } else { Verdict::of(r, SINGLE_OVER_GRAPHILE) },
                     )
@@ -155,11 +156,12 @@ pub fn targets(run: &ThroughputRun) -> Vec<Target> {
         Some(p) => {
             let r = ratio(rate, p.drains.rate());
             let text = format!(
-                "PGQueuer {} best point ({} consumers, batches of {}): {} jobs/s → {r:.2}×",
+                "PGQueuer {} best point ({} consumers, batches of {}): {} jobs/s → {}",
                 super::pgqueuer::VERSION,
                 p.consumers,
                 p.batch,
-                group(p.drains.rate())
+                group(p.drains.rate()),
+                if missing.is_some() { "-".into() } else { format!("{r:.2}×") }
             );
             (text, missing.map_or_else(|| Verdict::of(r, at_least), |m| Verdict::NotMeasured(m.into())))
         }
@@ -285,11 +287,17 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
     let gap = |budget: f64, s: &Series| {
         let total = s.cost_median(Cost::total_us);
         let busy = s.pooled().cpu.busy_share();
-        format!(
-            "server + PostgreSQL + agents from {total:.0} to ≤ {budget:.0} µs ({}), or the cores' idle share (today {} busy) put to work",
-            if total > 0.0 { format!("{:+.0} %", (budget / total - 1.0) * 100.0) } else { "-".into() },
-            pct(busy)
-        )
+        let cpu = format!(
+            "server + PostgreSQL + agents from {} to ≤ {} µs ({})",
+            group(total),
+            group(budget),
+            if total > 0.0 { format!("{:+.0} %", (budget / total - 1.0) * 100.0) } else { "-".into() }
+        );
+        if busy < 0.9 {
+            format!("{cpu}; the cores were {} busy, so part of the distance is waiting, not CPU", pct(busy))
+        } else {
+            cpu
+        }
     };
     let mut out = Vec::new();
     if let Some(top) = run.top() {
@@ -305,19 +313,24 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
             out.push(Budget {
                 target: format!("single-row REST at {} agents ≥ {what}", top.clients),
                 implied: format!("≥ {} cycles/s", group(rate)),
-                budget: format!("{b:.0} µs per cycle"),
+                budget: format!("{} µs per cycle", group(b)),
                 today: format!("{} cycles/s; {}", group(top.rest.rate()), cpu_cells(&top.rest)),
                 wal: wal_cells(&top.rest),
-                reference: format!("ceiling: postgres {ceiling_pg:.0} µs, WAL {}", wal_cells(&top.ceiling)),
+                reference: format!(
+                    "ceiling: postgres {} µs · pgbench {} µs, WAL {}",
+                    group(ceiling_pg),
+                    group(top.ceiling.cost_median(Cost::agents_us)),
+                    wal_cells(&top.ceiling)
+                ),
                 gap: gap(b, &top.rest),
             });
         }
     }
     if let Some(p) = run.pgqueuer.as_ref().and_then(|p| p.best()) {
         let pgq_ref = format!(
-            "PGQueuer best: postgres {:.0} µs · consumers {:.0} µs per job, WAL {}",
-            p.drains.cost_median(Cost::postgres_us),
-            p.drains.cost_median(Cost::agents_us),
+            "PGQueuer best: postgres {} µs · consumers {} µs per job, WAL {}",
+            group(p.drains.cost_median(Cost::postgres_us)),
+            group(p.drains.cost_median(Cost::agents_us)),
             wal_cells(&p.drains)
         );
         let rate = BATCH_OVER_PGQUEUER * p.drains.rate();
@@ -326,7 +339,7 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
             out.push(Budget {
                 target: format!("batched drain, compiled agents ≥ {BATCH_OVER_PGQUEUER:.0}× PGQueuer"),
                 implied: format!("≥ {} todos/s", group(rate)),
-                budget: format!("{b:.0} µs per todo"),
+                budget: format!("{} µs per todo", group(b)),
                 today: format!("{} todos/s at {agents} agents; {}", group(s.rate()), cpu_cells(s)),
                 wal: wal_cells(s),
                 reference: pgq_ref.clone(),
@@ -341,7 +354,7 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
             out.push(Budget {
                 target: format!("batched drain, Python agents, lean answer ≥ {PYTHON_OVER_PGQUEUER:.1}× PGQueuer"),
                 implied: format!("≥ {} todos/s", group(rate)),
-                budget: format!("{b:.0} µs per todo (the agents' process included)"),
+                budget: format!("{} µs per todo (the agents' process included)", group(b)),
                 today: format!("{} todos/s ({label}); {}", group(s.rate()), cpu_cells(s)),
                 wal: wal_cells(s),
                 reference: pgq_ref,
@@ -384,17 +397,18 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
                 one.clients
             ),
             implied: format!("≥ {} cycles/s", group(rate)),
-            budget: format!("{wall:.0} µs of wall time per cycle (one request at a time: latency, not cores)"),
+            budget: format!("{} µs of wall time per cycle (one request at a time: latency, not cores)", group(wall)),
             today: format!(
-                "{} cycles/s = {today_wall:.0} µs per cycle; CPU {}",
+                "{} cycles/s = {} µs per cycle; CPU {}",
                 group(one.rest.rate()),
+                group(today_wall),
                 cpu_cells(&one.rest)
             ),
             wal: wal_cells(&one.rest),
             reference: format!(
-                "ceiling: {:.0} µs per cycle, postgres {:.0} µs",
-                if one.ceiling.rate() > 0.0 { 1e6 / one.ceiling.rate() } else { 0.0 },
-                one.ceiling.cost_median(Cost::postgres_us)
+                "ceiling: {} µs per cycle, postgres {} µs",
+                group(if one.ceiling.rate() > 0.0 { 1e6 / one.ceiling.rate() } else { 0.0 }),
+                group(one.ceiling.cost_median(Cost::postgres_us))
             ),
             gap: format!("{:+.0} µs of wall time per cycle", wall - today_wall),
         });
@@ -405,7 +419,7 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
         out.push(Budget {
             target: format!("plan stability ≥ {}", pct(STABILITY)),
             implied: format!("≥ {} todos/s without ANALYZE", group(rate)),
-            budget: format!("{b:.0} µs per todo"),
+            budget: format!("{} µs per todo", group(b)),
             today: format!("{} todos/s; {}", group(st.stale.rate()), cpu_cells(&st.stale)),
             wal: wal_cells(&st.stale),
             reference: format!("after ANALYZE: {} todos/s; {}", group(st.analyzed.rate()), cpu_cells(&st.analyzed)),
