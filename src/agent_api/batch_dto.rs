@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::lean_claims::LeanClaimAnswer;
 use super::todo_bodies::CreateTodoBody;
 use super::todo_views::{ClaimAnswer, TodoDetail, TodoView};
 use crate::db::models::TodoRow;
@@ -13,7 +14,7 @@ use crate::error::{ErrorBody, Result};
 use crate::store::todos::{BatchClaim, CreateOutcome};
 
 /// claim_next's answer: one claim as always (no `limit`, or a `limit` of 1), or a batch
-/// (a `limit` above 1).
+/// (a `limit` above 1), or the lean list when asked for.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum ClaimNextAnswer {
@@ -22,6 +23,9 @@ pub enum ClaimNextAnswer {
     One(Box<ClaimAnswer>),
     /// With a `limit` above 1: `{claims: [...], empty, deferred?}`.
     Batch(BatchClaimAnswer),
+    /// Asked for with `?answer=lean` (REST only), for any `limit`: `{todos: [...], empty,
+    /// deferred?}`.
+    Lean(LeanClaimAnswer),
 }
 
 /// claim_next's answer to a `limit` above 1: the todos claimed, oldest first.

@@ -19,6 +19,7 @@
 //! | [`todos`] | what the todo verbs answer (and `list_todos`' query) |
 //! | [`batch_dto`] | the batch verbs' bodies and answers |
 //! | [`batches`] | what the batch verbs answer |
+//! | [`lean_claims`] | claim-next's lean answer (`?answer=lean`) |
 //! | [`presence`] | what clock-in and clock-out answer |
 //! | [`hook_dto`] | a notify hook's shapes |
 //! | [`hooks`] | what the hook verbs answer |
@@ -31,6 +32,7 @@ pub mod batch_dto;
 pub mod batches;
 pub mod hook_dto;
 pub mod hooks;
+pub mod lean_claims;
 pub mod owner_page;
 pub mod presence;
 pub mod sink_dto;

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::batch_dto::{BatchClaimAnswer, ClaimNextAnswer};
+use super::lean_claims::LeanClaimAnswer;
 use super::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
 use super::todo_views::{AttemptView, ClaimAnswer, CreatedTodo, TodoDetail, TodoList, TodoView};
 use crate::domain::admission::Deferral;
@@ -81,6 +82,14 @@ pub async fn claim_next_answer(s: &Services, me: &AgentPrincipal, body: ClaimBod
         ClaimNextOutcome::One(outcome) => ClaimNextAnswer::One(Box::new(claim_view(outcome))),
         ClaimNextOutcome::Batch(batch) => ClaimNextAnswer::Batch(BatchClaimAnswer::from(batch)),
     })
+}
+
+/// What `POST /api/v1/agent/todos/claim-next?answer=lean` answers: the same claims as
+/// [`claim_next_answer`], in the lean form, whatever the `limit`.
+pub async fn lean_claim_next_answer(s: &Services, me: &AgentPrincipal, body: ClaimBody) -> Result<ClaimNextAnswer> {
+    let (claim, limit, wait_seconds) = claim_of(body);
+    let outcome = long_poll::claim_next(s, me, claim, limit, wait_seconds).await?;
+    Ok(ClaimNextAnswer::Lean(LeanClaimAnswer::from(outcome)))
 }
 
 /// What `POST /api/v1/agent/todos/{id}/claim` and the MCP tool `claim` answer.

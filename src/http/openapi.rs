@@ -123,7 +123,7 @@ mod tests {
     }
 
     #[test]
-    fn claim_next_answers_either_shape_and_only_claims_tells_them_apart() {
+    fn claim_next_answers_one_of_three_shapes_told_apart_by_their_list() {
         let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
         let ok = &doc["paths"]["/api/v1/agent/todos/claim-next"]["post"]["responses"]["200"];
         let answer = &ok["content"]["application/json"]["schema"];
@@ -134,10 +134,23 @@ mod tests {
         };
         let shapes: Vec<&str> =
             answer["oneOf"].as_array().unwrap().iter().map(|s| s["$ref"].as_str().unwrap()).collect();
-        assert_eq!(shapes, ["#/components/schemas/ClaimAnswer", "#/components/schemas/BatchClaimAnswer"], "{answer}");
+        assert_eq!(
+            shapes,
+            [
+                "#/components/schemas/ClaimAnswer",
+                "#/components/schemas/BatchClaimAnswer",
+                "#/components/schemas/LeanClaimAnswer"
+            ],
+            "{answer}"
+        );
         let schemas = &doc["components"]["schemas"];
-        assert_eq!(schemas["ClaimAnswer"]["additionalProperties"], false, "a batch answer must not pass as one claim");
+        for shape in ["ClaimAnswer", "BatchClaimAnswer", "LeanClaimAnswer"] {
+            assert_eq!(schemas[shape]["additionalProperties"], false, "{shape} must not pass as another shape");
+        }
         assert!(schemas["BatchClaimAnswer"]["required"].as_array().unwrap().contains(&"claims".into()));
+        assert!(schemas["LeanClaimAnswer"]["required"].as_array().unwrap().contains(&"todos".into()));
+        let params = doc["paths"]["/api/v1/agent/todos/claim-next"]["post"]["parameters"].as_array().unwrap();
+        assert!(params.iter().any(|p| p["name"] == "answer" && p["in"] == "query"), "{params:?}");
         for path in ["/api/v1/agent/todos/complete", "/api/v1/agent/todos/fail", "/api/v1/agent/todos/batch"] {
             assert!(doc["paths"][path]["post"].is_object(), "{path} is documented");
         }

@@ -42,6 +42,7 @@ mod one_row;
 mod outbound;
 mod owner_pages;
 mod permissions;
+mod plan_stability;
 mod proxy;
 mod quarantine;
 mod queues;

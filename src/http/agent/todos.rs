@@ -8,11 +8,12 @@ use actix_web::{HttpResponse, web};
 use super::super::body::{Json, OptionalJson, Query};
 use crate::agent_api::auth::Agent;
 use crate::agent_api::batch_dto::ClaimNextAnswer;
+use crate::agent_api::lean_claims::{AnswerForm, ClaimNextQuery};
 use crate::agent_api::todo_bodies::{ClaimBody, CreateTodoBody, FinishBody, HeartbeatBody, InterruptBody, ResumeBody};
 use crate::agent_api::todo_views::{ClaimAnswer, CreatedTodo, TodoDetail, TodoList, TodoView};
 use crate::agent_api::todos::{
     ListTodosQuery, claim_answer, claim_next_answer, complete_answer, create_answer, fail_answer, get_answer,
-    heartbeat_answer, interrupt_answer, list_answer, release_answer, resume_answer,
+    heartbeat_answer, interrupt_answer, lean_claim_next_answer, list_answer, release_answer, resume_answer,
 };
 use crate::domain::ids::TodoId;
 use crate::error::{ErrorEnvelope, Result};
@@ -42,13 +43,27 @@ pub async fn list(s: web::Data<Services>, agent: Agent, q: Query<ListTodosQuery>
 /// arrives on a queue it may claim (woken by the database's notification, on whichever
 /// instance the work was made) or the time is up, and then answers the same way (a
 /// batch claims what is there when it wakes, up to `limit`).
-#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next",
+///
+/// With `?answer=lean`, whatever the `limit`, the answer is one list of only what an
+/// agent needs to work and finish: `{"todos": [{id, lease_token, attempt_seq,
+/// lease_expires_at, queue, kind, title, payload, work_order}], "empty": <no claims>}`
+/// (with `deferred` as above). The claims are the same; only the answer is smaller.
+#[utoipa::path(post, path = "/api/v1/agent/todos/claim-next", params(ClaimNextQuery),
     request_body(content = Option<ClaimBody>, example = json!({"limit": 10, "lease_ttl_seconds": 600})), tag = "agent",
     security(("endpoint_token" = [])),
     responses((status = 200, body = ClaimNextAnswer), (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 422, body = ErrorEnvelope),
         (status = 503, body = ErrorEnvelope, description = "the database is unreachable (also while waiting); ask again")))]
-pub async fn claim_next(s: web::Data<Services>, agent: Agent, body: OptionalJson<ClaimBody>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(claim_next_answer(&s, &agent.0, body.0).await?))
+pub async fn claim_next(
+    s: web::Data<Services>,
+    agent: Agent,
+    q: Query<ClaimNextQuery>,
+    body: OptionalJson<ClaimBody>,
+) -> Result<HttpResponse> {
+    let answer = match q.into_inner().answer.unwrap_or_default() {
+        AnswerForm::Full => claim_next_answer(&s, &agent.0, body.0).await?,
+        AnswerForm::Lean => lean_claim_next_answer(&s, &agent.0, body.0).await?,
+    };
+    Ok(HttpResponse::Ok().json(answer))
 }
 
 /// Claims one todo by id, within its queue's admission budget: a deferred claim answers

@@ -10,6 +10,7 @@ mod complete;
 mod create;
 mod equivalence;
 mod fail;
+mod lean;
 mod metrics;
 mod race;
 
