@@ -69,9 +69,10 @@ pub struct CeilingWindow {
 /// CPU and WAL spent in a span, with the work done in it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cost {
-    /// CPU by component; `postgres_s` is every process of the PostgreSQL cluster (its
-    /// backends, reaped ones included, and its writers); `bench_s` is the agents' (this
-    /// process, and the agents' own process when they run in one: Python, Node).
+    /// CPU by component; `postgres_s` is the PostgreSQL cluster's for this run (its
+    /// writers, the bench database's backends, reaped ones included; not the live
+    /// backends of other databases); `bench_s` is the agents' (this process, pgbench,
+    /// and the agents' own process when they run in one: Python, Node).
     pub cpu: CpuSpent,
     /// WAL bytes inserted in the span (the whole cluster's).
     pub wal_bytes: u64,
@@ -165,7 +166,7 @@ impl ClusterMark {
     pub async fn now(db: &BenchDb, probe: &Probe) -> BenchResult<ClusterMark> {
         let (wal, fpi) = db.wal_position().await?;
         let mut cpu = probe.sample();
-        cpu.postgres = machine::cluster_ticks();
+        cpu.postgres = machine::cluster_ticks(&probe.database);
         Ok(ClusterMark { cpu, wal, fpi })
     }
 
@@ -189,8 +190,8 @@ impl ClusterMark {
     /// clients left at its end, once the postmaster has reaped their backends (their CPU
     /// is in its children's counters only then), with the span itself still ending at
     /// this mark.
-    pub fn with_cluster_cpu_now(mut self) -> ClusterMark {
-        self.cpu.postgres = machine::cluster_ticks();
+    pub fn with_cluster_cpu_now(mut self, probe: &Probe) -> ClusterMark {
+        self.cpu.postgres = machine::cluster_ticks(&probe.database);
         self
     }
 
@@ -260,7 +261,7 @@ pub async fn window(
     // pgbench's backends have exited by now; the postmaster reaps them within moments,
     // and only then is their CPU in its children's counters.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let to = ended.with_cluster_cpu_now().with_reaped_children();
+    let to = ended.with_cluster_cpu_now(probe).with_reaped_children();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!("pgbench failed: {}{}", text, String::from_utf8_lossy(&out.stderr)));
