@@ -176,7 +176,7 @@ fn section(run: &ThroughputRun) -> String {
     let noise = noise(run);
     let _ = writeln!(
         d,
-        "- Noise: other processes (outside the server, the cluster and the agents) took at most {} of all cores in a \
+        "- Noise: other processes (outside the server, this run's PostgreSQL processes and the agents) took at most {} of all cores in a \
          measured span; the per-figure columns below say where.",
         pct(noise)
     );
