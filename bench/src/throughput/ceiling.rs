@@ -105,11 +105,6 @@ impl Cost {
         self.per_unit(self.cpu.bench_s * 1e6)
     }
 
-    /// Server, PostgreSQL and agents' CPU µs per unit: what one unit costs the machine.
-    pub fn total_us(&self) -> f64 {
-        self.server_us() + self.postgres_us() + self.agents_us()
-    }
-
     /// WAL bytes per unit.
     pub fn wal_per_unit(&self) -> f64 {
         self.per_unit(self.wal_bytes as f64)

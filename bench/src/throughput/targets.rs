@@ -285,7 +285,8 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
     let cores = run.machine.cores.max(1) as f64;
     let per_unit_budget = |rate: f64| if rate > 0.0 { cores * 1e6 / rate } else { 0.0 };
     let gap = |budget: f64, s: &Series| {
-        let total = s.cost_median(Cost::total_us);
+        // The sum of the components' medians, as the "today" cell shows it.
+        let total = s.cost_median(Cost::server_us) + s.cost_median(Cost::postgres_us) + s.cost_median(Cost::agents_us);
         let busy = s.pooled().cpu.busy_share();
         let cpu = format!(
             "server + PostgreSQL + agents from {} to ≤ {} µs ({})",
@@ -301,14 +302,32 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
     };
     let mut out = Vec::new();
     if let Some(top) = run.top() {
-        let ceiling_pg = top.ceiling.cost_median(Cost::postgres_us);
-        let mut implied =
-            vec![(format!("{} of the ceiling", pct(SINGLE_OVER_CEILING)), SINGLE_OVER_CEILING * top.ceiling.rate())];
+        let ceiling_ref = format!(
+            "ceiling: postgres {} µs · pgbench {} µs, WAL {}",
+            group(top.ceiling.cost_median(Cost::postgres_us)),
+            group(top.ceiling.cost_median(Cost::agents_us)),
+            wal_cells(&top.ceiling)
+        );
+        let mut implied = vec![(
+            format!("{} of the ceiling", pct(SINGLE_OVER_CEILING)),
+            SINGLE_OVER_CEILING * top.ceiling.rate(),
+            ceiling_ref,
+        )];
         if let Some(p) = run.graphile.as_ref().and_then(|g| g.best()) {
-            implied
-                .push((format!("{SINGLE_OVER_GRAPHILE:.1}× Graphile Worker"), SINGLE_OVER_GRAPHILE * p.drains.rate()));
+            let graphile_ref = format!(
+                "Graphile Worker at concurrency {}: postgres {} µs · its Node worker {} µs per job, WAL {}",
+                p.concurrency,
+                group(p.drains.cost_median(Cost::postgres_us)),
+                group(p.drains.cost_median(Cost::agents_us)),
+                wal_cells(&p.drains)
+            );
+            implied.push((
+                format!("{SINGLE_OVER_GRAPHILE:.1}× Graphile Worker"),
+                SINGLE_OVER_GRAPHILE * p.drains.rate(),
+                graphile_ref,
+            ));
         }
-        for (what, rate) in implied {
+        for (what, rate, reference) in implied {
             let b = per_unit_budget(rate);
             out.push(Budget {
                 target: format!("single-row REST at {} agents ≥ {what}", top.clients),
@@ -316,12 +335,7 @@ pub fn budgets(run: &ThroughputRun) -> Vec<Budget> {
                 budget: format!("{} µs per cycle", group(b)),
                 today: format!("{} cycles/s; {}", group(top.rest.rate()), cpu_cells(&top.rest)),
                 wal: wal_cells(&top.rest),
-                reference: format!(
-                    "ceiling: postgres {} µs · pgbench {} µs, WAL {}",
-                    group(ceiling_pg),
-                    group(top.ceiling.cost_median(Cost::agents_us)),
-                    wal_cells(&top.ceiling)
-                ),
+                reference,
                 gap: gap(b, &top.rest),
             });
         }
