@@ -122,9 +122,29 @@ impl BenchDb {
         Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 
-    /// The cluster's WAL insert position, in bytes since the start of the WAL.
-    pub async fn wal_insert_lsn(&self) -> BenchResult<u64> {
-        self.count("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint").await
+    /// The cluster's WAL insert position (bytes since the start of the WAL) and the
+    /// full-page images written so far (`pg_stat_wal.wal_fpi`).
+    pub async fn wal_position(&self) -> BenchResult<(u64, u64)> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint, (SELECT wal_fpi FROM pg_stat_wal)",
+                &[],
+            )
+            .await
+            .map_err(|e| format!("reading the WAL position: {e}"))?;
+        let (lsn, fpi): (i64, i64) = (row.get(0), row.get(1));
+        Ok((u64::try_from(lsn).unwrap_or(0), u64::try_from(fpi).unwrap_or(0)))
+    }
+
+    /// One setting's current value (`SHOW`).
+    pub async fn settings_value(&self, name: &str) -> BenchResult<String> {
+        let row = self
+            .client
+            .query_one("SELECT current_setting($1)", &[&name])
+            .await
+            .map_err(|e| format!("reading {name}: {e}"))?;
+        Ok(row.get(0))
     }
 
     /// The PostgreSQL version, and the settings that move a queue's throughput
@@ -182,8 +202,8 @@ impl BenchDb {
             n = args.done,
         ))
         .await?;
-        self.add_pending(&seeded, seeded.cycles, args.pending).await?;
-        self.add_pending(&seeded, seeded.reaped, args.expired).await?;
+        self.add_pending(&seeded, seeded.cycles, args.pending, args.todo_payload_bytes).await?;
+        self.add_pending(&seeded, seeded.reaped, args.expired, 0).await?;
         let lapsed = self.lapse_leases(&seeded).await?;
         if lapsed != u64::from(args.expired) {
             return Err(format!("seeded {lapsed} expired leases, expected {}", args.expired));
@@ -192,11 +212,26 @@ impl BenchDb {
         Ok(seeded)
     }
 
-    /// Appends `n` pending todos to `endpoint`'s queue, newer than any already there.
-    async fn add_pending(&self, seeded: &Seeded, endpoint: EndpointId, n: u32) -> BenchResult<u64> {
+    /// Appends `n` pending todos to `endpoint`'s queue, newer than any already there,
+    /// each with a payload `{"body": "xx…"}` of `payload_bytes` x's when not 0 (its
+    /// `payload_size` as the product counts it: the JSON text's length).
+    pub async fn add_pending(
+        &self,
+        seeded: &Seeded,
+        endpoint: EndpointId,
+        n: u32,
+        payload_bytes: u32,
+    ) -> BenchResult<u64> {
+        let (payload, size) = if payload_bytes == 0 {
+            ("NULL".to_owned(), 0)
+        } else {
+            let text = format!(r#"{{"body":"{}"}}"#, "x".repeat(payload_bytes as usize));
+            (format!("'{text}'::jsonb"), text.len())
+        };
         self.exec(&format!(
-            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, state, created_at, updated_at) \
-             SELECT {id}, '{ep}', '{scope}', '{QUEUE}', 'bench ' || g, 'pending', at, now() \
+            "INSERT INTO todos (id, endpoint_id, scope_id, queue, title, payload, payload_size, state, created_at, \
+               updated_at) \
+             SELECT {id}, '{ep}', '{scope}', '{QUEUE}', 'bench ' || g, {payload}, {size}, 'pending', at, now() \
              FROM generate_series(1, {n}) g, LATERAL (SELECT now() + g * interval '1 microsecond' AS at) t",
             id = todo_id_at("at"),
             ep = endpoint.0,
@@ -229,13 +264,14 @@ impl BenchDb {
     pub async fn prepare_window(&self, args: &Args, seeded: &Seeded) -> BenchResult<u64> {
         let pending = self.pending(seeded.cycles).await?;
         if pending < u64::from(args.pending) {
-            self.add_pending(seeded, seeded.cycles, args.pending - pending as u32).await?;
+            self.add_pending(seeded, seeded.cycles, args.pending - pending as u32, args.todo_payload_bytes).await?;
         }
         self.vacuum().await?;
         Ok(self.pending(seeded.cycles).await?.saturating_sub(100))
     }
 
-    async fn pending(&self, endpoint: EndpointId) -> BenchResult<u64> {
+    /// Pending todos of `endpoint`.
+    pub async fn pending(&self, endpoint: EndpointId) -> BenchResult<u64> {
         let sql = format!("SELECT count(*) FROM todos WHERE endpoint_id = '{}' AND state = 'pending'", endpoint.0);
         let row = self.client.query_one(&sql, &[]).await.map_err(|e| e.to_string())?;
         Ok(row.get::<_, i64>(0) as u64)
@@ -243,7 +279,7 @@ impl BenchDb {
 
     /// What autovacuum would eventually do, done now so that no window pays for the
     /// previous window's dead rows (and the planner has fresh statistics).
-    async fn vacuum(&self) -> BenchResult<()> {
+    pub async fn vacuum(&self) -> BenchResult<()> {
         // VACUUM refuses to run inside a transaction block: one statement per call.
         for sql in ["VACUUM (ANALYZE) todos", "VACUUM (ANALYZE) todo_attempts"] {
             self.client.batch_execute(sql).await.map_err(|e| format!("{sql}: {e}"))?;

@@ -178,6 +178,23 @@ fn process_ticks(stat_path: &str) -> Option<(String, u64)> {
     Some((comm, utime + stime))
 }
 
+/// CPU ticks (user + system, all its threads) process `pid` has used so far; 0 once it
+/// is gone.
+pub fn pid_ticks(pid: u32) -> u64 {
+    process_ticks(&format!("/proc/{pid}/stat")).map(|(_, t)| t).unwrap_or(0)
+}
+
+/// CPU ticks of this process's children that have exited and been waited for
+/// (`cutime` + `cstime`): a tool the bench ran to its end, such as pgbench.
+pub fn reaped_children_ticks() -> u64 {
+    let Ok(stat) = fs::read_to_string("/proc/self/stat") else { return 0 };
+    let Some(close) = stat.rfind(')') else { return 0 };
+    let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    // After `comm`: cutime and cstime are fields 16 and 17, at 13 and 14 here.
+    let field = |i: usize| rest.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(13) + field(14)
+}
+
 /// The ids of this process's threads now (`/proc/self/task`).
 pub fn own_threads() -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc/self/task") else { return Vec::new() };
@@ -206,12 +223,14 @@ fn backend_ticks(database: &str) -> u64 {
         .sum()
 }
 
-/// CPU ticks of the whole PostgreSQL cluster: the postmaster, every live process it
-/// started (backends of any database, the WAL writer, the checkpointer, …) and every one
-/// it has reaped (a client that disconnected: its backend's CPU moves into the
-/// postmaster's children's counters once it exits). For spans in which clients connect
-/// and leave, as pgbench's do, where [`backend_ticks`] would miss them.
-pub fn cluster_ticks() -> u64 {
+/// CPU ticks of the PostgreSQL cluster's work for `database`: the postmaster, its
+/// auxiliary processes (the WAL writer, the checkpointer, …), the live backends of
+/// `database`, and every process it has reaped (a client that disconnected: its
+/// backend's CPU moves into the postmaster's children's counters once it exits). Live
+/// backends of other databases are left out: another user of the same cluster (a test
+/// suite) is not this run's cost. For spans in which clients connect and leave, as
+/// pgbench's do, where [`backend_ticks`] would miss them.
+pub fn cluster_ticks(database: &str) -> u64 {
     let Ok(entries) = fs::read_dir("/proc") else {
         return 0;
     };
@@ -223,6 +242,10 @@ pub fn cluster_ticks() -> u64 {
         if &stat[open + 1..close] != "postgres" {
             continue;
         }
+        let title = fs::read(format!("/proc/{pid}/cmdline")).map(|c| String::from_utf8_lossy(&c).into_owned());
+        if title.is_ok_and(|t| backend_of_another(&t, database)) {
+            continue;
+        }
         let rest: Vec<u64> = stat[close + 1..].split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
         // After `comm` and the state: ppid is the 1st, utime/stime the 11th/12th,
         // cutime/cstime the 13th/14th.
@@ -231,6 +254,17 @@ pub fn cluster_ticks() -> u64 {
     }
     let pids: std::collections::HashSet<u32> = procs.iter().map(|p| p.0).collect();
     procs.iter().map(|&(_, ppid, own, reaped)| if pids.contains(&ppid) { own } else { own + reaped }).sum()
+}
+
+/// Whether a PostgreSQL process title (`postgres: 15/main: user database host(port)
+/// state`) is a client backend of a database other than `database`; auxiliary
+/// processes (`postgres: 15/main: checkpointer`) and the postmaster are not.
+fn backend_of_another(title: &str, database: &str) -> bool {
+    let title = title.replace('\0', " ");
+    let Some((_, after)) = title.split_once(": ").and_then(|(_, r)| r.split_once(": ")) else { return false };
+    let words: Vec<&str> = after.split_whitespace().collect();
+    let is_client = words.get(2).is_some_and(|h| h.contains('(') || h.starts_with("[local]"));
+    is_client && words.get(1).is_some_and(|db| *db != database)
 }
 
 /// (busy, total) ticks over all cores from the first line of `/proc/stat`.
@@ -256,4 +290,20 @@ pub fn memory_kib(pid: u32) -> Option<(u64, u64)> {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
     };
     Some((field("VmHWM:")?, field("VmRSS:")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backend_of_another;
+
+    #[test]
+    fn a_backend_of_another_database_is_told_apart_from_ours_and_from_auxiliary_processes() {
+        let ours = "postgres: 15/main: postgres sb_bench_1_throughput 127.0.0.1(5000) idle";
+        let theirs = "postgres: 15/main: postgres sbt_22857_0 127.0.0.1(5001) SELECT";
+        assert!(!backend_of_another(ours, "sb_bench_1_throughput"));
+        assert!(backend_of_another(theirs, "sb_bench_1_throughput"));
+        assert!(!backend_of_another("postgres: 15/main: checkpointer ", "sb_bench_1_throughput"));
+        assert!(!backend_of_another("postgres: 15/main: background writer ", "x"));
+        assert!(!backend_of_another("/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/postgresql/15/main", "x"));
+    }
 }

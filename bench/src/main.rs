@@ -117,6 +117,10 @@ pub struct Args {
     /// Pending todos kept on the benchmark queue before every window (topped up).
     #[arg(long, default_value_t = 200_000)]
     pub pending: u32,
+    /// Bytes of each seeded pending todo's payload (`{"body": "xx…"}`), 0 for none (the
+    /// throughput run sets its own, `--throughput-payload-bytes`).
+    #[arg(long, default_value_t = 0)]
+    pub todo_payload_bytes: u32,
     /// Completed todos seeded on the same queue, so most rows are done as in production.
     #[arg(long, default_value_t = 300_000)]
     pub done: u32,

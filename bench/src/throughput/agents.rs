@@ -1,6 +1,7 @@
 //! The product's side of the throughput benchmark, over REST as an agent uses it: batched
-//! drains (claim-next with `limit` → batch complete), batched creation, and the long-poll
-//! wake-up (a claim-next waiting with `wait_seconds` until a todo is created).
+//! drains (claim-next with `limit` → batch complete), single-row cycles with the lean
+//! answer (`claim-next?answer=lean`), batched creation, and the long-poll wake-up (a
+//! claim-next waiting with `wait_seconds` until a todo is created).
 
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -52,6 +53,67 @@ struct BatchClaimAnswer {
     claims: Vec<BatchClaim>,
 }
 
+/// The lean claim answer, for any `limit`: `{"todos": [...], "empty": …}`.
+#[derive(Deserialize)]
+struct LeanAnswer {
+    todos: Option<Vec<LeanTodo>>,
+}
+
+#[derive(Deserialize)]
+struct LeanTodo {
+    id: String,
+    lease_token: String,
+}
+
+/// The claim path, asking for the lean answer or not.
+fn claim_path(lean: bool) -> &'static str {
+    if lean { "/api/v1/agent/todos/claim-next?answer=lean" } else { "/api/v1/agent/todos/claim-next" }
+}
+
+impl LeanAnswer {
+    /// (id, lease token) of each todo, or an error when the server answered another
+    /// shape (a server without the lean answer ignores `?answer=lean`).
+    fn claimed(self) -> BenchResult<Vec<(String, String)>> {
+        let todos = self.todos.ok_or("claim-next?answer=lean answered without `todos`: no lean answer")?;
+        Ok(todos.into_iter().map(|t| (t.id, t.lease_token)).collect())
+    }
+}
+
+/// Whether the server answers `claim-next?answer=lean` with the lean shape: asked on a
+/// queue nothing is ever created on, so nothing is claimed.
+pub async fn lean_answer_served(agent: &RestAgent) -> BenchResult<bool> {
+    let answer: serde_json::Value = agent.post(claim_path(true), &json!({ "queue": "lean-probe", "limit": 1 })).await?;
+    Ok(answer.get("todos").is_some_and(serde_json::Value::is_array))
+}
+
+/// claim-next with the lean answer on the drained queue, then complete that todo.
+pub struct LeanCycle {
+    /// The agent.
+    pub agent: RestAgent,
+    /// The queue.
+    pub queue: String,
+}
+
+impl BatchWork for LeanCycle {
+    fn units(&self) -> u64 {
+        1
+    }
+
+    fn once(&self) -> Pin<Box<dyn std::future::Future<Output = BenchResult<u64>> + '_>> {
+        Box::pin(async move {
+            let answer: LeanAnswer = self.agent.post(claim_path(true), &json!({ "queue": self.queue })).await?;
+            let Some((id, lease_token)) = answer.claimed()?.into_iter().next() else {
+                return Ok(0);
+            };
+            let _: serde_json::Value = self
+                .agent
+                .post(&format!("/api/v1/agent/todos/{id}/complete"), &json!({ "lease_token": lease_token }))
+                .await?;
+            Ok(1)
+        })
+    }
+}
+
 #[derive(Deserialize)]
 struct BatchClaim {
     todo: TodoId,
@@ -96,6 +158,8 @@ pub struct BatchDrain {
     pub queue: String,
     /// Todos per claim.
     pub limit: u64,
+    /// Whether the claim asks for the lean answer.
+    pub lean: bool,
 }
 
 impl BatchWork for BatchDrain {
@@ -105,22 +169,26 @@ impl BatchWork for BatchDrain {
 
     fn once(&self) -> Pin<Box<dyn std::future::Future<Output = BenchResult<u64>> + '_>> {
         Box::pin(async move {
-            let claimed: BatchClaimAnswer = self
-                .agent
-                .post("/api/v1/agent/todos/claim-next", &json!({ "queue": self.queue, "limit": self.limit }))
-                .await?;
-            if claimed.claims.is_empty() {
+            let body = json!({ "queue": self.queue, "limit": self.limit });
+            let claimed: Vec<(String, String)> = if self.lean {
+                self.agent.post::<LeanAnswer>(claim_path(true), &body).await?.claimed()?
+            } else {
+                let full: BatchClaimAnswer = self.agent.post(claim_path(false), &body).await?;
+                full.claims.into_iter().map(|c| (c.todo.id, c.lease_token)).collect()
+            };
+            if claimed.is_empty() {
                 return Ok(0);
             }
             let items: Vec<serde_json::Value> =
-                claimed.claims.iter().map(|c| json!({ "id": c.todo.id, "lease_token": c.lease_token })).collect();
+                claimed.iter().map(|(id, lease_token)| json!({ "id": id, "lease_token": lease_token })).collect();
             let done: ItemResults = self.agent.post("/api/v1/agent/todos/complete", &json!({ "items": items })).await?;
-            done.all_ok(claimed.claims.len(), "batch complete")
+            done.all_ok(claimed.len(), "batch complete")
         })
     }
 }
 
-/// One batch create of `size` todos on `queue`, each with a 200-byte payload.
+/// One batch create of `size` todos on `queue`, each with a payload `{"body": "xx…"}` of
+/// `payload_bytes` x's.
 pub struct BatchCreate {
     /// The agent.
     pub agent: RestAgent,
@@ -128,6 +196,21 @@ pub struct BatchCreate {
     pub queue: String,
     /// Todos per call.
     pub size: u64,
+    /// Bytes of each payload's body.
+    pub payload_bytes: usize,
+}
+
+impl BatchCreate {
+    /// Creates `min(size, up_to)` todos with one call; how many.
+    pub async fn create(&self, up_to: u64) -> BenchResult<u64> {
+        let n = self.size.min(up_to);
+        let body = "x".repeat(self.payload_bytes);
+        let items: Vec<serde_json::Value> = (0..n)
+            .map(|i| json!({ "queue": self.queue, "title": format!("bench batch {i}"), "payload": {"body": body} }))
+            .collect();
+        let made: ItemResults = self.agent.post("/api/v1/agent/todos/batch", &json!({ "items": items })).await?;
+        made.all_ok(n as usize, "batch create")
+    }
 }
 
 impl BatchWork for BatchCreate {
@@ -136,13 +219,7 @@ impl BatchWork for BatchCreate {
     }
 
     fn once(&self) -> Pin<Box<dyn std::future::Future<Output = BenchResult<u64>> + '_>> {
-        Box::pin(async move {
-            let items: Vec<serde_json::Value> = (0..self.size)
-                .map(|i| json!({ "queue": self.queue, "title": format!("bench batch {i}"), "payload": {"body": "x".repeat(200)} }))
-                .collect();
-            let made: ItemResults = self.agent.post("/api/v1/agent/todos/batch", &json!({ "items": items })).await?;
-            made.all_ok(self.size as usize, "batch create")
-        })
+        Box::pin(self.create(self.size))
     }
 }
 

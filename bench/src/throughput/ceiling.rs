@@ -12,6 +12,7 @@
 use std::path::Path;
 use tokio::process::Command;
 
+use super::wal::{self, WalSplit};
 use crate::BenchResult;
 use crate::database::BenchDb;
 use crate::machine::{self, CpuSample, CpuSpent, Probe};
@@ -68,11 +69,22 @@ pub struct CeilingWindow {
 /// CPU and WAL spent in a span, with the work done in it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cost {
-    /// CPU by component; `postgres_s` is every process of the PostgreSQL cluster (its
-    /// backends, reaped ones included, and its writers).
+    /// CPU by component; `postgres_s` is the PostgreSQL cluster's for this run (its
+    /// writers, the bench database's backends, reaped ones included; not the live
+    /// backends of other databases); `bench_s` is the agents' (this process, pgbench,
+    /// and the agents' own process when they run in one: Python, Node).
     pub cpu: CpuSpent,
     /// WAL bytes inserted in the span (the whole cluster's).
     pub wal_bytes: u64,
+    /// Full-page images written in the span (`pg_stat_wal.wal_fpi`, the cluster's).
+    pub wal_fpi: u64,
+    /// The spans' WAL split into records and full-page images (`pg_waldump`), summed
+    /// over the spans that could be read ([`Cost::split_spans`]).
+    pub split: WalSplit,
+    /// Spans added up in this cost.
+    pub spans: u32,
+    /// Of them, spans whose WAL `pg_waldump` read.
+    pub split_spans: u32,
     /// Units of work done in the span (cycles, todos).
     pub units: u64,
 }
@@ -88,9 +100,33 @@ impl Cost {
         self.per_unit(self.cpu.server_s * 1e6)
     }
 
+    /// The agents' CPU µs per unit.
+    pub fn agents_us(&self) -> f64 {
+        self.per_unit(self.cpu.bench_s * 1e6)
+    }
+
     /// WAL bytes per unit.
     pub fn wal_per_unit(&self) -> f64 {
         self.per_unit(self.wal_bytes as f64)
+    }
+
+    /// Full-page images per unit.
+    pub fn fpi_per_unit(&self) -> f64 {
+        self.per_unit(self.wal_fpi as f64)
+    }
+
+    /// WAL record bytes per unit without full-page images, when every span was read.
+    pub fn wal_without_fpi_per_unit(&self) -> Option<f64> {
+        self.split_read().then(|| self.per_unit(self.split.record_bytes as f64))
+    }
+
+    /// Full-page image bytes per unit, when every span was read.
+    pub fn fpi_bytes_per_unit(&self) -> Option<f64> {
+        self.split_read().then(|| self.per_unit(self.split.fpi_bytes as f64))
+    }
+
+    fn split_read(&self) -> bool {
+        self.spans > 0 && self.split_spans == self.spans
     }
 
     fn per_unit(&self, x: f64) -> f64 {
@@ -101,39 +137,83 @@ impl Cost {
     pub fn add(&mut self, o: &Cost) {
         self.cpu.add(&o.cpu);
         self.wal_bytes += o.wal_bytes;
+        self.wal_fpi += o.wal_fpi;
+        self.split.record_bytes += o.split.record_bytes;
+        self.split.fpi_bytes += o.split.fpi_bytes;
+        self.spans += o.spans;
+        self.split_spans += o.split_spans;
         self.units += o.units;
     }
 }
 
 /// A point from which a span's cost is measured: CPU counters with the PostgreSQL
-/// cluster as the `postgres` component, and the WAL insert position.
+/// cluster as the `postgres` component, the WAL insert position and the full-page
+/// images written so far.
 #[derive(Debug, Clone, Copy)]
 pub struct ClusterMark {
     cpu: CpuSample,
     wal: u64,
+    fpi: u64,
 }
 
 impl ClusterMark {
     /// Marks now.
     pub async fn now(db: &BenchDb, probe: &Probe) -> BenchResult<ClusterMark> {
-        let wal = db.wal_insert_lsn().await?;
+        let (wal, fpi) = db.wal_position().await?;
         let mut cpu = probe.sample();
-        cpu.postgres = machine::cluster_ticks();
-        Ok(ClusterMark { cpu, wal })
+        cpu.postgres = machine::cluster_ticks(&probe.database);
+        Ok(ClusterMark { cpu, wal, fpi })
+    }
+
+    /// This mark with the CPU of the agents' own process `pid` counted as the agents'
+    /// (beside this process's).
+    pub fn with_agents(mut self, pid: Option<u32>) -> ClusterMark {
+        if let Some(pid) = pid {
+            self.cpu.bench += machine::pid_ticks(pid);
+        }
+        self
+    }
+
+    /// This mark with the CPU of this process's reaped children counted as the agents'
+    /// (pgbench's clients, once it has exited).
+    pub fn with_reaped_children(mut self) -> ClusterMark {
+        self.cpu.bench += machine::reaped_children_ticks();
+        self
     }
 
     /// This mark with the cluster's CPU read again now: for the end of a span whose
     /// clients left at its end, once the postmaster has reaped their backends (their CPU
     /// is in its children's counters only then), with the span itself still ending at
     /// this mark.
-    pub fn with_cluster_cpu_now(mut self) -> ClusterMark {
-        self.cpu.postgres = machine::cluster_ticks();
+    pub fn with_cluster_cpu_now(mut self, probe: &Probe) -> ClusterMark {
+        self.cpu.postgres = machine::cluster_ticks(&probe.database);
         self
     }
 
-    /// The cost from `self` to `to`, for `units` of work.
+    /// The cost from `self` to `to`, for `units` of work, without the WAL's split.
     pub fn until(&self, to: &ClusterMark, units: u64) -> Cost {
-        Cost { cpu: CpuSpent::between(self.cpu, to.cpu), wal_bytes: to.wal.saturating_sub(self.wal), units }
+        Cost {
+            cpu: CpuSpent::between(self.cpu, to.cpu),
+            wal_bytes: to.wal.saturating_sub(self.wal),
+            wal_fpi: to.fpi.saturating_sub(self.fpi),
+            spans: 1,
+            units,
+            ..Cost::default()
+        }
+    }
+
+    /// [`ClusterMark::until`] with the WAL split into records and full-page images by
+    /// `pg_waldump` (left unread, and said once, when it cannot be).
+    pub async fn cost_until(&self, db: &BenchDb, to: &ClusterMark, units: u64) -> Cost {
+        let mut cost = self.until(to, units);
+        match wal::split(db, self.wal, to.wal).await {
+            Ok(split) => {
+                cost.split = split;
+                cost.split_spans = 1;
+            }
+            Err(e) => wal::unreadable(&e),
+        }
+        cost
     }
 }
 
@@ -162,7 +242,7 @@ pub async fn window(
     let script = scratch.join("claim_complete_2tx.sql");
     std::fs::write(&script, CYCLE_2TX).map_err(|e| format!("writing {}: {e}", script.display()))?;
     let threads = clients.min(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let from = ClusterMark::now(db, probe).await?;
+    let from = ClusterMark::now(db, probe).await?.with_reaped_children();
     let out = Command::new("pgbench")
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &threads.to_string()])
         .args(["-T", &seconds.to_string(), "-f"])
@@ -176,7 +256,7 @@ pub async fn window(
     // pgbench's backends have exited by now; the postmaster reaps them within moments,
     // and only then is their CPU in its children's counters.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let to = ended.with_cluster_cpu_now();
+    let to = ended.with_cluster_cpu_now(probe).with_reaped_children();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!("pgbench failed: {}{}", text, String::from_utf8_lossy(&out.stderr)));
@@ -185,7 +265,7 @@ pub async fn window(
     if pending(db).await? == 0 {
         return Err(format!("the ceiling's table ran dry at {clients} clients; raise --throughput-rows"));
     }
-    let cost = from.until(&to, parsed.cycles);
+    let cost = from.cost_until(db, &to, parsed.cycles).await;
     Ok(CeilingWindow { rate: parsed.rate, cycles: parsed.cycles, latency_ms: parsed.latency_ms, cost })
 }
 

@@ -1,109 +1,126 @@
 //! PGQueuer, a PostgreSQL queue people pick for this job, on the same database in the
-//! same run: its batched enqueue and its drain (bench/pgqueuer_drain.py). The bench
-//! installs it into a virtual environment of its own (`target/bench-venv`) when missing.
+//! same run, over a grid of its set-ups (consumers × dequeue batch): each point drains
+//! a fresh backlog per round (bench/pgqueuer_drain.py), its tables vacuumed, analyzed
+//! and checkpointed before the drain as the product's queue is before a window. Its
+//! best point (highest median) is the reference. Installed into the bench's venv
+//! (venv.rs).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::process::Command;
 
+use super::child;
+use super::series::{Round, Series};
+use crate::database::BenchDb;
+use crate::machine::Probe;
 use crate::{BenchResult, progress};
 
-/// The PGQueuer release measured (pinned so that runs compare).
-const PGQUEUER: &str = "pgqueuer==1.6.0";
-/// Its PostgreSQL driver.
-const ASYNCPG: &str = "asyncpg>=0.29";
+/// The PGQueuer release measured (pinned so that runs compare; venv.rs installs it).
+pub const VERSION: &str = "1.6.0";
+/// Jobs per enqueue call.
+pub const ENQUEUE_BATCH: u64 = 500;
 
-/// One round's figures, as the script prints them.
+/// What the script prints after a drain.
 #[derive(Debug, Clone, Deserialize)]
-pub struct PgqRound {
-    /// Jobs enqueued per second, in batches.
-    pub enqueue_per_s: f64,
-    /// Jobs drained per second.
-    pub drain_per_s: f64,
-    /// Jobs the handlers saw.
-    pub processed: u64,
-    /// Jobs left in the queue after the drain.
-    pub left: u64,
-}
-
-#[derive(Deserialize)]
 struct Printed {
-    rounds: Vec<PgqRound>,
+    enqueue_per_s: f64,
+    drain_s: f64,
+    processed: u64,
+    left: u64,
 }
 
-/// What PGQueuer did.
+/// One set-up's rounds.
 #[derive(Debug, Clone)]
-pub struct PgqRun {
-    /// Every round.
-    pub rounds: Vec<PgqRound>,
-    /// Jobs per round.
-    pub jobs: u64,
-    /// Jobs per enqueue call.
-    pub enqueue_batch: u64,
-    /// Consumers draining.
+pub struct Point {
+    /// Consumers (QueueManagers, one connection each).
     pub consumers: usize,
     /// Jobs per dequeue.
-    pub dequeue_batch: u64,
+    pub batch: u64,
+    /// Its drains (units: jobs).
+    pub drains: Series,
+    /// Its enqueue rates, jobs/s.
+    pub enqueue_rates: Vec<f64>,
+}
+
+/// The grid.
+#[derive(Debug, Clone, Default)]
+pub struct PgqRun {
+    /// Every point, in grid order.
+    pub points: Vec<Point>,
+    /// Jobs per drain.
+    pub jobs: u64,
+    /// Payload bytes per job.
+    pub payload_bytes: usize,
 }
 
 impl PgqRun {
-    /// The median of `f` over the rounds.
-    pub fn median(&self, f: impl Fn(&PgqRound) -> f64) -> f64 {
-        let mut v: Vec<f64> = self.rounds.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    /// A grid of `consumers` × `batches`, nothing run yet.
+    pub fn new(consumers: &[usize], batches: &[u64], jobs: u64, payload_bytes: usize) -> PgqRun {
+        let points = consumers
+            .iter()
+            .flat_map(|&consumers| {
+                batches.iter().map(move |&batch| Point {
+                    consumers,
+                    batch,
+                    drains: Series::default(),
+                    enqueue_rates: Vec::new(),
+                })
+            })
+            .collect();
+        PgqRun { points, jobs, payload_bytes }
+    }
+
+    /// The point with the highest median drain rate.
+    pub fn best(&self) -> Option<&Point> {
+        self.points.iter().filter(|p| !p.drains.is_empty()).max_by(|a, b| a.drains.rate().total_cmp(&b.drains.rate()))
+    }
+
+    /// The median enqueue rate over every drain.
+    pub fn enqueue_rate(&self) -> f64 {
+        super::series::median(self.points.iter().flat_map(|p| p.enqueue_rates.iter().copied()).collect())
+    }
+
+    /// One drain at every point of the grid (one round), with the venv's `python`.
+    pub async fn round(&mut self, db: &BenchDb, probe: &Probe, python: &Path, round: u32) -> BenchResult<()> {
+        let (jobs, payload_bytes) = (self.jobs, self.payload_bytes);
+        for p in &mut self.points {
+            let (drain, enqueue) = drain(db, probe, python, jobs, payload_bytes, p.consumers, p.batch).await?;
+            progress(&format!(
+                "round {round}: PGQueuer {VERSION}, {} consumers, batches of {}: {:.0} jobs/s",
+                p.consumers,
+                p.batch,
+                drain.rate()
+            ));
+            p.drains.push(drain);
+            p.enqueue_rates.push(enqueue);
+        }
+        Ok(())
     }
 }
 
-/// The venv's python, made (and PGQueuer installed) if missing.
-async fn python(venv: &Path) -> BenchResult<PathBuf> {
-    let py = venv.join("bin/python");
-    let ready = py.is_file()
-        && Command::new(&py).args(["-c", "import pgqueuer, asyncpg"]).status().await.is_ok_and(|s| s.success());
-    if ready {
-        return Ok(py);
-    }
-    progress(&format!("installing {PGQUEUER} into {}", venv.display()));
-    let made = Command::new("python3").arg("-m").arg("venv").arg(venv).status().await;
-    if !made.is_ok_and(|s| s.success()) {
-        return Err("cannot make a Python venv (apt-get install -y python3-venv)".into());
-    }
-    let installed = Command::new(venv.join("bin/pip")).args(["install", "-q", PGQUEUER, ASYNCPG]).status().await;
-    if !installed.is_ok_and(|s| s.success()) {
-        return Err(format!("cannot install {PGQUEUER}"));
-    }
-    Ok(py)
-}
-
-/// Runs the script against `dsn`.
-pub async fn run(
-    dsn: &str,
-    venv: &Path,
+/// One drain: (its round, the enqueue rate before it).
+async fn drain(
+    db: &BenchDb,
+    probe: &Probe,
+    python: &Path,
     jobs: u64,
-    consumers: usize,
-    rounds: u32,
     payload_bytes: usize,
-) -> BenchResult<PgqRun> {
-    let py = python(venv).await?;
+    consumers: usize,
+    batch: u64,
+) -> BenchResult<(Round, f64)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("pgqueuer_drain.py");
-    let (enqueue_batch, dequeue_batch) = (500, 10);
-    let out = Command::new(py)
-        .arg(script)
-        .args(["--dsn", dsn, "--jobs", &jobs.to_string(), "--enq-batch", &enqueue_batch.to_string()])
-        .args(["--consumers", &consumers.to_string(), "--deq-batch", &dequeue_batch.to_string()])
-        .args(["--rounds", &rounds.to_string(), "--payload-bytes", &payload_bytes.to_string()])
-        .output()
-        .await
-        .map_err(|e| format!("cannot run the PGQueuer script: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("the PGQueuer script failed: {}", String::from_utf8_lossy(&out.stderr)));
+    let mut cmd = Command::new(python);
+    cmd.arg(script)
+        .args(["--dsn", &db.url, "--jobs", &jobs.to_string(), "--enq-batch", &ENQUEUE_BATCH.to_string()])
+        .args(["--consumers", &consumers.to_string(), "--deq-batch", &batch.to_string()])
+        .args(["--payload-bytes", &payload_bytes.to_string()]);
+    let marked = child::run::<Printed>(cmd, db, probe, "the PGQueuer script", Duration::from_secs(600)).await?;
+    let p = &marked.result;
+    if p.left > 0 || p.processed != jobs {
+        return Err(format!("PGQueuer processed {} of {jobs} jobs and left {}", p.processed, p.left));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().last().unwrap_or_default();
-    let printed: Printed = serde_json::from_str(line).map_err(|e| format!("PGQueuer's answer ({line}): {e}"))?;
-    if let Some(r) = printed.rounds.iter().find(|r| r.left > 0 || r.processed != jobs) {
-        return Err(format!("PGQueuer processed {} of {jobs} jobs and left {}", r.processed, r.left));
-    }
-    Ok(PgqRun { rounds: printed.rounds, jobs, enqueue_batch, consumers, dequeue_batch })
+    let cost = marked.cost(db, p.processed).await;
+    Ok((Round { units: p.processed, seconds: p.drain_s, cost, ..Round::default() }, p.enqueue_per_s))
 }
