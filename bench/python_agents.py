@@ -6,7 +6,8 @@ threads, each with its own requests.Session (one keep-alive connection), drain o
 queue over REST:
   single: claim-next, then complete that todo with its lease token;
   batch:  claim-next with "limit", then one batch complete of what came.
-With --lean every claim asks for the lean answer (`?answer=lean`: {"todos": [...]}).
+With --lean every claim asks for the lean answer (`?answer=lean`: {"todos": [...]}), and
+every batch complete for its lean answer (`?answer=lean`: each item's id and ok, no todo).
 After --warmup seconds the measured window starts: the script prints
 {"event": "start"}, --seconds later {"event": "end"}, then stops the threads and prints
 one JSON object: units (todos completed in the window), seconds, p50_ms / p99_ms of a
@@ -82,7 +83,7 @@ def agent(args: argparse.Namespace, tally: Tally) -> None:
                 continue
             if args.mode == "batch":
                 items = [{"id": i, "lease_token": t} for i, t in got]
-                r = session.post(f"{todos}/complete", json={"items": items}, timeout=60)
+                r = session.post(f"{todos}/complete" + ("?answer=lean" if args.lean else ""), json={"items": items}, timeout=60)
                 if r.status_code != 200:
                     raise RuntimeError(f"batch complete answered {r.status_code}: {r.text[:200]}")
                 bad = [x for x in r.json()["results"] if not x.get("ok")]

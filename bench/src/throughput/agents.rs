@@ -181,7 +181,11 @@ impl BatchWork for BatchDrain {
             }
             let items: Vec<serde_json::Value> =
                 claimed.iter().map(|(id, lease_token)| json!({ "id": id, "lease_token": lease_token })).collect();
-            let done: ItemResults = self.agent.post("/api/v1/agent/todos/complete", &json!({ "items": items })).await?;
+            // The lean drain asks for the lean answers both ways (`?answer=lean` on the
+            // batch complete leaves each item's todo out).
+            let complete =
+                if self.lean { "/api/v1/agent/todos/complete?answer=lean" } else { "/api/v1/agent/todos/complete" };
+            let done: ItemResults = self.agent.post(complete, &json!({ "items": items })).await?;
             done.all_ok(claimed.len(), "batch complete")
         })
     }

@@ -197,7 +197,7 @@ fn section(run: &ThroughputRun) -> String {
     );
     let _ = writeln!(
         d,
-        "- Lean answer (`claim-next?answer=lean`): {}.",
+        "- Lean answer (`claim-next?answer=lean`, and `complete?answer=lean` in the lean batched drains): {}.",
         if run.lean_served {
             "served by this build; measured beside the full answer"
         } else {
