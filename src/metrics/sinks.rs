@@ -43,6 +43,7 @@ pub(super) struct SinkFamilies {
     deliveries: Family<SinkLabels, Counter>,
     outbox_depth: Gauge,
     outbox_oldest: Gauge<f64, AtomicU64>,
+    outbox_read: Gauge,
     digest_ticks: Counter,
 }
 
@@ -53,6 +54,7 @@ impl SinkFamilies {
             deliveries: Family::default(),
             outbox_depth: Gauge::default(),
             outbox_oldest: Gauge::default(),
+            outbox_read: Gauge::default(),
             digest_ticks: Counter::default(),
         };
         registry.register(
@@ -69,6 +71,12 @@ impl SinkFamilies {
             "switchboard_outbox_oldest_pending_seconds",
             "Age of the oldest pending outbox row or unsent dead letter (0 when none), read at each scrape",
             families.outbox_oldest.clone(),
+        );
+        registry.register(
+            "switchboard_outbox_depth_read",
+            "1 when this scrape read the outbox's depth and age; 0 when the database could not be read, and the two \
+             gauges above then hold their last reading (the scrape itself still answers, with every other family)",
+            families.outbox_read.clone(),
         );
         registry.register(
             "switchboard_digest_scheduler_ticks",
@@ -95,6 +103,13 @@ impl Metrics {
     pub fn set_outbox(&self, depth: i64, oldest_pending_seconds: f64) {
         self.inner.sinks.outbox_depth.set(depth);
         self.inner.sinks.outbox_oldest.set(oldest_pending_seconds);
+        self.inner.sinks.outbox_read.set(1);
+    }
+
+    /// Records that this scrape could not read the outbox: its gauges keep their last
+    /// reading, `switchboard_outbox_depth_read` says so.
+    pub fn outbox_unread(&self) {
+        self.inner.sinks.outbox_read.set(0);
     }
 
     /// Counts one finished digest scheduler tick.

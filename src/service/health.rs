@@ -18,9 +18,16 @@ pub async fn metrics(s: &Services, presented: Option<&str>) -> Result<String> {
     if !authorized(s.metrics_token.as_deref(), presented) {
         return Err(Error::Unauthenticated);
     }
-    // Read at each scrape: the outbox is shared by every instance.
-    let (depth, oldest) = s.store.outbox_depth().await?;
-    s.metrics.set_outbox(depth, oldest);
+    // Read at each scrape: the outbox is shared by every instance. A database out of
+    // reach must not take the scrape down with it: the families that tell of the outage
+    // (503s answered, the listener down) are what the alerts read then.
+    match s.store.outbox_depth().await {
+        Ok((depth, oldest)) => s.metrics.set_outbox(depth, oldest),
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: the outbox's depth could not be read");
+            s.metrics.outbox_unread();
+        }
+    }
     s.metrics.render().map_err(|e| Error::internal_from("metrics encoding", e))
 }
 

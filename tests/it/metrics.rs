@@ -84,3 +84,45 @@ async fn without_a_configured_token_every_scrape_is_refused() {
         assert_eq!(scrape(&app, auth).await.0, 401, "{auth:?}");
     }
 }
+
+/// A database out of reach does not take the scrape down: `/metrics` still answers, with
+/// the 503s the outage caused (what the database-unavailable alert reads) and
+/// `switchboard_outbox_depth_read` at 0; once the database is back, at 1 again.
+#[actix_web::test]
+async fn metrics_still_answer_while_the_database_is_out_of_reach() {
+    let app = TestApp::spawn_with(|s| s.metrics_token = Some(TOKEN.into())).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, body) = scrape(&app, Some(&bearer)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(value(&body, "switchboard_outbox_depth_read"), Some(1), "{body}");
+
+    // The database takes no new sessions, and every session of the app's is ended.
+    let name = app.db.url.rsplit('/').next().unwrap().to_owned();
+    let (admin, conn) = tokio_postgres::connect(&crate::harness::admin_url(), tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    admin.batch_execute(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false")).await.unwrap();
+    admin
+        .batch_execute(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+        ))
+        .await
+        .unwrap();
+    let owner_token = "sbo_not_a_real_token_but_it_must_reach_the_database";
+    let (status, _) = app.get("/api/v1/endpoints", owner_token).await;
+    assert_eq!(status, 503, "the outage answers 503");
+    let (status, body) = scrape(&app, Some(&bearer)).await;
+    admin.batch_execute(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true")).await.unwrap();
+    assert_eq!(status, 200, "the scrape answers through the outage: {body}");
+    assert_eq!(value(&body, "switchboard_outbox_depth_read"), Some(0), "{body}");
+    let unavailable: u64 = body
+        .lines()
+        .filter(|l| l.starts_with("switchboard_http_unavailable_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert!(unavailable >= 1, "the 503 is counted where the alert reads it:\n{body}");
+
+    let (status, body) = scrape(&app, Some(&bearer)).await;
+    assert_eq!((status, value(&body, "switchboard_outbox_depth_read")), (200, Some(1)), "{body}");
+}
