@@ -10,7 +10,7 @@
 
 use switchboard::db::statement;
 
-use crate::harness::{TestApp, TestDb};
+use crate::harness::{TestApp, connect};
 
 /// A claim-cycle statement (by its registered name) and the values it is explained
 /// with: `{ep}` the endpoint, `{ids}` 100 pending todos' ids, `{hashes}` 100 hashes.
@@ -188,13 +188,4 @@ async fn the_claim_cycle_is_planned_alike_on_a_queue_that_grew_by_200_000_todos_
             assert!(after.contains("todos_claim_"), "{what} finds its candidates off a claim index:\n{after}");
         }
     }
-}
-
-/// A connection of the test's own to `db`.
-async fn connect(db: &TestDb) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
-    client
 }

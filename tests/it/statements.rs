@@ -6,7 +6,7 @@
 
 use switchboard::db::statement::{self, Statement};
 
-use crate::harness::TestDb;
+use crate::harness::{TestDb, connect};
 
 /// Prepares every registered statement on `client`; one line per statement that failed.
 async fn unpreparable(client: &tokio_postgres::Client) -> Vec<String> {
@@ -21,15 +21,6 @@ async fn unpreparable(client: &tokio_postgres::Client) -> Vec<String> {
         }
     }
     failed
-}
-
-/// A connection of the test's own to `db`.
-async fn connect(db: &TestDb) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
-    actix_rt::spawn(async move {
-        let _ = conn.await;
-    });
-    client
 }
 
 #[actix_web::test]

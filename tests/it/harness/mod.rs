@@ -362,6 +362,15 @@ pub struct TestApp {
     pub dispatcher: Option<Addr<switchboard::hooks::worker::Dispatcher>>,
 }
 
+/// A connection of the test's own to `db` (outside the app's pool).
+pub async fn connect(db: &TestDb) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    actix_rt::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
 /// Settings for a test server: port 0, and sweeps slow enough that tests drive them.
 pub fn test_settings(db: &TestDb) -> Settings {
     let mut s = Settings::from_env().expect("settings");
