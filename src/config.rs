@@ -5,6 +5,7 @@
 //! | variable | flag | default | meaning |
 //! |---|---|---|---|
 //! | `SWITCHBOARD_DATABASE_URL` | `--database-url` | unset: embedded | PostgreSQL URL or key=value string; unset brings up a private cluster under the data dir |
+//! | `SWITCHBOARD_DIRECT_DATABASE_URL` | `--direct-database-url` | `SWITCHBOARD_DATABASE_URL` | PostgreSQL itself, for what needs a session of its own: the listener session (one LISTENing connection per instance) and the migration lock; set it when the database URL goes through a transaction pooler; needs `SWITCHBOARD_DATABASE_URL` |
 //! | `SWITCHBOARD_DATA_DIR` | `--data-dir` | `./.switchboard` | where the embedded database lives, with its `demo.json` and `secret.key` |
 //! | `SWITCHBOARD_PG_BIN_DIR` | `--pg-bin-dir` | auto | PostgreSQL server binaries for the embedded database |
 //! | `SWITCHBOARD_ADDR` | `--addr` | `127.0.0.1:8080` | listen address |
@@ -62,6 +63,11 @@ pub struct Settings {
     /// PostgreSQL connection (URL or key=value); unset brings up the embedded database.
     #[arg(long, env = "SWITCHBOARD_DATABASE_URL", global = true, value_parser = parse_database_url, hide_env_values = true)]
     pub database_url: Option<String>,
+    /// PostgreSQL itself, for what needs a session of its own (default: the database
+    /// URL): the listener session, which LISTENs, and migrations, which hold a session
+    /// advisory lock. Set it when the database URL goes through a transaction pooler.
+    #[arg(long, env = "SWITCHBOARD_DIRECT_DATABASE_URL", global = true, value_parser = parse_direct_database_url, hide_env_values = true)]
+    pub direct_database_url: Option<String>,
     /// Where the embedded database lives (with its demo.json and secret.key).
     #[arg(long, env = "SWITCHBOARD_DATA_DIR", global = true, default_value = ".switchboard")]
     pub data_dir: PathBuf,
@@ -211,6 +217,7 @@ impl std::fmt::Debug for Settings {
         let redacted = |set: bool| if set { Some("[redacted]") } else { None };
         f.debug_struct("Settings")
             .field("database_url", &redacted(self.database_url.is_some()))
+            .field("direct_database_url", &redacted(self.direct_database_url.is_some()))
             .field("data_dir", &self.data_dir)
             .field("pg_bin_dir", &self.pg_bin_dir)
             .field("addr", &self.addr)
@@ -304,14 +311,23 @@ impl std::fmt::Debug for SecretKey {
 pub struct CidrList(pub Vec<(IpAddr, u8)>);
 
 fn parse_database_url(raw: &str) -> Result<String, String> {
+    parse_postgres_url("SWITCHBOARD_DATABASE_URL", raw)
+}
+
+fn parse_direct_database_url(raw: &str) -> Result<String, String> {
+    parse_postgres_url("SWITCHBOARD_DIRECT_DATABASE_URL", raw)
+}
+
+/// Checks that the setting `name` holds a PostgreSQL URL or key=value string.
+fn parse_postgres_url(name: &str, raw: &str) -> Result<String, String> {
     let raw = raw.trim();
     if raw.is_empty() {
-        return Err("SWITCHBOARD_DATABASE_URL is empty".into());
+        return Err(format!("{name} is empty"));
     }
     tokio_postgres::Config::from_str(raw)
         .map(|_| raw.to_owned())
         // The parser's message never includes the password.
-        .map_err(|e| format!("SWITCHBOARD_DATABASE_URL is not a PostgreSQL URL: {e}"))
+        .map_err(|e| format!("{name} is not a PostgreSQL URL: {e}"))
 }
 
 fn parse_addr(raw: &str) -> Result<SocketAddr, String> {
@@ -405,10 +421,14 @@ mod tests {
     fn the_debug_form_never_shows_the_database_url_or_tokens() {
         let mut s = Settings::from_env().unwrap();
         s.database_url = Some("postgres://u:hunter2@db/x".into());
+        s.direct_database_url = Some("postgres://u:hunter3@db-direct/x".into());
         s.metrics_token = Some("m".repeat(40));
         s.secret_encryption_key = Some(SecretKey([7; 32]));
         let shown = format!("{s:?}");
-        assert!(!shown.contains("hunter2") && !shown.contains(&"m".repeat(40)), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("hunter3") && !shown.contains(&"m".repeat(40)),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -425,6 +445,10 @@ mod tests {
         assert!(parse_database_url("host=/tmp user=x dbname=y").is_ok());
         let err = parse_database_url("postgres://u:p@h:notaport/db").unwrap_err();
         assert!(err.starts_with("SWITCHBOARD_DATABASE_URL"));
+        let err = parse_direct_database_url("postgres://u:p@h:notaport/db").unwrap_err();
+        assert!(err.starts_with("SWITCHBOARD_DIRECT_DATABASE_URL"), "{err}");
+        assert!(!err.contains("u:p"), "{err}");
+        assert_eq!(parse_direct_database_url(" ").unwrap_err(), "SWITCHBOARD_DIRECT_DATABASE_URL is empty");
     }
 
     #[test]

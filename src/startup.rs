@@ -239,7 +239,10 @@ impl Application {
         listener: Option<TcpListener>,
     ) -> Result<Self, StartupError> {
         let sinks = crate::sinks::settings::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
-        db::run_migrations(database_url).await?;
+        // What needs a session of its own (the migration lock, LISTEN) may bypass a
+        // transaction pooler the pool goes through.
+        let direct_url = settings.direct_database_url.as_deref().unwrap_or(database_url);
+        db::run_migrations(direct_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         warn_unless_messages_in_english(&pool).await;
         let listener = match listener {
@@ -314,7 +317,7 @@ impl Application {
         if hook_workers.is_some() {
             subscriptions.push(crate::hooks::worker::subscription(&hook_cache, &metrics));
         }
-        let listener_session = ListenerSession::start(database_url, subscriptions, &metrics);
+        let listener_session = ListenerSession::start(direct_url, subscriptions, &metrics);
         let digest_settings = crate::cli::digest::digest_settings(settings, &base_url);
         let digests = crate::digests::worker::DigestScheduler::new(crate::digests::worker::DigestDeps {
             store: store.clone(),

@@ -35,6 +35,14 @@ pub enum DatabaseError {
         .0.display()
     )]
     NoDatabase(PathBuf),
+    /// `SWITCHBOARD_DIRECT_DATABASE_URL` names PostgreSQL itself beside a database URL
+    /// that may go through a pooler; the embedded database has neither.
+    #[error(
+        "SWITCHBOARD_DIRECT_DATABASE_URL is set without SWITCHBOARD_DATABASE_URL: it names PostgreSQL itself \
+         beside a database URL that may go through a pooler, and the embedded database has neither (set both, \
+         or neither)"
+    )]
+    DirectWithoutUrl,
     /// A file the embedded default keeps cannot be used.
     #[error(transparent)]
     Kept(#[from] KeptFileError),
@@ -48,6 +56,9 @@ impl Database {
     /// under `SWITCHBOARD_DATA_DIR`; with `create` false (every command but `serve`) an
     /// embedded cluster is only reused, never created. Blocking.
     pub fn open(settings: &Settings, create: bool) -> Result<Self, DatabaseError> {
+        if settings.direct_database_url.is_some() && settings.database_url.is_none() {
+            return Err(DatabaseError::DirectWithoutUrl);
+        }
         if let Some(url) = &settings.database_url {
             return Ok(Database { url: url.clone(), embedded: None });
         }

@@ -363,6 +363,27 @@ async fn reset_demo_is_refused_when_a_database_url_is_set() {
 }
 
 #[actix_web::test]
+async fn a_direct_database_url_without_a_database_url_is_refused_before_any_database_is_made() {
+    let parent = tempdir("sb-listen-url");
+    let data = parent.join("data");
+    let env = [
+        ("SWITCHBOARD_DATA_DIR", data.to_str().unwrap()),
+        ("SWITCHBOARD_DIRECT_DATABASE_URL", "postgres://u:hunter2@127.0.0.1:5432/elsewhere"),
+    ];
+    for args in [&["serve", "--addr", "127.0.0.1:0"][..], &["migrate"][..]] {
+        let (code, err) = run(&env, args, None);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(
+            err.contains("SWITCHBOARD_DIRECT_DATABASE_URL is set without SWITCHBOARD_DATABASE_URL"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("hunter2"), "{args:?}: the password was printed: {err}");
+        assert!(!data.exists(), "{args:?}: no data dir, no database");
+    }
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
+#[actix_web::test]
 async fn log_lines_written_to_a_pipe_carry_no_colour_codes() {
     let db = TestDb::new().await;
     let env = [("SWITCHBOARD_DATABASE_URL", db.url.as_str()), ("SWITCHBOARD_LOG", "info")];

@@ -122,6 +122,23 @@ async fn three_replicas_started_at_once_on_an_empty_database_all_become_ready() 
     assert_eq!(db.count("SELECT count(*) FROM __diesel_schema_migrations").await, migration_count());
 }
 
+/// Migrations hold a session advisory lock, which a transaction pooler would break: with
+/// a direct URL set they go there, whatever the database URL (here one nothing answers).
+#[actix_web::test]
+async fn migrate_runs_over_the_direct_database_url_when_one_is_set() {
+    let db = TestDb::empty().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let pooled = format!("postgres://postgres@127.0.0.1:{port}/nothing_answers");
+    let out = command(&pooled, &["migrate", "--json"])
+        .env("SWITCHBOARD_DIRECT_DATABASE_URL", &db.url)
+        .output()
+        .expect("run migrate");
+    assert!(out.status.success(), "migrate failed: {}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(answer["applied"].as_array().expect("applied list").len() as i64, migration_count());
+    assert_eq!(db.count("SELECT count(*) FROM __diesel_schema_migrations").await, migration_count());
+}
+
 #[actix_web::test]
 async fn the_cli_migrate_racing_a_starting_server_both_succeed() {
     let db = TestDb::empty().await;

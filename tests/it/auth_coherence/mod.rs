@@ -38,7 +38,8 @@ const WAIT: Duration = Duration::from_secs(15);
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(20);
 
-fn long_ttl(s: &mut Settings) {
+/// The settings of this module's app: a token cache that outlives every test step.
+pub(crate) fn long_ttl(s: &mut Settings) {
     s.auth_cache_ms = LONG_TTL_MS;
 }
 
@@ -107,8 +108,7 @@ pub fn admin(database_url: &str, args: &[&str], stdin: Option<&str>) -> Value {
     serde_json::from_str(stdout.trim()).expect("one JSON object")
 }
 
-/// One connection to a test database, held (it outlives `ALLOW_CONNECTIONS false`),
-/// with the notifications it hears.
+/// One connection to a test database, held, with the notifications it hears.
 pub struct Sql {
     client: tokio_postgres::Client,
     heard: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>,

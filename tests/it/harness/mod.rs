@@ -3,6 +3,7 @@
 //! Signals the store emits are recorded by a real actix actor. Waiting for something to
 //! happen goes through [`wait`].
 
+pub mod tcp_gate;
 pub mod wait;
 
 use std::sync::atomic::{AtomicU32, Ordering};

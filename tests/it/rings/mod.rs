@@ -33,7 +33,7 @@ use switchboard::domain::ids::{HookId, TodoId};
 use switchboard::db::listen::LISTENER_SESSION_NAME as HOOK_LISTENER_NAME;
 
 use crate::harness::wait::{
-    DEADLINE, try_wait_until, wait_count_at_least, wait_count_within, wait_for_listener, wait_metric, wait_until,
+    DEADLINE, wait_count_at_least, wait_count_within, wait_for_listener, wait_metric, wait_until,
 };
 use crate::harness::{Ep, Owner, TestApp};
 
