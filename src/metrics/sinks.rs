@@ -74,8 +74,8 @@ impl SinkFamilies {
         );
         registry.register(
             "switchboard_outbox_depth_read",
-            "1 when this scrape read the outbox's depth and age; 0 when the database could not be read, and the two \
-             gauges above then hold their last reading (the scrape itself still answers, with every other family)",
+            "1 when this scrape read the outbox's depth and age; 0 when the database could not be read, and \
+             switchboard_outbox_depth and switchboard_outbox_oldest_pending_seconds then hold their last reading (the scrape itself still answers, with every other family)",
             families.outbox_read.clone(),
         );
         registry.register(

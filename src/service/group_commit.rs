@@ -131,7 +131,7 @@ async fn completions(
     {
         return Ran::Answered(vec![store.complete(endpoint, id, finish).await]);
     }
-    match store.complete_each(endpoint, &items).await {
+    match store.complete_each(endpoint, items.iter().map(|(id, finish)| (*id, finish))).await {
         Ok(done) => Ran::Mixed(
             done.into_iter()
                 .zip(items)

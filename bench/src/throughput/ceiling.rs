@@ -159,6 +159,8 @@ pub struct ClusterMark {
 impl ClusterMark {
     /// Marks now.
     pub async fn now(db: &BenchDb, probe: &Probe) -> BenchResult<ClusterMark> {
+        // Before the position is read: the WAL from there on stays until it is split.
+        wal::hold(db).await;
         let (wal, fpi) = db.wal_position().await?;
         let mut cpu = probe.sample();
         cpu.postgres = machine::cluster_ticks(&probe.database);
@@ -213,6 +215,7 @@ impl ClusterMark {
             }
             Err(e) => wal::unreadable(&e),
         }
+        wal::release_until(db, to.wal).await;
         cost
     }
 }

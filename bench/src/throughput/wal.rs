@@ -4,6 +4,13 @@
 //! `pg_waldump --stats` over the span's LSNs gives their bytes exactly, when the
 //! cluster's data directory is readable here (a local cluster, the bench run as root or
 //! as `postgres`). Otherwise the split is unavailable, never 0.
+//!
+//! A checkpoint during a span (one forced by `max_wal_size`, or a timed one) recycles
+//! the segments before its redo point, and with them the span's start, before
+//! `pg_waldump` can read it ("could not find file"). So the bench's session holds the
+//! WAL with a temporary physical replication slot ([`hold`]), moved past each span once
+//! it is split ([`release_until`]); being temporary, it goes with the session, and an
+//! interrupted bench leaves nothing holding WAL.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -41,6 +48,57 @@ pub struct WalSplit {
 /// `X/Y`, as PostgreSQL writes an LSN.
 pub fn lsn_text(lsn: u64) -> String {
     format!("{:X}/{:X}", lsn >> 32, lsn & 0xffff_ffff)
+}
+
+/// The name of the slot that holds the WAL for `db`'s session (slot names are the
+/// cluster's; the database's name carries the bench's pid).
+fn slot_name(db: &BenchDb) -> String {
+    format!("{}_wal", db.name())
+}
+
+/// Holds the WAL from here on for `db`'s session, if it is not held already (said once
+/// when it cannot be: the split may then find a span's start recycled).
+pub async fn hold(db: &BenchDb) {
+    let slot = slot_name(db);
+    let held = db
+        .client()
+        .query_opt(
+            "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = pg_backend_pid()",
+            &[&slot],
+        )
+        .await;
+    let created = match held {
+        Ok(Some(_)) => return,
+        // Reserved at once (from the last checkpoint's redo point), dropped with the session.
+        Ok(None) => db.client().query_one("SELECT pg_create_physical_replication_slot($1, true, true)", &[&slot]).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = created {
+        unheld(&format!("cannot hold the WAL with a replication slot: {e}"));
+    }
+}
+
+/// Lets the WAL before `lsn` go (a span split, or left unsplit).
+pub async fn release_until(db: &BenchDb, lsn: u64) {
+    let moved = db
+        .client()
+        .query_opt(
+            "SELECT pg_replication_slot_advance(slot_name, $2::text::pg_lsn) FROM pg_replication_slots \
+             WHERE slot_name = $1 AND active_pid = pg_backend_pid() AND restart_lsn < $2::text::pg_lsn",
+            &[&slot_name(db), &lsn_text(lsn)],
+        )
+        .await;
+    if let Err(e) = moved {
+        unheld(&format!("cannot move the WAL's replication slot on: {e}"));
+    }
+}
+
+/// Says once that the WAL is not held as it should be.
+fn unheld(why: &str) {
+    static SAID: OnceLock<()> = OnceLock::new();
+    if SAID.set(()).is_ok() {
+        progress(why);
+    }
 }
 
 /// Where `pg_waldump` and the WAL are, or why they cannot be read.

@@ -63,9 +63,8 @@ impl Store {
         endpoint: EndpointId,
         items: Vec<(Option<TodoId>, Finish)>,
     ) -> Result<Vec<ItemResult<TodoRow>>> {
-        let at_once: Vec<(TodoId, Finish)> =
-            items.iter().filter_map(|(id, finish)| id.map(|id| (id, finish.clone()))).collect();
-        let mut done = self.complete_each(endpoint, &at_once).await?.into_iter();
+        let at_once = items.iter().filter_map(|(id, finish)| id.map(|id| (id, finish)));
+        let mut done = self.complete_each(endpoint, at_once).await?.into_iter();
         // Each item's row when the statement completed it; the others, in order, go on.
         let mut answered: Vec<Option<TodoRow>> = Vec::with_capacity(items.len());
         let mut rest = Vec::new();

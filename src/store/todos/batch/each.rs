@@ -129,19 +129,19 @@ impl Store {
     /// Completes each `(todo, finish)` that the single completion's first statement would
     /// complete, in one statement; answers per item, in order: the completed row, or
     /// nothing (the caller completes alone, which completes or explains it).
-    pub async fn complete_each(
+    pub async fn complete_each<'a>(
         &self,
         endpoint: EndpointId,
-        items: &[(TodoId, Finish)],
+        items: impl IntoIterator<Item = (TodoId, &'a Finish)>,
     ) -> Result<Vec<Option<TodoRow>>> {
-        let mut taken = std::collections::HashSet::with_capacity(items.len());
+        let mut taken = std::collections::HashSet::new();
         let checked: Vec<_> = items
-            .iter()
-            .map(|(id, finish)| finish.check().ok().filter(|_| taken.insert(*id)).map(|c| (*id, &finish.result, c)))
+            .into_iter()
+            .map(|(id, finish)| finish.check().ok().filter(|_| taken.insert(id)).map(|c| (id, &finish.result, c)))
             .collect();
         let todo: Vec<_> = checked.iter().flatten().collect();
         if todo.is_empty() {
-            return Ok(vec![None; items.len()]);
+            return Ok(vec![None; checked.len()]);
         }
         let q = COMPLETE_EACH
             .query()
