@@ -82,8 +82,8 @@ async fn run(
     source: Option<KeySource>,
 ) -> Result<Option<Output>, Failure> {
     // The migration lock is a session's: straight to PostgreSQL when a pooler is in front.
-    let migrating = settings.direct_database_url.as_deref().unwrap_or(&database.url);
-    let applied = db::run_migrations(migrating).await.map_err(unavailable)?;
+    let applied =
+        db::direct::migrate(&database.url, settings.direct_database_url.as_deref()).await.map_err(unavailable)?;
     if let (Some(key), Some(source)) = (&settings.secret_encryption_key, &source) {
         // A secret sealed now under another key than the stored ones' would never open.
         database.check_key(key, source).await.map_err(unavailable)?;

@@ -241,8 +241,8 @@ impl Application {
         let sinks = crate::sinks::settings::SinkSettings::from_settings(settings).map_err(StartupError::Settings)?;
         // What needs a session of its own (the migration lock, LISTEN) may bypass a
         // transaction pooler the pool goes through.
+        db::direct::migrate(database_url, settings.direct_database_url.as_deref()).await?;
         let direct_url = settings.direct_database_url.as_deref().unwrap_or(database_url);
-        db::run_migrations(direct_url).await?;
         let pool = db::pool(database_url, settings.db_pool_size as usize)?;
         warn_unless_messages_in_english(&pool).await;
         let listener = match listener {

@@ -2,6 +2,7 @@
 
 pub mod advisory;
 pub mod channels;
+pub mod direct;
 pub mod embedded;
 pub mod failure;
 pub mod listen;
@@ -51,6 +52,9 @@ pub enum DbSetupError {
         /// Why, with every underlying cause.
         cause: String,
     },
+    /// The direct URL reaches another database than the database URL.
+    #[error("{0}")]
+    NotTheSameDatabase(String),
 }
 
 /// Builds a pool of at most `max_size` connections. Connections open lazily.

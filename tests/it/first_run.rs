@@ -32,6 +32,19 @@ fn command(env: &[(&str, &str)], args: &[&str], dir: Option<&Path>) -> Command {
     cmd
 }
 
+/// Runs to the end, or is killed after `limit` (a refusal that broke would otherwise
+/// serve for ever): exit code (-1 when killed) and stderr.
+fn run_within(env: &[(&str, &str)], args: &[&str], limit: Duration) -> (i32, String) {
+    let mut child = command(env, args, None).spawn().expect("run switchboard");
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("wait for switchboard").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("its output");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// Runs to the end: exit code and stderr.
 fn run(env: &[(&str, &str)], args: &[&str], dir: Option<&Path>) -> (i32, String) {
     let out = command(env, args, dir).output().expect("run switchboard");
@@ -371,7 +384,7 @@ async fn a_direct_database_url_without_a_database_url_is_refused_before_any_data
         ("SWITCHBOARD_DIRECT_DATABASE_URL", "postgres://u:hunter2@127.0.0.1:5432/elsewhere"),
     ];
     for args in [&["serve", "--addr", "127.0.0.1:0"][..], &["migrate"][..]] {
-        let (code, err) = run(&env, args, None);
+        let (code, err) = run_within(&env, args, Duration::from_secs(60));
         assert_ne!(code, 0, "{args:?}");
         assert!(
             err.contains("SWITCHBOARD_DIRECT_DATABASE_URL is set without SWITCHBOARD_DATABASE_URL"),

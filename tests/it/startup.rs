@@ -122,13 +122,34 @@ async fn three_replicas_started_at_once_on_an_empty_database_all_become_ready() 
     assert_eq!(db.count("SELECT count(*) FROM __diesel_schema_migrations").await, migration_count());
 }
 
+/// A login role of this test's that may connect to `db` but not create anything in it
+/// (so migrations over its URL fail); its URL for `db`. Dropped with [`drop_role`].
+async fn role_that_cannot_migrate(db: &TestDb) -> (String, String) {
+    let role = format!("{}_pool", db.name);
+    db.exec(&format!("CREATE ROLE {role} LOGIN PASSWORD 'pool-pw'")).await;
+    // PostgreSQL 15 grants PUBLIC no CREATE on `public`; older servers did.
+    db.exec("REVOKE CREATE ON SCHEMA public FROM PUBLIC").await;
+    let mut url = url::Url::parse(&db.url).expect("a URL");
+    url.set_username(&role).expect("a user");
+    url.set_password(Some("pool-pw")).expect("a password");
+    (role, url.into())
+}
+
+async fn drop_role(db: &TestDb, role: &str) {
+    db.exec(&format!("DROP ROLE {role}")).await;
+}
+
 /// Migrations hold a session advisory lock, which a transaction pooler would break: with
-/// a direct URL set they go there, whatever the database URL (here one nothing answers).
+/// a direct URL set they run over it, not over the database URL (whose role, here, may
+/// not create anything: without the direct URL `migrate` fails).
 #[actix_web::test]
 async fn migrate_runs_over_the_direct_database_url_when_one_is_set() {
     let db = TestDb::empty().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let pooled = format!("postgres://postgres@127.0.0.1:{port}/nothing_answers");
+    let (role, pooled) = role_that_cannot_migrate(&db).await;
+    let without = command(&pooled, &["migrate"]).output().expect("run migrate");
+    let stderr = String::from_utf8_lossy(&without.stderr);
+    assert!(!without.status.success() && stderr.contains("permission denied"), "the control: {stderr}");
+
     let out = command(&pooled, &["migrate", "--json"])
         .env("SWITCHBOARD_DIRECT_DATABASE_URL", &db.url)
         .output()
@@ -137,6 +158,39 @@ async fn migrate_runs_over_the_direct_database_url_when_one_is_set() {
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(answer["applied"].as_array().expect("applied list").len() as i64, migration_count());
     assert_eq!(db.count("SELECT count(*) FROM __diesel_schema_migrations").await, migration_count());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("pool-pw"));
+    drop_role(&db, &role).await;
+}
+
+/// A direct URL that reaches another database than the database URL (a pooler's alias
+/// naming another) is refused by `migrate` and by the server's start-up alike, naming
+/// both databases, before anything is migrated.
+#[actix_web::test]
+async fn a_direct_database_url_reaching_another_database_is_refused_before_anything_is_migrated() {
+    let (pooled, other) = (TestDb::empty().await, TestDb::empty().await);
+    let out = command(&pooled.url, &["migrate"])
+        .env("SWITCHBOARD_DIRECT_DATABASE_URL", &other.url)
+        .output()
+        .expect("run migrate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "migrate exited 0");
+    assert!(
+        stderr.contains("SWITCHBOARD_DIRECT_DATABASE_URL reaches the database") && stderr.contains(&pooled.name),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&other.name), "{stderr}");
+
+    let mut settings = crate::harness::test_settings(&pooled);
+    settings.direct_database_url = Some(other.url.clone());
+    let built =
+        switchboard::startup::Application::build(&settings, &pooled.url, switchboard::store::signals::Emitter::none())
+            .await;
+    let refused = built.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(refused.contains("SWITCHBOARD_DIRECT_DATABASE_URL reaches the database"), "serve started: {refused}");
+    for db in [&pooled, &other] {
+        let migrated = "SELECT count(*) FROM pg_tables WHERE tablename = '__diesel_schema_migrations'";
+        assert_eq!(db.count(migrated).await, 0, "{} was migrated", db.name);
+    }
 }
 
 #[actix_web::test]

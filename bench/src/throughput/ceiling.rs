@@ -157,10 +157,15 @@ pub struct ClusterMark {
 }
 
 impl ClusterMark {
-    /// Marks now.
+    /// Marks a span's start: the WAL from here on stays until the span is split
+    /// ([`ClusterMark::cost_until`]).
+    pub async fn start(db: &BenchDb, probe: &Probe) -> BenchResult<ClusterMark> {
+        wal::hold_from_here(db).await;
+        ClusterMark::now(db, probe).await
+    }
+
+    /// Marks now (a span's end).
     pub async fn now(db: &BenchDb, probe: &Probe) -> BenchResult<ClusterMark> {
-        // Before the position is read: the WAL from there on stays until it is split.
-        wal::hold(db).await;
         let (wal, fpi) = db.wal_position().await?;
         let mut cpu = probe.sample();
         cpu.postgres = machine::cluster_ticks(&probe.database);
@@ -245,7 +250,7 @@ pub async fn window(
     let script = scratch.join("claim_complete_2tx.sql");
     std::fs::write(&script, CYCLE_2TX).map_err(|e| format!("writing {}: {e}", script.display()))?;
     let threads = clients.min(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let from = ClusterMark::now(db, probe).await?.with_reaped_children();
+    let from = ClusterMark::start(db, probe).await?.with_reaped_children();
     let out = Command::new("pgbench")
         .args(["-n", "-M", "prepared", "-c", &clients.to_string(), "-j", &threads.to_string()])
         .args(["-T", &seconds.to_string(), "-f"])

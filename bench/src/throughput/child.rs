@@ -59,7 +59,7 @@ pub async fn run<T: DeserializeOwned>(
         while let Some(line) = lines.next_line().await.map_err(|e| format!("{what}: {e}"))? {
             match line.trim() {
                 r#"{"event": "start"}"# | r#"{"event":"start"}"# => {
-                    from = Some(ClusterMark::now(db, probe).await?.with_agents(pid));
+                    from = Some(ClusterMark::start(db, probe).await?.with_agents(pid));
                 }
                 r#"{"event": "end"}"# | r#"{"event":"end"}"# => {
                     to = Some(ClusterMark::now(db, probe).await?.with_agents(pid));

@@ -524,7 +524,8 @@ async fn window(args: &Args, rig: &Rig, agents: Vec<Agent>) -> BenchResult<Round
     let load = Load::start(agents, budget);
     tokio::time::sleep(args.warmup()).await;
     let tally = load.tally();
-    let from = (Mark::now(&tally, &rig.probe), ClusterMark::now(&rig.db, &rig.probe).await?);
+    let cluster = ClusterMark::start(&rig.db, &rig.probe).await?;
+    let from = (Mark::now(&tally, &rig.probe), cluster);
     load.record(true);
     tokio::time::sleep(args.window()).await;
     let to = (Mark::now(&tally, &rig.probe), ClusterMark::now(&rig.db, &rig.probe).await?);

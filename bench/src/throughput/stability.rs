@@ -122,7 +122,7 @@ async fn side(rig: &Rig, s: &Settings, analyze: bool) -> BenchResult<(Round, f64
             lean: false,
         })
         .collect();
-    let from = ClusterMark::now(db, &rig.probe).await?;
+    let from = ClusterMark::start(db, &rig.probe).await?;
     let started = Instant::now();
     let handles: Vec<_> = drains.into_iter().map(|d| actix_rt::spawn(drain_to_empty(d))).collect();
     let mut units = 0;

@@ -56,9 +56,10 @@ fn slot_name(db: &BenchDb) -> String {
     format!("{}_wal", db.name())
 }
 
-/// Holds the WAL from here on for `db`'s session, if it is not held already (said once
-/// when it cannot be: the split may then find a span's start recycled).
-pub async fn hold(db: &BenchDb) {
+/// Holds the WAL from here on for `db`'s session, and lets go of what came before (said
+/// once when it cannot: the split may then find a span's start recycled). A span's
+/// start calls it, before reading its position.
+pub async fn hold_from_here(db: &BenchDb) {
     let slot = slot_name(db);
     let held = db
         .client()
@@ -67,18 +68,21 @@ pub async fn hold(db: &BenchDb) {
             &[&slot],
         )
         .await;
-    let created = match held {
-        Ok(Some(_)) => return,
+    let done = match held {
+        Ok(Some(_)) => match db.wal_position().await {
+            Ok((now, _)) => return release_until(db, now).await,
+            Err(e) => return unheld(&format!("cannot read the WAL's position: {e}")),
+        },
         // Reserved at once (from the last checkpoint's redo point), dropped with the session.
         Ok(None) => db.client().query_one("SELECT pg_create_physical_replication_slot($1, true, true)", &[&slot]).await,
         Err(e) => Err(e),
     };
-    if let Err(e) = created {
+    if let Err(e) = done {
         unheld(&format!("cannot hold the WAL with a replication slot: {e}"));
     }
 }
 
-/// Lets the WAL before `lsn` go (a span split, or left unsplit).
+/// Lets the WAL before `lsn` go (a span split, or a new span starting).
 pub async fn release_until(db: &BenchDb, lsn: u64) {
     let moved = db
         .client()

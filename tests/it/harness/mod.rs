@@ -133,7 +133,8 @@ async fn drop_stale_databases(admin: &tokio_postgres::Client) {
 pub struct TestDb {
     /// Its connection URL.
     pub url: String,
-    name: String,
+    /// Its name (`sbt_<pid>_<n>`).
+    pub name: String,
 }
 
 impl TestDb {
@@ -376,6 +377,9 @@ pub async fn connect(db: &TestDb) -> tokio_postgres::Client {
 pub fn test_settings(db: &TestDb) -> Settings {
     let mut s = Settings::from_env().expect("settings");
     s.database_url = Some(db.url.clone());
+    // Whatever the environment says: a direct URL elsewhere would take the listener and
+    // migrations away from the test's database.
+    s.direct_database_url = None;
     s.addr = "127.0.0.1:0".parse().unwrap();
     s.lease_reaper_interval_ms = 3_600_000;
     s.interrupt_reaper_interval_ms = 3_600_000;
