@@ -6,10 +6,10 @@
 //! migrations there would leave the pool's database behind. A pooler's alias may name
 //! another real database, so the two are compared before either is used.
 
-use diesel::sql_types::Text;
 use super::one_row::OneRow;
 use super::statement::statement;
 use super::{DbSetupError, connect, run_migrations};
+use diesel::sql_types::Text;
 
 statement! {
     /// Which database a session reached: its name, and when its server started (which
