@@ -188,9 +188,9 @@ impl HookWorkers {
         HookWorkers { arbiter, dispatcher }
     }
 
-    /// An emitter sending both kinds of signal to the dispatcher.
+    /// An emitter sending the dispatcher what it may ring for ([`Emitter::to_hooks`]).
     pub fn emitter(&self) -> Emitter {
-        Emitter::to(self.dispatcher.clone().recipient(), self.dispatcher.clone().recipient())
+        Emitter::to_hooks(self.dispatcher.clone().recipient(), self.dispatcher.clone().recipient())
     }
 }
 

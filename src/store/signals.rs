@@ -78,6 +78,10 @@ pub trait DeadLetterWatch: Send + Sync {
 #[derive(Clone, Default)]
 pub struct Emitter {
     ready: Arc<[Recipient<TodoReady>]>,
+    /// Recipients of a `todo.ready` only when its todo passes the sender gate: the hook
+    /// dispatcher, which rings nothing for any other (an agent's bulk create would only
+    /// fill its mailbox, and what it then refused would be counted as dropped).
+    ready_gated: Arc<[Recipient<TodoReady>]>,
     dead: Arc<[Recipient<DeadLettered>]>,
     bells: Arc<[Arc<dyn ClaimBell>]>,
     watch: Option<Arc<dyn DeadLetterWatch>>,
@@ -94,11 +98,19 @@ impl Emitter {
     pub fn to(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
         Emitter {
             ready: Arc::new([ready]),
+            ready_gated: Arc::new([]),
             dead: Arc::new([dead]),
             bells: Arc::new([]),
             watch: None,
             dropped: Arc::default(),
         }
+    }
+
+    /// An emitter for the hook dispatcher: a `todo.ready` only when its todo passes the
+    /// sender gate (no other todo may ring a hook), and every dead letter (the dispatcher
+    /// also reports which dead letters reached no hook, gated ones included).
+    pub fn to_hooks(ready: Recipient<TodoReady>, dead: Recipient<DeadLettered>) -> Self {
+        Emitter { ready_gated: Arc::new([ready]), dead: Arc::new([dead]), ..Emitter::default() }
     }
 
     /// This emitter also ringing `bell` whenever work may have become claimable. Built
@@ -135,6 +147,7 @@ impl Emitter {
     pub fn and(self, other: Emitter) -> Self {
         Emitter {
             ready: self.ready.iter().chain(other.ready.iter()).cloned().collect(),
+            ready_gated: self.ready_gated.iter().chain(other.ready_gated.iter()).cloned().collect(),
             dead: self.dead.iter().chain(other.dead.iter()).cloned().collect(),
             bells: self.bells.iter().chain(other.bells.iter()).cloned().collect(),
             watch: self.watch.or(other.watch),
@@ -153,13 +166,14 @@ impl Emitter {
             let refused = match signal {
                 Signal::Ready(m) => {
                     self.claimable(m.todo.endpoint_id, &m.todo.queue, Arrived::Todos(1));
-                    send_to_all(&self.ready, m)
+                    let gated: &[Recipient<TodoReady>] = if m.todo.sender_gate { &self.ready_gated } else { &[] };
+                    send_to_all(self.ready.iter().chain(gated), m)
                 }
                 Signal::DeadLettered(m) => {
                     if let Some(watch) = &self.watch {
                         watch.dead_lettered(&m);
                     }
-                    send_to_all(&self.dead, m)
+                    send_to_all(self.dead.iter(), m)
                 }
             };
             if refused > 0 {
@@ -181,12 +195,19 @@ impl crate::metrics::DroppedSignals for Emitter {
     }
 }
 
-/// Offers `message` to every recipient without waiting; returns how many refused it.
-fn send_to_all<M>(recipients: &[Recipient<M>], message: M) -> u64
+/// Offers `message` to every recipient without waiting (a copy to each but the last);
+/// returns how many refused it.
+fn send_to_all<'a, M>(recipients: impl Iterator<Item = &'a Recipient<M>>, message: M) -> u64
 where
     M: Message<Result = ()> + Clone + Send + 'static,
 {
-    let Some((last, rest)) = recipients.split_last() else { return 0 };
-    let refused = rest.iter().filter(|r| r.try_send(message.clone()).is_err()).count() as u64;
-    refused + u64::from(last.try_send(message).is_err())
+    let mut recipients = recipients.peekable();
+    let mut refused = 0;
+    while let Some(r) = recipients.next() {
+        if recipients.peek().is_none() {
+            return refused + u64::from(r.try_send(message).is_err());
+        }
+        refused += u64::from(r.try_send(message.clone()).is_err());
+    }
+    refused
 }

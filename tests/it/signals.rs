@@ -433,6 +433,73 @@ async fn a_full_recipient_mailbox_drops_and_counts_instead_of_blocking_the_store
     arbiter.stop();
 }
 
+/// The hook dispatcher is sent a `todo.ready` only when its todo may ring a hook: an
+/// agent's bulk create (its todos never pass the sender gate) neither fills its mailbox
+/// nor counts as dropped, while a verified delivery's todo still reaches it; dead
+/// letters reach it either way (it reports which reached no hook).
+#[actix_web::test]
+async fn the_hook_dispatcher_is_sent_only_ready_todos_that_may_ring_so_an_agents_bulk_create_drops_nothing() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use actix::{Actor, Context, Handler};
+    use switchboard::store::signals::{DeadLettered, Emitter, TodoReady};
+
+    /// Counts what arrives.
+    struct Counting(Arc<AtomicUsize>, Arc<AtomicUsize>);
+    impl Actor for Counting {
+        type Context = Context<Self>;
+    }
+    impl Handler<TodoReady> for Counting {
+        type Result = ();
+        fn handle(&mut self, _: TodoReady, _: &mut Context<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    impl Handler<DeadLettered> for Counting {
+        type Result = ();
+        fn handle(&mut self, _: DeadLettered, _: &mut Context<Self>) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    const CAPACITY: usize = 4;
+    const BULK: usize = 30;
+    let (app, o, ep) = TestApp::with_worker().await;
+    let (ready, dead) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (tx, rx) = actix::dev::channel::channel(CAPACITY);
+    let (r, d) = (ready.clone(), dead.clone());
+    // Not running until the bulk is sent: nothing is taken off the mailbox meanwhile.
+    let counting = actix::Addr::new(tx);
+    let emitter = Emitter::to_hooks(counting.clone().recipient(), counting.clone().recipient());
+    let store = app.db.store(emitter.clone());
+    for i in 0..BULK {
+        store.create_todo(NewTodo::new(ep.id, "q", format!("bulk {i}"))).await.unwrap();
+    }
+    assert_eq!(emitter.dropped(), 0, "an agent's todos never reach the dispatcher's mailbox");
+    let ev = event(&app, o.scope, true, "signed").await;
+    store
+        .create_todo(NewTodo { source: Some("github".into()), event_id: Some(ev), ..NewTodo::new(ep.id, "q", "rings") })
+        .await
+        .unwrap();
+    let dead_one =
+        store.create_todo(NewTodo { max_attempts: Some(1), ..NewTodo::new(ep.id, "q", "dies") }).await.unwrap();
+    store.claim(ep.id, dead_one.todo.id, Default::default()).await.unwrap();
+    store.fail(ep.id, dead_one.todo.id, Default::default()).await.unwrap();
+    Context::with_receiver(rx).run(Counting(r, d));
+    wait_until_every(
+        "the verified todo and the dead letter",
+        DEADLINE,
+        std::time::Duration::from_millis(10),
+        async || match (ready.load(Ordering::SeqCst), dead.load(Ordering::SeqCst)) {
+            (1, 1) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    )
+    .await;
+    assert_eq!(emitter.dropped(), 0);
+}
+
 #[actix_web::test]
 async fn the_sweeps_cap_rule_agrees_with_the_domain_rule() {
     use switchboard::domain::transitions::{AfterLapse, after_lapse};

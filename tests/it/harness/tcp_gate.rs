@@ -36,10 +36,15 @@ impl TcpGate {
                     continue;
                 }
                 let link = actix_rt::spawn(async move {
-                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    match tokio::net::TcpStream::connect(target).await {
+                        Ok(mut outbound) => {
+                            let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        }
+                        // Said, or a test waiting on this connection would only time out.
+                        Err(e) => eprintln!("tcp gate: cannot reach the database at {target}: {e}"),
                     }
                 });
+                state.links.retain(|l| !l.is_finished());
                 state.links.push(link.abort_handle());
             }
         });

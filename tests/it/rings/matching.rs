@@ -247,7 +247,7 @@ async fn a_hook_deleted_while_the_change_listener_is_away_gets_no_attempt() {
     assert_eq!(rx_gone.count(), 2, "no attempt reached the hook deleted while nobody listened");
     // (A ring to it from a match cached before the delete is re-checked in the database
     // and dropped there, uncounted as an attempt: the match was not known current.)
-    assert_eq!(metric(&app, LISTENING).await, 0, "the listener stayed away throughout");
+    assert_eq!(metric(&app, LISTENING).await, 0, "the listener is still away");
 
     gate.open();
     wait_metric(&app, METRICS_TOKEN, LISTENING, 1).await;
